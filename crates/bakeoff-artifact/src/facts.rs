@@ -1,0 +1,148 @@
+//! What discovery learned about an endpoint.
+
+use bakeoff_text::TemplateFingerprint;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Which engine serves the endpoint, as discovered (never assumed from a URL or a port).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EngineKind {
+    #[serde(rename = "llama.cpp")]
+    LlamaCpp,
+    Vllm,
+    Sglang,
+    Generic,
+}
+
+impl EngineKind {
+    /// The short form used in slugs.
+    pub fn slug_part(self) -> &'static str {
+        match self {
+            EngineKind::LlamaCpp => "llamacpp",
+            EngineKind::Vllm => "vllm",
+            EngineKind::Sglang => "sglang",
+            EngineKind::Generic => "generic",
+        }
+    }
+}
+
+impl std::fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EngineKind::LlamaCpp => "llama.cpp",
+            EngineKind::Vllm => "vllm",
+            EngineKind::Sglang => "sglang",
+            EngineKind::Generic => "generic",
+        })
+    }
+}
+
+/// Where the context window came from. Suites that need a window refuse to guess when it is
+/// `unknown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowSource {
+    /// `--max-model-len N` given by the operator; wins over anything discovered.
+    Hint,
+    /// llama.cpp `/slots[].n_ctx`: the per-slot window (`-c` divided by `-np` unless `-kvu`).
+    LlamacppSlots,
+    /// llama.cpp `/props` `default_generation_settings.n_ctx` (when `/slots` is disabled).
+    LlamacppProps,
+    /// vLLM `/v1/models` `max_model_len`.
+    VllmModels,
+    /// SGLang `/v1/models` `max_model_len`.
+    SglangModels,
+    /// Any other server's `/v1/models` `max_model_len`.
+    Models,
+    Unknown,
+}
+
+impl std::fmt::Display for WindowSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WindowSource::Hint => "hint (--max-model-len)",
+            WindowSource::LlamacppSlots => "llama.cpp /slots n_ctx",
+            WindowSource::LlamacppProps => "llama.cpp /props n_ctx",
+            WindowSource::VllmModels => "vLLM /v1/models max_model_len",
+            WindowSource::SglangModels => "SGLang /v1/models max_model_len",
+            WindowSource::Models => "/v1/models max_model_len",
+            WindowSource::Unknown => "unknown",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ContextWindow {
+    pub tokens: Option<u64>,
+    pub source: WindowSource,
+}
+
+impl ContextWindow {
+    pub const UNKNOWN: ContextWindow = ContextWindow {
+        tokens: None,
+        source: WindowSource::Unknown,
+    };
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ServedModel {
+    pub id: String,
+    /// `max_model_len` where the server gives it (vLLM, SGLang).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_model_len: Option<u64>,
+}
+
+/// How prompts can be counted in the served model's own tokens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TokenizeSupport {
+    pub works: bool,
+    /// e.g. `llama.cpp POST /tokenize {content}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
+}
+
+/// One control call made during discovery, kept as evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Probe {
+    pub method: String,
+    pub path: String,
+    /// HTTP status, or none when the call failed before a response.
+    pub status: Option<u16>,
+    pub elapsed_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChatTemplateFact {
+    #[serde(flatten)]
+    pub fingerprint: TemplateFingerprint,
+    /// Where the text came from, e.g. `llama.cpp /props chat_template`.
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EndpointFacts {
+    pub engine: EngineKind,
+    pub engine_version: Option<String>,
+    pub models: Vec<ServedModel>,
+    pub context_window: ContextWindow,
+    /// The trained context (llama.cpp `n_ctx_train`): recorded, never used as the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trained_context: Option<u64>,
+    /// llama.cpp `/props` `total_slots`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_slots: Option<u64>,
+    pub tokenize: TokenizeSupport,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_template: Option<ChatTemplateFact>,
+    pub probes: Vec<Probe>,
+}
+
+/// The endpoint as recorded: its URL with any credentials stripped, and its facts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EndpointRecord {
+    pub url: String,
+    pub facts: Option<EndpointFacts>,
+}

@@ -1,0 +1,49 @@
+//! Why an endpoint or a seat could not be measured, with the evidence.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A failure class. Seat failures (init wedge, crash loop, OOM, …) join this list; each class's
+/// signatures are documented in `docs/failure-classes.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureClass {
+    /// Nothing answered at the address (connection refused, DNS, connect timeout).
+    Unreachable,
+    /// The server answered but no completion succeeded within the ready timeout
+    /// (`/health` 503 "Loading model", or completions still failing).
+    NotReady,
+    /// Control endpoints answer but completions fail (errors, aborted connections, empty
+    /// replies) — the seeds' wedge: `/v1/models` up while every inference died.
+    InferenceFailing,
+    /// The operator asked for a model the endpoint does not serve.
+    ModelNotServed,
+}
+
+impl std::fmt::Display for FailureClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        f.write_str(&s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Evidence {
+    /// What was observed, e.g. `POST /v1/chat/completions`.
+    pub what: String,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Failure {
+    pub class: FailureClass,
+    pub message: String,
+    pub evidence: Vec<Evidence>,
+    /// Milliseconds from the start of the run to the verdict.
+    pub elapsed_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<String>,
+}

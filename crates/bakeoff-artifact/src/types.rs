@@ -1,0 +1,222 @@
+//! The artifact itself.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{ContextWindow, EndpointRecord, Failure, ItemRecord, SCHEMA_VERSION};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArtifactKind {
+    /// `<slug>.bakeoff.json`: the endpoint was fit and suites ran.
+    Bakeoff,
+    /// `<slug>.failure.json`: the endpoint could not be measured; see `failure`.
+    Failure,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// Every planned item ran.
+    Complete,
+    /// Interrupted (Ctrl-C, the server went away): holds every item that finished.
+    Incomplete,
+}
+
+/// The exact deployment under test. The slug names its artifacts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Candidate {
+    pub slug: String,
+    pub model: String,
+    pub engine: crate::EngineKind,
+    pub engine_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantization: Option<String>,
+    pub context_window: ContextWindow,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Severity of an instrument flag: `warning` means read the number with care, `invalid` means
+/// the number must not be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlagSeverity {
+    Info,
+    Warning,
+    Invalid,
+}
+
+/// The tool's verdict on its own measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InstrumentFlag {
+    /// Kebab-case code: `thinking-default-reasoning-only`, `instrument-miss`,
+    /// `suspect-instrument`, `instrument-failure`, `client-bound`, `n-confound`, …
+    pub code: String,
+    pub severity: FlagSeverity,
+    pub message: String,
+    /// Suite the flag belongs to, when it is not about the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
+    /// How many items it concerns, when it counts something.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+}
+
+/// Readiness: a real short completion came back with non-empty text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReadyCheck {
+    pub ready: bool,
+    pub attempts: u32,
+    pub elapsed_ms: u64,
+    /// Preview of the reply that proved readiness (escaped by every reporter: untrusted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_preview: Option<String>,
+    /// Distinct errors seen while waiting, oldest first, each with how often it repeated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ErrorSeen>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorSeen {
+    pub kind: String,
+    pub message: String,
+    pub times: u32,
+}
+
+/// Whether the reply put everything into reasoning with empty content (a reasoning model in
+/// its default thinking mode, or a reasoning parser routing the whole answer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ThinkingCheck {
+    pub content_chars: u64,
+    pub reasoning_chars: u64,
+    pub reasoning_only: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+/// Is this endpoint fit to be measured?
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PreflightReport {
+    pub fit: bool,
+    /// Every reason it is unfit (empty when fit).
+    pub reasons: Vec<String>,
+    pub model: Option<String>,
+    pub ready: ReadyCheck,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<ThinkingCheck>,
+    /// How prompts can be sized in model tokens: `server /tokenize`, or `none`.
+    pub tokenizer_route: String,
+    pub flags: Vec<InstrumentFlag>,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SuiteStatus {
+    /// Every planned item was measured (whatever the model scored).
+    Complete,
+    /// Interrupted before every item ran.
+    Incomplete,
+    /// Measured nothing (every request failed): never a pass.
+    Failed,
+}
+
+/// Summary numbers every suite reports; suite-specific figures go in `details`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SuiteSummary {
+    pub planned: u64,
+    pub finished: u64,
+    /// Items by outcome class.
+    pub outcomes: BTreeMap<String, u64>,
+    /// Items whose check passed, over scored items.
+    pub passed: u64,
+    pub scored: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<Score>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<InstrumentFlag>,
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub details: serde_json::Value,
+}
+
+/// A proportion with its Wilson 95 % interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Score {
+    pub successes: u64,
+    pub n: u64,
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SuiteResult {
+    pub status: SuiteStatus,
+    pub summary: SuiteSummary,
+    pub items: Vec<ItemRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for ToolInfo {
+    fn default() -> Self {
+        Self {
+            name: "bakeoff".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// `<slug>.bakeoff.json` or `<slug>.failure.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Artifact {
+    pub schema_version: u32,
+    pub kind: ArtifactKind,
+    pub created_at: DateTime<Utc>,
+    pub tool: ToolInfo,
+    pub candidate: Candidate,
+    pub endpoint: EndpointRecord,
+    pub preflight: Option<PreflightReport>,
+    pub suites: BTreeMap<String, SuiteResult>,
+    pub status: RunStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete_reason: Option<String>,
+    /// Present when `kind` is `failure`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+    /// Flags of the whole run (each suite's flags are also in its summary).
+    pub instrument_flags: Vec<InstrumentFlag>,
+    /// What the operator asked for, verbatim where harmless (never a key).
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub run: serde_json::Value,
+}
+
+impl Artifact {
+    pub fn new(kind: ArtifactKind, candidate: Candidate, endpoint: EndpointRecord) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            kind,
+            created_at: Utc::now(),
+            tool: ToolInfo::default(),
+            candidate,
+            endpoint,
+            preflight: None,
+            suites: BTreeMap::new(),
+            status: RunStatus::Complete,
+            incomplete_reason: None,
+            failure: None,
+            instrument_flags: Vec::new(),
+            run: serde_json::Value::Null,
+        }
+    }
+}

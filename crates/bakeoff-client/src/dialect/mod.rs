@@ -1,0 +1,109 @@
+//! Engine dialects: each engine's endpoints, field names and request extras, in one module per
+//! engine. Suites ask the dialect; they never test the engine kind themselves.
+
+pub mod generic;
+pub mod llamacpp;
+pub mod sglang;
+pub mod vllm;
+
+use bakeoff_artifact::EngineKind;
+use serde_json::Value;
+
+/// How to count tokens on this engine's server, when it can.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenizeCall {
+    pub path: &'static str,
+    pub body: Value,
+    /// Recorded in artifacts as the tokenizer route.
+    pub route: &'static str,
+}
+
+/// The `/tokenize` request for `text`, without special tokens (a prompt's BOS and template
+/// tokens are measured separately, through the template overhead).
+pub fn tokenize_call(engine: EngineKind, model: &str, text: &str) -> Option<TokenizeCall> {
+    match engine {
+        EngineKind::LlamaCpp => Some(llamacpp::tokenize_call(text)),
+        EngineKind::Vllm => Some(vllm::tokenize_call(model, text)),
+        EngineKind::Sglang => Some(sglang::tokenize_call(model, text)),
+        EngineKind::Generic => None,
+    }
+}
+
+/// Token ids from a `/tokenize` reply, whichever engine sent it.
+pub fn parse_tokens(body: &Value) -> Option<Vec<u32>> {
+    let arr = body.get("tokens")?.as_array()?;
+    arr.iter()
+        .map(|t| {
+            // llama.cpp with `with_pieces` returns objects {id, piece}.
+            t.as_u64()
+                .or_else(|| t.get("id").and_then(Value::as_u64))
+                .and_then(|v| u32::try_from(v).ok())
+        })
+        .collect()
+}
+
+/// Quantization named in a model id or file name (`…-Q4_K_M.gguf`, `…-NVFP4`, `…-AWQ`), lower
+/// case, underscores kept. A guess from a name is labelled as such by the caller.
+pub fn quantization_from_name(name: &str) -> Option<String> {
+    let base = name.rsplit('/').next().unwrap_or(name).to_ascii_lowercase();
+    let base = base.strip_suffix(".gguf").unwrap_or(&base);
+    const MARKERS: &[&str] = &[
+        "nvfp4", "mxfp4", "fp8", "int8", "int4", "w4a16", "w8a8", "awq", "gptq", "bnb", "bf16",
+        "fp16", "f16",
+    ];
+    for part in base.split(['-', '.']) {
+        if is_gguf_quant(part) || MARKERS.contains(&part) {
+            return Some(part.to_string());
+        }
+    }
+    None
+}
+
+/// `q4_k_m`, `q8_0`, `iq3_xxs`, `q5_k_s`, `q4_0`, …
+fn is_gguf_quant(s: &str) -> bool {
+    let rest = s.strip_prefix("iq").or_else(|| s.strip_prefix('q'));
+    match rest {
+        Some(r) => {
+            r.chars().next().is_some_and(|c| c.is_ascii_digit())
+                && (r.contains('_') || r.len() == 1)
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantization_names() {
+        assert_eq!(
+            quantization_from_name("/m/gemma-3-270m-q4_k_m.gguf").as_deref(),
+            Some("q4_k_m")
+        );
+        assert_eq!(
+            quantization_from_name("nvidia/Gemma-4-31B-IT-NVFP4").as_deref(),
+            Some("nvfp4")
+        );
+        assert_eq!(
+            quantization_from_name("Qwen/Qwen3-8B-AWQ").as_deref(),
+            Some("awq")
+        );
+        assert_eq!(
+            quantization_from_name("meta-llama/Llama-3.1-8B-Instruct"),
+            None
+        );
+        assert_eq!(quantization_from_name("qwen3-8b"), None);
+    }
+
+    #[test]
+    fn tokens_plain_and_with_pieces() {
+        let v: Value = serde_json::from_str(r#"{"tokens":[1,2,3]}"#).unwrap();
+        assert_eq!(parse_tokens(&v), Some(vec![1, 2, 3]));
+        let v: Value = serde_json::from_str(r#"{"tokens":[{"id":7,"piece":"a"}]}"#).unwrap();
+        assert_eq!(parse_tokens(&v), Some(vec![7]));
+        let v: Value = serde_json::from_str(r#"{"count":2}"#).unwrap();
+        assert_eq!(parse_tokens(&v), None);
+    }
+}

@@ -1,0 +1,23 @@
+//! vLLM's OpenAI server (vllm/entrypoints/openai/protocol.py, api_server.py).
+//!
+//! - `GET /version` → `{"version": "0.11.0"}`.
+//! - `/v1/models` `data[].max_model_len`: the window.
+//! - `POST /tokenize {model, prompt, add_special_tokens}` → `{count, max_model_len, tokens}`;
+//!   it also accepts `messages` to include the chat template.
+
+use serde_json::{Value, json};
+
+use super::TokenizeCall;
+
+pub fn tokenize_call(model: &str, text: &str) -> TokenizeCall {
+    TokenizeCall {
+        path: "tokenize",
+        body: json!({ "model": model, "prompt": text, "add_special_tokens": false }),
+        route: "vLLM POST /tokenize",
+    }
+}
+
+/// `/version` of vLLM is a one-field object with a version string.
+pub fn parse_version(body: &Value) -> Option<String> {
+    body.get("version")?.as_str().map(str::to_string)
+}

@@ -1,0 +1,280 @@
+//! Discovery: what an endpoint is, from its own answers.
+//!
+//! Order: llama.cpp `/props`, SGLang `/server_info` (older `/get_server_info`), vLLM `/version`,
+//! else `generic`. Then `/v1/models`, the window (with its source), whether tokenize works, and
+//! the chat template. Every call is bounded and recorded as a [`Probe`]; none is a generation.
+
+use std::time::{Duration, Instant};
+
+use bakeoff_artifact::{
+    ChatTemplateFact, ContextWindow, EndpointFacts, EngineKind, Probe, ServedModel,
+    TokenizeSupport, WindowSource,
+};
+use serde_json::Value;
+use url::Url;
+
+use crate::dialect::{self, llamacpp, sglang, vllm};
+use crate::{Client, Method, RequestError};
+
+#[derive(Debug, Clone)]
+pub struct DiscoveryOptions {
+    /// `--max-model-len N`: wins over anything discovered, recorded as source `hint`.
+    pub max_model_len_hint: Option<u64>,
+    /// Bound on each control call.
+    pub probe_timeout: Duration,
+}
+
+impl Default for DiscoveryOptions {
+    fn default() -> Self {
+        Self {
+            max_model_len_hint: None,
+            probe_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Facts plus what the caller needs but the artifact records elsewhere.
+#[derive(Debug, Clone)]
+pub struct Discovered {
+    pub facts: EndpointFacts,
+    /// The raw chat template, when exposed (hashed into `facts.chat_template`).
+    pub chat_template: Option<String>,
+    /// Quantization as the server states it (llama.cpp `model_ftype`).
+    pub quantization: Option<String>,
+    /// Set when no probe reached the server at all.
+    pub unreachable: Option<RequestError>,
+}
+
+struct Prober<'a> {
+    client: &'a Client,
+    limit: Duration,
+    probes: Vec<Probe>,
+    connect_errors: Vec<RequestError>,
+}
+
+impl Prober<'_> {
+    async fn call(
+        &mut self,
+        method: Method,
+        url: Url,
+        body: Option<&Value>,
+    ) -> Option<(u16, Option<Value>)> {
+        let path = url.path().to_string();
+        let start = Instant::now();
+        let res = self.client.control(method, url, body, self.limit).await;
+        let elapsed_ms = start.elapsed().as_millis() as u64;
+        let method_s = match method {
+            Method::Get => "GET",
+            Method::Post => "POST",
+        };
+        match res {
+            Ok((status, v)) => {
+                self.probes.push(Probe {
+                    method: method_s.into(),
+                    path,
+                    status: Some(status),
+                    elapsed_ms,
+                    error: None,
+                });
+                Some((status, v))
+            }
+            Err(e) => {
+                self.probes.push(Probe {
+                    method: method_s.into(),
+                    path,
+                    status: None,
+                    elapsed_ms,
+                    error: Some(e.to_string()),
+                });
+                if e.is_unreachable() {
+                    self.connect_errors.push(e);
+                }
+                None
+            }
+        }
+    }
+
+    /// The JSON body of a 2xx reply.
+    async fn json_ok(&mut self, method: Method, url: Url, body: Option<&Value>) -> Option<Value> {
+        match self.call(method, url, body).await {
+            Some((s, Some(v))) if (200..300).contains(&s) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// Learn the endpoint's facts. Never fails: what could not be learned is recorded as unknown,
+/// and `unreachable` is set when nothing answered.
+pub async fn discover(client: &Client, opts: &DiscoveryOptions) -> Discovered {
+    let mut p = Prober {
+        client,
+        limit: opts.probe_timeout,
+        probes: Vec::new(),
+        connect_errors: Vec::new(),
+    };
+    let url = client.url().clone();
+
+    let mut engine = EngineKind::Generic;
+    let mut version = None;
+    let mut props = None;
+    if let Some(v) = p.json_ok(Method::Get, url.root_path("props"), None).await {
+        if llamacpp::is_props(&v) {
+            engine = EngineKind::LlamaCpp;
+            let parsed = llamacpp::parse_props(&v);
+            version = parsed.build_info.clone();
+            props = Some(parsed);
+        }
+    }
+    if engine == EngineKind::Generic && p.connect_errors.is_empty() {
+        for path in ["server_info", "get_server_info"] {
+            if let Some(v) = p.json_ok(Method::Get, url.root_path(path), None).await {
+                if let Some(ver) = sglang::parse_server_info(&v) {
+                    engine = EngineKind::Sglang;
+                    version = Some(ver);
+                    break;
+                }
+            }
+        }
+    }
+    if engine == EngineKind::Generic && p.connect_errors.is_empty() {
+        if let Some(v) = p.json_ok(Method::Get, url.root_path("version"), None).await {
+            if let Some(ver) = vllm::parse_version(&v) {
+                engine = EngineKind::Vllm;
+                version = Some(ver);
+            }
+        }
+    }
+
+    let models_body = if p.connect_errors.len() < p.probes.len() || p.probes.is_empty() {
+        p.json_ok(Method::Get, url.v1_path("models"), None).await
+    } else {
+        None
+    };
+    let models = models_body.as_ref().map(parse_models).unwrap_or_default();
+
+    // The window, in order of trust. A hint always wins.
+    let mut window = ContextWindow::UNKNOWN;
+    if let Some(h) = opts.max_model_len_hint {
+        window = ContextWindow {
+            tokens: Some(h),
+            source: WindowSource::Hint,
+        };
+    } else if engine == EngineKind::LlamaCpp {
+        if let Some(n) = p
+            .json_ok(Method::Get, url.root_path("slots"), None)
+            .await
+            .and_then(|v| llamacpp::parse_slots_n_ctx(&v))
+        {
+            window = ContextWindow {
+                tokens: Some(n),
+                source: WindowSource::LlamacppSlots,
+            };
+        } else if let Some(n) = props.as_ref().and_then(|pr| pr.n_ctx) {
+            window = ContextWindow {
+                tokens: Some(n),
+                source: WindowSource::LlamacppProps,
+            };
+        }
+    } else if let Some(n) = models.iter().find_map(|m| m.max_model_len) {
+        window = ContextWindow {
+            tokens: Some(n),
+            source: match engine {
+                EngineKind::Vllm => WindowSource::VllmModels,
+                EngineKind::Sglang => WindowSource::SglangModels,
+                _ => WindowSource::Models,
+            },
+        };
+    }
+    // Still record llama.cpp's slots even when a hint won, so a wrong hint is visible.
+    let trained_context = models_body.as_ref().and_then(llamacpp::trained_context);
+
+    let model_for_tokenize = models.first().map(|m| m.id.clone()).unwrap_or_default();
+    let tokenize = match dialect::tokenize_call(engine, &model_for_tokenize, "Hello world") {
+        Some(call) => {
+            let ok = p
+                .json_ok(Method::Post, url.root_path(call.path), Some(&call.body))
+                .await
+                .and_then(|v| dialect::parse_tokens(&v))
+                .is_some_and(|t| !t.is_empty());
+            TokenizeSupport {
+                works: ok,
+                route: ok.then(|| call.route.to_string()),
+            }
+        }
+        None => TokenizeSupport {
+            works: false,
+            route: None,
+        },
+    };
+
+    let chat_template = props.as_ref().and_then(|pr| pr.chat_template.clone());
+    let chat_template_fact = chat_template.as_ref().map(|t| ChatTemplateFact {
+        fingerprint: bakeoff_text::fingerprint(t),
+        source: "llama.cpp /props chat_template".into(),
+    });
+    let quantization = props
+        .as_ref()
+        .and_then(|pr| pr.model_ftype.as_deref())
+        .and_then(llamacpp::quantization_from_ftype);
+
+    let unreachable = if !p.probes.is_empty() && p.connect_errors.len() == p.probes.len() {
+        p.connect_errors.first().cloned()
+    } else {
+        None
+    };
+
+    Discovered {
+        facts: EndpointFacts {
+            engine,
+            engine_version: version,
+            models,
+            context_window: window,
+            trained_context,
+            total_slots: props.as_ref().and_then(|pr| pr.total_slots),
+            tokenize,
+            chat_template: chat_template_fact,
+            probes: p.probes,
+        },
+        chat_template,
+        quantization,
+        unreachable,
+    }
+}
+
+/// `/v1/models` → served ids with `max_model_len` where given.
+pub fn parse_models(body: &Value) -> Vec<ServedModel> {
+    body.get("data")
+        .and_then(Value::as_array)
+        .map(|arr| {
+            arr.iter()
+                .filter_map(|m| {
+                    Some(ServedModel {
+                        id: m.get("id")?.as_str()?.to_string(),
+                        max_model_len: m.get("max_model_len").and_then(Value::as_u64),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vllm_models_carry_max_model_len() {
+        // vllm/entrypoints/openai/protocol.py ModelCard.
+        let v: Value = serde_json::from_str(r#"{"object":"list","data":[{"id":"Qwen/Qwen3-8B","object":"model","created":1,"owned_by":"vllm","root":"Qwen/Qwen3-8B","parent":null,"max_model_len":32768,"permission":[]}]}"#).unwrap();
+        let m = parse_models(&v);
+        assert_eq!(m[0].id, "Qwen/Qwen3-8B");
+        assert_eq!(m[0].max_model_len, Some(32768));
+    }
+
+    #[test]
+    fn garbage_models_body_is_empty_not_an_error() {
+        assert!(parse_models(&serde_json::json!({"oops": 1})).is_empty());
+        assert!(parse_models(&serde_json::json!({"data": [{"no_id": 1}]})).is_empty());
+    }
+}

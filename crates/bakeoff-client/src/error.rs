@@ -1,0 +1,85 @@
+//! Why a request produced no (complete) reply. Each variant says which wait ran out or what the
+//! server said, so an item record can classify it without parsing strings.
+
+use std::time::Duration;
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum RequestError {
+    #[error("cannot connect to {addr}: {message}")]
+    Connect { addr: String, message: String },
+    #[error("no connection to {addr} within {after:?} (connect timeout)")]
+    ConnectTimeout { addr: String, after: Duration },
+    #[error("no first byte within {after:?} (first-byte timeout)")]
+    FirstByteTimeout { after: Duration },
+    #[error("stream went silent for {after:?} (idle timeout)")]
+    IdleTimeout { after: Duration },
+    #[error("request exceeded the total timeout of {after:?}")]
+    TotalTimeout { after: Duration },
+    #[error("HTTP {status}: {}", first_line(body))]
+    Http { status: u16, body: String },
+    #[error("connection dropped mid-stream: {message}")]
+    Stream { message: String },
+    #[error("server reported an error mid-stream: {}", first_line(body))]
+    ServerErrorEvent { body: String },
+    #[error("reply is not valid JSON: {message} (starts {snippet:?})")]
+    Decode { message: String, snippet: String },
+}
+
+impl RequestError {
+    /// Short machine kind, as recorded in item records.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RequestError::Connect { .. } => "connect",
+            RequestError::ConnectTimeout { .. } => "timeout-connect",
+            RequestError::FirstByteTimeout { .. } => "timeout-first-byte",
+            RequestError::IdleTimeout { .. } => "timeout-idle",
+            RequestError::TotalTimeout { .. } => "timeout-total",
+            RequestError::Http { .. } => "http",
+            RequestError::Stream { .. } => "stream",
+            RequestError::ServerErrorEvent { .. } => "server-error-event",
+            RequestError::Decode { .. } => "decode",
+        }
+    }
+
+    pub fn is_timeout(&self) -> bool {
+        matches!(
+            self,
+            RequestError::ConnectTimeout { .. }
+                | RequestError::FirstByteTimeout { .. }
+                | RequestError::IdleTimeout { .. }
+                | RequestError::TotalTimeout { .. }
+        )
+    }
+
+    /// Nothing is listening (or reachable) at the address.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(
+            self,
+            RequestError::Connect { .. } | RequestError::ConnectTimeout { .. }
+        )
+    }
+
+    pub fn http_body(&self) -> Option<&str> {
+        match self {
+            RequestError::Http { body, .. } | RequestError::ServerErrorEvent { body } => Some(body),
+            _ => None,
+        }
+    }
+}
+
+/// Bodies can be multi-line HTML; an error message stays one line.
+fn first_line(body: &str) -> String {
+    let line = body
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut s: String = line.chars().take(300).collect();
+    if line.chars().count() > 300 {
+        s.push('…');
+    }
+    s
+}
+
+/// Keep at most this much of an error body as evidence.
+pub(crate) const MAX_ERROR_BODY: usize = 8 * 1024;

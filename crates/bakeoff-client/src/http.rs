@@ -1,0 +1,433 @@
+//! The HTTP client and its timeouts.
+
+use std::time::{Duration, Instant};
+
+use bakeoff_wire::{ChatRequest, NonStreamResponse, SseEvent, SseParser, StreamChunk};
+use serde_json::Value;
+use tokio::time::timeout;
+use url::Url;
+
+use crate::error::MAX_ERROR_BODY;
+use crate::{EndpointUrl, Exchange, Reply, RequestError};
+
+/// Every network wait is bounded. The first-byte budget must cover prompt processing: a long
+/// prompt on CPU can take minutes before the first token, so it is generous by default.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    /// Request sent → first body byte (headers and prefill included).
+    pub first_byte: Duration,
+    /// Longest silence between two body chunks once the body has started.
+    pub idle: Duration,
+    /// The whole request, start to last byte.
+    pub total: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(10),
+            first_byte: Duration::from_secs(300),
+            idle: Duration::from_secs(60),
+            total: Duration::from_secs(900),
+        }
+    }
+}
+
+/// A bearer token. It has no `Display`, its `Debug` is redacted and it is not serializable, so it
+/// can only ever reach the `Authorization` header.
+#[derive(Clone)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(secret: String) -> Option<Self> {
+        let s = secret.trim().to_string();
+        (!s.is_empty()).then_some(Self(s))
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ClientOptions {
+    pub timeouts: Timeouts,
+    pub api_key: Option<ApiKey>,
+}
+
+/// One endpoint.
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    url: EndpointUrl,
+    key: Option<ApiKey>,
+    timeouts: Timeouts,
+}
+
+impl Client {
+    pub fn new(url: EndpointUrl, opts: ClientOptions) -> Self {
+        // No proxy: a fleet endpoint on loopback or a LAN must never be routed through whatever
+        // HTTP_PROXY the shell happens to carry. No retries exist in reqwest, and we add none.
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .tcp_nodelay(true)
+            .connect_timeout(opts.timeouts.connect)
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new());
+        Self {
+            http,
+            url,
+            key: opts.api_key,
+            timeouts: opts.timeouts,
+        }
+    }
+
+    pub fn url(&self) -> &EndpointUrl {
+        &self.url
+    }
+
+    pub fn timeouts(&self) -> Timeouts {
+        self.timeouts
+    }
+
+    /// The same endpoint and connection pool with other timeouts (readiness probes use short
+    /// ones).
+    pub fn with_timeouts(&self, timeouts: Timeouts) -> Client {
+        Client {
+            timeouts,
+            ..self.clone()
+        }
+    }
+
+    fn authorize(&self, rb: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let rb = match self.url.credentials() {
+            Some((user, pass)) => rb.basic_auth(user, pass),
+            None => rb,
+        };
+        match &self.key {
+            Some(k) => rb.bearer_auth(&k.0),
+            None => rb,
+        }
+    }
+
+    fn map_send_error(&self, e: reqwest::Error) -> RequestError {
+        let addr = self.url.host_port();
+        if e.is_connect() && e.is_timeout() {
+            RequestError::ConnectTimeout {
+                addr,
+                after: self.timeouts.connect,
+            }
+        } else if e.is_connect() {
+            RequestError::Connect {
+                addr,
+                message: root_cause(&e),
+            }
+        } else {
+            RequestError::Stream {
+                message: root_cause(&e),
+            }
+        }
+    }
+
+    /// Streamed chat completion. Each network chunk is stamped on arrival, then framed and
+    /// parsed. Never retried.
+    pub async fn chat_stream(&self, req: &ChatRequest) -> Exchange {
+        let mut reply = Reply::default();
+        let sent = Instant::now();
+        let error = self.stream_into(req, sent, &mut reply).await.err();
+        reply.e2e = sent.elapsed();
+        Exchange { reply, error }
+    }
+
+    async fn stream_into(
+        &self,
+        req: &ChatRequest,
+        sent: Instant,
+        reply: &mut Reply,
+    ) -> Result<(), RequestError> {
+        let t = self.timeouts;
+        let deadline = sent + t.total;
+        let rb = self
+            .authorize(self.http.post(self.url.v1_path("chat/completions")))
+            .json(req);
+        let first_byte_deadline = sent + t.first_byte.min(t.total);
+        let mut resp = match tokio::time::timeout_at(first_byte_deadline.into(), rb.send()).await {
+            Err(_) => return Err(first_byte_or_total(t, sent)),
+            Ok(Err(e)) => return Err(self.map_send_error(e)),
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status().as_u16();
+        reply.status = Some(status);
+        if !resp.status().is_success() {
+            let body = read_error_body(&mut resp, deadline).await;
+            reply.first_byte.get_or_insert(sent.elapsed());
+            return Err(RequestError::Http { status, body });
+        }
+        let mut parser = SseParser::new();
+        let mut events: Vec<SseEvent> = Vec::with_capacity(4);
+        let mut wire_bytes = 0usize;
+        loop {
+            let wait_until = if reply.first_byte.is_none() {
+                first_byte_deadline
+            } else {
+                (Instant::now() + t.idle).min(deadline)
+            };
+            let chunk = match tokio::time::timeout_at(wait_until.into(), resp.chunk()).await {
+                Err(_) => {
+                    return Err(if Instant::now() >= deadline {
+                        RequestError::TotalTimeout { after: t.total }
+                    } else if reply.first_byte.is_none() {
+                        RequestError::FirstByteTimeout {
+                            after: t.first_byte,
+                        }
+                    } else {
+                        RequestError::IdleTimeout { after: t.idle }
+                    });
+                }
+                Ok(Err(e)) => {
+                    return Err(RequestError::Stream {
+                        message: root_cause(&e),
+                    });
+                }
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(bytes))) => bytes,
+            };
+            // The stamp is taken before any parsing: parse cost must not count as latency.
+            let at = sent.elapsed();
+            reply.first_byte.get_or_insert(at);
+            wire_bytes += chunk.len();
+            parser
+                .push(&chunk, &mut events)
+                .map_err(|e| RequestError::Stream {
+                    message: e.to_string(),
+                })?;
+            self.drain_events(&mut events, at, reply)?;
+            if reply.saw_done {
+                return Ok(());
+            }
+        }
+        parser.finish(&mut events);
+        let at = sent.elapsed();
+        self.drain_events(&mut events, at, reply)?;
+        if reply.events == 0 {
+            return Err(if wire_bytes == 0 {
+                RequestError::Stream {
+                    message: "server closed the stream without sending any event".into(),
+                }
+            } else {
+                RequestError::Decode {
+                    message: "body is not a server-sent-event stream".into(),
+                    snippet: String::new(),
+                }
+            });
+        }
+        if !reply.saw_done && reply.finish_reason.is_none() {
+            return Err(RequestError::Stream {
+                message: "stream ended before a finish_reason or [DONE]".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn drain_events(
+        &self,
+        events: &mut Vec<SseEvent>,
+        at: Duration,
+        reply: &mut Reply,
+    ) -> Result<(), RequestError> {
+        for ev in events.drain(..) {
+            if ev.is_done() {
+                reply.saw_done = true;
+                continue;
+            }
+            if ev.is_error() {
+                return Err(RequestError::ServerErrorEvent {
+                    body: truncate(&ev.data),
+                });
+            }
+            let chunk: StreamChunk =
+                serde_json::from_str(&ev.data).map_err(|e| RequestError::Decode {
+                    message: e.to_string(),
+                    snippet: ev.data.chars().take(120).collect(),
+                })?;
+            if let Some(err) = &chunk.error {
+                return Err(RequestError::ServerErrorEvent {
+                    body: truncate(&err.to_string()),
+                });
+            }
+            reply.apply_chunk(chunk, at);
+        }
+        Ok(())
+    }
+
+    /// Non-streamed chat completion (same timeouts; first byte = the whole body here).
+    pub async fn chat(&self, req: &ChatRequest) -> Exchange {
+        let mut reply = Reply::default();
+        let sent = Instant::now();
+        let error = self.chat_into(req, sent, &mut reply).await.err();
+        reply.e2e = sent.elapsed();
+        Exchange { reply, error }
+    }
+
+    async fn chat_into(
+        &self,
+        req: &ChatRequest,
+        sent: Instant,
+        reply: &mut Reply,
+    ) -> Result<(), RequestError> {
+        let t = self.timeouts;
+        let rb = self
+            .authorize(self.http.post(self.url.v1_path("chat/completions")))
+            .json(req);
+        let resp = match timeout(t.first_byte.min(t.total), rb.send()).await {
+            Err(_) => return Err(first_byte_or_total(t, sent)),
+            Ok(Err(e)) => return Err(self.map_send_error(e)),
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status().as_u16();
+        reply.status = Some(status);
+        let remaining = t.total.saturating_sub(sent.elapsed());
+        let bytes = match timeout(remaining, resp.bytes()).await {
+            Err(_) => return Err(RequestError::TotalTimeout { after: t.total }),
+            Ok(Err(e)) => {
+                return Err(RequestError::Stream {
+                    message: root_cause(&e),
+                });
+            }
+            Ok(Ok(b)) => b,
+        };
+        reply.first_byte = Some(sent.elapsed());
+        let text = String::from_utf8_lossy(&bytes);
+        if !(200..300).contains(&status) {
+            return Err(RequestError::Http {
+                status,
+                body: truncate(&text),
+            });
+        }
+        let body: NonStreamResponse =
+            serde_json::from_str(&text).map_err(|e| RequestError::Decode {
+                message: e.to_string(),
+                snippet: text.chars().take(120).collect(),
+            })?;
+        reply.apply_body(body);
+        let at = sent.elapsed();
+        if !reply.content.is_empty() {
+            reply.ttfot = Some(at);
+        }
+        if reply.has_text() {
+            reply.ttft = Some(at);
+        }
+        Ok(())
+    }
+
+    /// A control call: GET or POST a JSON path, bounded by `limit`. Returns the status and the
+    /// body when it is JSON (a 404 HTML page is `None`, not an error).
+    pub async fn control(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<&Value>,
+        limit: Duration,
+    ) -> Result<(u16, Option<Value>), RequestError> {
+        let rb = match method {
+            Method::Get => self.http.get(url),
+            Method::Post => self.http.post(url),
+        };
+        let rb = self.authorize(rb);
+        let rb = match body {
+            Some(b) => rb.json(b),
+            None => rb,
+        };
+        let sent = Instant::now();
+        let resp = match timeout(limit, rb.send()).await {
+            Err(_) => return Err(RequestError::TotalTimeout { after: limit }),
+            Ok(Err(e)) => return Err(self.map_send_error(e)),
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status().as_u16();
+        let remaining = limit.saturating_sub(sent.elapsed());
+        let bytes = match timeout(remaining, resp.bytes()).await {
+            Err(_) => return Err(RequestError::TotalTimeout { after: limit }),
+            Ok(Err(e)) => {
+                return Err(RequestError::Stream {
+                    message: root_cause(&e),
+                });
+            }
+            Ok(Ok(b)) => b,
+        };
+        Ok((status, serde_json::from_slice(&bytes).ok()))
+    }
+
+    /// Raw text of a GET (for `/metrics`).
+    pub async fn get_text(&self, url: Url, limit: Duration) -> Result<(u16, String), RequestError> {
+        let sent = Instant::now();
+        let resp = match timeout(limit, self.authorize(self.http.get(url)).send()).await {
+            Err(_) => return Err(RequestError::TotalTimeout { after: limit }),
+            Ok(Err(e)) => return Err(self.map_send_error(e)),
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status().as_u16();
+        let remaining = limit.saturating_sub(sent.elapsed());
+        match timeout(remaining, resp.text()).await {
+            Err(_) => Err(RequestError::TotalTimeout { after: limit }),
+            Ok(Err(e)) => Err(RequestError::Stream {
+                message: root_cause(&e),
+            }),
+            Ok(Ok(t)) => Ok((status, t)),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+}
+
+fn first_byte_or_total(t: Timeouts, sent: Instant) -> RequestError {
+    if sent.elapsed() >= t.total {
+        RequestError::TotalTimeout { after: t.total }
+    } else {
+        RequestError::FirstByteTimeout {
+            after: t.first_byte,
+        }
+    }
+}
+
+async fn read_error_body(resp: &mut reqwest::Response, deadline: Instant) -> String {
+    let mut body = Vec::new();
+    let limit = (Instant::now() + Duration::from_secs(10)).min(deadline);
+    while body.len() < MAX_ERROR_BODY {
+        match tokio::time::timeout_at(limit.into(), resp.chunk()).await {
+            Ok(Ok(Some(b))) => body.extend_from_slice(&b),
+            _ => break,
+        }
+    }
+    truncate(&String::from_utf8_lossy(&body))
+}
+
+fn truncate(s: &str) -> String {
+    if s.len() <= MAX_ERROR_BODY {
+        return s.to_string();
+    }
+    let mut end = MAX_ERROR_BODY;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// reqwest's top-level message ("error sending request for url …") hides the useful part
+/// ("Connection refused"); walk to the innermost cause.
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut msg = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        msg = s.to_string();
+        cur = s.source();
+    }
+    msg
+}

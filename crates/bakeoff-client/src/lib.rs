@@ -1,0 +1,25 @@
+//! Everything bakeoff says to an endpoint over HTTP.
+//!
+//! - [`Client`]: one OpenAI-compatible endpoint. Streamed chat completions stamp each network
+//!   chunk with a monotonic [`std::time::Instant`] the moment its bytes arrive, *before* any
+//!   parsing; connect, first-byte, idle and total timeouts bound every wait; a generation request
+//!   is never retried (a retry would hide a failure and distort latency).
+//! - [`dialect`]: what is engine-specific (llama.cpp, vLLM, SGLang, generic) — endpoints, field
+//!   names, request extras. An engine quirk lives there, never as an `if` in a suite.
+//! - [`discovery`]: endpoint facts (engine and version, served ids, the context window with its
+//!   source, tokenize support, chat template).
+//!
+//! API keys travel only in the `Authorization` header; [`ApiKey`] cannot be printed or
+//! serialized, so a key never reaches an artifact or a log.
+
+pub mod dialect;
+pub mod discovery;
+mod error;
+mod http;
+mod reply;
+mod url_util;
+
+pub use error::RequestError;
+pub use http::{ApiKey, Client, ClientOptions, Method, Timeouts};
+pub use reply::{ChunkStamp, Exchange, Reply};
+pub use url_util::{EndpointUrl, UrlError};

@@ -1,0 +1,199 @@
+//! Human tables for the terminal.
+
+use bakeoff_artifact::{
+    Artifact, ArtifactKind, EndpointFacts, PreflightReport, Score, SuiteStatus,
+};
+use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+
+use crate::escape::for_terminal;
+
+fn table() -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    t
+}
+
+pub fn score_text(s: &Option<Score>) -> String {
+    match s {
+        Some(s) => format!(
+            "{}/{} = {:.0}% [{:.0}–{:.0}%]",
+            s.successes,
+            s.n,
+            s.estimate * 100.0,
+            s.low * 100.0,
+            s.high * 100.0
+        ),
+        None => "not scored".into(),
+    }
+}
+
+/// The preflight verdict and what discovery found.
+pub fn preflight(report: &PreflightReport, facts: &EndpointFacts, url: &str) -> String {
+    let mut t = table();
+    t.set_header(vec!["preflight", "value"]);
+    t.add_row(vec!["endpoint".to_string(), url.to_string()]);
+    t.add_row(vec![
+        "verdict".to_string(),
+        if report.fit {
+            "FIT".into()
+        } else {
+            "UNFIT".into()
+        },
+    ]);
+    t.add_row(vec![
+        "engine".to_string(),
+        format!(
+            "{} {}",
+            facts.engine,
+            facts
+                .engine_version
+                .clone()
+                .unwrap_or_else(|| "(version unknown)".into())
+        ),
+    ]);
+    let served: Vec<String> = facts
+        .models
+        .iter()
+        .map(|m| for_terminal(&m.id, 80))
+        .collect();
+    t.add_row(vec![
+        "served models".to_string(),
+        if served.is_empty() {
+            "none listed".into()
+        } else {
+            served.join(", ")
+        },
+    ]);
+    t.add_row(vec![
+        "model".to_string(),
+        report
+            .model
+            .clone()
+            .map(|m| for_terminal(&m, 80))
+            .unwrap_or_else(|| "-".into()),
+    ]);
+    t.add_row(vec![
+        "context window".to_string(),
+        match facts.context_window.tokens {
+            Some(n) => format!("{n} tokens (source: {})", facts.context_window.source),
+            None => "unknown (suites that need it will refuse; give --max-model-len)".into(),
+        },
+    ]);
+    if let Some(tc) = facts.trained_context {
+        t.add_row(vec![
+            "trained context".to_string(),
+            format!("{tc} (recorded, not the window)"),
+        ]);
+    }
+    t.add_row(vec![
+        "tokenizer route".to_string(),
+        report.tokenizer_route.clone(),
+    ]);
+    t.add_row(vec![
+        "chat template".to_string(),
+        match &facts.chat_template {
+            Some(c) => format!(
+                "sha256 {} ({} lines, {})",
+                c.fingerprint.short, c.fingerprint.lines, c.source
+            ),
+            None => "not exposed by the server".into(),
+        },
+    ]);
+    t.add_row(vec![
+        "ready".to_string(),
+        format!(
+            "{} after {} attempt(s), {} ms{}",
+            if report.ready.ready { "yes" } else { "no" },
+            report.ready.attempts,
+            report.ready.elapsed_ms,
+            report
+                .ready
+                .reply_preview
+                .as_ref()
+                .map(|p| format!(" — reply: {}", for_terminal(p, 60)))
+                .unwrap_or_default()
+        ),
+    ]);
+    for r in &report.reasons {
+        t.add_row(vec!["UNFIT because".to_string(), for_terminal(r, 400)]);
+    }
+    for f in &report.flags {
+        t.add_row(vec![
+            format!("flag {}", f.code),
+            for_terminal(&f.message, 400),
+        ]);
+    }
+    t.to_string()
+}
+
+/// The per-suite summary of a run.
+pub fn run_summary(a: &Artifact, path: &str) -> String {
+    let mut t = table();
+    t.set_header(vec![
+        "suite",
+        "status",
+        "score (Wilson 95%)",
+        "outcomes",
+        "flags",
+    ]);
+    for (name, s) in &a.suites {
+        let outcomes: Vec<String> = s
+            .summary
+            .outcomes
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let flags: Vec<String> = s.summary.flags.iter().map(|f| f.code.clone()).collect();
+        t.add_row(vec![
+            name.clone(),
+            match s.status {
+                SuiteStatus::Complete => "complete".into(),
+                SuiteStatus::Incomplete => "INCOMPLETE".into(),
+                SuiteStatus::Failed => "FAILED (measured nothing)".to_string(),
+            },
+            score_text(&s.summary.score),
+            outcomes.join(", "),
+            flags.join(", "),
+        ]);
+    }
+    let head = format!(
+        "{} {} — {} {} — window {} — {}",
+        match a.kind {
+            ArtifactKind::Bakeoff => "bakeoff",
+            ArtifactKind::Failure => "FAILURE",
+        },
+        a.candidate.slug,
+        a.candidate.engine,
+        a.candidate.engine_version.clone().unwrap_or_default(),
+        a.candidate
+            .context_window
+            .tokens
+            .map(|n| format!("{n} ({})", a.candidate.context_window.source))
+            .unwrap_or_else(|| "unknown".into()),
+        match a.status {
+            bakeoff_artifact::RunStatus::Complete => "complete".to_string(),
+            bakeoff_artifact::RunStatus::Incomplete => format!(
+                "INCOMPLETE: {}",
+                a.incomplete_reason.clone().unwrap_or_default()
+            ),
+        }
+    );
+    let mut out = format!("{head}\n{t}\n");
+    for f in &a.instrument_flags {
+        out.push_str(&format!(
+            "flag {}: {}\n",
+            f.code,
+            for_terminal(&f.message, 400)
+        ));
+    }
+    if let Some(f) = &a.failure {
+        out.push_str(&format!(
+            "failure class {}: {}\n",
+            f.class,
+            for_terminal(&f.message, 400)
+        ));
+    }
+    out.push_str(&format!("artifact: {path}\n"));
+    out
+}

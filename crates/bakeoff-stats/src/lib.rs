@@ -1,0 +1,59 @@
+//! The statistics behind every verdict bakeoff prints: proportions with Wilson intervals,
+//! chance floors and instrument checks, exact McNemar tests for paired comparisons with the
+//! minimum detectable difference, HDR-histogram latency summaries and throughput rates.
+//!
+//! This crate owns arithmetic and the serializable result types that go straight into
+//! versioned JSON artifacts. It must never do I/O, print, read a clock or decide policy
+//! beyond the documented statistical rules: callers hand it counts and durations, it hands
+//! back numbers with their uncertainty. "No data" is always an explicit state (an error or a
+//! `None`), never a NaN, because NaN does not survive JSON and hides bugs in reports.
+
+pub mod chance;
+pub mod effect;
+pub mod error;
+pub mod latency;
+pub mod mcnemar;
+pub mod proportion;
+pub mod throughput;
+
+mod binomial;
+mod normal;
+
+pub use chance::{InstrumentCheck, InstrumentFlag, chance_floor, check_instrument};
+pub use effect::format_effect;
+pub use error::StatsError;
+pub use latency::{LatencyBucket, LatencyRecorder, LatencySummary};
+pub use mcnemar::{
+    MinDetectableDifference, PairedComparison, mcnemar_exact_p_value, min_detectable_difference,
+    min_detectable_difference_with_discordance,
+};
+pub use proportion::{Proportion, Z_95};
+pub use throughput::{Throughput, rate_per_second};
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod schema_tests {
+    /// Every public result type must produce a JSON Schema, since artifacts embed them.
+    #[test]
+    fn result_types_have_schemas() {
+        let schemas = [
+            schemars::schema_for!(crate::Proportion),
+            schemars::schema_for!(crate::InstrumentCheck),
+            schemars::schema_for!(crate::PairedComparison),
+            schemars::schema_for!(crate::MinDetectableDifference),
+            schemars::schema_for!(crate::LatencySummary),
+            schemars::schema_for!(crate::LatencyBucket),
+            schemars::schema_for!(crate::Throughput),
+        ];
+        for schema in schemas {
+            assert!(
+                serde_json::to_value(&schema)
+                    .unwrap()
+                    .get("properties")
+                    .is_some()
+            );
+        }
+        let flag = serde_json::to_value(schemars::schema_for!(crate::InstrumentFlag)).unwrap();
+        assert!(flag.to_string().contains("suspect-instrument"));
+    }
+}

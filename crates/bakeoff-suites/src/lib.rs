@@ -1,0 +1,16 @@
+//! Preflight and the suites. A suite turns a plan of requests into [`ItemRecord`]s and a
+//! summary; the runner hands each finished record to a callback (the journal) at once.
+//!
+//! Suites never print and never write files: they return data, and the binary's reporters
+//! decide what a person sees. A suite that measured nothing is `failed`, never a pass.
+//!
+//! [`ItemRecord`]: bakeoff_artifact::ItemRecord
+
+pub mod outcome;
+pub mod preflight;
+pub mod runner;
+pub mod smoke;
+pub mod summary;
+
+pub use preflight::{PreflightOptions, PreflightOutcome, run_preflight};
+pub use runner::{RunOutcome, SuiteContext, SuiteName, run_suites};

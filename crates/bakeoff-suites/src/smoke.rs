@@ -1,0 +1,116 @@
+//! Smoke suite: a handful of short prompts with exact checks (data/smoke.json). It proves the
+//! endpoint answers chat requests end to end and that the instrument classifies replies; it is
+//! not a measure of skill.
+
+use bakeoff_artifact::ItemRecord;
+use bakeoff_client::Client;
+use bakeoff_wire::{ChatRequest, Message};
+use serde::Deserialize;
+
+use crate::outcome::{Check, classify, normalize_answer, record};
+
+const DATA: &str = include_str!("../data/smoke.json");
+
+/// Enough for every correct answer; a model that rambles is `truncated`, not waited on.
+pub const MAX_TOKENS: u32 = 16;
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum SmokeCheck {
+    /// Normalized answer equals the value, ignoring case.
+    Equals { value: String },
+    /// Normalized answer equals the value exactly.
+    EqualsCase { value: String },
+    /// Normalized answer is this integer.
+    Integer { value: i64 },
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct SmokeItem {
+    pub id: String,
+    pub prompt: String,
+    pub check: SmokeCheck,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("shipped smoke data is invalid: {0}")]
+pub struct DataError(String);
+
+pub fn items() -> Result<Vec<SmokeItem>, DataError> {
+    serde_json::from_str(DATA).map_err(|e| DataError(e.to_string()))
+}
+
+impl SmokeCheck {
+    pub fn check(&self, answer: &str) -> Check {
+        let got = normalize_answer(answer);
+        let (passed, want) = match self {
+            SmokeCheck::Equals { value } => (got.eq_ignore_ascii_case(value), value.clone()),
+            SmokeCheck::EqualsCase { value } => (&got == value, value.clone()),
+            SmokeCheck::Integer { value } => {
+                (got.parse::<i64>().ok() == Some(*value), value.to_string())
+            }
+        };
+        let shown: String = got.chars().take(60).collect();
+        Check {
+            passed,
+            detail: if passed {
+                format!("answer is {want:?}")
+            } else {
+                format!("expected {want:?}, got {shown:?}")
+            },
+        }
+    }
+
+    pub fn expected(&self) -> serde_json::Value {
+        match self {
+            SmokeCheck::Equals { value } | SmokeCheck::EqualsCase { value } => {
+                serde_json::json!(value)
+            }
+            SmokeCheck::Integer { value } => serde_json::json!(value),
+        }
+    }
+}
+
+pub fn request(model: &str, item: &SmokeItem) -> ChatRequest {
+    ChatRequest::new(model, vec![Message::user(&item.prompt)], MAX_TOKENS, true)
+}
+
+/// Run one item: send it, classify the reply, build the record.
+pub async fn run_item(client: &Client, model: &str, item: &SmokeItem) -> ItemRecord {
+    let req = request(model, item);
+    let ex = client.chat_stream(&req).await;
+    let (outcome, detail) = classify(&ex, |a| item.check.check(a));
+    record(&item.id, &req, &ex, outcome, detail, item.check.expected())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_items_parse_and_their_own_answers_pass() {
+        let items = items().unwrap();
+        assert!(items.len() >= 5);
+        for it in &items {
+            let answer = match &it.check {
+                SmokeCheck::Equals { value } | SmokeCheck::EqualsCase { value } => value.clone(),
+                SmokeCheck::Integer { value } => format!("{value}."),
+            };
+            assert!(it.check.check(&answer).passed, "{}", it.id);
+            assert!(!it.check.check("something else").passed, "{}", it.id);
+        }
+    }
+
+    #[test]
+    fn exact_case_matters_only_where_asked() {
+        let c = SmokeCheck::EqualsCase {
+            value: "HELLO WORLD".into(),
+        };
+        assert!(!c.check("hello world").passed);
+        let c = SmokeCheck::Equals {
+            value: "paris".into(),
+        };
+        assert!(c.check("Paris.").passed);
+    }
+}

@@ -1,0 +1,53 @@
+//! Suite summaries from item records, shared by every suite.
+
+use std::collections::BTreeMap;
+
+use bakeoff_artifact::{ItemRecord, Outcome, Score, SuiteStatus, SuiteSummary};
+use bakeoff_stats::Proportion;
+
+/// A Wilson 95 % score, or none when nothing was scored.
+pub fn score(successes: u64, n: u64) -> Option<Score> {
+    Proportion::wilson(successes, n).ok().map(|p| Score {
+        successes: p.successes,
+        n: p.n,
+        estimate: p.estimate,
+        low: p.wilson_low,
+        high: p.wilson_high,
+    })
+}
+
+/// Count outcomes and score the scored items.
+pub fn summarize(planned: usize, items: &[ItemRecord]) -> SuiteSummary {
+    let mut outcomes = BTreeMap::new();
+    for it in items {
+        *outcomes
+            .entry(it.outcome.as_str().to_string())
+            .or_insert(0u64) += 1;
+    }
+    let scored = items.iter().filter(|i| i.outcome.is_scored()).count() as u64;
+    let passed = items.iter().filter(|i| i.outcome == Outcome::Ok).count() as u64;
+    SuiteSummary {
+        planned: planned as u64,
+        finished: items.len() as u64,
+        outcomes,
+        passed,
+        scored,
+        score: score(passed, scored),
+        flags: Vec::new(),
+        details: serde_json::Value::Null,
+    }
+}
+
+/// `failed` when nothing was measured, `incomplete` when interrupted, else `complete`.
+pub fn status(planned: usize, items: &[ItemRecord], interrupted: bool) -> SuiteStatus {
+    let measured = items
+        .iter()
+        .any(|i| !i.outcome.is_request_failure() && i.outcome != Outcome::Skipped);
+    if !measured {
+        SuiteStatus::Failed
+    } else if interrupted || items.len() < planned {
+        SuiteStatus::Incomplete
+    } else {
+        SuiteStatus::Complete
+    }
+}

@@ -1,0 +1,18 @@
+//! OpenAI-compatible chat-completion wire types, with the vendor extras that real engines send
+//! (`reasoning_content` from llama.cpp and older vLLM, `reasoning` from newer vLLM, llama.cpp's
+//! `timings`, `completion_tokens_details`), and the server-sent-events frame parser.
+//!
+//! This crate owns the shape of bytes on the wire and nothing else: it never does I/O, never
+//! reads a clock and never decides what a reply means. Callers stamp the arrival time of each
+//! network chunk *before* handing its bytes to [`sse::SseParser`], so parsing cost never leaks
+//! into latency.
+
+pub mod chat;
+pub mod sse;
+
+pub use chat::{
+    ChatRequest, ChunkChoice, ChunkDelta, CompletionTokensDetails, FunctionCall, FunctionCallDelta,
+    Message, NonStreamChoice, NonStreamResponse, StreamChunk, StreamOptions, Timings, Tool,
+    ToolCall, ToolCallDelta, ToolFunction, Usage,
+};
+pub use sse::{SseEvent, SseParser};

@@ -1,0 +1,104 @@
+//! Command-line surface (clap). Raw values only; commands validate them into built objects.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "bakeoff",
+    version,
+    about = "Qualify local LLM deployments with honest measurements."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Qualify a candidate: preflight, then suites, written as evidence.
+    #[command(subcommand)]
+    Eval(EvalCommand),
+    /// Print the JSON Schema of the artifacts (schemas/artifact.v1.schema.json).
+    Schema,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Is this endpoint fit to be measured? Exit 0 fit, 1 unfit, 2 usage error.
+    Preflight(PreflightArgs),
+    /// Preflight, then the suites; writes DIR/<slug>.bakeoff.json (or .failure.json).
+    /// Without --endpoint: provisions and starts a local llama-server with the test model.
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct EndpointArgs {
+    /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is fine).
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    /// Model id to request (default: the first id in /v1/models).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The context window, when the server does not advertise it (recorded as source `hint`).
+    #[arg(long, value_name = "N")]
+    pub max_model_len: Option<u64>,
+    /// Seconds to keep trying for a first real completion.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub ready_timeout: u64,
+    /// Name of the environment variable holding the API key (default: BAKEOFF_API_KEY).
+    #[arg(long, value_name = "NAME")]
+    pub api_key_env: Option<String>,
+    /// Connect timeout, seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub connect_timeout: u64,
+    /// Request sent → first body byte, seconds (covers prompt processing).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub first_byte_timeout: u64,
+    /// Longest silence between stream chunks, seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub idle_timeout: u64,
+    /// Whole-request limit, seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 900)]
+    pub request_timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct PreflightArgs {
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
+    /// Comma-separated suites.
+    #[arg(long, default_value = "smoke")]
+    pub suite: String,
+    /// Output directory for artifacts and the journal.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Artifact name (default: model-engine-quant-window).
+    #[arg(long)]
+    pub slug: Option<String>,
+    /// A note recorded in the candidate.
+    #[arg(long)]
+    pub note: Vec<String>,
+    /// Hardware description recorded in the candidate.
+    #[arg(long)]
+    pub hardware: Option<String>,
+    /// Print the artifact as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Embedded default only: llama-server -c.
+    #[arg(long, default_value_t = 8192)]
+    pub local_ctx: u32,
+    /// Embedded default only: llama-server -np.
+    #[arg(long, default_value_t = 1)]
+    pub local_parallel: u32,
+}

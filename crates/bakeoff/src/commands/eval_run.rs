@@ -1,0 +1,242 @@
+//! `bakeoff eval run`: preflight, suites, artifact.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use bakeoff_artifact::{
+    Artifact, ArtifactKind, Candidate, EndpointRecord, Evidence, Failure, FailureClass, Journal,
+    RunStatus, artifact_path, slug, write_atomic,
+};
+use bakeoff_client::Client;
+use bakeoff_client::dialect::quantization_from_name;
+use bakeoff_suites::{PreflightOutcome, SuiteContext, SuiteName, run_preflight, run_suites};
+use tokio::sync::watch;
+
+use super::{client_for, preflight_options};
+use crate::cli::RunArgs;
+use crate::exit::{CliError, Exit, failed, usage};
+use crate::local_default;
+
+pub async fn run(a: RunArgs) -> Result<Exit, CliError> {
+    // Validate everything before anything starts or is written.
+    let suites = SuiteName::parse_list(&a.suite).map_err(usage)?;
+    if let Some(s) = &a.slug {
+        slug::validate_slug(s).map_err(usage)?;
+    }
+    let opts = preflight_options(&a.endpoint)?;
+    if a.local_ctx == 0 || a.local_parallel == 0 {
+        return Err(usage("--local-ctx and --local-parallel must be positive"));
+    }
+
+    let mut local = None;
+    let endpoint = match &a.endpoint.endpoint {
+        Some(e) => e.clone(),
+        None => {
+            let l = local_default::start(&a.out, a.local_ctx, a.local_parallel).await?;
+            let url = l.server.url();
+            local = Some(l);
+            url
+        }
+    };
+    let client = client_for(&endpoint, &a.endpoint)?;
+    let result = measure(&a, &client, &suites, &opts, local.as_ref()).await;
+    if let Some(l) = local {
+        l.server.stop().await;
+        eprintln!("[bakeoff] stopped the local llama-server");
+    }
+    result
+}
+
+async fn measure(
+    a: &RunArgs,
+    client: &Client,
+    suites: &[SuiteName],
+    opts: &bakeoff_suites::PreflightOptions,
+    local: Option<&local_default::LocalServer>,
+) -> Result<Exit, CliError> {
+    let start = Instant::now();
+    let pre = run_preflight(client, opts).await;
+    let mut candidate = candidate(a, client, &pre, local);
+    let endpoint = EndpointRecord {
+        url: client.url().redacted(),
+        facts: Some(pre.discovered.facts.clone()),
+    };
+    let run_record = serde_json::json!({
+        "suites": suites.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        "max_model_len_hint": opts.max_model_len,
+        "ready_timeout_s": opts.ready_timeout.as_secs(),
+        "embedded_default": local.is_some(),
+    });
+
+    if let Some(unfit) = &pre.unfit {
+        let mut art = Artifact::new(ArtifactKind::Failure, candidate, endpoint);
+        art.preflight = Some(pre.report.clone());
+        art.instrument_flags = pre.report.flags.clone();
+        art.run = run_record;
+        art.failure = Some(Failure {
+            class: unfit.class,
+            message: unfit.message.clone(),
+            evidence: unfit.evidence.clone(),
+            elapsed_ms: start.elapsed().as_millis() as u64,
+            remediation: unfit.remediation.clone(),
+        });
+        return finish(a, &art, Exit::Failed);
+    }
+
+    let model = pre
+        .report
+        .model
+        .clone()
+        .unwrap_or_else(|| "default".to_string());
+    let mut journal = Journal::create(&a.out, &candidate.slug).map_err(usage)?;
+    let mut journal_error = None;
+
+    // Ctrl-C (or SIGTERM) stops after the item in flight; everything finished is kept.
+    let (tx, mut rx) = watch::channel(false);
+    let watcher = tokio::spawn(async move {
+        wait_for_stop_signal().await;
+        let _ = tx.send(true);
+    });
+    let ctx = SuiteContext {
+        client,
+        model: model.clone(),
+    };
+    let mut on_item = |suite: &str, item: &bakeoff_artifact::ItemRecord| {
+        if let Err(e) = journal.append(suite, item) {
+            journal_error.get_or_insert(e.to_string());
+        }
+    };
+    let outcome = run_suites(&ctx, suites, &mut rx, &mut on_item).await;
+    watcher.abort();
+    if let Some(e) = journal_error {
+        candidate.notes.push(format!("journal write failed: {e}"));
+    }
+
+    let measured = outcome.measured_anything();
+    let kind = if measured {
+        ArtifactKind::Bakeoff
+    } else {
+        ArtifactKind::Failure
+    };
+    let mut art = Artifact::new(kind, candidate, endpoint);
+    art.preflight = Some(pre.report.clone());
+    art.run = run_record;
+    art.instrument_flags = pre.report.flags.clone();
+    for s in outcome.suites.values() {
+        art.instrument_flags.extend(s.summary.flags.iter().cloned());
+    }
+    if let Some(reason) = &outcome.interrupted {
+        art.status = RunStatus::Incomplete;
+        art.incomplete_reason = Some(reason.clone());
+    }
+    if !measured {
+        let mut evidence: Vec<Evidence> = Vec::new();
+        for (name, s) in &outcome.suites {
+            for it in &s.items {
+                if let Some(e) = &it.error {
+                    let ev = Evidence {
+                        what: format!("{name}/{} POST /v1/chat/completions", it.id),
+                        detail: e.message.clone(),
+                    };
+                    if !evidence.iter().any(|x| x.detail == ev.detail) {
+                        evidence.push(ev);
+                    }
+                }
+            }
+        }
+        art.failure = Some(Failure {
+            class: FailureClass::InferenceFailing,
+            message: "preflight passed but every suite request failed: nothing was measured".into(),
+            evidence,
+            elapsed_ms: start.elapsed().as_millis() as u64,
+            remediation: Some("read the engine log for the first error; rerun preflight".into()),
+        });
+    }
+    art.suites = outcome.suites;
+    let code = if !measured || art.status == RunStatus::Incomplete {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    };
+    finish(a, &art, code)
+}
+
+fn finish(a: &RunArgs, art: &Artifact, code: Exit) -> Result<Exit, CliError> {
+    let path: PathBuf = artifact_path(&a.out, &art.candidate.slug, art.kind);
+    write_atomic(&path, art).map_err(failed)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(art).map_err(usage)?);
+    } else {
+        println!(
+            "{}",
+            bakeoff_report::terminal::run_summary(art, &path.display().to_string())
+        );
+    }
+    Ok(code)
+}
+
+fn candidate(
+    a: &RunArgs,
+    client: &Client,
+    pre: &PreflightOutcome,
+    local: Option<&local_default::LocalServer>,
+) -> Candidate {
+    let facts = &pre.discovered.facts;
+    let model = pre
+        .report
+        .model
+        .clone()
+        .unwrap_or_else(|| format!("endpoint-{}", slug::sanitize(&client.url().host_port())));
+    let quantization = pre
+        .discovered
+        .quantization
+        .clone()
+        .or_else(|| quantization_from_name(&model));
+    let slug = a.slug.clone().unwrap_or_else(|| {
+        slug::default_slug(
+            &model,
+            facts.engine,
+            quantization.as_deref(),
+            facts.context_window,
+        )
+    });
+    let mut notes = a.note.clone();
+    if let Some(l) = local {
+        notes.push(l.note.clone());
+    }
+    Candidate {
+        slug,
+        model,
+        engine: facts.engine,
+        engine_version: facts.engine_version.clone(),
+        quantization,
+        context_window: facts.context_window,
+        hardware: a
+            .hardware
+            .clone()
+            .or_else(|| local.map(|l| l.hardware.clone())),
+        notes,
+    }
+}
+
+async fn wait_for_stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

