@@ -13,4 +13,4 @@ pub mod smoke;
 pub mod summary;
 
 pub use preflight::{PreflightOptions, PreflightOutcome, run_preflight};
-pub use runner::{RunOutcome, SuiteContext, SuiteName, run_suites};
+pub use runner::{Recorder, RunOutcome, SuiteContext, SuiteName, SuiteOptions, run_suites};

@@ -1,11 +1,16 @@
-//! Runs suites in order, item by item, handing each finished record to the caller at once (the
-//! journal), and stopping cleanly — with every finished item kept — on cancellation or when the
-//! endpoint goes away.
+//! Runs suites in order, handing each finished record to the caller at once (the journal), and
+//! stopping cleanly — with every finished item kept — on cancellation or when the endpoint goes
+//! away.
+//!
+//! A suite is a module with `pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>)
+//! -> SuiteResult`; to add one, add a [`SuiteName`] variant, its name, and its arm in
+//! [`run_suites`].
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::time::Duration;
 
-use bakeoff_artifact::{ItemRecord, Outcome, SuiteResult, SuiteStatus};
+use bakeoff_artifact::{EndpointFacts, ItemRecord, Outcome, SuiteResult, SuiteStatus};
 use bakeoff_client::{Client, Method};
 use tokio::sync::watch;
 
@@ -16,16 +21,11 @@ pub enum SuiteName {
     Smoke,
 }
 
-/// Suites the issue tracker plans but this build does not have yet; asking for one is a usage
-/// error, never a silent skip.
-const PLANNED: &[&str] = &[
-    "tool",
-    "session",
-    "context",
-    "intelligence",
-    "throughput",
-    "longgen",
-];
+/// Every suite this build has, in the order `--suite all` runs them.
+pub const AVAILABLE: &[SuiteName] = &[SuiteName::Smoke];
+
+/// Suites planned but not in this build; asking for one is a usage error, never a silent skip.
+const PLANNED: &[&str] = &["tool", "session", "context", "intelligence", "throughput", "longgen"];
 
 impl SuiteName {
     pub fn as_str(self) -> &'static str {
@@ -34,32 +34,111 @@ impl SuiteName {
         }
     }
 
+    fn available_list() -> String {
+        AVAILABLE.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+    }
+
     pub fn parse_list(list: &str) -> Result<Vec<SuiteName>, String> {
         let mut out = Vec::new();
         for raw in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let s = match raw {
-                "smoke" => SuiteName::Smoke,
-                other if PLANNED.contains(&other) => {
-                    return Err(format!(
-                        "suite {other:?} is not in this build yet; available: smoke"
-                    ));
+            if raw == "all" {
+                for s in AVAILABLE {
+                    if !out.contains(s) {
+                        out.push(*s);
+                    }
                 }
-                other => return Err(format!("unknown suite {other:?}; available: smoke")),
+                continue;
+            }
+            let Some(s) = AVAILABLE.iter().copied().find(|s| s.as_str() == raw) else {
+                return Err(if PLANNED.contains(&raw) {
+                    format!("suite {raw:?} is not in this build yet; available: {}", Self::available_list())
+                } else {
+                    format!("unknown suite {raw:?}; available: {}", Self::available_list())
+                });
             };
             if !out.contains(&s) {
                 out.push(s);
             }
         }
         if out.is_empty() {
-            return Err("--suite is empty; available: smoke".into());
+            return Err(format!("--suite is empty; available: {}", Self::available_list()));
         }
         Ok(out)
     }
 }
 
+/// Knobs of the suites; each suite reads its own fields. Defaults are what an operator expects.
+#[derive(Debug, Clone, Default)]
+pub struct SuiteOptions {}
+
+/// What every suite may read.
 pub struct SuiteContext<'a> {
     pub client: &'a Client,
     pub model: String,
+    pub facts: &'a EndpointFacts,
+    pub options: &'a SuiteOptions,
+}
+
+/// The per-suite handle on journaling and cancellation.
+pub struct Recorder<'a> {
+    suite: &'static str,
+    client: &'a Client,
+    cancel: &'a mut watch::Receiver<bool>,
+    on_item: &'a mut (dyn FnMut(&str, &ItemRecord) + Send),
+    interrupted: Option<String>,
+    recorded: usize,
+}
+
+impl Recorder<'_> {
+    /// The run must stop (operator interrupt or endpoint gone): finish the suite with what
+    /// it has.
+    pub fn stopped(&self) -> bool {
+        self.interrupted.is_some() || *self.cancel.borrow()
+    }
+
+    /// Run one request future; `None` when the operator interrupted it (the item is dropped:
+    /// it did not finish).
+    pub async fn guard<F: Future>(&mut self, fut: F) -> Option<F::Output> {
+        if self.stopped() {
+            self.interrupted.get_or_insert_with(|| "interrupted by the operator".into());
+            return None;
+        }
+        tokio::select! {
+            out = fut => Some(out),
+            _ = self.cancel.changed() => {
+                self.interrupted.get_or_insert_with(|| "interrupted by the operator".into());
+                None
+            }
+        }
+    }
+
+    /// Hand a finished item to the journal. After a connection error it checks whether the
+    /// endpoint is still there; when it is gone the run stops (returns false).
+    pub async fn record(&mut self, item: &ItemRecord) -> bool {
+        (self.on_item)(self.suite, item);
+        self.recorded += 1;
+        if item.outcome == Outcome::ConnectionError && !reachable(self.client).await {
+            self.interrupted = Some(format!(
+                "endpoint became unreachable during suite {} after {} items",
+                self.suite, self.recorded
+            ));
+            return false;
+        }
+        !self.stopped()
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.interrupted.is_some()
+    }
+
+    /// Standard result from a suite's items: status and summary by the shared rules.
+    pub fn result(&self, planned: usize, items: Vec<ItemRecord>) -> SuiteResult {
+        SuiteResult {
+            status: summary::status(planned, &items, self.interrupted()),
+            summary: summary::summarize(planned, &items),
+            items,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -70,11 +149,9 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
-    /// At least one item measured something about the model (not a request failure).
+    /// At least one suite measured something about the model (not only request failures).
     pub fn measured_anything(&self) -> bool {
-        self.suites
-            .values()
-            .any(|s| s.status != SuiteStatus::Failed)
+        self.suites.values().any(|s| s.status != SuiteStatus::Failed)
     }
 }
 
@@ -89,67 +166,32 @@ pub async fn run_suites(
         interrupted: None,
     };
     for &suite in suites {
-        let name = suite.as_str();
-        let plan = match suite {
-            SuiteName::Smoke => match smoke::items() {
-                Ok(items) => items,
-                Err(e) => {
-                    out.interrupted = Some(e.to_string());
-                    break;
-                }
-            },
+        let mut rec = Recorder {
+            suite: suite.as_str(),
+            client: ctx.client,
+            cancel: &mut *cancel,
+            on_item: &mut *on_item,
+            interrupted: None,
+            recorded: 0,
         };
-        let mut records = Vec::with_capacity(plan.len());
-        for item in &plan {
-            if *cancel.borrow() {
-                out.interrupted
-                    .get_or_insert_with(|| "interrupted by the operator".into());
-                break;
-            }
-            let rec = tokio::select! {
-                r = smoke::run_item(ctx.client, &ctx.model, item) => r,
-                _ = cancel.changed() => {
-                    out.interrupted.get_or_insert_with(|| "interrupted by the operator".into());
-                    break;
-                }
-            };
-            on_item(name, &rec);
-            let dropped = rec.outcome == Outcome::ConnectionError;
-            records.push(rec);
-            if dropped && !reachable(ctx.client).await {
-                out.interrupted = Some(format!(
-                    "endpoint became unreachable during suite {name} after {} items",
-                    records.len()
-                ));
-                break;
-            }
-        }
-        let interrupted = out.interrupted.is_some();
-        out.suites.insert(
-            name.to_string(),
-            SuiteResult {
-                status: summary::status(plan.len(), &records, interrupted),
-                summary: summary::summarize(plan.len(), &records),
-                items: records,
-            },
-        );
-        if interrupted {
+        let result = match suite {
+            SuiteName::Smoke => smoke::run(ctx, &mut rec).await,
+        };
+        let stop = rec.interrupted.take();
+        out.suites.insert(suite.as_str().to_string(), result);
+        if let Some(reason) = stop {
+            out.interrupted = Some(reason);
             break;
         }
     }
     out
 }
 
-/// Is anything still listening? A connection error on an item may be one dropped stream, or
-/// the server gone; only the second stops the run.
+/// Is anything still listening? A connection error may be one dropped stream, or the server
+/// gone; only the second stops the run.
 async fn reachable(client: &Client) -> bool {
     match client
-        .control(
-            Method::Get,
-            client.url().v1_path("models"),
-            None,
-            Duration::from_secs(3),
-        )
+        .control(Method::Get, client.url().v1_path("models"), None, Duration::from_secs(3))
         .await
     {
         Ok(_) => true,
@@ -163,20 +205,9 @@ mod tests {
 
     #[test]
     fn suite_lists() {
-        assert_eq!(
-            SuiteName::parse_list("smoke, smoke"),
-            Ok(vec![SuiteName::Smoke])
-        );
-        assert!(
-            SuiteName::parse_list("tool")
-                .unwrap_err()
-                .contains("not in this build")
-        );
-        assert!(
-            SuiteName::parse_list("nope")
-                .unwrap_err()
-                .contains("unknown suite")
-        );
+        assert_eq!(SuiteName::parse_list("smoke, smoke"), Ok(vec![SuiteName::Smoke]));
+        assert_eq!(SuiteName::parse_list("all"), Ok(AVAILABLE.to_vec()));
+        assert!(SuiteName::parse_list("nope").unwrap_err().contains("unknown suite"));
         assert!(SuiteName::parse_list("").is_err());
     }
 }

@@ -2,12 +2,13 @@
 //! endpoint answers chat requests end to end and that the instrument classifies replies; it is
 //! not a measure of skill.
 
-use bakeoff_artifact::ItemRecord;
+use bakeoff_artifact::{ItemRecord, SuiteResult};
 use bakeoff_client::Client;
 use bakeoff_wire::{ChatRequest, Message};
 use serde::Deserialize;
 
 use crate::outcome::{Check, classify, normalize_answer, record};
+use crate::runner::{Recorder, SuiteContext};
 
 const DATA: &str = include_str!("../data/smoke.json");
 
@@ -81,6 +82,27 @@ pub async fn run_item(client: &Client, model: &str, item: &SmokeItem) -> ItemRec
     let ex = client.chat_stream(&req).await;
     let (outcome, detail) = classify(&ex, |a| item.check.check(a));
     record(&item.id, &req, &ex, outcome, detail, item.check.expected())
+}
+
+/// The suite: every shipped item, in order.
+pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult {
+    let plan = match items() {
+        Ok(p) => p,
+        // Shipped data is checked by a unit test; if it is ever broken the suite measured nothing.
+        Err(_) => return rec.result(0, Vec::new()),
+    };
+    let mut done = Vec::with_capacity(plan.len());
+    for item in &plan {
+        let Some(r) = rec.guard(run_item(ctx.client, &ctx.model, item)).await else {
+            break;
+        };
+        let go_on = rec.record(&r).await;
+        done.push(r);
+        if !go_on {
+            break;
+        }
+    }
+    rec.result(plan.len(), done)
 }
 
 #[cfg(test)]

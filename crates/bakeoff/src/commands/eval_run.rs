@@ -9,7 +9,7 @@ use bakeoff_artifact::{
 };
 use bakeoff_client::Client;
 use bakeoff_client::dialect::quantization_from_name;
-use bakeoff_suites::{PreflightOutcome, SuiteContext, SuiteName, run_preflight, run_suites};
+use bakeoff_suites::{PreflightOutcome, SuiteContext, SuiteName, SuiteOptions, run_preflight, run_suites};
 use tokio::sync::watch;
 
 use super::{client_for, preflight_options};
@@ -97,9 +97,12 @@ async fn measure(
         wait_for_stop_signal().await;
         let _ = tx.send(true);
     });
+    let suite_options = SuiteOptions::default();
     let ctx = SuiteContext {
         client,
         model: model.clone(),
+        facts: &pre.discovered.facts,
+        options: &suite_options,
     };
     let mut on_item = |suite: &str, item: &bakeoff_artifact::ItemRecord| {
         if let Err(e) = journal.append(suite, item) {

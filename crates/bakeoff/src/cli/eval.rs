@@ -1,28 +1,8 @@
-//! Command-line surface (clap). Raw values only; commands validate them into built objects.
+//! `bakeoff eval …` arguments.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "bakeoff",
-    version,
-    about = "Qualify local LLM deployments with honest measurements."
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Qualify a candidate: preflight, then suites, written as evidence.
-    #[command(subcommand)]
-    Eval(EvalCommand),
-    /// Print the JSON Schema of the artifacts (schemas/artifact.v1.schema.json).
-    Schema,
-}
+use clap::{Args, Subcommand};
 
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {

@@ -1,0 +1,64 @@
+//! Test support. Real parts first: [`real_llama`] starts the real, provisioned `llama-server`
+//! with the real test model. It never skips: when the engine is missing the test fails and says
+//! how to provision it (`scripts/provision.sh`), because a skipped engine test is a test that
+//! measured nothing.
+//!
+//! [`scripted`] holds in-process servers for behaviour the small model cannot show; each
+//! fixture names the real engine behaviour it copies and where that is documented.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod scripted;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use bakeoff_seats::{LlamaServer, LlamaServerSpec, LocalEngine, cache_dir};
+use tokio::sync::{Mutex, MutexGuard};
+
+/// The provisioned engine and model; panics with the fix when they are missing.
+pub fn engine() -> LocalEngine {
+    let e = LocalEngine::in_cache(&cache_dir());
+    assert!(
+        e.is_present(),
+        "the real llama-server and test model are not provisioned under {}: run scripts/provision.sh \
+         (the README's test command does this first)",
+        cache_dir().display()
+    );
+    e
+}
+
+/// Engine tests in one test binary run one at a time: the machine has 2 cores and the
+/// measurements should not fight each other.
+pub async fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
+    LOCK.get_or_init(|| Mutex::new(())).lock().await
+}
+
+/// A temporary directory that lives as long as the test.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("tempdir")
+}
+
+/// Start the real llama-server (`-c ctx -np parallel` plus `extra`) and wait for `/health`.
+/// The server is killed when the handle drops.
+pub async fn real_llama(ctx: u32, parallel: u32, extra: &[&str], log_dir: &std::path::Path) -> LlamaServer {
+    let e = engine();
+    let spec = LlamaServerSpec {
+        bin: e.llama_server.clone(),
+        model: e.model.clone(),
+        ctx,
+        parallel,
+        alias: Some("gemma-3-270m-q4_k_m".into()),
+        extra_args: extra.iter().map(|s| s.to_string()).collect(),
+        log: log_dir.join(format!("llama-server-{ctx}-{parallel}.log")),
+    };
+    let mut s = LlamaServer::start(&spec).await.expect("start llama-server");
+    s.wait_healthy(Duration::from_secs(120)).await.expect("llama-server healthy");
+    s
+}
+
+/// The `bakeoff` binary built by cargo for integration tests of the crate that owns it.
+pub fn model_path() -> PathBuf {
+    engine().model
+}
