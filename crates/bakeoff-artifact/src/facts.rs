@@ -138,6 +138,24 @@ pub struct EndpointFacts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chat_template: Option<ChatTemplateFact>,
     pub probes: Vec<Probe>,
+    /// How the endpoint reacted to one prompt just past its window (the context suite's edge
+    /// probe): an endpoint fact, never a model failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow: Option<OverflowFact>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OverflowFact {
+    /// `rejected-exceed-context-size`, `rejected-http-<status>`, `silent-truncation`,
+    /// `accepted-beyond-window`, `connection-error`, `timeout`.
+    pub behaviour: String,
+    /// Prompt tokens sent, as the server's tokenizer counted them before sending.
+    pub prompt_tokens_sent: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
+    /// `usage.prompt_tokens` when the server accepted the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_prompt_tokens: Option<u64>,
 }
 
 /// The endpoint as recorded: its URL with any credentials stripped, and its facts.

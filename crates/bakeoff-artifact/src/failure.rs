@@ -18,6 +18,33 @@ pub enum FailureClass {
     InferenceFailing,
     /// The operator asked for a model the endpoint does not serve.
     ModelNotServed,
+    /// Requests would work but the suites refused to measure (e.g. the context window is
+    /// unknown and no `--max-model-len` was given): a configuration gap, not a serving failure.
+    NotMeasurable,
+    // Seat failures (bakeoff seat up|restart|swap|watch). Signatures, sources and remediations:
+    // bakeoff-seats `classify::TABLE`, documented in docs/failure-classes.md.
+    /// No log line for `--silence-timeout` while not ready (even if `/v1/models` answers).
+    InitWedge,
+    /// Restarts rising within the window (Docker `RestartCount`).
+    CrashLoop,
+    /// `torch.OutOfMemoryError: CUDA out of memory` and kin.
+    CudaOom,
+    /// The KV cache does not fit (`No available memory for the cache blocks`, negative KV).
+    KvCacheBudget,
+    /// The engine does not support the model's architecture.
+    UnsupportedArchitecture,
+    /// A Python module the engine needs is missing (`ModuleNotFoundError`).
+    MissingModule,
+    /// transformers does not recognise the checkpoint's `model_type`.
+    UnknownModelType,
+    /// The quantization flag does not match the checkpoint's quantization config.
+    QuantizationMismatch,
+    /// Killed by the host cgroup's OOM killer (Docker `State.OOMKilled`).
+    HostOom,
+    /// The seat's port was already bound.
+    PortInUse,
+    /// The seat exited before ready with no known signature (the code is in the seat record).
+    Exited,
 }
 
 impl std::fmt::Display for FailureClass {

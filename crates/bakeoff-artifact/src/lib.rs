@@ -10,6 +10,8 @@
 pub mod facts;
 pub mod failure;
 pub mod item;
+pub mod load;
+pub mod seat;
 pub mod slug;
 pub mod store;
 pub mod types;
@@ -17,6 +19,8 @@ pub mod types;
 pub use facts::*;
 pub use failure::*;
 pub use item::*;
+pub use load::*;
+pub use seat::*;
 pub use store::{Journal, StoreError, artifact_path, read_artifact, write_atomic};
 pub use types::*;
 

@@ -100,6 +100,28 @@ pub struct ThinkingCheck {
     pub fix: Option<String>,
 }
 
+/// Did the requested thinking mode (`--thinking on|off|default`) take effect? One probe sent
+/// with the mode's controls applied (chat_template_kwargs plus the engine's own fields).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ThinkingModeCheck {
+    /// `on`, `off` or `default`.
+    pub mode: String,
+    /// `Some(true)`: off gave no reasoning and non-empty content, or on gave reasoning;
+    /// `Some(false)`: it did not; `None`: `default` (nothing to verify) or the probe failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub took_effect: Option<bool>,
+    pub content_chars: u64,
+    pub reasoning_chars: u64,
+    /// `usage.completion_tokens_details.reasoning_tokens`, when the server gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// The request fields the mode added, as sent.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub controls: serde_json::Value,
+    /// One sentence on what was seen.
+    pub message: String,
+}
+
 /// Is this endpoint fit to be measured?
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PreflightReport {
@@ -110,6 +132,9 @@ pub struct PreflightReport {
     pub ready: ReadyCheck,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<ThinkingCheck>,
+    /// The check of `--thinking` (absent in artifacts from before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_mode: Option<ThinkingModeCheck>,
     /// How prompts can be sized in model tokens: `server /tokenize`, or `none`.
     pub tokenizer_route: String,
     pub flags: Vec<InstrumentFlag>,
@@ -199,6 +224,12 @@ pub struct Artifact {
     /// What the operator asked for, verbatim where harmless (never a key).
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub run: serde_json::Value,
+    /// Load-test sweeps of `bakeoff bench run`, by name (`throughput`); docs/metrics.md.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub load: BTreeMap<String, crate::LoadReport>,
+    /// The seat that failed to come up (`bakeoff seat …` failure artifacts only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat: Option<crate::SeatRecord>,
 }
 
 impl Artifact {
@@ -217,6 +248,8 @@ impl Artifact {
             failure: None,
             instrument_flags: Vec::new(),
             run: serde_json::Value::Null,
+            load: BTreeMap::new(),
+            seat: None,
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod discovery;
 mod error;
 mod http;
 mod reply;
+pub mod tokenize;
 mod url_util;
 
 pub use error::RequestError;

@@ -1,8 +1,24 @@
-//! Reporters. They read artifacts (and preflight reports) and render them for people; they never
-//! talk to an endpoint and never change an artifact.
+//! Reporters and the evidence registry. They read artifacts (and preflight reports) and render
+//! them for people — terminal tables, the markdown negative-results log with its
+//! superseded-claims table, one self-contained HTML page with inline SVG charts, CSV — and they
+//! keep the operator's judgments beside the artifacts: verdicts, retractions, the logbook.
+//!
+//! They never talk to an endpoint and never change an artifact: a retraction is a separate
+//! record, and reports stop counting the result it names.
 //!
 //! Model output is untrusted text: the terminal reporter strips control characters (an ANSI
-//! escape in a reply must not repaint the operator's terminal).
+//! escape in a reply must not repaint the operator's terminal), the HTML reporter escapes every
+//! byte an endpoint sent, and markdown escapes HTML and markdown punctuation.
 
+pub mod bench;
+pub mod comparison;
+pub mod csv_export;
 pub mod escape;
+pub mod evidence;
+pub mod html;
+pub mod logbook;
+pub mod markdown;
+pub mod registry;
+pub mod steps;
+pub mod svg;
 pub mod terminal;

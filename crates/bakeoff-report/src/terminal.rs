@@ -197,3 +197,105 @@ pub fn run_summary(a: &Artifact, path: &str) -> String {
     out.push_str(&format!("artifact: {path}\n"));
     out
 }
+
+/// The comparison table: candidates × suites, with each candidate's scoped verdict.
+pub fn comparison(c: &crate::comparison::Comparison) -> String {
+    let mut t = table();
+    let mut header: Vec<String> = [
+        "candidate",
+        "model",
+        "engine",
+        "quant",
+        "window",
+        "hardware",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for s in &c.suites {
+        header.push(format!("{s} (Wilson 95%)"));
+    }
+    header.push("runs".into());
+    header.push("verdict (tested configuration)".into());
+    t.set_header(header);
+    for r in &c.rows {
+        let mut row = vec![
+            for_terminal(&r.slug, 80),
+            for_terminal(&r.model, 60),
+            for_terminal(&r.engine, 40),
+            for_terminal(&r.quantization, 20),
+            r.window.clone(),
+            for_terminal(&r.hardware, 40),
+        ];
+        for s in &c.suites {
+            row.push(match r.cells.get(s) {
+                Some(cell) if cell.flags.is_empty() => cell.text.clone(),
+                Some(cell) => format!("{} ⚑ {}", cell.text, cell.flags.join(", ")),
+                None if r.runs == 0 && r.retracted > 0 => "retracted (not counted)".into(),
+                None => match &r.failure {
+                    Some(f) if r.cells.is_empty() => {
+                        format!("FAILED — {}", for_terminal(f, 60))
+                    }
+                    _ => "-".into(),
+                },
+            });
+        }
+        row.push(r.evidence_text());
+        row.push(r.verdict_text());
+        t.add_row(row);
+    }
+    t.to_string()
+}
+
+/// The dated superseded-claims table (retracted artifacts), or `None` when nothing is.
+pub fn superseded(reg: &crate::registry::Registry) -> Option<String> {
+    let mut t = table();
+    t.set_header(vec![
+        "retracted",
+        "artifact",
+        "claim (no longer counted)",
+        "reason",
+    ]);
+    let mut any = false;
+    for e in reg.retracted() {
+        let Some(r) = &e.retraction else { continue };
+        any = true;
+        let claims: Vec<String> = r
+            .claims
+            .iter()
+            .map(|c| format!("{}: {}", c.suite, c.claimed))
+            .collect();
+        t.add_row(vec![
+            r.date.format("%Y-%m-%d").to_string(),
+            e.name.clone(),
+            claims.join("; "),
+            for_terminal(&r.reason, 200),
+        ]);
+    }
+    any.then(|| t.to_string())
+}
+
+/// Everything `bakeoff report` prints.
+pub fn report(reg: &crate::registry::Registry) -> String {
+    let c = crate::comparison::build(reg);
+    let mut out = String::new();
+    if c.rows.is_empty() {
+        out.push_str(&format!(
+            "no artifacts under {} (run `bakeoff eval run --out {}` first)\n",
+            reg.dir.display(),
+            reg.dir.display()
+        ));
+    } else {
+        out.push_str(&comparison(&c));
+        out.push('\n');
+    }
+    if let Some(s) = superseded(reg) {
+        out.push_str("superseded claims (retracted; never counted above)\n");
+        out.push_str(&s);
+        out.push('\n');
+    }
+    for n in &reg.notes {
+        out.push_str(&format!("note: {}\n", for_terminal(n, 400)));
+    }
+    out
+}

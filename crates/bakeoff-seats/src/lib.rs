@@ -1,12 +1,30 @@
-//! Seats — named serving slots — and their backends. Today this crate holds the embedded
-//! default: provisioning of the pinned llama.cpp build and test model (the project's own
-//! `scripts/provision.sh`, compiled in so the binary works from any directory), and a local
-//! `llama-server` process on a free loopback port that is always stopped when its handle drops.
+//! Seats — named serving slots — and their backends. This crate owns the fleet file
+//! (`fleet.toml`, with gateway aliases from `[[route]]` or an imported LiteLLM config), the
+//! process and Docker backends behind one lifecycle ([`backend::Backend`]), the startup
+//! watchdog (starting → loading → warming → ready, ready meaning the preflight's real
+//! completion succeeded), the ONE failure-class table ([`classify::TABLE`]) and the seat
+//! operations (`up`, `down`, `restart`, `swap`, `status`) with their fail-closed gate. It
+//! also holds the embedded default: provisioning of the pinned llama.cpp build and test model,
+//! and a local `llama-server` on a free loopback port that is stopped when its handle drops.
 //!
-//! It must never stop or start anything it did not start itself without the operator's say.
+//! It must never stop or start anything it did not start itself without the operator's say:
+//! it signals only processes whose pid *and* start time it recorded, touches only containers
+//! labelled for the seat, and never acts on a production seat without `confirm`.
 
+pub mod backend;
+pub mod classify;
+pub mod docker;
+pub mod fleet;
+pub mod hooks;
 pub mod local;
+pub mod ops;
+pub mod process;
+pub mod progress;
 pub mod provision;
+pub mod watchdog;
 
+pub use fleet::{Fleet, FleetError, Role, Seat};
 pub use local::{LlamaServer, LlamaServerSpec, SeatError};
+pub use ops::{OpsError, SeatStatus, Seats, SwapOutcome, UpOutcome};
 pub use provision::{LocalEngine, cache_dir, provision};
+pub use watchdog::{State, WatchOptions, WatchReport};

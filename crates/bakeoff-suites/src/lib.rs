@@ -6,11 +6,21 @@
 //!
 //! [`ItemRecord`]: bakeoff_artifact::ItemRecord
 
+pub mod compare;
+pub mod context;
+pub mod instrument;
+pub mod intelligence;
+pub mod longgen;
 pub mod outcome;
 pub mod preflight;
 pub mod runner;
+pub mod session;
 pub mod smoke;
 pub mod summary;
+pub mod thinking;
+pub mod throughput;
+pub mod tool;
 
 pub use preflight::{PreflightOptions, PreflightOutcome, run_preflight};
 pub use runner::{Recorder, RunOutcome, SuiteContext, SuiteName, SuiteOptions, run_suites};
+pub use thinking::ThinkingMode;

@@ -14,28 +14,52 @@ use bakeoff_artifact::{EndpointFacts, ItemRecord, Outcome, SuiteResult, SuiteSta
 use bakeoff_client::{Client, Method};
 use tokio::sync::watch;
 
-use crate::{smoke, summary};
+use crate::{intelligence, session, smoke, summary, tool};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SuiteName {
     Smoke,
+    Tool,
+    Session,
+    Intelligence,
+    Context,
+    Throughput,
+    Longgen,
 }
 
 /// Every suite this build has, in the order `--suite all` runs them.
-pub const AVAILABLE: &[SuiteName] = &[SuiteName::Smoke];
+pub const AVAILABLE: &[SuiteName] = &[
+    SuiteName::Smoke,
+    SuiteName::Tool,
+    SuiteName::Session,
+    SuiteName::Intelligence,
+    SuiteName::Context,
+    SuiteName::Throughput,
+    SuiteName::Longgen,
+];
 
 /// Suites planned but not in this build; asking for one is a usage error, never a silent skip.
-const PLANNED: &[&str] = &["tool", "session", "context", "intelligence", "throughput", "longgen"];
+const PLANNED: &[&str] = &[];
 
 impl SuiteName {
     pub fn as_str(self) -> &'static str {
         match self {
             SuiteName::Smoke => "smoke",
+            SuiteName::Tool => "tool",
+            SuiteName::Session => "session",
+            SuiteName::Intelligence => "intelligence",
+            SuiteName::Context => "context",
+            SuiteName::Throughput => "throughput",
+            SuiteName::Longgen => "longgen",
         }
     }
 
     fn available_list() -> String {
-        AVAILABLE.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        AVAILABLE
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     pub fn parse_list(list: &str) -> Result<Vec<SuiteName>, String> {
@@ -51,9 +75,15 @@ impl SuiteName {
             }
             let Some(s) = AVAILABLE.iter().copied().find(|s| s.as_str() == raw) else {
                 return Err(if PLANNED.contains(&raw) {
-                    format!("suite {raw:?} is not in this build yet; available: {}", Self::available_list())
+                    format!(
+                        "suite {raw:?} is not in this build yet; available: {}",
+                        Self::available_list()
+                    )
                 } else {
-                    format!("unknown suite {raw:?}; available: {}", Self::available_list())
+                    format!(
+                        "unknown suite {raw:?}; available: {}",
+                        Self::available_list()
+                    )
                 });
             };
             if !out.contains(&s) {
@@ -61,7 +91,10 @@ impl SuiteName {
             }
         }
         if out.is_empty() {
-            return Err(format!("--suite is empty; available: {}", Self::available_list()));
+            return Err(format!(
+                "--suite is empty; available: {}",
+                Self::available_list()
+            ));
         }
         Ok(out)
     }
@@ -69,7 +102,23 @@ impl SuiteName {
 
 /// Knobs of the suites; each suite reads its own fields. Defaults are what an operator expects.
 #[derive(Debug, Clone, Default)]
-pub struct SuiteOptions {}
+pub struct SuiteOptions {
+    /// `--thinking on|off|default`, applied to every request of every suite.
+    pub thinking: crate::thinking::ThinkingMode,
+    /// `--battery FILE`: the intelligence battery to load instead of the shipped default.
+    pub battery: Option<std::path::PathBuf>,
+    /// A subset for quick runs and tests: the first N tool cases, the first N session
+    /// conversations, the first N intelligence items of each family. `None`: everything.
+    pub limit: Option<usize>,
+    /// The context suite's targets, depths and seed.
+    pub context: crate::context::ContextOptions,
+    /// The throughput suite's sweep (concurrency levels, lengths).
+    pub throughput: crate::throughput::ThroughputOptions,
+    /// The longgen probes (count, output tokens).
+    pub longgen: crate::longgen::LonggenOptions,
+    /// Progress of the load suites' steps (drawn by the binary).
+    pub load_progress: crate::throughput::LoadProgress,
+}
 
 /// What every suite may read.
 pub struct SuiteContext<'a> {
@@ -100,7 +149,8 @@ impl Recorder<'_> {
     /// it did not finish).
     pub async fn guard<F: Future>(&mut self, fut: F) -> Option<F::Output> {
         if self.stopped() {
-            self.interrupted.get_or_insert_with(|| "interrupted by the operator".into());
+            self.interrupted
+                .get_or_insert_with(|| "interrupted by the operator".into());
             return None;
         }
         tokio::select! {
@@ -151,7 +201,9 @@ pub struct RunOutcome {
 impl RunOutcome {
     /// At least one suite measured something about the model (not only request failures).
     pub fn measured_anything(&self) -> bool {
-        self.suites.values().any(|s| s.status != SuiteStatus::Failed)
+        self.suites
+            .values()
+            .any(|s| s.status != SuiteStatus::Failed)
     }
 }
 
@@ -176,6 +228,12 @@ pub async fn run_suites(
         };
         let result = match suite {
             SuiteName::Smoke => smoke::run(ctx, &mut rec).await,
+            SuiteName::Tool => tool::run(ctx, &mut rec).await,
+            SuiteName::Session => session::run(ctx, &mut rec).await,
+            SuiteName::Intelligence => intelligence::run(ctx, &mut rec).await,
+            SuiteName::Context => crate::context::run(ctx, &mut rec).await,
+            SuiteName::Throughput => crate::throughput::run(ctx, &mut rec).await,
+            SuiteName::Longgen => crate::longgen::run(ctx, &mut rec).await,
         };
         let stop = rec.interrupted.take();
         out.suites.insert(suite.as_str().to_string(), result);
@@ -191,7 +249,12 @@ pub async fn run_suites(
 /// gone; only the second stops the run.
 async fn reachable(client: &Client) -> bool {
     match client
-        .control(Method::Get, client.url().v1_path("models"), None, Duration::from_secs(3))
+        .control(
+            Method::Get,
+            client.url().v1_path("models"),
+            None,
+            Duration::from_secs(3),
+        )
         .await
     {
         Ok(_) => true,
@@ -205,9 +268,16 @@ mod tests {
 
     #[test]
     fn suite_lists() {
-        assert_eq!(SuiteName::parse_list("smoke, smoke"), Ok(vec![SuiteName::Smoke]));
+        assert_eq!(
+            SuiteName::parse_list("smoke, smoke"),
+            Ok(vec![SuiteName::Smoke])
+        );
         assert_eq!(SuiteName::parse_list("all"), Ok(AVAILABLE.to_vec()));
-        assert!(SuiteName::parse_list("nope").unwrap_err().contains("unknown suite"));
+        assert!(
+            SuiteName::parse_list("nope")
+                .unwrap_err()
+                .contains("unknown suite")
+        );
         assert!(SuiteName::parse_list("").is_err());
     }
 }

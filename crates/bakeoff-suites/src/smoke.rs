@@ -84,6 +84,15 @@ pub async fn run_item(client: &Client, model: &str, item: &SmokeItem) -> ItemRec
     record(&item.id, &req, &ex, outcome, detail, item.check.expected())
 }
 
+/// One item with the run's options applied (`--thinking`).
+async fn run_item_in(ctx: &SuiteContext<'_>, item: &SmokeItem) -> ItemRecord {
+    let mut req = request(&ctx.model, item);
+    ctx.options.thinking.apply(ctx.facts.engine, &mut req);
+    let ex = ctx.client.chat_stream(&req).await;
+    let (outcome, detail) = classify(&ex, |a| item.check.check(a));
+    record(&item.id, &req, &ex, outcome, detail, item.check.expected())
+}
+
 /// The suite: every shipped item, in order.
 pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult {
     let plan = match items() {
@@ -93,7 +102,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     };
     let mut done = Vec::with_capacity(plan.len());
     for item in &plan {
-        let Some(r) = rec.guard(run_item(ctx.client, &ctx.model, item)).await else {
+        let Some(r) = rec.guard(run_item_in(ctx, item)).await else {
             break;
         };
         let go_on = rec.record(&r).await;

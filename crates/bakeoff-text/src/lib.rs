@@ -5,6 +5,16 @@
 //! This crate never guesses a token count from words or characters: every count comes from a
 //! real tokenizer (the server's, or a local `tokenizer.json`).
 
+pub mod haystack;
 pub mod template;
+pub mod template_diff;
+pub mod template_render;
+pub mod template_source;
 
+pub use haystack::{HaystackError, SplitMix64, TokenizedFiller, build_filler, filler_sentences};
 pub use template::{TemplateFingerprint, fingerprint, normalize_template};
+pub use template_diff::{TemplateRow, render_diff, template_table};
+pub use template_render::{
+    RenderError, RenderInput, fixed_conversation, hf_environment, render_template,
+};
+pub use template_source::{ExtractedTemplate, TemplateSourceError, extract_templates};

@@ -83,6 +83,39 @@ pub fn quantization_from_ftype(ftype: &str) -> Option<String> {
     Some(t.to_ascii_lowercase())
 }
 
+/// Request fields that turn thinking on or off on llama-server (tools/server/README.md):
+/// `chat_template_kwargs.enable_thinking` reaches templates that read it (Qwen3 and kin);
+/// `reasoning_format: "deepseek"` makes the server split any `<think>` block into
+/// `reasoning_content`, so reasoning that leaks through is seen rather than scored as content;
+/// `reasoning_effort: "none"` is llama.cpp's own off switch for templates that support effort.
+/// A hard budget exists only as a server flag (`--reasoning-budget 0`), named in remediation.
+pub fn thinking_extras(on: bool) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    m.insert(
+        "chat_template_kwargs".into(),
+        json!({ "enable_thinking": on }),
+    );
+    m.insert("reasoning_format".into(), json!("deepseek"));
+    if !on {
+        m.insert("reasoning_effort".into(), json!("none"));
+    }
+    m
+}
+
+/// llama.cpp's overflow error body: `{"error": {"type": "exceed_context_size_error", …}}`
+/// (tools/server/server-task.cpp). The type is stable; the message is not.
+pub fn is_context_overflow(body: &str) -> bool {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.get("error")?
+                .get("type")?
+                .as_str()
+                .map(|t| t == "exceed_context_size_error")
+        })
+        .unwrap_or(false)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -101,6 +134,21 @@ mod tests {
             quantization_from_ftype(p.model_ftype.as_deref().unwrap()).as_deref(),
             Some("q4_k_m")
         );
+    }
+
+    #[test]
+    fn overflow_matched_on_type_not_message() {
+        // b11434 wording, and an older build's wording with the same type.
+        assert!(is_context_overflow(
+            r#"{"error":{"code":400,"message":"request (5024 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5024,"n_ctx":4096}}"#
+        ));
+        assert!(is_context_overflow(
+            r#"{"error":{"code":400,"message":"input (9000 tokens) is larger than the max context size","type":"exceed_context_size_error"}}"#
+        ));
+        assert!(!is_context_overflow(
+            r#"{"error":{"code":400,"message":"exceeds the available context size","type":"invalid_request_error"}}"#
+        ));
+        assert!(!is_context_overflow("not json"));
     }
 
     #[test]

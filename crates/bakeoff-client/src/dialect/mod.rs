@@ -29,6 +29,47 @@ pub fn tokenize_call(engine: EngineKind, model: &str, text: &str) -> Option<Toke
     }
 }
 
+/// Request fields that ask this engine for thinking on (`true`) or off (`false`). Leaving the
+/// engine's default alone means adding nothing.
+pub fn thinking_extras(engine: EngineKind, on: bool) -> serde_json::Map<String, Value> {
+    match engine {
+        EngineKind::LlamaCpp => llamacpp::thinking_extras(on),
+        EngineKind::Vllm => vllm::thinking_extras(on),
+        EngineKind::Sglang => sglang::thinking_extras(on),
+        EngineKind::Generic => generic::thinking_extras(on),
+    }
+}
+
+/// How an endpoint reacted to a prompt past its window, as a short code recorded in artifacts:
+/// `rejected-exceed-context-size` (llama.cpp's `type: exceed_context_size_error`, matched on
+/// the type, never the message, which changes between builds), `rejected-http-<status>` (vLLM
+/// answers 400 with its own wording), `silent-truncation` (accepted, but the server counted fewer
+/// prompt tokens than were sent), `accepted-beyond-window` (the window fact may be wrong),
+/// `connection-error`.
+pub fn classify_overflow(
+    engine: EngineKind,
+    error: Option<&crate::RequestError>,
+    sent: u64,
+    server_prompt_tokens: Option<u64>,
+) -> String {
+    match error {
+        Some(crate::RequestError::Http { status, body }) => {
+            if engine == EngineKind::LlamaCpp && llamacpp::is_context_overflow(body) {
+                "rejected-exceed-context-size".into()
+            } else {
+                format!("rejected-http-{status}")
+            }
+        }
+        Some(e) if e.is_timeout() => "timeout".into(),
+        Some(_) => "connection-error".into(),
+        None => match server_prompt_tokens {
+            Some(n) if n < sent => "silent-truncation".into(),
+            Some(_) => "accepted-beyond-window".into(),
+            None => "accepted-without-usage".into(),
+        },
+    }
+}
+
 /// Token ids from a `/tokenize` reply, whichever engine sent it.
 pub fn parse_tokens(body: &Value) -> Option<Vec<u32>> {
     let arr = body.get("tokens")?.as_array()?;

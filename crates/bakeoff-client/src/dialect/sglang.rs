@@ -29,3 +29,14 @@ pub fn parse_server_info(body: &Value) -> Option<String> {
     }
     body.get("version")?.as_str().map(str::to_string)
 }
+
+/// SGLang thinking control (docs.sglang.io separate_reasoning): `chat_template_kwargs`
+/// `enable_thinking` (Qwen3) or `thinking` (DeepSeek-V3.x); both are sent.
+pub fn thinking_extras(on: bool) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    m.insert(
+        "chat_template_kwargs".into(),
+        json!({ "enable_thinking": on, "thinking": on }),
+    );
+    m
+}

@@ -21,3 +21,16 @@ pub fn tokenize_call(model: &str, text: &str) -> TokenizeCall {
 pub fn parse_version(body: &Value) -> Option<String> {
     body.get("version")?.as_str().map(str::to_string)
 }
+
+/// vLLM thinking control (docs.vllm.ai features/reasoning_outputs): request
+/// `chat_template_kwargs`; Qwen3 reads `enable_thinking`, Granite and DeepSeek-V3.1 read
+/// `thinking`, so both are sent (a template ignores kwargs it does not use). No
+/// `reasoning_effort`: vLLM validates it against low/medium/high and would reject "none".
+pub fn thinking_extras(on: bool) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    m.insert(
+        "chat_template_kwargs".into(),
+        json!({ "enable_thinking": on, "thinking": on }),
+    );
+    m
+}

@@ -234,6 +234,7 @@ pub async fn discover(client: &Client, opts: &DiscoveryOptions) -> Discovered {
             tokenize,
             chat_template: chat_template_fact,
             probes: p.probes,
+            overflow: None,
         },
         chat_template,
         quantization,

@@ -11,6 +11,9 @@ pub enum EvalCommand {
     /// Preflight, then the suites; writes DIR/<slug>.bakeoff.json (or .failure.json).
     /// Without --endpoint: provisions and starts a local llama-server with the test model.
     Run(RunArgs),
+    /// Paired comparison of two artifacts on the same items (exact McNemar per family).
+    /// Gives no verdict, and says why, when the runs are not comparable.
+    Compare(CompareArgs),
 }
 
 #[derive(Debug, Args, Clone)]
@@ -42,6 +45,11 @@ pub struct EndpointArgs {
     /// Whole-request limit, seconds.
     #[arg(long, value_name = "SECS", default_value_t = 900)]
     pub request_timeout: u64,
+    /// Thinking mode for every request: on, off, or default (send nothing). Sent as
+    /// chat_template_kwargs.enable_thinking plus the engine's own controls; preflight checks
+    /// that it took effect.
+    #[arg(long, value_name = "MODE", default_value = "default")]
+    pub thinking: String,
 }
 
 #[derive(Debug, Args)]
@@ -81,4 +89,39 @@ pub struct RunArgs {
     /// Embedded default only: llama-server -np.
     #[arg(long, default_value_t = 1)]
     pub local_parallel: u32,
+    /// Context suite: prompt sizes as the server counts them, e.g. `4k,16k,window`
+    /// (default: powers of two from 4k up to and including the window).
+    #[arg(long, value_name = "LIST")]
+    pub context_targets: Option<String>,
+    /// Context suite: needle depths in percent.
+    #[arg(long, value_name = "LIST", default_value = "0,25,50,75,100")]
+    pub context_depths: String,
+    /// Context suite: skip the one probe just past the window.
+    #[arg(long)]
+    pub no_overflow_probe: bool,
+    /// Seed for needles and filler order (runs are reproducible).
+    #[arg(long, default_value_t = 0x00C0_FFEE)]
+    pub seed: u64,
+    /// Intelligence battery (JSONL, docs/suites.md) instead of the shipped default.
+    #[arg(long, value_name = "FILE")]
+    pub battery: Option<PathBuf>,
+    /// Quick subset: the first N tool cases, session conversations, and intelligence items
+    /// per family.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Baseline artifact (A).
+    pub a: PathBuf,
+    /// Candidate artifact (B).
+    pub b: PathBuf,
+    /// Differences to compare across anyway: item-set, n, template, thinking (comma-separated
+    /// or repeated).
+    #[arg(long, value_delimiter = ',')]
+    pub allow: Vec<String>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -14,7 +14,18 @@ pub async fn run(a: PreflightArgs) -> Result<Exit, CliError> {
     };
     let client = client_for(&endpoint, &a.endpoint)?;
     let opts = preflight_options(&a.endpoint)?;
-    let out = run_preflight(&client, &opts).await;
+    let mode = bakeoff_suites::ThinkingMode::parse(&a.endpoint.thinking).map_err(usage)?;
+    let mut out = run_preflight(&client, &opts).await;
+    // The thinking-mode check: off must give no reasoning and non-empty content, on must give
+    // reasoning; otherwise a flag says so (the endpoint stays fit: the numbers need care).
+    if out.unfit.is_none() {
+        let model = out.report.model.clone().unwrap_or_else(|| "default".into());
+        let (check, flag) =
+            bakeoff_suites::thinking::verify(&client, &model, out.discovered.facts.engine, mode)
+                .await;
+        out.report.thinking_mode = Some(check);
+        out.report.flags.extend(flag);
+    }
     if a.json {
         let v = serde_json::json!({
             "endpoint": client.url().redacted(),

@@ -9,7 +9,10 @@ use bakeoff_artifact::{
 };
 use bakeoff_client::Client;
 use bakeoff_client::dialect::quantization_from_name;
-use bakeoff_suites::{PreflightOutcome, SuiteContext, SuiteName, SuiteOptions, run_preflight, run_suites};
+use bakeoff_suites::context::{self, ContextOptions};
+use bakeoff_suites::{
+    PreflightOutcome, SuiteContext, SuiteName, SuiteOptions, run_preflight, run_suites,
+};
 use tokio::sync::watch;
 
 use super::{client_for, preflight_options};
@@ -24,6 +27,7 @@ pub async fn run(a: RunArgs) -> Result<Exit, CliError> {
         slug::validate_slug(s).map_err(usage)?;
     }
     let opts = preflight_options(&a.endpoint)?;
+    let suite_options = suite_options(&a)?;
     if a.local_ctx == 0 || a.local_parallel == 0 {
         return Err(usage("--local-ctx and --local-parallel must be positive"));
     }
@@ -39,7 +43,7 @@ pub async fn run(a: RunArgs) -> Result<Exit, CliError> {
         }
     };
     let client = client_for(&endpoint, &a.endpoint)?;
-    let result = measure(&a, &client, &suites, &opts, local.as_ref()).await;
+    let result = measure(&a, &client, &suites, &opts, &suite_options, local.as_ref()).await;
     if let Some(l) = local {
         l.server.stop().await;
         eprintln!("[bakeoff] stopped the local llama-server");
@@ -52,10 +56,11 @@ async fn measure(
     client: &Client,
     suites: &[SuiteName],
     opts: &bakeoff_suites::PreflightOptions,
+    suite_options: &SuiteOptions,
     local: Option<&local_default::LocalServer>,
 ) -> Result<Exit, CliError> {
     let start = Instant::now();
-    let pre = run_preflight(client, opts).await;
+    let mut pre = run_preflight(client, opts).await;
     let mut candidate = candidate(a, client, &pre, local);
     let endpoint = EndpointRecord {
         url: client.url().redacted(),
@@ -66,6 +71,9 @@ async fn measure(
         "max_model_len_hint": opts.max_model_len,
         "ready_timeout_s": opts.ready_timeout.as_secs(),
         "embedded_default": local.is_some(),
+        "thinking": suite_options.thinking.as_str(),
+        "battery": suite_options.battery.as_ref().map(|p| p.display().to_string()),
+        "limit": suite_options.limit,
     });
 
     if let Some(unfit) = &pre.unfit {
@@ -88,6 +96,16 @@ async fn measure(
         .model
         .clone()
         .unwrap_or_else(|| "default".to_string());
+    // Does --thinking take effect on this endpoint? Checked, never assumed.
+    let (thinking_check, thinking_flag) = bakeoff_suites::thinking::verify(
+        client,
+        &model,
+        pre.discovered.facts.engine,
+        suite_options.thinking,
+    )
+    .await;
+    pre.report.thinking_mode = Some(thinking_check);
+    pre.report.flags.extend(thinking_flag);
     let mut journal = Journal::create(&a.out, &candidate.slug).map_err(usage)?;
     let mut journal_error = None;
 
@@ -97,12 +115,11 @@ async fn measure(
         wait_for_stop_signal().await;
         let _ = tx.send(true);
     });
-    let suite_options = SuiteOptions::default();
     let ctx = SuiteContext {
         client,
         model: model.clone(),
         facts: &pre.discovered.facts,
-        options: &suite_options,
+        options: suite_options,
     };
     let mut on_item = |suite: &str, item: &bakeoff_artifact::ItemRecord| {
         if let Err(e) = journal.append(suite, item) {
@@ -147,13 +164,49 @@ async fn measure(
                 }
             }
         }
-        art.failure = Some(Failure {
-            class: FailureClass::InferenceFailing,
-            message: "preflight passed but every suite request failed: nothing was measured".into(),
-            evidence,
-            elapsed_ms: start.elapsed().as_millis() as u64,
-            remediation: Some("read the engine log for the first error; rerun preflight".into()),
+        // Refusals (an unknown window, no tokenizer route) are flagged `invalid` by the suite;
+        // they are a configuration gap, not a serving failure.
+        let refusals: Vec<String> = outcome
+            .suites
+            .values()
+            .flat_map(|s| s.summary.flags.iter())
+            .filter(|f| {
+                f.severity == bakeoff_artifact::FlagSeverity::Invalid
+                    && f.code.ends_with("-refused")
+            })
+            .map(|f| f.message.clone())
+            .collect();
+        art.failure = Some(if evidence.is_empty() && !refusals.is_empty() {
+            Failure {
+                class: FailureClass::NotMeasurable,
+                message: format!("the suites refused to measure: {}", refusals.join("; ")),
+                evidence: refusals
+                    .iter()
+                    .map(|r| Evidence {
+                        what: "suite refusal".into(),
+                        detail: r.clone(),
+                    })
+                    .collect(),
+                elapsed_ms: start.elapsed().as_millis() as u64,
+                remediation: Some(
+                    "supply what the suite asked for (e.g. --max-model-len N) and rerun".into(),
+                ),
+            }
+        } else {
+            Failure {
+                class: FailureClass::InferenceFailing,
+                message: "preflight passed but every suite request failed: nothing was measured"
+                    .into(),
+                evidence,
+                elapsed_ms: start.elapsed().as_millis() as u64,
+                remediation: Some(
+                    "read the engine log for the first error; rerun preflight".into(),
+                ),
+            }
         });
+    }
+    if let (Some(facts), Some(c)) = (art.endpoint.facts.as_mut(), outcome.suites.get("context")) {
+        facts.overflow = context::overflow_fact(c);
     }
     art.suites = outcome.suites;
     let code = if !measured || art.status == RunStatus::Incomplete {
@@ -162,6 +215,20 @@ async fn measure(
         Exit::Ok
     };
     finish(a, &art, code)
+}
+
+fn context_options(a: &RunArgs) -> Result<ContextOptions, CliError> {
+    Ok(ContextOptions {
+        targets: a
+            .context_targets
+            .as_deref()
+            .map(context::parse_targets)
+            .transpose()
+            .map_err(usage)?,
+        depths: context::parse_depths(&a.context_depths).map_err(usage)?,
+        seed: a.seed,
+        overflow_probe: !a.no_overflow_probe,
+    })
 }
 
 fn finish(a: &RunArgs, art: &Artifact, code: Exit) -> Result<Exit, CliError> {
@@ -174,6 +241,7 @@ fn finish(a: &RunArgs, art: &Artifact, code: Exit) -> Result<Exit, CliError> {
             "{}",
             bakeoff_report::terminal::run_summary(art, &path.display().to_string())
         );
+        print!("{}", super::bench::suite_sweeps(art));
     }
     Ok(code)
 }
@@ -242,4 +310,23 @@ async fn wait_for_stop_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// `--thinking`, `--battery` and `--limit`, validated before anything starts.
+fn suite_options(a: &RunArgs) -> Result<SuiteOptions, CliError> {
+    let thinking = bakeoff_suites::ThinkingMode::parse(&a.endpoint.thinking).map_err(usage)?;
+    if let Some(p) = &a.battery {
+        bakeoff_suites::intelligence::load(Some(p)).map_err(usage)?;
+    }
+    if a.limit == Some(0) {
+        return Err(usage("--limit must be at least 1"));
+    }
+    Ok(SuiteOptions {
+        thinking,
+        battery: a.battery.clone(),
+        limit: a.limit,
+        context: context_options(a)?,
+        load_progress: super::bench::suite_progress(!a.json),
+        ..SuiteOptions::default()
+    })
 }

@@ -1,7 +1,16 @@
 //! One file per verb.
 
+mod audit;
+mod bench;
+mod eval_compare;
 mod eval_preflight;
 mod eval_run;
+mod log;
+mod plan;
+mod report;
+mod retract;
+mod seat;
+mod verdict;
 
 use std::time::Duration;
 
@@ -13,7 +22,17 @@ use crate::exit::{CliError, Exit, usage};
 pub async fn run(cli: Cli) -> Result<Exit, CliError> {
     match cli.command {
         Command::Eval(EvalCommand::Preflight(a)) => eval_preflight::run(a).await,
+        Command::Bench(c) => bench::run(c).await,
         Command::Eval(EvalCommand::Run(a)) => eval_run::run(a).await,
+        Command::Eval(EvalCommand::Compare(a)) => eval_compare::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Verdict(a) => verdict::run(a),
+        Command::Retract(a) => retract::run(a),
+        Command::Log(c) => log::run(c),
+        Command::Seat(c) => seat::run(c).await,
+        Command::Plan(a) => plan::run(a),
+        Command::Kv(a) => plan::kv(a),
+        Command::Audit(c) => audit::run(c).await,
         Command::Schema => {
             let s =
                 serde_json::to_string_pretty(&bakeoff_artifact::json_schema()).map_err(usage)?;

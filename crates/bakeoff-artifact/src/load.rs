@@ -1,0 +1,255 @@
+//! Load-test results (`bakeoff bench run`, the `throughput` and `longgen` suites): one report per
+//! sweep, one step per concurrency level or arrival rate, compact per-request records.
+//! Every metric is defined once, in docs/metrics.md.
+
+use std::collections::BTreeMap;
+
+use bakeoff_stats::{LatencyBucket, LatencySummary};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::InstrumentFlag;
+
+/// The harness's own ceiling against the built-in loopback target (`bakeoff bench calibrate`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HarnessCeiling {
+    /// Completed one-token requests per second.
+    pub requests_per_second: f64,
+    /// Streamed tokens (SSE events) per second.
+    pub streamed_tokens_per_second: f64,
+    /// Streams held open at once, every one of them receiving.
+    pub concurrent_streams: u64,
+    /// Peak resident memory of the process during calibration, MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_mib: Option<f64>,
+    /// How it was obtained: `measured before this sweep`, `bakeoff bench calibrate`, ….
+    pub source: String,
+}
+
+/// What was asked to pin output length, and what the server did with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PinningRecord {
+    /// `ignore_eos: true` was sent.
+    pub ignore_eos_sent: bool,
+    /// `min_tokens = max_tokens` was sent.
+    pub min_tokens_sent: bool,
+    /// Requests that finished without error.
+    pub finished: u64,
+    /// Of those, how many produced exactly the requested output length (server `usage`).
+    pub exact_length: u64,
+    /// `Some(true)`: every finished request hit its length; `Some(false)`: pinning was sent and
+    /// some did not; `None`: nothing was pinned or nothing finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub honoured: Option<bool>,
+    pub detail: String,
+}
+
+/// Client timings joined with the server's own (llama.cpp `timings`), per step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Reconciliation {
+    /// Requests whose reply carried server timings.
+    pub requests_with_timings: u64,
+    /// Median of client decode rate / server `predicted_per_second` (1.0 = the client sees the
+    /// server's speed; below 1 the client or the network is slower).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode_ratio_p50: Option<f64>,
+    /// Median of client TTFT / server `prompt_ms` (includes queueing and the first decode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ratio_p50: Option<f64>,
+    /// Median of client E2E − (server `prompt_ms` + `predicted_ms`): time the server's own
+    /// timings do not account for (queueing, HTTP, the client), ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unaccounted_ms_p50: Option<f64>,
+    /// Median server `predicted_per_second`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_decode_tps_p50: Option<f64>,
+    /// Median client decode rate, 1 / TPOT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_decode_tps_p50: Option<f64>,
+    /// Sum of `cache_n`: prompt tokens the server reused from its cache.
+    pub cache_n_total: u64,
+}
+
+/// Speculative-decoding counters over a step, from `/metrics` or llama.cpp `timings`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SpecDecode {
+    /// Where the numbers came from (`vllm /metrics`, `llama.cpp /metrics`, `llama.cpp timings`,
+    /// `sglang /metrics`).
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_tokens: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted_tokens: Option<f64>,
+    /// accepted / draft tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance_rate: Option<f64>,
+    /// Tokens per verification step (vLLM: 1 + accepted / drafts; SGLang `spec_accept_length`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_accept_length: Option<f64>,
+}
+
+/// `/metrics` counters before and after a step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MetricsDelta {
+    /// `vllm`, `sglang`, `llamacpp`.
+    pub family: String,
+    /// Counter increases (and gauge values at the end) by metric name, summed over labels.
+    pub deltas: BTreeMap<String, f64>,
+    /// Server-counted generated tokens over the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation_tokens: Option<f64>,
+    /// Client-counted output tokens / server-counted generated tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_server_token_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_decode: Option<SpecDecode>,
+}
+
+/// Goodput under `--slo`: requests meeting every objective.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Goodput {
+    /// The objectives as given, e.g. `ttft=500ms,tpot=50ms`.
+    pub slo: String,
+    pub met: u64,
+    pub of: u64,
+    pub per_second: Option<f64>,
+}
+
+/// One request, compact. Times in ms; `intended_ms`/`sent_ms` from the step's start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RequestRecord {
+    pub i: u64,
+    pub intended_ms: f64,
+    pub sent_ms: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfot_ms: Option<f64>,
+    pub e2e_ms: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_ms: Option<f64>,
+    /// Requested output tokens (`max_tokens`).
+    pub max_tokens: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// `usage`, or `client-chunks` when the server sent no usage (a labelled fallback).
+    pub token_source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    /// Text-bearing stream events.
+    pub chunks: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish: Option<String>,
+    /// Error kind (`timeout-idle`, `stream`, `http`, …) when the request failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// llama.cpp `timings.prompt_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_prompt_ms: Option<f64>,
+    /// llama.cpp `timings.predicted_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_predicted_ms: Option<f64>,
+    /// llama.cpp `timings.predicted_per_second`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_decode_tps: Option<f64>,
+    /// llama.cpp `timings.cache_n`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cache_n: Option<u64>,
+}
+
+/// Latency summaries (HDR, p50/p90/p95/p99/max) of one step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StepLatencies {
+    pub ttft: LatencySummary,
+    pub ttfot: LatencySummary,
+    pub tpot: LatencySummary,
+    pub itl: LatencySummary,
+    pub e2e: LatencySummary,
+    /// Actual − intended send time.
+    pub send_lateness: LatencySummary,
+    /// TTFT measured from the intended send time (coordinated-omission corrected).
+    pub ttft_corrected: LatencySummary,
+    /// E2E measured from the intended send time.
+    pub e2e_corrected: LatencySummary,
+}
+
+/// Log-scale histograms for charts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StepHistograms {
+    pub ttft: Vec<LatencyBucket>,
+    pub itl: Vec<LatencyBucket>,
+    pub e2e: Vec<LatencyBucket>,
+}
+
+/// One step of a sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LoadStep {
+    /// `c=8`, `poisson 20/s`, `probe 1`, ….
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+    /// Open loop: requested arrivals per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_rate: Option<f64>,
+    /// `constant` or `poisson`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<String>,
+    pub sent: u64,
+    pub ok: u64,
+    /// Failed requests by error kind.
+    pub errors: BTreeMap<String, u64>,
+    /// First intended send → last completion, s.
+    pub wall_s: f64,
+    /// Requests sent per second over the send window (first to last send).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_rate: Option<f64>,
+    /// Successful requests completed per second of wall time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_per_second: Option<f64>,
+    pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens_per_second: Option<f64>,
+    /// `usage`, `client-chunks`, or `mixed`.
+    pub token_source: String,
+    /// Mean output tokens per text-bearing chunk (above 1: several tokens per chunk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_chunk: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_output_tokens: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_prompt_tokens: Option<f64>,
+    pub latency: StepLatencies,
+    pub histograms: StepHistograms,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<Goodput>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciliation: Option<Reconciliation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<MetricsDelta>,
+    /// `client-bound`, `client-overhead-growing`, `spec-decoding-unmeasurable`, ….
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<InstrumentFlag>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<RequestRecord>,
+}
+
+/// A whole sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LoadReport {
+    /// `closed`, `open` or `probe` (longgen).
+    pub mode: String,
+    /// The plan as run (lengths, bounds, seed, pinning, prefix policy).
+    pub plan: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<HarnessCeiling>,
+    pub pinning: PinningRecord,
+    pub warmup_requests: u64,
+    pub steps: Vec<LoadStep>,
+    /// Flags of the sweep as a whole (each step's are also on the step).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<InstrumentFlag>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
+}

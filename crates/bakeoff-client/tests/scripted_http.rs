@@ -1,0 +1,205 @@
+//! The client against scripted servers for behaviour no real engine shows on demand: a stream
+//! that stalls mid-way, a server that never sends a first byte, non-JSON replies, 4xx/5xx with
+//! a body, a dead port. Each must end in a classified error, never a panic or a hang.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Response, StatusCode};
+use axum::routing::post;
+use bakeoff_client::{Client, ClientOptions, EndpointUrl, RequestError, Timeouts};
+use bakeoff_wire::{ChatRequest, Message};
+
+async fn serve(app: Router) -> (String, tokio::task::JoinHandle<()>) {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let h = tokio::spawn(async move {
+        let _ = axum::serve(l, app).await;
+    });
+    (format!("http://{addr}"), h)
+}
+
+fn client(url: &str, t: Timeouts) -> Client {
+    Client::new(
+        EndpointUrl::parse(url).unwrap(),
+        ClientOptions {
+            timeouts: t,
+            api_key: None,
+        },
+    )
+}
+
+fn short() -> Timeouts {
+    Timeouts {
+        connect: Duration::from_secs(2),
+        first_byte: Duration::from_millis(800),
+        idle: Duration::from_millis(500),
+        total: Duration::from_secs(5),
+    }
+}
+
+fn req() -> ChatRequest {
+    ChatRequest::new("m", vec![Message::user("hi")], 8, true)
+}
+
+fn chunk(content: &str) -> String {
+    format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{content}\"}}}}]}}\n\n")
+}
+
+#[tokio::test]
+async fn stall_mid_stream_is_an_idle_timeout_with_the_partial_reply_kept() {
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            let s = async_stream(vec![chunk("Hel"), chunk("lo")], Duration::from_secs(30));
+            Response::builder().header("content-type", "text/event-stream").body(Body::from_stream(s)).unwrap()
+        }),
+    );
+    let (url, _h) = serve(app).await;
+    let ex = client(&url, short()).chat_stream(&req()).await;
+    assert!(matches!(ex.error, Some(RequestError::IdleTimeout { .. })), "{:?}", ex.error);
+    assert_eq!(ex.reply.content, "Hello");
+    assert_eq!(ex.reply.chunks.len(), 2);
+    assert!(ex.reply.e2e < Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn no_first_byte_is_a_first_byte_timeout() {
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            "never"
+        }),
+    );
+    let (url, _h) = serve(app).await;
+    let ex = client(&url, short()).chat_stream(&req()).await;
+    assert!(matches!(ex.error, Some(RequestError::FirstByteTimeout { .. })), "{:?}", ex.error);
+}
+
+#[tokio::test]
+async fn http_error_keeps_status_and_body() {
+    // llama.cpp's context overflow: HTTP 400, plain JSON even when stream is true
+    // (../shared/engine/README.md "Context overflow").
+    let body = r#"{"error":{"code":400,"message":"request (39759 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":39759,"n_ctx":4096}}"#;
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(move || async move { (StatusCode::BAD_REQUEST, body) }),
+    );
+    let (url, _h) = serve(app).await;
+    let ex = client(&url, short()).chat_stream(&req()).await;
+    match ex.error {
+        Some(RequestError::Http { status, body: b }) => {
+            assert_eq!(status, 400);
+            assert!(b.contains("exceed_context_size_error"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = RequestError::Http {
+        status: 500,
+        body: "<html>\n<body>Internal\nServer Error</body>".into(),
+    };
+    assert!(!e.to_string().contains('\n'));
+}
+
+#[tokio::test]
+async fn non_json_events_are_decode_errors() {
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(|| async { Response::builder().header("content-type", "text/event-stream").body(Body::from("data: <html>oops</html>\n\n")).unwrap() }),
+    );
+    let (url, _h) = serve(app).await;
+    let ex = client(&url, short()).chat_stream(&req()).await;
+    assert!(matches!(ex.error, Some(RequestError::Decode { .. })), "{:?}", ex.error);
+    // Non-streamed: a non-JSON body with 200 is a decode error too.
+    let app = Router::new().route("/v1/chat/completions", post(|| async { "plain text" }));
+    let (url, _h2) = serve(app).await;
+    let ex = client(&url, short()).chat(&ChatRequest::new("m", vec![Message::user("hi")], 8, false)).await;
+    assert!(matches!(ex.error, Some(RequestError::Decode { .. })), "{:?}", ex.error);
+}
+
+#[tokio::test]
+async fn event_error_mid_stream_is_a_server_error() {
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            let body = format!("{}event: error\ndata: {{\"error\":{{\"message\":\"engine dead\"}}}}\n\n", chunk("a"));
+            Response::builder().header("content-type", "text/event-stream").body(Body::from(body)).unwrap()
+        }),
+    );
+    let (url, _h) = serve(app).await;
+    let ex = client(&url, short()).chat_stream(&req()).await;
+    assert!(matches!(ex.error, Some(RequestError::ServerErrorEvent { .. })), "{:?}", ex.error);
+    assert_eq!(ex.reply.content, "a");
+}
+
+#[tokio::test]
+async fn stream_cut_before_finish_is_a_stream_error() {
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(|| async { Response::builder().header("content-type", "text/event-stream").body(Body::from(chunk("partial"))).unwrap() }),
+    );
+    let (url, _h) = serve(app).await;
+    let ex = client(&url, short()).chat_stream(&req()).await;
+    assert!(matches!(ex.error, Some(RequestError::Stream { .. })), "{:?}", ex.error);
+}
+
+#[tokio::test]
+async fn dead_port_is_a_connect_error() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let ex = client(&format!("http://127.0.0.1:{port}"), short()).chat_stream(&req()).await;
+    assert!(ex.error.as_ref().is_some_and(|e| e.is_unreachable()), "{:?}", ex.error);
+}
+
+#[tokio::test]
+async fn chunk_stamps_are_taken_per_arrival() {
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            let mut parts = vec![chunk("a"), chunk("b")];
+            parts.push("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n".into());
+            let s = async_stream_gaps(parts, Duration::from_millis(120));
+            Response::builder().header("content-type", "text/event-stream").body(Body::from_stream(s)).unwrap()
+        }),
+    );
+    let (url, _h) = serve(app).await;
+    let ex = client(&url, short()).chat_stream(&req()).await;
+    assert!(ex.error.is_none(), "{:?}", ex.error);
+    let c = &ex.reply.chunks;
+    assert_eq!(c.len(), 2);
+    // The gap between the two content chunks reflects the server's pacing (tolerant: timers).
+    assert!(c[1].at > c[0].at + Duration::from_millis(60), "{c:?}");
+    assert_eq!(ex.reply.completion_tokens(), Some(2));
+    assert_eq!(ex.reply.finish_reason.as_deref(), Some("stop"));
+    assert!(ex.reply.ttft.is_some() && ex.reply.ttfot == ex.reply.ttft);
+}
+
+/// Send `parts` immediately, then hang for `hang`.
+fn async_stream(parts: Vec<String>, hang: Duration) -> impl futures_util::Stream<Item = Result<String, std::io::Error>> + Send {
+    futures_util::stream::unfold((parts.into_iter(), false), move |(mut it, hung)| async move {
+        match it.next() {
+            Some(p) => Some((Ok(p), (it, hung))),
+            None if !hung => {
+                tokio::time::sleep(hang).await;
+                None
+            }
+            None => None,
+        }
+    })
+}
+
+/// Send `parts` with `gap` before each one after the first.
+fn async_stream_gaps(parts: Vec<String>, gap: Duration) -> impl futures_util::Stream<Item = Result<String, std::io::Error>> + Send {
+    futures_util::stream::unfold((parts.into_iter(), true), move |(mut it, first)| async move {
+        let p = it.next()?;
+        if !first {
+            tokio::time::sleep(gap).await;
+        }
+        Some((Ok(p), (it, false)))
+    })
+}

@@ -1,0 +1,148 @@
+//! Prompt and output length distributions: fixed, uniform, or read from a JSONL file.
+//!
+//! Syntax (CLI and suites alike): `128` fixed; `64-256` uniform, inclusive; `@path.jsonl` one
+//! JSON object per line, the length read from the named field (`prompt_tokens` for prompts,
+//! `output_tokens` for outputs) and used in file order, cycling.
+
+use std::path::Path;
+
+use crate::LoadError;
+use crate::prng::SplitMix64;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum LengthSpec {
+    Fixed(u32),
+    Uniform {
+        min: u32,
+        max: u32,
+    },
+    /// Lengths in file order; request `i` takes `list[i % len]`.
+    List {
+        source: String,
+        lengths: Vec<u32>,
+    },
+}
+
+impl LengthSpec {
+    /// Parse `N`, `A-B` or `@file.jsonl` (reading `field` from each line).
+    pub fn parse(s: &str, field: &str) -> Result<Self, LoadError> {
+        let s = s.trim();
+        let bad = |why: &str| {
+            LoadError::Config(format!("length {s:?}: {why}; use N, A-B or @file.jsonl"))
+        };
+        if let Some(path) = s.strip_prefix('@') {
+            return Self::from_jsonl(Path::new(path), field);
+        }
+        if let Some((a, b)) = s.split_once('-') {
+            let min: u32 = a.trim().parse().map_err(|_| bad("not a number"))?;
+            let max: u32 = b.trim().parse().map_err(|_| bad("not a number"))?;
+            if min == 0 || max < min {
+                return Err(bad("a range needs 1 <= A <= B"));
+            }
+            return Ok(LengthSpec::Uniform { min, max });
+        }
+        let n: u32 = s.parse().map_err(|_| bad("not a number"))?;
+        if n == 0 {
+            return Err(bad("must be at least 1"));
+        }
+        Ok(LengthSpec::Fixed(n))
+    }
+
+    pub fn from_jsonl(path: &Path, field: &str) -> Result<Self, LoadError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| LoadError::Config(format!("cannot read {}: {e}", path.display())))?;
+        let mut lengths = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+                LoadError::Config(format!("{} line {}: not JSON: {e}", path.display(), n + 1))
+            })?;
+            let len = v
+                .get(field)
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|x| u32::try_from(x).ok())
+                .filter(|x| *x > 0)
+                .ok_or_else(|| {
+                    LoadError::Config(format!(
+                        "{} line {}: needs a positive integer field {field:?}",
+                        path.display(),
+                        n + 1
+                    ))
+                })?;
+            lengths.push(len);
+        }
+        if lengths.is_empty() {
+            return Err(LoadError::Config(format!(
+                "{} has no lines",
+                path.display()
+            )));
+        }
+        Ok(LengthSpec::List {
+            source: path.display().to_string(),
+            lengths,
+        })
+    }
+
+    /// The length of request `i`.
+    pub fn sample(&self, i: u64, rng: &mut SplitMix64) -> u32 {
+        match self {
+            LengthSpec::Fixed(n) => *n,
+            LengthSpec::Uniform { min, max } => rng.range_inclusive(*min, *max),
+            LengthSpec::List { lengths, .. } => lengths[(i % lengths.len() as u64) as usize],
+        }
+    }
+
+    pub fn max(&self) -> u32 {
+        match self {
+            LengthSpec::Fixed(n) => *n,
+            LengthSpec::Uniform { max, .. } => *max,
+            LengthSpec::List { lengths, .. } => lengths.iter().copied().max().unwrap_or(1),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            LengthSpec::Fixed(n) => format!("fixed {n}"),
+            LengthSpec::Uniform { min, max } => format!("uniform {min}-{max}"),
+            LengthSpec::List { source, lengths } => {
+                format!("{} lengths from {source}", lengths.len())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_forms() {
+        assert_eq!(LengthSpec::parse("32", "x").unwrap(), LengthSpec::Fixed(32));
+        assert_eq!(
+            LengthSpec::parse("8-16", "x").unwrap(),
+            LengthSpec::Uniform { min: 8, max: 16 }
+        );
+        assert!(LengthSpec::parse("0", "x").is_err());
+        assert!(LengthSpec::parse("9-3", "x").is_err());
+        assert!(LengthSpec::parse("abc", "x").is_err());
+    }
+
+    #[test]
+    fn jsonl_cycles_in_file_order() {
+        let dir = std::env::temp_dir().join(format!("bakeoff-load-len-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("w.jsonl");
+        std::fs::write(&p, "{\"output_tokens\":5}\n\n{\"output_tokens\":7}\n").unwrap();
+        let spec = LengthSpec::parse(&format!("@{}", p.display()), "output_tokens").unwrap();
+        let mut rng = SplitMix64::new(1);
+        let got: Vec<u32> = (0..4).map(|i| spec.sample(i, &mut rng)).collect();
+        assert_eq!(got, vec![5, 7, 5, 7]);
+        std::fs::write(&p, "{\"prompt_tokens\":5}\n").unwrap();
+        let err = LengthSpec::parse(&format!("@{}", p.display()), "output_tokens").unwrap_err();
+        assert!(err.to_string().contains("output_tokens"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

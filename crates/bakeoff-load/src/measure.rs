@@ -1,0 +1,317 @@
+//! From one [`Exchange`] to the numbers of docs/metrics.md, and from many to a step summary.
+//! The arithmetic lives here and only here.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bakeoff_artifact::{Goodput, LoadStep, RequestRecord, StepHistograms, StepLatencies};
+use bakeoff_client::Exchange;
+use bakeoff_stats::{LatencyRecorder, StatsError, rate_per_second};
+
+use crate::plan::Slo;
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Output tokens: the server's `usage.completion_tokens`, else (labelled) the number of
+/// text-bearing stream events.
+pub fn output_tokens(ex: &Exchange) -> (Option<u64>, &'static str) {
+    match ex.reply.completion_tokens() {
+        Some(n) => (Some(n), "usage"),
+        None if !ex.reply.chunks.is_empty() => {
+            (Some(ex.reply.chunks.len() as u64), "client-chunks")
+        }
+        None => (None, "none"),
+    }
+}
+
+/// TPOT = (E2E − TTFT) / (output tokens − 1); undefined below two tokens.
+pub fn tpot(e2e: Duration, ttft: Duration, tokens: u64) -> Option<Duration> {
+    if tokens < 2 || e2e < ttft {
+        return None;
+    }
+    Some((e2e - ttft) / u32::try_from(tokens - 1).unwrap_or(u32::MAX))
+}
+
+/// ITL: gaps between consecutive content- or reasoning-bearing events.
+pub fn itl_gaps(ex: &Exchange) -> Vec<Duration> {
+    let stamps: Vec<Duration> = ex
+        .reply
+        .chunks
+        .iter()
+        .filter(|c| c.content_chars > 0 || c.reasoning_chars > 0)
+        .map(|c| c.at)
+        .collect();
+    stamps
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .collect()
+}
+
+/// One finished request, as the step accumulator needs it.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub record: RequestRecord,
+    pub itl: Vec<Duration>,
+    pub lateness: Duration,
+    pub ttft: Option<Duration>,
+    pub ttfot: Option<Duration>,
+    pub e2e: Duration,
+    pub tpot: Option<Duration>,
+    /// Client decode rate, tokens/s: 1 / TPOT.
+    pub client_decode_tps: Option<f64>,
+    pub ok: bool,
+    pub draft_n: Option<u64>,
+    pub draft_accepted: Option<u64>,
+}
+
+/// Build the measurement of one request. `intended`/`sent` are offsets from the step start.
+pub fn measure(
+    i: u64,
+    intended: Duration,
+    sent: Duration,
+    max_tokens: u32,
+    ex: &Exchange,
+) -> Measured {
+    let r = &ex.reply;
+    let (tokens, source) = output_tokens(ex);
+    let tp = match (r.ttft, tokens) {
+        (Some(t), Some(n)) if ex.ok() => tpot(r.e2e, t, n),
+        _ => None,
+    };
+    let timings = r.timings.as_ref();
+    let record = RequestRecord {
+        i,
+        intended_ms: ms(intended),
+        sent_ms: ms(sent),
+        ttft_ms: r.ttft.map(ms),
+        ttfot_ms: r.ttfot.map(ms),
+        e2e_ms: ms(r.e2e),
+        tpot_ms: tp.map(ms),
+        max_tokens,
+        output_tokens: tokens,
+        token_source: source.to_string(),
+        prompt_tokens: r.prompt_tokens(),
+        chunks: r.chunks.len() as u64,
+        finish: r.finish_reason.clone(),
+        error: ex.error.as_ref().map(|e| e.kind().to_string()),
+        error_message: ex.error.as_ref().map(|e| e.to_string()),
+        server_prompt_ms: timings.and_then(|t| t.prompt_ms),
+        server_predicted_ms: timings.and_then(|t| t.predicted_ms),
+        server_decode_tps: timings.and_then(|t| t.predicted_per_second),
+        server_cache_n: timings.and_then(|t| t.cache_n),
+    };
+    Measured {
+        itl: if ex.ok() { itl_gaps(ex) } else { Vec::new() },
+        lateness: sent.saturating_sub(intended),
+        ttft: r.ttft,
+        ttfot: r.ttfot,
+        e2e: r.e2e,
+        tpot: tp,
+        client_decode_tps: tp.filter(|d| !d.is_zero()).map(|d| 1.0 / d.as_secs_f64()),
+        ok: ex.ok(),
+        draft_n: timings.and_then(|t| t.draft_n),
+        draft_accepted: timings.and_then(|t| t.draft_n_accepted),
+        record,
+    }
+}
+
+/// Collects a step's requests.
+pub struct StepAccumulator {
+    ttft: LatencyRecorder,
+    ttfot: LatencyRecorder,
+    tpot: LatencyRecorder,
+    itl: LatencyRecorder,
+    e2e: LatencyRecorder,
+    lateness: LatencyRecorder,
+    ttft_corrected: LatencyRecorder,
+    e2e_corrected: LatencyRecorder,
+    pub measured: Vec<Measured>,
+    keep: bool,
+    sent: u64,
+    ok: u64,
+    errors: BTreeMap<String, u64>,
+    output_tokens: u64,
+    prompt_tokens: u64,
+    prompt_n: u64,
+    chunks: u64,
+    sources: BTreeMap<&'static str, u64>,
+    first_intended: Option<Duration>,
+    last_sent: Option<Duration>,
+    good: u64,
+    pub draft_n: u64,
+    pub draft_accepted: u64,
+    pub slo: Option<Slo>,
+}
+
+impl StepAccumulator {
+    pub fn new(slo: Option<Slo>, keep: bool) -> Result<Self, StatsError> {
+        Ok(Self {
+            ttft: LatencyRecorder::new()?,
+            ttfot: LatencyRecorder::new()?,
+            tpot: LatencyRecorder::new()?,
+            itl: LatencyRecorder::new()?,
+            e2e: LatencyRecorder::new()?,
+            lateness: LatencyRecorder::new()?,
+            ttft_corrected: LatencyRecorder::new()?,
+            e2e_corrected: LatencyRecorder::new()?,
+            measured: Vec::new(),
+            keep,
+            sent: 0,
+            ok: 0,
+            errors: BTreeMap::new(),
+            output_tokens: 0,
+            prompt_tokens: 0,
+            prompt_n: 0,
+            chunks: 0,
+            sources: BTreeMap::new(),
+            first_intended: None,
+            last_sent: None,
+            good: 0,
+            draft_n: 0,
+            draft_accepted: 0,
+            slo,
+        })
+    }
+
+    pub fn add(&mut self, m: Measured) {
+        self.sent += 1;
+        let sent = Duration::from_secs_f64(m.record.sent_ms / 1000.0);
+        let intended = Duration::from_secs_f64(m.record.intended_ms / 1000.0);
+        self.first_intended = Some(self.first_intended.map_or(intended, |f| f.min(intended)));
+        self.last_sent = Some(self.last_sent.map_or(sent, |l| l.max(sent)));
+        self.lateness.record(m.lateness);
+        if m.ok {
+            self.ok += 1;
+            if let Some(t) = m.ttft {
+                self.ttft.record(t);
+                self.ttft_corrected.record(t + m.lateness);
+            }
+            if let Some(t) = m.ttfot {
+                self.ttfot.record(t);
+            }
+            if let Some(t) = m.tpot {
+                self.tpot.record(t);
+            }
+            for g in &m.itl {
+                self.itl.record(*g);
+            }
+            self.e2e.record(m.e2e);
+            self.e2e_corrected.record(m.e2e + m.lateness);
+            if let Some(n) = m.record.output_tokens {
+                self.output_tokens += n;
+            }
+            if let Some(p) = m.record.prompt_tokens {
+                self.prompt_tokens += p;
+                self.prompt_n += 1;
+            }
+            self.chunks += m.record.chunks;
+            let src = if m.record.token_source == "usage" {
+                "usage"
+            } else {
+                "client-chunks"
+            };
+            *self.sources.entry(src).or_insert(0) += 1;
+            if self.slo.is_some_and(|s| meets(&s, &m)) {
+                self.good += 1;
+            }
+            self.draft_n += m.draft_n.unwrap_or(0);
+            self.draft_accepted += m.draft_accepted.unwrap_or(0);
+        } else {
+            let kind = m.record.error.clone().unwrap_or_else(|| "unknown".into());
+            *self.errors.entry(kind).or_insert(0) += 1;
+        }
+        self.measured.push(m);
+    }
+
+    /// Speculative decoding as llama.cpp's per-request `timings` saw it (`draft_n`,
+    /// `draft_n_accepted`), when any request drafted.
+    pub fn timings_spec_decode(&self) -> Option<bakeoff_artifact::SpecDecode> {
+        (self.draft_n > 0).then(|| bakeoff_artifact::SpecDecode {
+            source: "llama.cpp timings".into(),
+            draft_tokens: Some(self.draft_n as f64),
+            accepted_tokens: Some(self.draft_accepted as f64),
+            acceptance_rate: Some(self.draft_accepted as f64 / self.draft_n as f64),
+            mean_accept_length: None,
+        })
+    }
+
+    /// The step summary. `wall` runs from the step's start to its last completion.
+    pub fn finish(self, label: String, wall: Duration) -> LoadStep {
+        let wall_s = wall.as_secs_f64();
+        let send_window = match (self.first_intended, self.last_sent) {
+            (Some(a), Some(b)) if b > a => Some((b - a).as_secs_f64()),
+            _ => None,
+        };
+        // n arrivals span n − 1 gaps. The window runs from the first *intended* send (the
+        // schedule's origin) to the last actual send, so a late start cannot shorten it and
+        // inflate the rate, and a dispatcher falling behind lengthens it.
+        let achieved_rate =
+            send_window.and_then(|w| rate_per_second(self.sent.saturating_sub(1), w));
+        let token_source = match (self.sources.get("usage"), self.sources.get("client-chunks")) {
+            (Some(_), None) => "usage",
+            (None, Some(_)) => "client-chunks",
+            (Some(_), Some(_)) => "mixed",
+            (None, None) => "none",
+        };
+        let goodput = self.slo.map(|s| Goodput {
+            slo: s.describe(),
+            met: self.good,
+            of: self.sent,
+            per_second: rate_per_second(self.good, wall_s),
+        });
+        LoadStep {
+            label,
+            concurrency: None,
+            requested_rate: None,
+            arrival: None,
+            sent: self.sent,
+            ok: self.ok,
+            errors: self.errors,
+            wall_s,
+            achieved_rate,
+            requests_per_second: rate_per_second(self.ok, wall_s),
+            output_tokens: self.output_tokens,
+            output_tokens_per_second: rate_per_second(self.output_tokens, wall_s),
+            token_source: token_source.to_string(),
+            tokens_per_chunk: (self.chunks > 0)
+                .then(|| self.output_tokens as f64 / self.chunks as f64),
+            mean_output_tokens: (self.ok > 0).then(|| self.output_tokens as f64 / self.ok as f64),
+            mean_prompt_tokens: (self.prompt_n > 0)
+                .then(|| self.prompt_tokens as f64 / self.prompt_n as f64),
+            latency: StepLatencies {
+                ttft: self.ttft.summary(),
+                ttfot: self.ttfot.summary(),
+                tpot: self.tpot.summary(),
+                itl: self.itl.summary(),
+                e2e: self.e2e.summary(),
+                send_lateness: self.lateness.summary(),
+                ttft_corrected: self.ttft_corrected.summary(),
+                e2e_corrected: self.e2e_corrected.summary(),
+            },
+            histograms: StepHistograms {
+                ttft: self.ttft.buckets(),
+                itl: self.itl.buckets(),
+                e2e: self.e2e.buckets(),
+            },
+            goodput,
+            reconciliation: crate::reconcile::step(&self.measured),
+            metrics: None,
+            flags: Vec::new(),
+            requests: if self.keep {
+                self.measured.into_iter().map(|m| m.record).collect()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+/// Every objective given is met (measured from the actual send: the server's service level).
+fn meets(slo: &Slo, m: &Measured) -> bool {
+    let ok_ttft = slo.ttft.is_none_or(|l| m.ttft.is_some_and(|t| t <= l));
+    let ok_tpot = slo.tpot.is_none_or(|l| m.tpot.is_some_and(|t| t <= l));
+    let ok_e2e = slo.e2e.is_none_or(|l| m.e2e <= l);
+    ok_ttft && ok_tpot && ok_e2e
+}

@@ -1,0 +1,269 @@
+//! What a sweep will do: mode and steps, bounds, lengths, pinning, prefixes, SLOs.
+
+use std::time::Duration;
+
+use bakeoff_artifact::HarnessCeiling;
+
+use crate::LoadError;
+use crate::lengths::LengthSpec;
+use crate::pin::PinPolicy;
+use crate::schedule::Arrival;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// A fixed number of workers, each sending its next request when the last one finished.
+    Closed { concurrency: Vec<u32> },
+    /// Requests sent on a schedule regardless of how many are in flight.
+    Open {
+        rates: Vec<f64>,
+        arrival: Arrival,
+        /// In-flight cap; above it a request waits and its lateness is recorded (never dropped).
+        max_in_flight: Option<usize>,
+    },
+}
+
+/// Each step ends when either bound is reached (at least one is required).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepBound {
+    pub requests: Option<u64>,
+    pub duration: Option<Duration>,
+}
+
+/// Service-level objectives for goodput: a request is "good" when it meets every one given.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Slo {
+    pub ttft: Option<Duration>,
+    pub tpot: Option<Duration>,
+    pub e2e: Option<Duration>,
+}
+
+impl Slo {
+    /// `ttft=500ms,tpot=50ms,e2e=10s` (units `ms` or `s`; a bare number is ms).
+    pub fn parse(s: &str) -> Result<Self, LoadError> {
+        let mut slo = Slo::default();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = part.split_once('=').ok_or_else(|| {
+                LoadError::Config(format!(
+                    "--slo {part:?}: expected key=value, e.g. ttft=500ms"
+                ))
+            })?;
+            let d = parse_duration(v).ok_or_else(|| {
+                LoadError::Config(format!(
+                    "--slo {part:?}: {v:?} is not a duration like 500ms or 2s"
+                ))
+            })?;
+            match k.trim() {
+                "ttft" => slo.ttft = Some(d),
+                "tpot" => slo.tpot = Some(d),
+                "e2e" => slo.e2e = Some(d),
+                other => {
+                    return Err(LoadError::Config(format!(
+                        "--slo key {other:?} is not one of ttft, tpot, e2e"
+                    )));
+                }
+            }
+        }
+        if slo == Slo::default() {
+            return Err(LoadError::Config(
+                "--slo is empty; e.g. ttft=500ms,tpot=50ms".into(),
+            ));
+        }
+        Ok(slo)
+    }
+
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for (k, v) in [("ttft", self.ttft), ("tpot", self.tpot), ("e2e", self.e2e)] {
+            if let Some(d) = v {
+                parts.push(format!("{k}={}ms", d.as_secs_f64() * 1000.0));
+            }
+        }
+        parts.join(",")
+    }
+}
+
+/// `500ms`, `2s`, `1.5s`, `250` (ms).
+pub fn parse_duration(v: &str) -> Option<Duration> {
+    let v = v.trim();
+    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (v, 0.001)
+    };
+    let x: f64 = num.trim().parse().ok()?;
+    (x.is_finite() && x >= 0.0).then(|| Duration::from_secs_f64(x * scale))
+}
+
+#[derive(Debug, Clone)]
+pub struct LoadPlan {
+    pub model: String,
+    pub mode: Mode,
+    pub bound: StepBound,
+    /// Requests sent (and discarded) before the first step, at the first step's concurrency.
+    pub warmup_requests: u64,
+    pub prompt_tokens: LengthSpec,
+    pub output_tokens: LengthSpec,
+    pub pin: PinPolicy,
+    /// Off by default: every request gets a unique leading prefix.
+    pub allow_prefix_cache: bool,
+    pub temperature: f32,
+    pub seed: u64,
+    pub slo: Option<Slo>,
+    pub ceiling: Option<HarnessCeiling>,
+    /// Scrape `/metrics` before and after each step.
+    pub scrape_metrics: bool,
+    /// Keep compact per-request records in the report.
+    pub keep_requests: bool,
+    /// Extra request fields sent verbatim (engine-specific: `calibration_pace_ms` for the
+    /// loopback target).
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl LoadPlan {
+    /// Defaults that measure a small local server quickly: c = 1,2,4,8,16,32,64, 32 requests
+    /// per step, 128-token prompts, 128 output tokens, pinned, unique prefixes.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            mode: Mode::Closed {
+                concurrency: vec![1, 2, 4, 8, 16, 32, 64],
+            },
+            bound: StepBound {
+                requests: Some(32),
+                duration: None,
+            },
+            warmup_requests: 2,
+            prompt_tokens: LengthSpec::Fixed(128),
+            output_tokens: LengthSpec::Fixed(128),
+            pin: PinPolicy::none(),
+            allow_prefix_cache: false,
+            temperature: 0.0,
+            seed: 1,
+            slo: None,
+            ceiling: None,
+            scrape_metrics: true,
+            keep_requests: true,
+            extra: serde_json::Map::new(),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), LoadError> {
+        if self.bound.requests.is_none() && self.bound.duration.is_none() {
+            return Err(LoadError::Config(
+                "each step needs a bound: --requests N and/or --duration SECS".into(),
+            ));
+        }
+        if self.bound.requests == Some(0) || self.bound.duration == Some(Duration::ZERO) {
+            return Err(LoadError::Config(
+                "--requests and --duration must be positive".into(),
+            ));
+        }
+        match &self.mode {
+            Mode::Closed { concurrency } => {
+                if concurrency.is_empty() || concurrency.contains(&0) {
+                    return Err(LoadError::Config(
+                        "--concurrency needs positive levels, e.g. 1,2,4,8".into(),
+                    ));
+                }
+            }
+            Mode::Open { rates, .. } => {
+                if rates.is_empty() || rates.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
+                    return Err(LoadError::Config(
+                        "--rate needs positive rates, e.g. 2,5,10".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The plan as recorded in the report.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mode = match &self.mode {
+            Mode::Closed { concurrency } => {
+                serde_json::json!({"closed": {"concurrency": concurrency}})
+            }
+            Mode::Open {
+                rates,
+                arrival,
+                max_in_flight,
+            } => serde_json::json!({
+                "open": {"rates": rates, "arrival": arrival.as_str(), "max_in_flight": max_in_flight}
+            }),
+        };
+        serde_json::json!({
+            "model": self.model,
+            "mode": mode,
+            "requests_per_step": self.bound.requests,
+            "duration_per_step_s": self.bound.duration.map(|d| d.as_secs_f64()),
+            "warmup_requests": self.warmup_requests,
+            "prompt_tokens": self.prompt_tokens.describe(),
+            "output_tokens": self.output_tokens.describe(),
+            "ignore_eos": self.pin.ignore_eos,
+            "min_tokens": self.pin.min_tokens,
+            "unique_prefixes": !self.allow_prefix_cache,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "slo": self.slo.map(|s| s.describe()),
+        })
+    }
+}
+
+/// `1,2,4,8` → levels.
+pub fn parse_levels(s: &str) -> Result<Vec<u32>, LoadError> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.parse::<u32>()
+                .ok()
+                .filter(|v| *v > 0)
+                .ok_or_else(|| LoadError::Config(format!("{p:?} is not a positive integer level")))
+        })
+        .collect()
+}
+
+/// `2,5.5,10` → rates per second.
+pub fn parse_rates(s: &str) -> Result<Vec<f64>, LoadError> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .ok_or_else(|| LoadError::Config(format!("{p:?} is not a positive rate")))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slo_and_durations() {
+        let s = Slo::parse("ttft=500ms,tpot=0.05s").unwrap();
+        assert_eq!(s.ttft, Some(Duration::from_millis(500)));
+        assert_eq!(s.tpot, Some(Duration::from_millis(50)));
+        assert!(Slo::parse("ttft").is_err());
+        assert!(Slo::parse("foo=1s").is_err());
+        assert_eq!(parse_duration("250"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_levels("1, 2,4").unwrap(), vec![1, 2, 4]);
+        assert!(parse_levels("1,0").is_err());
+        assert!(parse_rates("2,x").is_err());
+    }
+
+    #[test]
+    fn unbounded_step_is_refused() {
+        let mut p = LoadPlan::new("m");
+        p.bound = StepBound {
+            requests: None,
+            duration: None,
+        };
+        assert!(p.validate().is_err());
+    }
+}

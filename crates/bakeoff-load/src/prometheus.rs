@@ -1,0 +1,203 @@
+//! Prometheus text exposition (format 0.0.4), enough to difference counters across a step:
+//! `# TYPE name kind` lines, then `name{labels} value [timestamp]`. Samples are summed over
+//! labels by name; `_bucket` samples are skipped (a histogram's sum and count suffice here).
+//!
+//! Engine metric names (reference notes, engine-facts.md):
+//! - vLLM: `vllm:generation_tokens_total`, `vllm:prompt_tokens_total`,
+//!   `vllm:spec_decode_num_drafts_total`, `…_num_draft_tokens_total`, `…_num_accepted_tokens_total`.
+//! - SGLang (`--enable-metrics`): `sglang:generation_tokens_total`, `sglang:spec_accept_length`.
+//! - llama.cpp (`--metrics`): `llamacpp:tokens_predicted_total`, `llamacpp:prompt_tokens_total`,
+//!   `llamacpp:n_decode_total`, `llamacpp:spec_decode_num_{draft_tokens,accepted_tokens,drafts}_total`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bakeoff_artifact::{MetricsDelta, SpecDecode};
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Scrape {
+    pub values: BTreeMap<String, f64>,
+    pub gauges: BTreeSet<String>,
+}
+
+pub fn parse(text: &str) -> Scrape {
+    let mut s = Scrape::default();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix('#') {
+            let mut it = rest.split_whitespace();
+            if it.next() == Some("TYPE")
+                && let (Some(name), Some("gauge")) = (it.next(), it.next())
+            {
+                s.gauges.insert(name.to_string());
+            }
+            continue;
+        }
+        // The name ends at `{` or whitespace; the value follows the closing brace.
+        let (name, rest) = match line.find(['{', ' ', '\t']) {
+            Some(i) => (&line[..i], &line[i..]),
+            None => continue,
+        };
+        let rest = if rest.starts_with('{') {
+            match rest.rfind('}') {
+                Some(j) => &rest[j + 1..],
+                None => continue,
+            }
+        } else {
+            rest
+        };
+        let Some(v) = rest
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse::<f64>().ok())
+        else {
+            continue;
+        };
+        if name.ends_with("_bucket") || !v.is_finite() {
+            continue;
+        }
+        *s.values.entry(name.to_string()).or_insert(0.0) += v;
+    }
+    s
+}
+
+impl Scrape {
+    pub fn family(&self) -> Option<&'static str> {
+        for (prefix, fam) in [
+            ("vllm:", "vllm"),
+            ("sglang:", "sglang"),
+            ("llamacpp:", "llamacpp"),
+        ] {
+            if self.values.keys().any(|k| k.starts_with(prefix)) {
+                return Some(fam);
+            }
+        }
+        None
+    }
+}
+
+/// Counters differenced, gauges at their end value. `None` when the server exposes no engine
+/// metrics we know.
+pub fn delta(before: &Scrape, after: &Scrape, client_output_tokens: u64) -> Option<MetricsDelta> {
+    let family = after.family()?;
+    let mut deltas = BTreeMap::new();
+    for (k, v) in &after.values {
+        if !k.starts_with(&format!("{family}:")) {
+            continue;
+        }
+        let is_gauge = after.gauges.contains(k);
+        let d = if is_gauge {
+            *v
+        } else {
+            v - before.values.get(k).copied().unwrap_or(0.0)
+        };
+        deltas.insert(k.clone(), d);
+    }
+    let get = |k: &str| deltas.get(k).copied();
+    let generation_tokens = match family {
+        "vllm" => get("vllm:generation_tokens_total"),
+        "sglang" => get("sglang:generation_tokens_total"),
+        _ => get("llamacpp:tokens_predicted_total"),
+    };
+    let spec_decode = match family {
+        "vllm" | "llamacpp" => {
+            let drafts = get(&format!("{family}:spec_decode_num_drafts_total"));
+            let draft_tokens = get(&format!("{family}:spec_decode_num_draft_tokens_total"));
+            let accepted = get(&format!("{family}:spec_decode_num_accepted_tokens_total"));
+            match (draft_tokens, accepted) {
+                (Some(d), Some(a)) if d > 0.0 => Some(SpecDecode {
+                    source: format!("{family} /metrics"),
+                    draft_tokens: Some(d),
+                    accepted_tokens: Some(a),
+                    acceptance_rate: Some(a / d),
+                    mean_accept_length: drafts.filter(|n| *n > 0.0).map(|n| 1.0 + a / n),
+                }),
+                _ => None,
+            }
+        }
+        _ => get("sglang:spec_accept_length")
+            .filter(|v| *v > 0.0)
+            .map(|len| SpecDecode {
+                source: "sglang /metrics".into(),
+                draft_tokens: None,
+                accepted_tokens: None,
+                acceptance_rate: None,
+                mean_accept_length: Some(len),
+            }),
+    };
+    Some(MetricsDelta {
+        family: family.to_string(),
+        client_server_token_ratio: generation_tokens
+            .filter(|g| *g > 0.0)
+            .map(|g| client_output_tokens as f64 / g),
+        generation_tokens,
+        deltas,
+        spec_decode,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const VLLM_BEFORE: &str = "# HELP vllm:generation_tokens Number of generation tokens.\n\
+# TYPE vllm:generation_tokens counter\n\
+vllm:generation_tokens_total{engine=\"0\",model_name=\"m\"} 100.0\n\
+# TYPE vllm:num_requests_running gauge\n\
+vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 0.0\n\
+vllm:spec_decode_num_drafts_total{engine=\"0\",model_name=\"m\"} 10.0\n\
+vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"m\"} 30.0\n\
+vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"m\"} 15.0\n\
+vllm:e2e_request_latency_seconds_bucket{le=\"1.0\"} 4.0\n";
+
+    const VLLM_AFTER: &str = "# TYPE vllm:num_requests_running gauge\n\
+vllm:generation_tokens_total{engine=\"0\",model_name=\"m\"} 1100.0\n\
+vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3.0\n\
+vllm:spec_decode_num_drafts_total{engine=\"0\",model_name=\"m\"} 110.0\n\
+vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"m\"} 330.0\n\
+vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"m\"} 215.0\n";
+
+    #[test]
+    fn vllm_counters_and_spec_decode() {
+        let d = delta(&parse(VLLM_BEFORE), &parse(VLLM_AFTER), 990).unwrap();
+        assert_eq!(d.family, "vllm");
+        assert_eq!(d.generation_tokens, Some(1000.0));
+        assert_eq!(d.deltas["vllm:num_requests_running"], 3.0);
+        assert_eq!(d.client_server_token_ratio, Some(0.99));
+        let s = d.spec_decode.unwrap();
+        // 200 accepted of 300 drafted over 100 drafts: rate 2/3, 1 + 200/100 = 3 tokens a step.
+        assert!((s.acceptance_rate.unwrap() - 200.0 / 300.0).abs() < 1e-12);
+        assert_eq!(s.mean_accept_length, Some(3.0));
+        assert!(
+            !d.deltas
+                .contains_key("vllm:e2e_request_latency_seconds_bucket")
+        );
+    }
+
+    #[test]
+    fn llamacpp_and_labels_summed() {
+        let before = parse("llamacpp:tokens_predicted_total 10\nllamacpp:requests_processing 0\n");
+        let after = parse(
+            "# TYPE llamacpp:requests_processing gauge\nllamacpp:tokens_predicted_total 74\nllamacpp:requests_processing 2\n",
+        );
+        let d = delta(&before, &after, 64).unwrap();
+        assert_eq!(d.generation_tokens, Some(64.0));
+        assert_eq!(d.client_server_token_ratio, Some(1.0));
+        assert!(d.spec_decode.is_none());
+        let s = parse("x{a=\"1\"} 2\nx{a=\"2\"} 3 1700000000\n");
+        assert_eq!(s.values["x"], 5.0);
+        assert!(delta(&s, &s, 0).is_none());
+    }
+
+    #[test]
+    fn sglang_accept_length() {
+        let a = parse(
+            "# TYPE sglang:spec_accept_length gauge\nsglang:spec_accept_length{x=\"y\"} 2.5\n",
+        );
+        let d = delta(&Scrape::default(), &a, 0).unwrap();
+        assert_eq!(d.spec_decode.unwrap().mean_accept_length, Some(2.5));
+    }
+}

@@ -1,0 +1,547 @@
+//! Runs a [`LoadPlan`]: warm-up, then each step (closed loop or open loop), scraping
+//! `/metrics` around each, and assembles the [`LoadReport`].
+//!
+//! Timing rules (docs/metrics.md): every request records its intended and actual send time as
+//! offsets from its step's start; the client stamps each network chunk before parsing it
+//! (`bakeoff_client::Client::chat_stream`); requests are never retried and never dropped — an
+//! open-loop request that cannot go on time goes late, and its lateness is recorded.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use bakeoff_artifact::{FlagSeverity, InstrumentFlag, LoadReport, LoadStep, PinningRecord};
+use bakeoff_client::Client;
+use bakeoff_wire::{ChatRequest, Message};
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
+
+use crate::measure::{StepAccumulator, measure};
+use crate::plan::{LoadPlan, Mode};
+use crate::prng::SplitMix64;
+use crate::{LoadError, prometheus, prompt, reconcile, schedule};
+
+/// Below this many mean output tokens a step cannot show what speculative decoding does: its
+/// overhead never amortizes over short completions (seeds/000, "MTP A/B methodology": 10–31
+/// token completions could not measure it; 3 × 1024-token probes could).
+pub const SPEC_DECODE_MIN_TOKENS: f64 = 256.0;
+
+/// What a person watching a sweep sees; the binary draws it (indicatif), tests ignore it.
+pub trait Progress: Send + Sync {
+    fn step_started(&self, _label: &str, _planned: Option<u64>, _duration: Option<Duration>) {}
+    fn request_finished(&self, _ok: bool) {}
+    fn step_finished(&self, _step: &LoadStep) {}
+}
+
+/// No progress display.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// One request of a step: its body and the output length it asks for.
+pub fn build_request(plan: &LoadPlan, run_nonce: u64, step: usize, i: u64) -> (ChatRequest, u32) {
+    // Per-request generator: lengths do not depend on which worker picks the request up.
+    let mut rng = SplitMix64::new(plan.seed ^ ((step as u64) << 48) ^ i.wrapping_mul(0x9E37_79B9));
+    let ptoks = plan.prompt_tokens.sample(i, &mut rng);
+    let otoks = plan.output_tokens.sample(i, &mut rng);
+    let prefix = (!plan.allow_prefix_cache).then(|| prompt::unique_prefix(run_nonce, step, i));
+    let text = prompt::build(ptoks, prefix.as_deref());
+    let mut req = ChatRequest::new(&plan.model, vec![Message::user(text)], otoks, true);
+    req.temperature = Some(plan.temperature);
+    plan.pin.apply(&mut req, otoks);
+    for (k, v) in &plan.extra {
+        req.extra.insert(k.clone(), v.clone());
+    }
+    (req, otoks)
+}
+
+struct StepSpec {
+    index: usize,
+    label: String,
+    concurrency: Option<u32>,
+    rate: Option<(f64, schedule::Arrival, Option<usize>)>,
+}
+
+/// Run the whole plan.
+pub async fn run(
+    client: &Client,
+    plan: &LoadPlan,
+    progress: Arc<dyn Progress>,
+    cancel: watch::Receiver<bool>,
+) -> Result<LoadReport, LoadError> {
+    plan.validate()?;
+    let run_nonce = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(plan.seed);
+    let specs: Vec<StepSpec> = match &plan.mode {
+        Mode::Closed { concurrency } => concurrency
+            .iter()
+            .enumerate()
+            .map(|(k, c)| StepSpec {
+                index: k + 1,
+                label: format!("c={c}"),
+                concurrency: Some(*c),
+                rate: None,
+            })
+            .collect(),
+        Mode::Open {
+            rates,
+            arrival,
+            max_in_flight,
+        } => rates
+            .iter()
+            .enumerate()
+            .map(|(k, r)| StepSpec {
+                index: k + 1,
+                label: format!("{} {r}/s", arrival.as_str()),
+                concurrency: None,
+                rate: Some((*r, *arrival, *max_in_flight)),
+            })
+            .collect(),
+    };
+
+    let mut report = LoadReport {
+        mode: match plan.mode {
+            Mode::Closed { .. } => "closed".into(),
+            Mode::Open { .. } => "open".into(),
+        },
+        plan: plan.to_json(),
+        ceiling: plan.ceiling.clone(),
+        pinning: PinningRecord {
+            ignore_eos_sent: plan.pin.ignore_eos,
+            min_tokens_sent: plan.pin.min_tokens,
+            finished: 0,
+            exact_length: 0,
+            honoured: None,
+            detail: String::new(),
+        },
+        warmup_requests: 0,
+        steps: Vec::new(),
+        flags: Vec::new(),
+        interrupted: None,
+    };
+
+    if plan.warmup_requests > 0 {
+        let c = specs.first().and_then(|s| s.concurrency).unwrap_or(1);
+        let warm = StepSpec {
+            index: 0,
+            label: "warm-up".into(),
+            concurrency: Some(c),
+            rate: None,
+        };
+        let bound = crate::plan::StepBound {
+            requests: Some(plan.warmup_requests),
+            duration: None,
+        };
+        progress.step_started("warm-up", Some(plan.warmup_requests), None);
+        let acc = closed_step(
+            client,
+            plan,
+            bound,
+            &warm,
+            run_nonce,
+            progress.clone(),
+            cancel.clone(),
+        )
+        .await?;
+        report.warmup_requests = acc.measured.len() as u64;
+    }
+
+    let mut metrics_ok = plan.scrape_metrics;
+    for spec in &specs {
+        if *cancel.borrow() {
+            report.interrupted = Some("interrupted by the operator".into());
+            break;
+        }
+        let before = if metrics_ok {
+            scrape(client).await
+        } else {
+            None
+        };
+        if before.is_none() {
+            metrics_ok = false;
+        }
+        progress.step_started(&spec.label, plan.bound.requests, plan.bound.duration);
+        let start = Instant::now();
+        let acc = match spec.rate {
+            None => {
+                closed_step(
+                    client,
+                    plan,
+                    plan.bound,
+                    spec,
+                    run_nonce,
+                    progress.clone(),
+                    cancel.clone(),
+                )
+                .await?
+            }
+            Some(_) => {
+                open_step(
+                    client,
+                    plan,
+                    spec,
+                    run_nonce,
+                    progress.clone(),
+                    cancel.clone(),
+                )
+                .await?
+            }
+        };
+        let wall = start.elapsed();
+        let after = if metrics_ok {
+            scrape(client).await
+        } else {
+            None
+        };
+        let timings_spec = acc.timings_spec_decode();
+        let mut step = acc.finish(spec.label.clone(), wall);
+        step.concurrency = spec.concurrency;
+        if let Some((r, a, _)) = spec.rate {
+            step.requested_rate = Some(r);
+            step.arrival = Some(a.as_str().into());
+        }
+        if let (Some(b), Some(a)) = (&before, &after) {
+            step.metrics = prometheus::delta(b, a, step.output_tokens);
+        }
+        attach_timings_spec(&mut step, timings_spec);
+        flag_step(plan, &mut step);
+        progress.step_finished(&step);
+        report.steps.push(step);
+        if *cancel.borrow() {
+            report.interrupted = Some("interrupted by the operator".into());
+            break;
+        }
+    }
+
+    let growth = reconcile::flag_overhead_growth(&mut report.steps);
+    report.flags.extend(growth);
+    for s in &report.steps {
+        for f in &s.flags {
+            if f.code != "client-overhead-growing" {
+                report.flags.push(f.clone());
+            }
+        }
+    }
+    report.pinning = pinning(plan, &report.steps);
+    Ok(report)
+}
+
+async fn scrape(client: &Client) -> Option<prometheus::Scrape> {
+    match client
+        .get_text(client.url().root_path("metrics"), Duration::from_secs(5))
+        .await
+    {
+        Ok((200, text)) => {
+            let s = prometheus::parse(&text);
+            s.family().map(|_| s)
+        }
+        _ => None,
+    }
+}
+
+async fn closed_step(
+    client: &Client,
+    plan: &LoadPlan,
+    bound: crate::plan::StepBound,
+    spec: &StepSpec,
+    run_nonce: u64,
+    progress: Arc<dyn Progress>,
+    cancel: watch::Receiver<bool>,
+) -> Result<StepAccumulator, LoadError> {
+    let acc = Arc::new(Mutex::new(StepAccumulator::new(
+        plan.slo,
+        plan.keep_requests,
+    )?));
+    let next = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let deadline = bound.duration.map(|d| start + d);
+    let plan = Arc::new(plan.clone());
+    let mut set = JoinSet::new();
+    for _ in 0..spec.concurrency.unwrap_or(1) {
+        let (client, plan, acc, next, progress) = (
+            client.clone(),
+            plan.clone(),
+            acc.clone(),
+            next.clone(),
+            progress.clone(),
+        );
+        let mut cancel = cancel.clone();
+        let step_index = spec.index;
+        set.spawn(async move {
+            loop {
+                if *cancel.borrow() || deadline.is_some_and(|d| Instant::now() >= d) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if bound.requests.is_some_and(|n| i >= n) {
+                    break;
+                }
+                let (req, max_tokens) = build_request(&plan, run_nonce, step_index, i);
+                // Closed loop: the request is intended the moment its worker is free.
+                let sent = start.elapsed();
+                let ex = tokio::select! {
+                    ex = client.chat_stream(&req) => ex,
+                    _ = cancel.changed() => break,
+                };
+                let m = measure(i, sent, sent, max_tokens, &ex);
+                progress.request_finished(m.ok);
+                if let Ok(mut a) = acc.lock() {
+                    a.add(m);
+                }
+            }
+        });
+    }
+    while set.join_next().await.is_some() {}
+    unwrap_acc(acc)
+}
+
+fn unwrap_acc(acc: Arc<Mutex<StepAccumulator>>) -> Result<StepAccumulator, LoadError> {
+    Arc::try_unwrap(acc)
+        .map_err(|_| LoadError::Internal("a request task outlived its step".into()))?
+        .into_inner()
+        .map_err(|_| LoadError::Internal("a request task panicked".into()))
+}
+
+/// Sleep until `t` with better than the timer's 1 ms grain: sleep to within a millisecond, then
+/// yield until the instant passes (uvloop's ~1 ms rounding made AIPerf under-deliver,
+/// ai-dynamo/aiperf#1185).
+async fn sleep_until_precise(t: Instant) {
+    loop {
+        let now = Instant::now();
+        if now >= t {
+            return;
+        }
+        if t - now > Duration::from_micros(1500) {
+            tokio::time::sleep_until((t - Duration::from_millis(1)).into()).await;
+        } else {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+async fn open_step(
+    client: &Client,
+    plan: &LoadPlan,
+    spec: &StepSpec,
+    run_nonce: u64,
+    progress: Arc<dyn Progress>,
+    mut cancel: watch::Receiver<bool>,
+) -> Result<StepAccumulator, LoadError> {
+    let Some((rate, arrival, cap)) = spec.rate else {
+        return Err(LoadError::Internal("open step without a rate".into()));
+    };
+    let offsets = schedule::offsets(
+        arrival,
+        rate,
+        plan.bound.requests,
+        plan.bound.duration,
+        plan.seed ^ (spec.index as u64),
+    );
+    let acc = Arc::new(Mutex::new(StepAccumulator::new(
+        plan.slo,
+        plan.keep_requests,
+    )?));
+    let sem = cap.map(|c| Arc::new(Semaphore::new(c.max(1))));
+    let plan = Arc::new(plan.clone());
+    let mut set = JoinSet::new();
+    let start = Instant::now();
+    for (i, off) in offsets.into_iter().enumerate() {
+        tokio::select! {
+            _ = sleep_until_precise(start + off) => {}
+            _ = cancel.changed() => break,
+        }
+        if *cancel.borrow() {
+            break;
+        }
+        let permit = match &sem {
+            Some(s) => s.clone().acquire_owned().await.ok(),
+            None => None,
+        };
+        let (client, plan, acc, progress) =
+            (client.clone(), plan.clone(), acc.clone(), progress.clone());
+        let mut cancel = cancel.clone();
+        let step_index = spec.index;
+        set.spawn(async move {
+            let i = i as u64;
+            let (req, max_tokens) = build_request(&plan, run_nonce, step_index, i);
+            let sent = start.elapsed();
+            let ex = tokio::select! {
+                ex = client.chat_stream(&req) => ex,
+                _ = cancel.changed() => return,
+            };
+            drop(permit);
+            let m = measure(i, off, sent, max_tokens, &ex);
+            progress.request_finished(m.ok);
+            if let Ok(mut a) = acc.lock() {
+                a.add(m);
+            }
+        });
+        // Reap finished tasks as we go so a long step does not hold every handle.
+        while set.try_join_next().is_some() {}
+    }
+    while set.join_next().await.is_some() {}
+    unwrap_acc(acc)
+}
+
+/// llama.cpp reports drafts per request in `timings` too; use them when `/metrics` is off.
+fn attach_timings_spec(step: &mut LoadStep, spec: Option<bakeoff_artifact::SpecDecode>) {
+    let Some(spec) = spec else { return };
+    match &mut step.metrics {
+        Some(m) if m.spec_decode.is_some() => {}
+        Some(m) => m.spec_decode = Some(spec),
+        None => {
+            step.metrics = Some(bakeoff_artifact::MetricsDelta {
+                family: "llamacpp".into(),
+                deltas: Default::default(),
+                generation_tokens: None,
+                client_server_token_ratio: None,
+                spec_decode: Some(spec),
+            })
+        }
+    }
+}
+
+fn flag(code: &str, severity: FlagSeverity, message: String) -> InstrumentFlag {
+    InstrumentFlag {
+        code: code.into(),
+        severity,
+        message,
+        suite: None,
+        count: None,
+    }
+}
+
+/// A step's own instrument flags.
+pub fn flag_step(plan: &LoadPlan, step: &mut LoadStep) {
+    if step.ok == 0 {
+        step.flags.push(flag(
+            "step-measured-nothing",
+            FlagSeverity::Invalid,
+            format!(
+                "step {}: every one of {} requests failed",
+                step.label, step.sent
+            ),
+        ));
+    }
+    if let Some(c) = &plan.ceiling {
+        let mut why = Vec::new();
+        if let Some(t) = step.output_tokens_per_second
+            && t > 0.5 * c.streamed_tokens_per_second
+        {
+            why.push(format!(
+                "{t:.0} tok/s > half the ceiling {:.0}",
+                c.streamed_tokens_per_second
+            ));
+        }
+        if let Some(r) = step.requests_per_second
+            && r > 0.5 * c.requests_per_second
+        {
+            why.push(format!(
+                "{r:.1} req/s > half the ceiling {:.1}",
+                c.requests_per_second
+            ));
+        }
+        if let Some(n) = step.concurrency
+            && f64::from(n) > 0.5 * c.concurrent_streams as f64
+        {
+            why.push(format!(
+                "{n} streams > half the ceiling {}",
+                c.concurrent_streams
+            ));
+        }
+        if !why.is_empty() {
+            step.flags.push(flag(
+                "client-bound",
+                FlagSeverity::Warning,
+                format!(
+                    "step {}: {} — the harness, not the server, may be the limit",
+                    step.label,
+                    why.join("; ")
+                ),
+            ));
+        }
+    }
+    if step.token_source != "usage" && step.ok > 0 {
+        step.flags.push(flag(
+            "token-count-fallback",
+            FlagSeverity::Warning,
+            format!(
+                "step {}: output tokens are {} (no usage from the server), counted by the client as text-bearing chunks",
+                step.label, step.token_source
+            ),
+        ));
+    }
+    if let (Some(req), Some(got)) = (step.requested_rate, step.achieved_rate)
+        && (got - req).abs() / req > 0.05
+    {
+        step.flags.push(flag(
+            "schedule-drift",
+            FlagSeverity::Warning,
+            format!(
+                "step {}: achieved {got:.2} req/s of {req} requested",
+                step.label
+            ),
+        ));
+    }
+    let spec_active = step
+        .metrics
+        .as_ref()
+        .and_then(|m| m.spec_decode.as_ref())
+        .is_some();
+    if spec_active
+        && step
+            .mean_output_tokens
+            .is_some_and(|n| n < SPEC_DECODE_MIN_TOKENS)
+    {
+        step.flags.push(flag(
+            "spec-decoding-unmeasurable",
+            FlagSeverity::Warning,
+            format!(
+                "step {}: the endpoint uses speculative decoding but completions average {:.0} tokens; \
+                 short completions cannot measure it (its overhead never amortizes) — use the longgen probes",
+                step.label,
+                step.mean_output_tokens.unwrap_or(0.0)
+            ),
+        ));
+    }
+}
+
+fn pinning(plan: &LoadPlan, steps: &[LoadStep]) -> PinningRecord {
+    let mut finished = 0;
+    let mut exact = 0;
+    for s in steps {
+        for r in &s.requests {
+            if r.error.is_none() {
+                finished += 1;
+                if r.token_source == "usage" && r.output_tokens == Some(u64::from(r.max_tokens)) {
+                    exact += 1;
+                }
+            }
+        }
+    }
+    let sent = plan.pin.ignore_eos || plan.pin.min_tokens;
+    let honoured = (sent && finished > 0).then_some(exact == finished);
+    let detail = match honoured {
+        Some(true) => {
+            format!("all {finished} finished requests produced exactly their requested length")
+        }
+        Some(false) => format!(
+            "pinning was sent but only {exact} of {finished} finished requests produced their requested length: the engine did not honour it"
+        ),
+        None if finished == 0 => {
+            "no finished request to check (or per-request records were not kept)".into()
+        }
+        None => {
+            format!("output length not pinned; {exact} of {finished} requests reached max_tokens")
+        }
+    };
+    PinningRecord {
+        ignore_eos_sent: plan.pin.ignore_eos,
+        min_tokens_sent: plan.pin.min_tokens,
+        finished,
+        exact_length: exact,
+        honoured,
+        detail,
+    }
+}

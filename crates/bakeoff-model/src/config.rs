@@ -1,0 +1,480 @@
+//! Reading a Hugging Face `config.json` into a [`KvGeometry`] and a short summary.
+//!
+//! Configs are read as untyped JSON on purpose: every model family spells the same thing
+//! differently (`head_dim` vs `attention_head_dim`, `n_groups` vs `mamba_n_groups`), and
+//! multimodal checkpoints (Gemma 3/4, Llava, Mistral 3) nest the language model's fields under
+//! `text_config`. We look in the nested text config first, then at the top level.
+//!
+//! Layer kinds are found, in this order, from:
+//! 1. `hybrid_override_pattern` (Nemotron-H: `M` Mamba, `*` attention, `-` MLP, `E` MoE),
+//! 2. `layers_block_type` or `layer_types` (`full_attention`, `sliding_attention`, `attention`,
+//!    `mamba`, `linear_attention`),
+//! 3. `attn_layer_period` + `attn_layer_offset` (Jamba),
+//! 4. `full_attention_interval` (Qwen3-Next: every Nth layer is attention, the rest Gated
+//!    DeltaNet),
+//! 5. `sliding_window` + `sliding_window_pattern` (or `_sliding_window_pattern`; layer i is full
+//!    when (i+1) % N == 0), with Gemma 2/3's built-in patterns (2 and 6) when the key is absent,
+//!    `use_sliding_window: false` honoured (Qwen2 ships a window it does not use) and
+//!    `max_window_layers` for Qwen2-style configs that do use it; otherwise a bare
+//!    `sliding_window` means every layer slides (Mistral 7B v0.1).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{ModelError, Result};
+use crate::kv::{AttentionKind, KvGeometry, MambaGeometry};
+
+/// Keys under which multimodal configs nest their language model's config.
+const NESTED_TEXT_KEYS: [&str; 3] = ["text_config", "llm_config", "language_config"];
+
+/// Refuse config files larger than this: real ones are a few kilobytes.
+const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Identity fields of a config, for the checkpoint report.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct ConfigSummary {
+    pub architectures: Vec<String>,
+    pub model_type: Option<String>,
+    /// `model_type` of the nested text config (`gemma3_text`), when there is one.
+    pub text_model_type: Option<String>,
+    /// `torch_dtype` (older) or `dtype` (transformers ≥ 4.56).
+    pub dtype: Option<String>,
+    pub max_position_embeddings: Option<u64>,
+}
+
+/// A parsed `config.json` and the path it came from (for error messages).
+#[derive(Debug, Clone)]
+pub struct HfConfig {
+    path: std::path::PathBuf,
+    root: Value,
+}
+
+impl HfConfig {
+    /// Reads and parses `path`.
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = crate::read_small_text(path, MAX_CONFIG_BYTES)?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses config JSON text; `path` only names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self> {
+        let root: Value = serde_json::from_str(text).map_err(|source| ModelError::Json {
+            path: path.to_owned(),
+            source,
+        })?;
+        if !root.is_object() {
+            return Err(ModelError::malformed(
+                path,
+                "config.json is not a JSON object",
+                "point at a Hugging Face config.json",
+            ));
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            root,
+        })
+    }
+
+    /// The raw JSON.
+    pub fn json(&self) -> &Value {
+        &self.root
+    }
+
+    fn text(&self) -> Option<(&'static str, &Value)> {
+        NESTED_TEXT_KEYS
+            .iter()
+            .find_map(|k| self.root.get(*k).filter(|v| v.is_object()).map(|v| (*k, v)))
+    }
+
+    /// A field of the language model: nested text config first, then the top level.
+    pub fn field(&self, key: &str) -> Option<&Value> {
+        self.text()
+            .and_then(|(_, t)| t.get(key))
+            .filter(|v| !v.is_null())
+            .or_else(|| self.root.get(key).filter(|v| !v.is_null()))
+    }
+
+    fn u64_of(&self, key: &str) -> Option<u64> {
+        self.field(key).and_then(Value::as_u64)
+    }
+
+    fn first_u64(&self, keys: &[&str]) -> Option<u64> {
+        keys.iter().find_map(|k| self.u64_of(k))
+    }
+
+    fn str_of(&self, key: &str) -> Option<&str> {
+        self.field(key).and_then(Value::as_str)
+    }
+
+    fn require(&self, keys: &[&str], fix: &str) -> Result<u64> {
+        self.first_u64(keys)
+            .ok_or_else(|| ModelError::MissingField {
+                path: self.path.clone(),
+                field: keys.join("` or `"),
+                within: self.text().map(|(k, _)| k.to_owned()),
+                fix: fix.to_owned(),
+            })
+    }
+
+    /// Architectures, model types, dtype and window.
+    pub fn summary(&self) -> ConfigSummary {
+        let architectures = self
+            .root
+            .get("architectures")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        ConfigSummary {
+            architectures,
+            model_type: self
+                .root
+                .get("model_type")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            text_model_type: self
+                .text()
+                .and_then(|(_, t)| t.get("model_type"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            dtype: self.dtype().map(str::to_owned),
+            max_position_embeddings: self.u64_of("max_position_embeddings"),
+        }
+    }
+
+    fn dtype(&self) -> Option<&str> {
+        self.str_of("torch_dtype").or_else(|| self.str_of("dtype"))
+    }
+
+    fn model_type(&self) -> String {
+        self.text()
+            .and_then(|(_, t)| t.get("model_type"))
+            .or_else(|| self.root.get("model_type"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_ascii_lowercase()
+    }
+
+    /// The KV geometry of the language model.
+    pub fn kv_geometry(&self) -> Result<KvGeometry> {
+        let mut notes = Vec::new();
+        let num_layers = self.require(
+            &["num_hidden_layers", "n_layer", "num_layers"],
+            "pass a Hugging Face config.json of a decoder model",
+        )?;
+        // A hostile layer count must not make us allocate: per-layer lists are built from
+        // arrays that exist in the file, never from `num_layers` alone.
+        let (model_dtype, model_dtype_bytes) = match self.dtype() {
+            Some(d) => match crate::kv::KvCacheDtype::parse(d).and_then(|k| k.bytes()) {
+                Some(b) => (d.to_owned(), b),
+                None => {
+                    notes.push(format!("dtype `{d}` not recognised; priced as 2 bytes"));
+                    (d.to_owned(), 2)
+                }
+            },
+            None => {
+                notes.push("no torch_dtype/dtype in config.json; assumed bfloat16".into());
+                ("bfloat16".to_owned(), 2)
+            }
+        };
+
+        let attention = self.attention(&mut notes)?;
+        let kinds = self.layer_kinds(num_layers, &mut notes)?;
+        let mamba = if kinds.recurrent > 0 {
+            Some(self.mamba(kinds.recurrent, kinds.linear_attention)?)
+        } else {
+            None
+        };
+        Ok(KvGeometry {
+            num_layers,
+            attention,
+            full_attention_layers: kinds.full,
+            sliding_window_layers: kinds.sliding,
+            sliding_window: if kinds.sliding > 0 {
+                kinds.window
+            } else {
+                None
+            },
+            mamba,
+            model_dtype,
+            model_dtype_bytes,
+            notes,
+        })
+    }
+
+    fn attention(&self, notes: &mut Vec<String>) -> Result<AttentionKind> {
+        if let (Some(kv_lora_rank), Some(qk_rope_head_dim)) =
+            (self.u64_of("kv_lora_rank"), self.u64_of("qk_rope_head_dim"))
+        {
+            notes.push(format!(
+                "MLA: head size kv_lora_rank {kv_lora_rank} + qk_rope_head_dim {qk_rope_head_dim}, 1 head, no separate V"
+            ));
+            return Ok(AttentionKind::Mla {
+                kv_lora_rank,
+                qk_rope_head_dim,
+            });
+        }
+        let heads = self.require(
+            &["num_attention_heads", "n_head", "num_heads"],
+            "add num_attention_heads, or pass the language model's own config",
+        )?;
+        let num_kv_heads = match self.first_u64(&["num_key_value_heads", "num_kv_heads"]) {
+            Some(kv) => kv,
+            None => {
+                notes.push(format!(
+                    "no num_key_value_heads: defaulted to num_attention_heads ({heads})"
+                ));
+                heads
+            }
+        };
+        let head_dim = match self.first_u64(&["head_dim", "attention_head_dim"]) {
+            Some(d) => d,
+            None => {
+                let hidden = self.require(
+                    &["hidden_size", "n_embd", "d_model"],
+                    "add head_dim or hidden_size",
+                )?;
+                if heads == 0 {
+                    return Err(ModelError::malformed(
+                        &self.path,
+                        "num_attention_heads is 0",
+                        "fix num_attention_heads in config.json",
+                    ));
+                }
+                notes.push(format!(
+                    "no head_dim: hidden_size {hidden} / num_attention_heads {heads} = {}",
+                    hidden / heads
+                ));
+                hidden / heads
+            }
+        };
+        Ok(AttentionKind::Standard {
+            num_attention_heads: heads,
+            num_kv_heads,
+            head_dim,
+        })
+    }
+
+    fn layer_kinds(&self, num_layers: u64, notes: &mut Vec<String>) -> Result<LayerKinds> {
+        let window = self.u64_of("sliding_window");
+        let mut k = LayerKinds {
+            window,
+            ..LayerKinds::default()
+        };
+
+        if let Some(pattern) = self.str_of("hybrid_override_pattern") {
+            for c in pattern.chars() {
+                match c {
+                    'M' => k.recurrent += 1,
+                    '*' => k.full += 1,
+                    _ => {}
+                }
+            }
+            notes.push(format!(
+                "hybrid_override_pattern: {} attention (*), {} Mamba (M) of {} layers",
+                k.full,
+                k.recurrent,
+                pattern.chars().count()
+            ));
+            return Ok(k);
+        }
+
+        for key in ["layers_block_type", "layer_types"] {
+            let Some(list) = self.field(key).and_then(Value::as_array) else {
+                continue;
+            };
+            let mut unknown = Vec::new();
+            for item in list {
+                match item.as_str().unwrap_or("") {
+                    "full_attention" | "attention" | "global" | "full" => k.full += 1,
+                    "sliding_attention" | "sliding" | "local" | "chunked_attention" => {
+                        k.sliding += 1
+                    }
+                    "mamba" | "mamba2" | "ssm" => k.recurrent += 1,
+                    "linear_attention" => {
+                        k.recurrent += 1;
+                        k.linear_attention = true;
+                    }
+                    other => {
+                        // Priced as full attention: an over-estimate is the safe side for
+                        // a capacity plan.
+                        k.full += 1;
+                        if !unknown.contains(&other.to_owned()) {
+                            unknown.push(other.to_owned());
+                        }
+                    }
+                }
+            }
+            notes.push(format!(
+                "{key}: {} full, {} sliding, {} recurrent of {} layers",
+                k.full,
+                k.sliding,
+                k.recurrent,
+                list.len()
+            ));
+            if !unknown.is_empty() {
+                notes.push(format!(
+                    "unknown layer kinds {unknown:?} priced as full attention"
+                ));
+            }
+            if k.sliding > 0 && window.is_none() {
+                return Err(ModelError::MissingField {
+                    path: self.path.clone(),
+                    field: "sliding_window".into(),
+                    within: self.text().map(|(t, _)| t.to_owned()),
+                    fix: format!("{key} lists sliding layers; add their window size"),
+                });
+            }
+            return Ok(k);
+        }
+
+        if let (Some(period), Some(offset)) = (
+            self.u64_of("attn_layer_period"),
+            self.u64_of("attn_layer_offset"),
+        ) && period > 0
+        {
+            // Counted arithmetically, not by iterating: num_layers comes from the file.
+            k.full = if offset < period && num_layers > offset {
+                (num_layers - offset).div_ceil(period)
+            } else {
+                0
+            };
+            k.recurrent = num_layers - k.full;
+            notes.push(format!(
+                "attn_layer_period {period} / offset {offset}: {} attention, {} Mamba",
+                k.full, k.recurrent
+            ));
+            return Ok(k);
+        }
+
+        if let Some(interval) = self.u64_of("full_attention_interval").filter(|n| *n > 0) {
+            k.full = num_layers / interval;
+            k.recurrent = num_layers - k.full;
+            k.linear_attention = true;
+            notes.push(format!(
+                "full_attention_interval {interval}: {} attention, {} linear-attention",
+                k.full, k.recurrent
+            ));
+            return Ok(k);
+        }
+
+        let Some(window) = window else {
+            k.full = num_layers;
+            return Ok(k);
+        };
+        if self.field("use_sliding_window").and_then(Value::as_bool) == Some(false) {
+            notes.push(format!(
+                "sliding_window {window} ignored: use_sliding_window is false"
+            ));
+            k.full = num_layers;
+            return Ok(k);
+        }
+        let model_type = self.model_type();
+        let pattern = self
+            .first_u64(&["sliding_window_pattern", "_sliding_window_pattern"])
+            .or(match model_type.as_str() {
+                "gemma3" | "gemma3_text" => Some(6),
+                "gemma2" => Some(2),
+                _ => None,
+            });
+        if let Some(p) = pattern.filter(|p| *p > 0) {
+            k.full = num_layers / p;
+            k.sliding = num_layers - k.full;
+            notes.push(format!(
+                "sliding window {window}, pattern {p} (every {p}th layer full): {} full, {} sliding",
+                k.full, k.sliding
+            ));
+        } else if let Some(max_window_layers) = self
+            .u64_of("max_window_layers")
+            .filter(|_| model_type.starts_with("qwen"))
+        {
+            // Qwen2 (transformers): layers at index ≥ max_window_layers slide.
+            k.full = max_window_layers.min(num_layers);
+            k.sliding = num_layers - k.full;
+            notes.push(format!(
+                "sliding window {window} from layer {max_window_layers} (max_window_layers)"
+            ));
+        } else {
+            k.sliding = num_layers;
+            notes.push(format!(
+                "sliding_window {window} with no layer pattern: every layer slides (Mistral 7B v0.1 semantics)"
+            ));
+        }
+        Ok(k)
+    }
+
+    fn mamba(&self, layers: u64, linear_attention: bool) -> Result<MambaGeometry> {
+        let fix = "add the Mamba fields (conv kernel, state size, heads) or pass the model's own config.json";
+        if linear_attention {
+            return Ok(MambaGeometry::GatedDeltaNet {
+                layers,
+                num_k_heads: self.require(&["linear_num_key_heads"], fix)?,
+                num_v_heads: self.require(&["linear_num_value_heads"], fix)?,
+                head_k_dim: self.require(&["linear_key_head_dim"], fix)?,
+                head_v_dim: self.require(&["linear_value_head_dim"], fix)?,
+                conv_kernel: self.require(&["linear_conv_kernel_dim"], fix)?,
+            });
+        }
+        let conv_kernel = self.require(&["conv_kernel", "mamba_d_conv", "d_conv"], fix)?;
+        let state_size = self.require(
+            &["ssm_state_size", "mamba_d_state", "state_size", "d_state"],
+            fix,
+        )?;
+        let heads = self.first_u64(&["mamba_num_heads", "mamba_n_heads"]);
+        let head_dim = self.first_u64(&["mamba_head_dim", "mamba_d_head"]);
+        let expand = self.first_u64(&["mamba_expand", "expand"]);
+        let hidden = self.first_u64(&["hidden_size", "d_model"]);
+        let expanded = match (expand, hidden) {
+            (Some(e), Some(h)) => Some(e.saturating_mul(h)),
+            _ => None,
+        };
+        match (heads, head_dim) {
+            (Some(num_heads), Some(head_dim)) => Ok(MambaGeometry::Mamba2 {
+                layers,
+                // vLLM's nemotron_h uses heads × head_dim; granitemoehybrid uses
+                // expand × hidden. They agree for published configs; prefer the former.
+                intermediate_size: num_heads.saturating_mul(head_dim),
+                num_heads,
+                head_dim,
+                state_size,
+                n_groups: self
+                    .first_u64(&["n_groups", "mamba_n_groups", "mamba_num_groups"])
+                    .unwrap_or(1),
+                conv_kernel,
+            }),
+            _ => Ok(MambaGeometry::Mamba1 {
+                layers,
+                intermediate_size: expanded.or_else(|| self.u64_of("mamba_d_ssm")).ok_or_else(
+                    || ModelError::MissingField {
+                        path: self.path.clone(),
+                        field: "mamba_expand` and `hidden_size".into(),
+                        within: self.text().map(|(t, _)| t.to_owned()),
+                        fix: fix.to_owned(),
+                    },
+                )?,
+                state_size,
+                conv_kernel,
+            }),
+        }
+    }
+}
+
+#[derive(Default)]
+struct LayerKinds {
+    full: u64,
+    sliding: u64,
+    recurrent: u64,
+    linear_attention: bool,
+    window: Option<u64>,
+}
+
+/// Reads `config.json` at `path` and returns its KV geometry.
+pub fn kv_geometry_from_config(path: &Path) -> Result<KvGeometry> {
+    HfConfig::read(path)?.kv_geometry()
+}

@@ -1,0 +1,681 @@
+//! Our own GGUF metadata reader: header, key-value section and tensor infos, never tensor data.
+//!
+//! Layout (ggml/docs/gguf.md, little-endian, versions 2 and 3): magic `GGUF`, `u32` version,
+//! `u64` tensor count, `u64` key-value count, the key-value pairs, then one tensor info per
+//! tensor (name, `u32` n_dims, `u64` dims, `u32` ggml type, `u64` offset into the data
+//! section), padding to `general.alignment` (default 32), then the data.
+//!
+//! Large arrays (the 262,144-entry `tokenizer.ggml.tokens` of Gemma 3, scores, merges) are
+//! *sought past*: only their element type and length are kept, so reading the metadata of a
+//! 250 GB checkpoint costs a few megabytes of I/O at most. Every length read from the file is
+//! checked against the bytes that remain before anything is allocated or skipped, so a hostile
+//! or truncated file is an error, never a panic or a huge allocation.
+//!
+//! Weights size: we sum each tensor's size from its tensor info (dims × the ggml type's bytes per
+//! block, see [`crate::ggml_types`]). That is the honest number, without alignment padding. When
+//! a tensor has a type id newer than our table we fall back to `file size − data offset` and say
+//! so in [`WeightsBytesSource`].
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ModelError, Result};
+use crate::ggml_types::{ggml_type_info, llama_ftype_name};
+
+/// Arrays with at most this many elements are read; longer ones are sought past. 256 rather
+/// than a smaller number because per-layer hyperparameter arrays (`head_count_kv` per layer in
+/// OpenELM or Nemotron-H GGUFs, `sliding_window_pattern`) must be kept for up to ~130 layers.
+pub const MAX_INLINE_ARRAY_LEN: u64 = 256;
+
+/// Strings longer than this are refused even if the file is big enough: no real key or chat
+/// template comes near it, and it bounds what one hostile length can make us allocate.
+const MAX_STRING_LEN: u64 = 64 * 1024 * 1024;
+
+/// Distinct tensor types kept in the census; ggml has about 40.
+const MAX_CENSUS_TYPES: usize = 64;
+
+/// Largest layer count we expand a scalar per-layer value to.
+const MAX_LAYERS: usize = 4096;
+
+/// GGML_MAX_DIMS: a tensor info declaring more dimensions is corrupt.
+const MAX_DIMS: u32 = 4;
+
+/// A GGUF value type (`gguf_type`).
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum GgufType {
+    U8,
+    I8,
+    U16,
+    I16,
+    U32,
+    I32,
+    F32,
+    Bool,
+    String,
+    Array,
+    U64,
+    I64,
+    F64,
+}
+
+impl GgufType {
+    fn from_id(id: u32) -> Option<Self> {
+        Some(match id {
+            0 => Self::U8,
+            1 => Self::I8,
+            2 => Self::U16,
+            3 => Self::I16,
+            4 => Self::U32,
+            5 => Self::I32,
+            6 => Self::F32,
+            7 => Self::Bool,
+            8 => Self::String,
+            9 => Self::Array,
+            10 => Self::U64,
+            11 => Self::I64,
+            12 => Self::F64,
+            _ => return None,
+        })
+    }
+
+    /// Bytes per element for fixed-size types; `None` for strings and arrays.
+    fn fixed_size(self) -> Option<u64> {
+        match self {
+            Self::U8 | Self::I8 | Self::Bool => Some(1),
+            Self::U16 | Self::I16 => Some(2),
+            Self::U32 | Self::I32 | Self::F32 => Some(4),
+            Self::U64 | Self::I64 | Self::F64 => Some(8),
+            Self::String | Self::Array => None,
+        }
+    }
+}
+
+/// One metadata value.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+#[serde(tag = "type", content = "value", rename_all = "lowercase")]
+pub enum GgufValue {
+    U8(u8),
+    I8(i8),
+    U16(u16),
+    I16(i16),
+    U32(u32),
+    I32(i32),
+    F32(f32),
+    Bool(bool),
+    String(String),
+    Array(GgufArray),
+    U64(u64),
+    I64(i64),
+    F64(f64),
+}
+
+/// An array value. `values` is `None` when the array was longer than
+/// [`MAX_INLINE_ARRAY_LEN`] and was sought past.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct GgufArray {
+    pub element_type: GgufType,
+    pub len: u64,
+    pub values: Option<Vec<GgufValue>>,
+}
+
+impl GgufValue {
+    /// The value as an unsigned integer, for any integer type holding a non-negative number.
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            Self::U8(v) => Some(u64::from(v)),
+            Self::U16(v) => Some(u64::from(v)),
+            Self::U32(v) => Some(u64::from(v)),
+            Self::U64(v) => Some(v),
+            Self::I8(v) => u64::try_from(v).ok(),
+            Self::I16(v) => u64::try_from(v).ok(),
+            Self::I32(v) => u64::try_from(v).ok(),
+            Self::I64(v) => u64::try_from(v).ok(),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match *self {
+            Self::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&GgufArray> {
+        match self {
+            Self::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+/// One key-value pair, in file order.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct GgufKv {
+    pub key: String,
+    pub value: GgufValue,
+}
+
+/// Tensors of one ggml type: how many and how many bytes of data.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct GgufTensorTypeCensus {
+    /// ggml type name (`Q4_K`), or `unknown(N)` for an id newer than our table.
+    pub ggml_type: String,
+    pub tensors: u64,
+    /// `None` for unknown types, whose block size we do not know.
+    pub bytes: Option<u64>,
+}
+
+/// Where [`GgufFile::weights_bytes`] came from.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum WeightsBytesSource {
+    /// Sum of every tensor's dims × bytes per element of its type.
+    TensorInfos,
+    /// `file size − data offset` (some tensor had a type we cannot size).
+    DataSection,
+}
+
+/// What we read from a GGUF file: everything but the tensor data.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct GgufFile {
+    pub version: u32,
+    pub tensor_count: u64,
+    pub metadata: Vec<GgufKv>,
+    /// Tensor counts and bytes per ggml type, in order of first appearance.
+    pub tensor_types: Vec<GgufTensorTypeCensus>,
+    pub alignment: u64,
+    /// Byte offset of the data section (after the tensor infos, aligned).
+    pub data_offset: u64,
+    pub file_size: u64,
+    pub weights_bytes: u64,
+    pub weights_bytes_source: WeightsBytesSource,
+}
+
+/// Reads the metadata of the GGUF file at `path`.
+pub fn read_gguf_file(path: &Path) -> Result<GgufFile> {
+    let file = File::open(path).map_err(|e| ModelError::io(path, e))?;
+    read_gguf(file, path)
+}
+
+/// Reads the metadata of a GGUF stream; `path` only names it in errors.
+pub fn read_gguf<R: Read + Seek>(reader: R, path: &Path) -> Result<GgufFile> {
+    let mut r = Cursor::new(reader, path)?;
+    let magic = r.bytes::<4>("magic")?;
+    if &magic != b"GGUF" {
+        return Err(ModelError::malformed(
+            path,
+            format!("not a GGUF file (first bytes {magic:02x?}, expected `GGUF`)"),
+            "point at a .gguf file",
+        ));
+    }
+    let version = r.u32("version")?;
+    if version.swap_bytes() == 2 || version.swap_bytes() == 3 {
+        return Err(ModelError::malformed(
+            path,
+            format!("big-endian GGUF (version field reads {version:#x} little-endian)"),
+            "use the little-endian build of this model; big-endian GGUFs are only for s390x",
+        ));
+    }
+    if version != 2 && version != 3 {
+        return Err(ModelError::malformed(
+            path,
+            format!("GGUF version {version} is not supported (only 2 and 3)"),
+            "convert the file with a current llama.cpp `convert_hf_to_gguf.py`",
+        ));
+    }
+    let tensor_count = r.u64("tensor count")?;
+    let kv_count = r.u64("key-value count")?;
+
+    // No `with_capacity(kv_count)`: the count is attacker-controlled. Each pair consumes at least
+    // 13 bytes of the file, so the loop is bounded by the file size.
+    let mut metadata: Vec<GgufKv> = Vec::new();
+    // A set, not a scan of `metadata`: a hostile file of many tiny pairs must stay linear.
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..kv_count {
+        let key = r.string("metadata key")?;
+        let type_id = r.u32("metadata value type")?;
+        let value = r.value(type_id, &key)?;
+        if !seen.insert(key.clone()) {
+            // llama.cpp's gguf_init refuses duplicate keys; so do we, rather than pick one.
+            return Err(ModelError::malformed(
+                path,
+                format!("duplicate metadata key `{key}`"),
+                "re-convert the file; a valid GGUF has each key once",
+            ));
+        }
+        metadata.push(GgufKv { key, value });
+    }
+
+    let alignment = match metadata.iter().find(|kv| kv.key == "general.alignment") {
+        None => 32,
+        Some(kv) => match kv.value.as_u64() {
+            Some(a) if a > 0 && a.is_power_of_two() => a,
+            _ => {
+                return Err(ModelError::malformed(
+                    path,
+                    format!("general.alignment is {:?}, not a power of two", kv.value),
+                    "re-convert the file",
+                ));
+            }
+        },
+    };
+
+    let mut census: Vec<GgufTensorTypeCensus> = Vec::new();
+    let mut sized_total: Option<u64> = Some(0);
+    let mut data_end: u64 = 0;
+    for _ in 0..tensor_count {
+        let name = r.string("tensor name")?;
+        let n_dims = r.u32("tensor dimension count")?;
+        if n_dims > MAX_DIMS {
+            return Err(ModelError::malformed(
+                path,
+                format!("tensor `{name}` declares {n_dims} dimensions (ggml allows {MAX_DIMS})"),
+                "re-download or re-convert the file",
+            ));
+        }
+        let mut elems: Option<u64> = Some(1);
+        let mut ne0 = 1;
+        for d in 0..n_dims {
+            let dim = r.u64("tensor dimension")?;
+            if d == 0 {
+                ne0 = dim;
+            }
+            elems = elems.and_then(|e| e.checked_mul(dim));
+        }
+        let type_id = r.u32("tensor type")?;
+        let offset = r.u64("tensor data offset")?;
+        let info = ggml_type_info(type_id);
+        let bytes = match (info, elems) {
+            (Some(info), Some(elems)) if ne0.is_multiple_of(info.block_elems) => {
+                (elems / info.block_elems).checked_mul(info.block_bytes)
+            }
+            _ => None,
+        };
+        if info.is_some() && bytes.is_none() {
+            return Err(ModelError::malformed(
+                path,
+                format!("tensor `{name}` has a size that overflows or is not whole blocks"),
+                "re-download or re-convert the file",
+            ));
+        }
+        if let Some(b) = bytes {
+            data_end = data_end.max(offset.saturating_add(b));
+        }
+        sized_total = match (sized_total, bytes) {
+            (Some(t), Some(b)) => t.checked_add(b),
+            _ => None,
+        };
+        let type_name = match info {
+            Some(i) => i.name.to_owned(),
+            // Bounded: a hostile file giving every tensor its own unknown id must not make the
+            // census (and its linear lookup) grow with the tensor count.
+            None if census.len() < MAX_CENSUS_TYPES => format!("unknown({type_id})"),
+            None => "unknown(other)".to_owned(),
+        };
+        match census.iter_mut().find(|c| c.ggml_type == type_name) {
+            Some(c) => {
+                c.tensors += 1;
+                c.bytes = match (c.bytes, bytes) {
+                    (Some(a), Some(b)) => a.checked_add(b),
+                    _ => None,
+                };
+            }
+            None => census.push(GgufTensorTypeCensus {
+                ggml_type: type_name,
+                tensors: 1,
+                bytes,
+            }),
+        }
+    }
+
+    let data_offset = r.pos.div_ceil(alignment).saturating_mul(alignment);
+    let file_size = r.len;
+    if data_offset > file_size || data_end > file_size - data_offset {
+        return Err(ModelError::Truncated {
+            path: path.to_owned(),
+            offset: file_size,
+            what: format!("tensor data (needs {data_end} bytes after offset {data_offset})"),
+        });
+    }
+    let (weights_bytes, weights_bytes_source) = match sized_total {
+        Some(total) => (total, WeightsBytesSource::TensorInfos),
+        None => (file_size - data_offset, WeightsBytesSource::DataSection),
+    };
+
+    Ok(GgufFile {
+        version,
+        tensor_count,
+        metadata,
+        tensor_types: census,
+        alignment,
+        data_offset,
+        file_size,
+        weights_bytes,
+        weights_bytes_source,
+    })
+}
+
+impl GgufFile {
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<&GgufValue> {
+        self.metadata
+            .iter()
+            .find(|kv| kv.key == key)
+            .map(|kv| &kv.value)
+    }
+
+    fn str_of(&self, key: &str) -> Option<&str> {
+        self.get(key).and_then(GgufValue::as_str)
+    }
+
+    /// `<architecture>.<suffix>` as an unsigned integer.
+    pub fn arch_u64(&self, suffix: &str) -> Option<u64> {
+        let arch = self.architecture()?;
+        self.get(&format!("{arch}.{suffix}"))
+            .and_then(GgufValue::as_u64)
+    }
+
+    /// `general.architecture`, e.g. `gemma3`.
+    pub fn architecture(&self) -> Option<&str> {
+        self.str_of("general.architecture")
+    }
+
+    /// `general.name`.
+    pub fn name(&self) -> Option<&str> {
+        self.str_of("general.name")
+    }
+
+    /// `<arch>.context_length`: the training context window.
+    pub fn context_length(&self) -> Option<u64> {
+        self.arch_u64("context_length")
+    }
+
+    /// `<arch>.block_count`: number of layers.
+    pub fn block_count(&self) -> Option<u64> {
+        self.arch_u64("block_count")
+    }
+
+    /// `<arch>.attention.head_count`.
+    pub fn head_count(&self) -> Option<u64> {
+        self.arch_u64("attention.head_count")
+    }
+
+    /// `<arch>.attention.head_count_kv` when it is one number for every layer.
+    pub fn head_count_kv(&self) -> Option<u64> {
+        self.arch_u64("attention.head_count_kv")
+    }
+
+    /// `<arch>.attention.head_count_kv` per layer: the array form (hybrid models write 0 for
+    /// their recurrent layers), or the scalar repeated `block_count` times.
+    pub fn head_count_kv_per_layer(&self) -> Option<Vec<u64>> {
+        let arch = self.architecture()?;
+        let value = self.get(&format!("{arch}.attention.head_count_kv"))?;
+        if let Some(n) = value.as_u64() {
+            let layers = usize::try_from(self.block_count()?).ok()?;
+            // A hostile block count is refused rather than allocated; no real model comes
+            // within an order of magnitude of this.
+            if layers > MAX_LAYERS {
+                return None;
+            }
+            return Some(vec![n; layers]);
+        }
+        let values = value.as_array()?.values.as_ref()?;
+        values.iter().map(GgufValue::as_u64).collect()
+    }
+
+    /// `<arch>.embedding_length`: hidden size.
+    pub fn embedding_length(&self) -> Option<u64> {
+        self.arch_u64("embedding_length")
+    }
+
+    /// `<arch>.attention.key_length`: K head dimension (llama.cpp defaults it to
+    /// embedding_length / head_count when absent; [`Self::key_length_or_default`] does that).
+    pub fn key_length(&self) -> Option<u64> {
+        self.arch_u64("attention.key_length")
+    }
+
+    /// `<arch>.attention.value_length`: V head dimension.
+    pub fn value_length(&self) -> Option<u64> {
+        self.arch_u64("attention.value_length")
+    }
+
+    /// K head dimension with llama.cpp's default (`n_embd / n_head`).
+    pub fn key_length_or_default(&self) -> Option<u64> {
+        self.key_length().or_else(|| {
+            self.embedding_length()?
+                .checked_div(self.head_count().filter(|h| *h > 0)?)
+        })
+    }
+
+    /// V head dimension with llama.cpp's default (`n_embd / n_head`).
+    pub fn value_length_or_default(&self) -> Option<u64> {
+        self.value_length().or_else(|| {
+            self.embedding_length()?
+                .checked_div(self.head_count().filter(|h| *h > 0)?)
+        })
+    }
+
+    /// `<arch>.attention.sliding_window`.
+    pub fn sliding_window(&self) -> Option<u64> {
+        self.arch_u64("attention.sliding_window")
+    }
+
+    /// `tokenizer.chat_template` (base models often have none).
+    pub fn chat_template(&self) -> Option<&str> {
+        self.str_of("tokenizer.chat_template")
+    }
+
+    /// `general.file_type` (a `llama_ftype`; 15 is Q4_K_M).
+    pub fn file_type(&self) -> Option<u64> {
+        self.get("general.file_type").and_then(GgufValue::as_u64)
+    }
+
+    /// `general.file_type` as llama.cpp names it, e.g. `MOSTLY_Q4_K_M`.
+    pub fn file_type_name(&self) -> Option<&'static str> {
+        self.file_type().and_then(llama_ftype_name)
+    }
+}
+
+/// A buffered reader that knows its position and the stream length, so that every declared
+/// length can be checked against what is left before it is read or skipped.
+struct Cursor<'p, R> {
+    inner: BufReader<R>,
+    pos: u64,
+    len: u64,
+    path: &'p Path,
+}
+
+impl<'p, R: Read + Seek> Cursor<'p, R> {
+    fn new(mut reader: R, path: &'p Path) -> Result<Self> {
+        let len = reader
+            .seek(SeekFrom::End(0))
+            .and_then(|len| reader.seek(SeekFrom::Start(0)).map(|_| len))
+            .map_err(|e| ModelError::io(path, e))?;
+        Ok(Self {
+            inner: BufReader::new(reader),
+            pos: 0,
+            len,
+            path,
+        })
+    }
+
+    fn path(&self) -> PathBuf {
+        self.path.to_owned()
+    }
+
+    fn remaining(&self) -> u64 {
+        self.len.saturating_sub(self.pos)
+    }
+
+    fn need(&self, n: u64, what: &str) -> Result<()> {
+        if n > self.remaining() {
+            return Err(ModelError::Truncated {
+                path: self.path(),
+                offset: self.pos,
+                what: format!("{what} ({n} bytes declared, {} left)", self.remaining()),
+            });
+        }
+        Ok(())
+    }
+
+    fn bytes<const N: usize>(&mut self, what: &str) -> Result<[u8; N]> {
+        self.need(N as u64, what)?;
+        let mut buf = [0u8; N];
+        self.inner
+            .read_exact(&mut buf)
+            .map_err(|e| ModelError::io(self.path, e))?;
+        self.pos += N as u64;
+        Ok(buf)
+    }
+
+    fn skip(&mut self, n: u64, what: &str) -> Result<()> {
+        self.need(n, what)?;
+        let step = i64::try_from(n).map_err(|_| {
+            ModelError::malformed(self.path, format!("{what} is too long"), "re-download")
+        })?;
+        // seek_relative keeps BufReader's buffer when the target is inside it, which makes
+        // skipping 262,144 short token strings cheap.
+        self.inner
+            .seek_relative(step)
+            .map_err(|e| ModelError::io(self.path, e))?;
+        self.pos += n;
+        Ok(())
+    }
+
+    fn u32(&mut self, what: &str) -> Result<u32> {
+        self.bytes::<4>(what).map(u32::from_le_bytes)
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64> {
+        self.bytes::<8>(what).map(u64::from_le_bytes)
+    }
+
+    fn string_len(&mut self, what: &str) -> Result<u64> {
+        let len = self.u64(what)?;
+        if len > MAX_STRING_LEN {
+            return Err(ModelError::malformed(
+                self.path,
+                format!("{what} at byte {} declares {len} bytes", self.pos - 8),
+                "re-download or re-convert the file",
+            ));
+        }
+        self.need(len, what)?;
+        Ok(len)
+    }
+
+    fn string(&mut self, what: &str) -> Result<String> {
+        let len = self.string_len(what)?;
+        let mut buf = Vec::new();
+        // `take` bounds the read by the checked length; the buffer grows only as bytes arrive.
+        (&mut self.inner)
+            .take(len)
+            .read_to_end(&mut buf)
+            .map_err(|e| ModelError::io(self.path, e))?;
+        if buf.len() as u64 != len {
+            return Err(ModelError::Truncated {
+                path: self.path(),
+                offset: self.pos,
+                what: what.to_owned(),
+            });
+        }
+        self.pos += len;
+        // GGUF strings are UTF-8 by spec; a stray byte should not cost the whole file.
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    }
+
+    fn value(&mut self, type_id: u32, key: &str) -> Result<GgufValue> {
+        let ty = GgufType::from_id(type_id).ok_or_else(|| {
+            ModelError::malformed(
+                self.path,
+                format!("key `{key}` has unknown value type {type_id}"),
+                "re-download the file, or update bakeoff if the GGUF spec grew a type",
+            )
+        })?;
+        self.typed_value(ty, key, true)
+    }
+
+    fn typed_value(&mut self, ty: GgufType, key: &str, top_level: bool) -> Result<GgufValue> {
+        Ok(match ty {
+            GgufType::U8 => GgufValue::U8(self.bytes::<1>(key)?[0]),
+            GgufType::I8 => GgufValue::I8(i8::from_le_bytes(self.bytes::<1>(key)?)),
+            GgufType::U16 => GgufValue::U16(u16::from_le_bytes(self.bytes::<2>(key)?)),
+            GgufType::I16 => GgufValue::I16(i16::from_le_bytes(self.bytes::<2>(key)?)),
+            GgufType::U32 => GgufValue::U32(self.u32(key)?),
+            GgufType::I32 => GgufValue::I32(i32::from_le_bytes(self.bytes::<4>(key)?)),
+            GgufType::F32 => GgufValue::F32(f32::from_le_bytes(self.bytes::<4>(key)?)),
+            GgufType::Bool => GgufValue::Bool(self.bytes::<1>(key)?[0] != 0),
+            GgufType::U64 => GgufValue::U64(self.u64(key)?),
+            GgufType::I64 => GgufValue::I64(i64::from_le_bytes(self.bytes::<8>(key)?)),
+            GgufType::F64 => GgufValue::F64(f64::from_le_bytes(self.bytes::<8>(key)?)),
+            GgufType::String => GgufValue::String(self.string(key)?),
+            GgufType::Array if top_level => GgufValue::Array(self.array(key)?),
+            GgufType::Array => {
+                // llama.cpp's gguf reader refuses nested arrays too.
+                return Err(ModelError::malformed(
+                    self.path,
+                    format!("key `{key}` is an array of arrays"),
+                    "re-convert the file; GGUF readers do not support nested arrays",
+                ));
+            }
+        })
+    }
+
+    fn array(&mut self, key: &str) -> Result<GgufArray> {
+        let type_id = self.u32(key)?;
+        let element_type = GgufType::from_id(type_id).ok_or_else(|| {
+            ModelError::malformed(
+                self.path,
+                format!("array `{key}` has unknown element type {type_id}"),
+                "re-download the file",
+            )
+        })?;
+        let len = self.u64(key)?;
+        // Cheapest possible element: 1 byte, or the 8-byte length of an empty string.
+        let min_elem = element_type.fixed_size().unwrap_or(8);
+        self.need(len.saturating_mul(min_elem), key)?;
+        if len <= MAX_INLINE_ARRAY_LEN {
+            let mut values = Vec::new();
+            for _ in 0..len {
+                values.push(self.typed_value(element_type, key, false)?);
+            }
+            return Ok(GgufArray {
+                element_type,
+                len,
+                values: Some(values),
+            });
+        }
+        match element_type.fixed_size() {
+            Some(size) => self.skip(len * size, key)?,
+            None if element_type == GgufType::String => {
+                for _ in 0..len {
+                    let n = self.string_len(key)?;
+                    self.skip(n, key)?;
+                }
+            }
+            None => {
+                return Err(ModelError::malformed(
+                    self.path,
+                    format!("key `{key}` is an array of arrays"),
+                    "re-convert the file; GGUF readers do not support nested arrays",
+                ));
+            }
+        }
+        Ok(GgufArray {
+            element_type,
+            len,
+            values: None,
+        })
+    }
+}

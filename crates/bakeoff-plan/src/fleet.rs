@@ -1,0 +1,313 @@
+//! The part of the fleet file the plan needs, read tolerantly.
+//!
+//! The fleet file (`fleet.toml`, docs/fleet.md) belongs to bakeoff-seats (issue 6). Its parser
+//! did not exist when this crate was written, so this is a minimal reader of our own: every
+//! field defaults, unknown fields are ignored, and the launch arguments are searched for the
+//! flags that size memory (`--gpu-memory-utilization`, `--max-model-len`, `-c`, `-np`, …).
+//! When bakeoff-seats has its fleet types, [`PlanSeat`] should be built from them instead.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{PlanError, Result};
+
+/// A string or a list of strings (`command = "vllm serve X"` or `command = ["vllm", …]`).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum StrOrList {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl StrOrList {
+    fn args(&self) -> Vec<String> {
+        match self {
+            Self::One(s) => s.split_whitespace().map(str::to_owned).collect(),
+            Self::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// A GPU as the fleet file may describe it.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct GpuSpec {
+    pub index: u32,
+    pub name: Option<String>,
+    /// Total memory, for planning on a machine without the GPU.
+    pub memory_gib: Option<f64>,
+}
+
+/// `gpus = 2` or `[[host.gpus]] index = 0 memory_gib = 94.97`.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum GpusSpec {
+    Count(u32),
+    Indices(Vec<u32>),
+    List(Vec<GpuSpec>),
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct HostSpec {
+    pub name: String,
+    /// A Docker engine address; absent or `unix://…` means this machine.
+    pub docker: Option<String>,
+    pub address: Option<String>,
+    pub gpus: Option<GpusSpec>,
+    /// Memory of each GPU when `gpus` is a count.
+    pub gpu_memory_gib: Option<f64>,
+}
+
+impl HostSpec {
+    /// The GPUs of this host as `(index, memory_gib)`.
+    pub fn gpu_list(&self) -> Vec<GpuSpec> {
+        match &self.gpus {
+            None => Vec::new(),
+            Some(GpusSpec::Count(n)) => (0..*n)
+                .map(|index| GpuSpec {
+                    index,
+                    name: None,
+                    memory_gib: self.gpu_memory_gib,
+                })
+                .collect(),
+            Some(GpusSpec::Indices(v)) => v
+                .iter()
+                .map(|&index| GpuSpec {
+                    index,
+                    name: None,
+                    memory_gib: self.gpu_memory_gib,
+                })
+                .collect(),
+            Some(GpusSpec::List(v)) => v
+                .iter()
+                .map(|g| GpuSpec {
+                    memory_gib: g.memory_gib.or(self.gpu_memory_gib),
+                    ..g.clone()
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether this host is the machine we run on (so NVML readings belong to it).
+    pub fn is_local(&self) -> bool {
+        let remote = |a: &Option<String>| {
+            a.as_deref()
+                .is_some_and(|a| !a.starts_with("unix://") && !a.is_empty() && a != "local")
+        };
+        !remote(&self.docker) && !remote(&self.address)
+    }
+}
+
+/// How a seat is launched: process or Docker, in whichever table the fleet file uses.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct LaunchSpec {
+    pub command: Option<StrOrList>,
+    pub args: Vec<String>,
+    pub image: Option<String>,
+    #[serde(alias = "container_name")]
+    pub name: Option<String>,
+    #[serde(alias = "gpu_ids", alias = "device_ids")]
+    pub gpus: Option<Vec<u32>>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct SeatSpec {
+    pub name: String,
+    pub host: Option<String>,
+    pub engine: String,
+    /// Engine version (`0.26.0`), when not readable from a Docker image tag.
+    pub engine_version: Option<String>,
+    /// The model path or id, when not in the launch arguments.
+    pub model: Option<String>,
+    pub port: Option<u16>,
+    #[serde(alias = "served_model_names")]
+    pub served_names: Vec<String>,
+    pub gpu_memory_utilization: Option<f64>,
+    pub role: Option<String>,
+    pub gpus: Option<Vec<u32>>,
+    pub quantization: Option<String>,
+    pub max_model_len: Option<u64>,
+    pub launch: Option<LaunchSpec>,
+    pub process: Option<LaunchSpec>,
+    pub docker: Option<LaunchSpec>,
+}
+
+/// The fleet file, as far as the plan reads it.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct FleetFile {
+    #[serde(alias = "hosts")]
+    pub host: Vec<HostSpec>,
+    #[serde(alias = "seats")]
+    pub seat: Vec<SeatSpec>,
+}
+
+impl FleetFile {
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|source| PlanError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Self> {
+        let f: Self = toml::from_str(text).map_err(|e| PlanError::Fleet {
+            path: path.to_owned(),
+            message: e.to_string().lines().next().unwrap_or("").to_owned(),
+        })?;
+        for s in &f.seat {
+            if s.name.is_empty() {
+                return Err(PlanError::Fleet {
+                    path: path.to_owned(),
+                    message: "a [[seat]] has no name".into(),
+                });
+            }
+        }
+        Ok(f)
+    }
+}
+
+/// The engines the plan knows how to price.
+#[derive(
+    serde::Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, Copy, PartialEq, Eq,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    Vllm,
+    Sglang,
+    LlamaCpp,
+    Generic,
+}
+
+impl Engine {
+    pub fn parse(s: &str) -> Self {
+        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "vllm" => Self::Vllm,
+            "sglang" => Self::Sglang,
+            "llama.cpp" | "llamacpp" | "llama-cpp" | "llama-server" => Self::LlamaCpp,
+            _ => Self::Generic,
+        }
+    }
+}
+
+/// A seat normalized for planning: fields from the seat table first, then from its launch
+/// arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanSeat {
+    pub name: String,
+    pub host: String,
+    pub engine: Engine,
+    pub engine_version: Option<String>,
+    pub gpus: Vec<u32>,
+    pub port: Option<u16>,
+    pub container_name: Option<String>,
+    pub model: Option<String>,
+    pub gpu_memory_utilization: Option<f64>,
+    pub quantization: Option<String>,
+    pub max_model_len: Option<u64>,
+    pub tensor_parallel_size: u64,
+    pub args: Vec<String>,
+}
+
+/// The value after `flag` (or in `flag=value`) for any of `names`.
+pub fn flag_value<'a>(args: &'a [String], names: &[&str]) -> Option<&'a str> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        for n in names {
+            if a == n {
+                return it.next().map(String::as_str);
+            }
+            if let Some(v) = a.strip_prefix(n).and_then(|r| r.strip_prefix('=')) {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+/// Whether a boolean flag is present.
+pub fn has_flag(args: &[String], names: &[&str]) -> bool {
+    args.iter().any(|a| names.contains(&a.as_str()))
+}
+
+/// `vllm/vllm-openai:v0.10.1` → `0.10.1`.
+fn version_from_image(image: &str) -> Option<String> {
+    let tag = image.rsplit_once(':')?.1;
+    let v = tag.strip_prefix('v').unwrap_or(tag);
+    v.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_digit())
+        .then(|| v.to_owned())
+}
+
+impl SeatSpec {
+    /// Normalizes this seat for the plan; `default_host` when the seat names none.
+    pub fn to_plan_seat(&self, default_host: &str) -> PlanSeat {
+        let launches: Vec<&LaunchSpec> = [&self.launch, &self.process, &self.docker]
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut args = Vec::new();
+        for l in &launches {
+            if let Some(c) = &l.command {
+                args.extend(c.args());
+            }
+            args.extend(l.args.iter().cloned());
+        }
+        let engine = Engine::parse(&self.engine);
+        let image = launches.iter().find_map(|l| l.image.as_deref());
+        let model = self.model.clone().or_else(|| {
+            flag_value(&args, &["--model", "-m", "--model-path"])
+                .map(str::to_owned)
+                .or_else(|| {
+                    // `vllm serve MODEL`
+                    args.iter()
+                        .position(|a| a == "serve")
+                        .and_then(|i| args.get(i + 1))
+                        .filter(|a| !a.starts_with('-'))
+                        .cloned()
+                })
+        });
+        let num = |names: &[&str]| flag_value(&args, names).and_then(|v| v.parse::<u64>().ok());
+        PlanSeat {
+            name: self.name.clone(),
+            host: self.host.clone().unwrap_or_else(|| default_host.to_owned()),
+            engine,
+            engine_version: self
+                .engine_version
+                .clone()
+                .or_else(|| image.and_then(version_from_image)),
+            gpus: self
+                .gpus
+                .clone()
+                .or_else(|| launches.iter().find_map(|l| l.gpus.clone()))
+                .unwrap_or_else(|| vec![0]),
+            port: self.port,
+            container_name: launches.iter().find_map(|l| l.name.clone()),
+            model,
+            gpu_memory_utilization: self.gpu_memory_utilization.or_else(|| {
+                flag_value(
+                    &args,
+                    &["--gpu-memory-utilization", "--mem-fraction-static"],
+                )
+                .and_then(|v| v.parse().ok())
+            }),
+            quantization: self
+                .quantization
+                .clone()
+                .or_else(|| flag_value(&args, &["--quantization", "-q"]).map(str::to_owned)),
+            max_model_len: self
+                .max_model_len
+                .or_else(|| num(&["--max-model-len", "--context-length"])),
+            tensor_parallel_size: num(&["--tensor-parallel-size", "-tp", "--tp-size", "--tp"])
+                .unwrap_or(1)
+                .max(1),
+            args,
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! What a GPU really holds, as read from the driver: one shape for NVML and for nvidia-smi, so
+//! the plan and the side-by-side comparison do not care where a number came from.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a reading came from.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadingSource {
+    /// libnvidia-ml through nvml-wrapper: `nvmlDeviceGetMemoryInfo`,
+    /// `nvmlDeviceGetComputeRunningProcesses_v3`.
+    Nvml,
+    /// `nvidia-smi --query-gpu=… --query-compute-apps=… --format=csv,noheader,nounits`.
+    NvidiaSmi,
+}
+
+/// One compute process on a GPU. `pid` is a **host** PID: the driver does not know PID
+/// namespaces (engine-facts.md §7, NVIDIA/nvidia-docker #1483).
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct GpuProcess {
+    pub pid: u32,
+    /// `None` when the driver reports it unavailable (NVML `Unavailable`, nvidia-smi `[N/A]`).
+    pub used_bytes: Option<u64>,
+    pub name: Option<String>,
+}
+
+/// One GPU's memory as the driver reports it.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct GpuReading {
+    pub index: u32,
+    pub uuid: String,
+    pub name: String,
+    pub total_bytes: u64,
+    pub used_bytes: u64,
+    pub free_bytes: u64,
+    pub processes: Vec<GpuProcess>,
+    pub source: ReadingSource,
+}
+
+/// The readings of all GPUs from one source, or why there are none.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct Readings {
+    pub source: ReadingSource,
+    pub gpus: Vec<GpuReading>,
+    /// Why this source gave nothing (no driver, no GPU, command missing, timeout).
+    pub unavailable: Option<String>,
+}
+
+impl Readings {
+    pub(crate) fn unavailable(source: ReadingSource, why: impl Into<String>) -> Self {
+        Self {
+            source,
+            gpus: Vec::new(),
+            unavailable: Some(why.into()),
+        }
+    }
+}
+
+pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+pub const MIB: u64 = 1024 * 1024;
+
+/// Bytes as GiB with two decimals, the unit the seeds and the engines' logs use.
+pub fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / GIB)
+}
+
+/// Signed bytes as GiB with two decimals.
+pub fn gib_signed(bytes: i128) -> String {
+    format!("{:.2} GiB", bytes as f64 / GIB)
+}
+
+/// GiB (as written by an operator) to bytes, rounding to the byte.
+pub fn gib_to_bytes(g: f64) -> u64 {
+    if g.is_finite() && g > 0.0 {
+        (g * GIB).round() as u64
+    } else {
+        0
+    }
+}

@@ -1,0 +1,28 @@
+//! GPU memory planning for a fleet: what each seat's flags claim on each GPU (by the rules of
+//! its engine and version), what each process really holds (NVML through nvml-wrapper, with
+//! nvidia-smi as the fallback and as a second opinion), host PIDs mapped to seats through
+//! `/proc`, the headroom left with a warning under a margin, an uptime note for long-running
+//! seats, and the coexistence question "can A and B share GPU N", answered with the arithmetic.
+//!
+//! This crate reads — the driver, `/proc`, checkpoint headers — and never starts, stops or
+//! signals anything. No GPU is not an error: NVML is reported unavailable and the plan still
+//! prints the claims. Every overhead that no file tells us is labelled an estimate.
+
+pub mod claims;
+pub mod coexist;
+pub mod error;
+pub mod fleet;
+pub mod gpu;
+pub mod nvidia_smi;
+pub mod nvml;
+pub mod plan;
+pub mod procinfo;
+pub mod report;
+
+pub use claims::{ClaimPart, Overheads, SeatClaim, seat_claim, vllm_graphs_inside_budget};
+pub use coexist::{Coexistence, Footprint, Term, coexist, footprint};
+pub use error::{PlanError, Result};
+pub use fleet::{Engine, FleetFile, PlanSeat};
+pub use gpu::{GpuProcess, GpuReading, ReadingSource, Readings};
+pub use plan::{FleetView, GpuPlan, MeasuredSeat, PlanOptions, SeatOnGpu, build_plan};
+pub use report::{Comparison, PlanReport, PlanRequest, compare_readings, render_text, run_plan};

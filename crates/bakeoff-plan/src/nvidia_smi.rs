@@ -1,0 +1,187 @@
+//! The nvidia-smi fallback, and the second opinion next to NVML.
+//!
+//! Format (nvidia-smi(1), `nvidia-smi --help-query-gpu` and `--help-query-compute-apps`):
+//! `--format=csv,noheader,nounits` prints one line per GPU (or per process), the queried fields
+//! in the order asked, separated by `", "`, memory in MiB without the unit; a value the driver
+//! cannot give is printed as `[N/A]` (or `[Insufficient Permissions]`, `[Not Supported]`).
+//! We ask for:
+//!
+//! - `QUERY_GPU`: `index,uuid,name,memory.total,memory.used,memory.free`
+//! - `QUERY_APPS`: `gpu_uuid,pid,used_memory,process_name` (engine-facts.md §7)
+//!
+//! `process_name` is last because it is the only field that can hold a comma; everything after
+//! the third separator belongs to it.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::gpu::{GpuProcess, GpuReading, MIB, ReadingSource, Readings};
+
+pub const QUERY_GPU: &str = "index,uuid,name,memory.total,memory.used,memory.free";
+pub const QUERY_APPS: &str = "gpu_uuid,pid,used_memory,process_name";
+
+/// nvidia-smi normally answers in well under a second; a wedged driver can make it hang.
+const TIMEOUT: Duration = Duration::from_secs(15);
+
+fn field_u64(s: &str) -> Option<u64> {
+    s.trim().parse::<u64>().ok()
+}
+
+/// Parses `--query-gpu=QUERY_GPU --format=csv,noheader,nounits` output. Lines that do not
+/// parse are returned as errors (line number and text) rather than dropped.
+pub fn parse_query_gpu(text: &str) -> (Vec<GpuReading>, Vec<String>) {
+    let mut gpus = Vec::new();
+    let mut bad = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.splitn(6, ',').map(str::trim).collect();
+        let parsed = match f.as_slice() {
+            [index, uuid, name, total, used, free] => (|| {
+                Some(GpuReading {
+                    index: index.parse().ok()?,
+                    uuid: (*uuid).to_owned(),
+                    name: (*name).to_owned(),
+                    total_bytes: field_u64(total)?.checked_mul(MIB)?,
+                    used_bytes: field_u64(used)?.checked_mul(MIB)?,
+                    free_bytes: field_u64(free)?.checked_mul(MIB)?,
+                    processes: Vec::new(),
+                    source: ReadingSource::NvidiaSmi,
+                })
+            })(),
+            _ => None,
+        };
+        match parsed {
+            Some(g) => gpus.push(g),
+            None => bad.push(format!("line {}: {line:?}", n + 1)),
+        }
+    }
+    (gpus, bad)
+}
+
+/// Parses `--query-compute-apps=QUERY_APPS --format=csv,noheader,nounits` output into
+/// `(gpu_uuid, process)` pairs.
+pub fn parse_compute_apps(text: &str) -> (Vec<(String, GpuProcess)>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut bad = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.splitn(4, ',').map(str::trim).collect();
+        let parsed = match f.as_slice() {
+            [uuid, pid, used, name] => pid.parse::<u32>().ok().map(|pid| {
+                (
+                    (*uuid).to_owned(),
+                    GpuProcess {
+                        pid,
+                        // `[N/A]` when the driver cannot attribute memory (containers without
+                        // --pid=host on some drivers, WDDM).
+                        used_bytes: field_u64(used).and_then(|m| m.checked_mul(MIB)),
+                        name: Some((*name).to_owned()).filter(|s| !s.is_empty()),
+                    },
+                )
+            }),
+            _ => None,
+        };
+        match parsed {
+            Some(p) => out.push(p),
+            None => bad.push(format!("line {}: {line:?}", n + 1)),
+        }
+    }
+    (out, bad)
+}
+
+/// Joins the two queries: processes go to the GPU with their UUID.
+pub fn join(mut gpus: Vec<GpuReading>, apps: Vec<(String, GpuProcess)>) -> Vec<GpuReading> {
+    for (uuid, p) in apps {
+        if let Some(g) = gpus.iter_mut().find(|g| g.uuid == uuid) {
+            g.processes.push(p);
+        }
+    }
+    gpus
+}
+
+/// Runs `nvidia-smi ARGS` with a timeout; `Err` says why there is no output.
+pub(crate) fn run(bin: &str, args: &[String]) -> Result<String, String> {
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {bin} ({e})"))?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() > TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{bin} did not answer in {}s", TIMEOUT.as_secs()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("waiting for {bin}: {e}")),
+        }
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("reading {bin}'s output: {e}"))?;
+    if !out.status.success() {
+        // nvidia-smi prints its reason ("NVIDIA-SMI has failed because it couldn't
+        // communicate with the NVIDIA driver…") on stdout, others on stderr.
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let first = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        return Err(format!("{bin} exited with {} ({first})", out.status));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Reads all GPUs through nvidia-smi (`bin` is normally `nvidia-smi`).
+pub fn read(bin: &str) -> Readings {
+    let q = |query: &str| {
+        vec![
+            format!("--query-{query}"),
+            "--format=csv,noheader,nounits".to_owned(),
+        ]
+    };
+    let gpus = match run(bin, &q(&format!("gpu={QUERY_GPU}"))) {
+        Ok(t) => t,
+        Err(e) => return Readings::unavailable(ReadingSource::NvidiaSmi, e),
+    };
+    let (gpus, bad) = parse_query_gpu(&gpus);
+    if gpus.is_empty() {
+        return Readings::unavailable(
+            ReadingSource::NvidiaSmi,
+            if bad.is_empty() {
+                "nvidia-smi listed no GPU".to_owned()
+            } else {
+                format!("nvidia-smi output did not parse: {}", bad.join("; "))
+            },
+        );
+    }
+    let apps = match run(bin, &q(&format!("compute-apps={QUERY_APPS}"))) {
+        Ok(t) => parse_compute_apps(&t).0,
+        Err(e) => {
+            return Readings {
+                source: ReadingSource::NvidiaSmi,
+                gpus,
+                unavailable: Some(format!("GPUs read, but not their processes: {e}")),
+            };
+        }
+    };
+    Readings {
+        source: ReadingSource::NvidiaSmi,
+        gpus: join(gpus, apps),
+        unavailable: None,
+    }
+}

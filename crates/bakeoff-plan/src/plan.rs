@@ -1,0 +1,382 @@
+//! Per-GPU plan: claims, measured usage mapped to seats, headroom, warnings.
+//!
+//! Two headrooms, because they answer different questions:
+//! - **by claims**: total − Σ expected claims. What the flags promise if every seat is fresh.
+//! - **planned**: total − Σ (a running seat's *measured* footprint, else its claim) − memory
+//!   held by processes that belong to no seat. This is the one the seeds needed: seat `gen`
+//!   claimed 0.43 × 94.97 = 40.84 GiB and held 45.6 GiB after three days (seed 003 §1).
+//!
+//! A seat up for longer than `long_uptime_s` gets a note: footprints grow with uptime, so
+//! headroom should be measured against a freshly started seat.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::claims::{Overheads, SeatClaim, seat_claim};
+use crate::fleet::{FleetFile, PlanSeat};
+use crate::gpu::{GpuProcess, GpuReading, Readings, gib, gib_signed, gib_to_bytes};
+use crate::procinfo::ProcFacts;
+
+/// Knobs of the plan.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct PlanOptions {
+    /// Warn when headroom is below this (`--margin`, default 2 GiB).
+    pub margin_bytes: u64,
+    pub overheads: Overheads,
+    /// Seats up longer than this get the uptime note (default 24 h).
+    pub long_uptime_s: u64,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        Self {
+            margin_bytes: 2 << 30,
+            overheads: Overheads::default(),
+            long_uptime_s: 24 * 3600,
+        }
+    }
+}
+
+/// What the driver says one seat holds on one GPU.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct MeasuredSeat {
+    pub pids: Vec<u32>,
+    pub bytes: u64,
+    /// The longest uptime among its processes.
+    pub uptime_s: Option<u64>,
+    /// `container <name>` or `port <N>`.
+    pub matched_by: String,
+}
+
+/// One seat on one GPU.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct SeatOnGpu {
+    pub claim: SeatClaim,
+    pub measured: Option<MeasuredSeat>,
+    /// Measured when running, else the claim.
+    pub effective_bytes: Option<u64>,
+}
+
+/// The plan of one GPU.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct GpuPlan {
+    pub host: String,
+    pub index: u32,
+    pub name: Option<String>,
+    pub total_bytes: Option<u64>,
+    /// `nvml`, `nvidia-smi` or `fleet file memory_gib`.
+    pub total_source: Option<String>,
+    pub seats: Vec<SeatOnGpu>,
+    /// Σ utilization of the vLLM/SGLang seats ("0.43 + 0.51 = 0.94 of the card").
+    pub utilization_sum: f64,
+    pub claimed_bytes: Option<u64>,
+    pub measured_used_bytes: Option<u64>,
+    /// Processes on this GPU that map to no seat.
+    pub other_processes: Vec<GpuProcess>,
+    pub headroom_by_claims_bytes: Option<i64>,
+    pub headroom_planned_bytes: Option<i64>,
+    pub warnings: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// Hosts and seats of a fleet file, normalized.
+pub struct FleetView {
+    pub seats: Vec<PlanSeat>,
+    /// `(host, gpu index) → memory_gib` from the file.
+    pub gpu_memory: BTreeMap<(String, u32), f64>,
+    pub local_hosts: Vec<String>,
+}
+
+impl FleetView {
+    pub fn new(f: &FleetFile) -> Self {
+        let default_host = f
+            .host
+            .first()
+            .map(|h| h.name.clone())
+            .unwrap_or_else(|| "local".to_owned());
+        let mut gpu_memory = BTreeMap::new();
+        for h in &f.host {
+            for g in h.gpu_list() {
+                if let Some(m) = g.memory_gib {
+                    gpu_memory.insert((h.name.clone(), g.index), m);
+                }
+            }
+        }
+        let mut local_hosts: Vec<String> = f
+            .host
+            .iter()
+            .filter(|h| h.is_local())
+            .map(|h| h.name.clone())
+            .collect();
+        if f.host.is_empty() {
+            local_hosts.push(default_host.clone());
+        }
+        Self {
+            seats: f
+                .seat
+                .iter()
+                .map(|s| s.to_plan_seat(&default_host))
+                .collect(),
+            gpu_memory,
+            local_hosts,
+        }
+    }
+}
+
+fn uptime_words(s: u64) -> String {
+    let (d, h, m) = (s / 86_400, (s % 86_400) / 3600, (s % 3600) / 60);
+    if d > 0 {
+        format!("{d}d {h}h")
+    } else if h > 0 {
+        format!("{h}h {m}m")
+    } else {
+        format!("{m}m")
+    }
+}
+
+/// Which seat a process belongs to: its container's name, else a `--port` on its command line
+/// (or an ancestor's) equal to the seat's port.
+fn seat_of<'a>(
+    facts: &ProcFacts,
+    seats: &[&'a PlanSeat],
+    container_names: &BTreeMap<String, String>,
+) -> Option<(&'a PlanSeat, String)> {
+    if let Some(name) = facts
+        .container_id
+        .as_ref()
+        .and_then(|id| container_names.get(id))
+    {
+        let name = name.trim_start_matches('/');
+        if let Some(s) = seats
+            .iter()
+            .find(|s| s.container_name.as_deref() == Some(name) || s.name == name)
+        {
+            return Some((s, format!("container {name}")));
+        }
+    }
+    seats.iter().find_map(|s| {
+        let port = s.port?;
+        facts
+            .ports
+            .contains(&port)
+            .then(|| (*s, format!("port {port}")))
+    })
+}
+
+/// Builds the plan of every GPU that a seat uses or that the readings show.
+pub fn build_plan(
+    fleet: &FleetView,
+    readings: &Readings,
+    proc_facts: &dyn Fn(u32) -> ProcFacts,
+    container_names: &BTreeMap<String, String>,
+    opts: &PlanOptions,
+) -> Vec<GpuPlan> {
+    // Every (host, gpu) a seat sits on, plus every local GPU read.
+    let mut keys: Vec<(String, u32)> = Vec::new();
+    for s in &fleet.seats {
+        for g in &s.gpus {
+            keys.push((s.host.clone(), *g));
+        }
+    }
+    let local = fleet
+        .local_hosts
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "local".into());
+    for r in &readings.gpus {
+        keys.push((local.clone(), r.index));
+    }
+    keys.sort();
+    keys.dedup();
+
+    keys.into_iter()
+        .map(|(host, index)| {
+            let is_local = fleet.local_hosts.contains(&host);
+            let reading: Option<&GpuReading> = is_local
+                .then(|| readings.gpus.iter().find(|g| g.index == index))
+                .flatten();
+            gpu_plan(
+                fleet,
+                &host,
+                index,
+                reading,
+                proc_facts,
+                container_names,
+                opts,
+                is_local,
+                readings,
+            )
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gpu_plan(
+    fleet: &FleetView,
+    host: &str,
+    index: u32,
+    reading: Option<&GpuReading>,
+    proc_facts: &dyn Fn(u32) -> ProcFacts,
+    container_names: &BTreeMap<String, String>,
+    opts: &PlanOptions,
+    is_local: bool,
+    readings: &Readings,
+) -> GpuPlan {
+    let mut warnings = Vec::new();
+    let mut notes = Vec::new();
+    let file_mem = fleet.gpu_memory.get(&(host.to_owned(), index)).copied();
+    let (total, total_source) = match (reading, file_mem) {
+        (Some(r), _) => (
+            Some(r.total_bytes),
+            Some(
+                format!("{:?}", r.source)
+                    .to_lowercase()
+                    .replace("nvidiasmi", "nvidia-smi"),
+            ),
+        ),
+        (None, Some(m)) => (
+            Some(gib_to_bytes(m)),
+            Some("fleet file memory_gib".to_owned()),
+        ),
+        (None, None) => (None, None),
+    };
+    if reading.is_none() {
+        notes.push(if is_local {
+            format!(
+                "measured usage unavailable: {}",
+                readings
+                    .unavailable
+                    .as_deref()
+                    .unwrap_or("no reading for this GPU")
+            )
+        } else {
+            format!("host {host} is not this machine: claims only, no measured usage")
+        });
+    }
+    if total.is_none() {
+        warnings.push(format!(
+            "GPU {index} on {host}: total memory unknown; fix: add memory_gib for it in the fleet file, or run the plan on that host"
+        ));
+    }
+    let seats_here: Vec<&PlanSeat> = fleet
+        .seats
+        .iter()
+        .filter(|s| s.host == host && s.gpus.contains(&index))
+        .collect();
+
+    // Map processes to seats.
+    let mut measured: BTreeMap<String, MeasuredSeat> = BTreeMap::new();
+    let mut other = Vec::new();
+    if let Some(r) = reading {
+        for p in &r.processes {
+            let facts = proc_facts(p.pid);
+            match seat_of(&facts, &seats_here, container_names) {
+                Some((s, how)) => {
+                    let m = measured
+                        .entry(s.name.clone())
+                        .or_insert_with(|| MeasuredSeat {
+                            pids: Vec::new(),
+                            bytes: 0,
+                            uptime_s: None,
+                            matched_by: how,
+                        });
+                    m.pids.push(p.pid);
+                    m.bytes = m.bytes.saturating_add(p.used_bytes.unwrap_or(0));
+                    m.uptime_s = m.uptime_s.max(facts.uptime_s);
+                    if p.used_bytes.is_none() {
+                        warnings.push(format!(
+                            "pid {} of seat {}: the driver does not report its memory",
+                            p.pid, s.name
+                        ));
+                    }
+                }
+                None => other.push(p.clone()),
+            }
+        }
+    }
+
+    let mut seats = Vec::new();
+    let mut util_sum = 0.0;
+    for s in &seats_here {
+        let claim = seat_claim(s, index, total, &opts.overheads);
+        if let Some(u) = claim.gpu_memory_utilization {
+            util_sum += u;
+        }
+        let m = measured.remove(&s.name);
+        if let (Some(m), Some(exp)) = (&m, claim.expected_bytes)
+            && m.bytes > exp
+        {
+            warnings.push(format!(
+                "seat {} holds {} measured against {} claimed (+{} outside its flags): claims understate it",
+                s.name,
+                gib(m.bytes),
+                gib(exp),
+                gib(m.bytes - exp)
+            ));
+        }
+        if let Some(up) = m.as_ref().and_then(|m| m.uptime_s)
+            && up >= opts.long_uptime_s
+        {
+            notes.push(format!(
+                "seat {} has been up {}: footprints grow with uptime (seed 003: 38.5 GiB fresh, 45.6 GiB after three days, same flags); measure headroom against a freshly started seat",
+                s.name,
+                uptime_words(up)
+            ));
+        }
+        let effective = m.as_ref().map(|m| m.bytes).or(claim.expected_bytes);
+        seats.push(SeatOnGpu {
+            claim,
+            measured: m,
+            effective_bytes: effective,
+        });
+    }
+
+    let claimed: Option<u64> = seats
+        .iter()
+        .map(|s| s.claim.expected_bytes)
+        .sum::<Option<u64>>();
+    let planned_use: Option<u64> = seats
+        .iter()
+        .map(|s| s.effective_bytes)
+        .sum::<Option<u64>>()
+        .map(|u| u + other.iter().filter_map(|p| p.used_bytes).sum::<u64>());
+    let signed = |t: u64, u: u64| i64::try_from(i128::from(t) - i128::from(u)).unwrap_or(i64::MIN);
+    let headroom_by_claims = total.zip(claimed).map(|(t, c)| signed(t, c));
+    let headroom_planned = total.zip(planned_use).map(|(t, u)| signed(t, u));
+    if util_sum > 1.0 {
+        warnings.push(format!(
+            "GPU {index}: the utilization flags add up to {util_sum:.2} of the card: the later seat cannot start (vLLM checks its budget against free memory)"
+        ));
+    }
+    if let Some(h) = headroom_planned.or(headroom_by_claims)
+        && h < opts.margin_bytes as i64
+    {
+        warnings.push(format!(
+            "GPU {index} on {host}: claims plus overheads leave {} of headroom, under the {} margin",
+            gib_signed(i128::from(h)),
+            gib(opts.margin_bytes)
+        ));
+    }
+    if total.is_some() && (claimed.is_none() || planned_use.is_none()) {
+        notes.push(
+            "some seats have no computable claim (see their notes): headroom not computed".into(),
+        );
+    }
+    GpuPlan {
+        host: host.to_owned(),
+        index,
+        name: reading.map(|r| r.name.clone()),
+        total_bytes: total,
+        total_source,
+        seats,
+        utilization_sum: util_sum,
+        claimed_bytes: claimed,
+        measured_used_bytes: reading.map(|r| r.used_bytes),
+        other_processes: other,
+        headroom_by_claims_bytes: headroom_by_claims,
+        headroom_planned_bytes: headroom_planned,
+        warnings,
+        notes,
+    }
+}

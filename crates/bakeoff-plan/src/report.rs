@@ -1,0 +1,356 @@
+//! One call that reads everything (`run_plan`), the NVML-vs-nvidia-smi comparison, and the
+//! text rendering. Rendering is plain text built here; the binary only prints it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::coexist::{Coexistence, coexist, footprint};
+use crate::error::{PlanError, Result};
+use crate::gpu::{Readings, gib, gib_signed};
+use crate::plan::{FleetView, GpuPlan, PlanOptions, build_plan};
+use crate::procinfo::{ProcFacts, ProcFs};
+
+/// NVML and nvidia-smi side by side for one GPU.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub index: u32,
+    pub nvml_total_bytes: Option<u64>,
+    pub smi_total_bytes: Option<u64>,
+    pub nvml_used_bytes: Option<u64>,
+    pub smi_used_bytes: Option<u64>,
+    /// `(pid, NVML bytes, nvidia-smi bytes)` for every PID either source lists.
+    pub processes: Vec<(u32, Option<u64>, Option<u64>)>,
+}
+
+/// Pairs the two sources GPU by GPU (by index).
+pub fn compare_readings(nvml: &Readings, smi: &Readings) -> Vec<Comparison> {
+    let mut idx: Vec<u32> = nvml.gpus.iter().chain(&smi.gpus).map(|g| g.index).collect();
+    idx.sort_unstable();
+    idx.dedup();
+    idx.into_iter()
+        .map(|i| {
+            let a = nvml.gpus.iter().find(|g| g.index == i);
+            let b = smi.gpus.iter().find(|g| g.index == i);
+            let mut pids: Vec<u32> = a
+                .into_iter()
+                .chain(b)
+                .flat_map(|g| g.processes.iter().map(|p| p.pid))
+                .collect();
+            pids.sort_unstable();
+            pids.dedup();
+            let used = |g: Option<&crate::gpu::GpuReading>, pid: u32| {
+                g.and_then(|g| g.processes.iter().find(|p| p.pid == pid))
+                    .and_then(|p| p.used_bytes)
+            };
+            Comparison {
+                index: i,
+                nvml_total_bytes: a.map(|g| g.total_bytes),
+                smi_total_bytes: b.map(|g| g.total_bytes),
+                nvml_used_bytes: a.map(|g| g.used_bytes),
+                smi_used_bytes: b.map(|g| g.used_bytes),
+                processes: pids
+                    .into_iter()
+                    .map(|p| (p, used(a, p), used(b, p)))
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// Everything `bakeoff plan` prints.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct PlanReport {
+    pub fleet: Option<String>,
+    pub options: PlanOptions,
+    /// Which source the plan's measured numbers come from (`nvml`, else `nvidia-smi`).
+    pub measured_from: Option<String>,
+    pub nvml: Readings,
+    pub nvidia_smi: Readings,
+    pub comparison: Vec<Comparison>,
+    pub gpus: Vec<GpuPlan>,
+    pub coexistence: Option<Coexistence>,
+}
+
+impl PlanReport {
+    /// Whether any GPU carries a warning, or a coexistence question was answered no.
+    pub fn has_warnings(&self) -> bool {
+        self.gpus.iter().any(|g| !g.warnings.is_empty())
+            || self.coexistence.as_ref().is_some_and(|c| !c.fits)
+    }
+}
+
+/// `docker ps` id → name, only asked when some GPU process lives in a container.
+fn docker_names() -> BTreeMap<String, String> {
+    let args = vec![
+        "ps".to_owned(),
+        "--no-trunc".to_owned(),
+        "--format".to_owned(),
+        "{{.ID}}\t{{.Names}}".to_owned(),
+    ];
+    crate::nvidia_smi::run("docker", &args)
+        .map(|t| {
+            t.lines()
+                .filter_map(|l| l.split_once('\t'))
+                .map(|(id, n)| (id.trim().to_owned(), n.trim().to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Inputs of [`run_plan`] that do not come from the machine.
+pub struct PlanRequest<'a> {
+    /// The seats (from bakeoff-seats' fleet file, or [`FleetView::new`] over our own reader).
+    pub view: FleetView,
+    /// The fleet file's path, for the report.
+    pub fleet: Option<&'a Path>,
+    pub coexist: Option<(String, String, u32)>,
+    /// `nvidia-smi` binary (tests point it elsewhere).
+    pub nvidia_smi: Option<&'a str>,
+}
+
+/// Reads NVML, nvidia-smi and `/proc`, and builds the plan.
+pub fn run_plan(req: &PlanRequest<'_>, opts: &PlanOptions) -> Result<PlanReport> {
+    let view = &req.view;
+    let nvml = crate::nvml::read();
+    let smi = crate::nvidia_smi::read(req.nvidia_smi.unwrap_or("nvidia-smi"));
+    let (primary, measured_from) = if !nvml.gpus.is_empty() {
+        (&nvml, Some("nvml".to_owned()))
+    } else if !smi.gpus.is_empty() {
+        (&smi, Some("nvidia-smi".to_owned()))
+    } else {
+        (&nvml, None)
+    };
+    let procfs = ProcFs::default();
+    let facts_cache: BTreeMap<u32, ProcFacts> = primary
+        .gpus
+        .iter()
+        .flat_map(|g| g.processes.iter().map(|p| p.pid))
+        .map(|pid| (pid, procfs.facts(pid)))
+        .collect();
+    let names = if facts_cache.values().any(|f| f.container_id.is_some()) {
+        docker_names()
+    } else {
+        BTreeMap::new()
+    };
+    let facts = |pid: u32| facts_cache.get(&pid).cloned().unwrap_or_default();
+    let gpus = build_plan(view, primary, &facts, &names, opts);
+    let coexistence = match &req.coexist {
+        None => None,
+        Some((a, b, n)) => Some(coexist_question(
+            view, primary, &facts, &names, opts, a, b, *n,
+        )?),
+    };
+    Ok(PlanReport {
+        fleet: req.fleet.map(|p| p.display().to_string()),
+        options: opts.clone(),
+        measured_from,
+        comparison: compare_readings(&nvml, &smi),
+        nvml,
+        nvidia_smi: smi,
+        gpus,
+        coexistence,
+    })
+}
+
+/// Places seats `a` and `b` alone on GPU `gpu` and adds their footprints up.
+#[allow(clippy::too_many_arguments)]
+pub fn coexist_question(
+    view: &FleetView,
+    readings: &Readings,
+    facts: &dyn Fn(u32) -> ProcFacts,
+    names: &BTreeMap<String, String>,
+    opts: &PlanOptions,
+    a: &str,
+    b: &str,
+    gpu: u32,
+) -> Result<Coexistence> {
+    let find = |n: &str| {
+        view.seats
+            .iter()
+            .find(|s| s.name == n)
+            .cloned()
+            .ok_or_else(|| {
+                PlanError::invalid(
+                    format!("--coexist: no seat named `{n}` in the fleet file"),
+                    format!(
+                        "use one of: {}",
+                        view.seats
+                            .iter()
+                            .map(|s| s.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })
+    };
+    let (mut sa, mut sb) = (find(a)?, find(b)?);
+    let host = sa.host.clone();
+    for s in [&mut sa, &mut sb] {
+        // Measured only where the seat really runs on that GPU.
+        if !s.gpus.contains(&gpu) {
+            s.port = None;
+            s.container_name = Some(format!("\0not-on-gpu-{gpu}"));
+        }
+        s.gpus = vec![gpu];
+        s.host = host.clone();
+    }
+    let pair = FleetView {
+        seats: vec![sa.clone(), sb.clone()],
+        gpu_memory: view.gpu_memory.clone(),
+        local_hosts: view.local_hosts.clone(),
+    };
+    let plans = build_plan(&pair, readings, facts, names, opts);
+    let plan = plans
+        .into_iter()
+        .find(|p| p.index == gpu && p.host == host)
+        .ok_or_else(|| PlanError::invalid(format!("GPU {gpu} not found"), "check --gpu"))?;
+    let total = plan.total_bytes.ok_or_else(|| {
+        PlanError::invalid(
+            format!("GPU {gpu}: total memory unknown"),
+            "add memory_gib for it in the fleet file, or run on the host that has it",
+        )
+    })?;
+    let fps = plan
+        .seats
+        .iter()
+        .zip([&sa, &sb])
+        .map(|(on, s)| footprint(on, s))
+        .collect();
+    Ok(coexist(gpu, total, opts.margin_bytes, fps))
+}
+
+fn opt_gib(b: Option<u64>) -> String {
+    b.map(gib).unwrap_or_else(|| "unknown".into())
+}
+
+/// The plan as text, for the terminal.
+pub fn render_text(r: &PlanReport) -> String {
+    let mut o = String::new();
+    let mut line = |s: String| {
+        o.push_str(&s);
+        o.push('\n');
+    };
+    match &r.measured_from {
+        Some(src) => line(format!("measured usage from {src}")),
+        None => line(format!(
+            "measured usage unavailable: NVML: {}; nvidia-smi: {}",
+            r.nvml.unavailable.as_deref().unwrap_or("no GPU"),
+            r.nvidia_smi.unavailable.as_deref().unwrap_or("no GPU")
+        )),
+    }
+    for g in &r.gpus {
+        line(String::new());
+        line(format!(
+            "GPU {} on {}{}: total {}{}",
+            g.index,
+            g.host,
+            g.name
+                .as_deref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default(),
+            opt_gib(g.total_bytes),
+            g.total_source
+                .as_deref()
+                .map(|s| format!(" [{s}]"))
+                .unwrap_or_default()
+        ));
+        for s in &g.seats {
+            let c = &s.claim;
+            line(format!(
+                "  seat {} ({:?}{}): claims {}{}",
+                c.seat,
+                c.engine,
+                c.gpu_memory_utilization
+                    .map(|u| format!(", util {u}"))
+                    .unwrap_or_default(),
+                opt_gib(c.expected_bytes),
+                match &s.measured {
+                    Some(m) => format!(
+                        ", holds {} measured (pids {:?}, by {})",
+                        gib(m.bytes),
+                        m.pids,
+                        m.matched_by
+                    ),
+                    None => ", not running here".into(),
+                }
+            ));
+            line(format!("    rule: {}", c.rule));
+            for p in &c.parts {
+                line(format!(
+                    "    {:>11}  {}{}{}",
+                    gib(p.bytes),
+                    p.what,
+                    if p.inside_budget {
+                        " [inside budget]"
+                    } else {
+                        ""
+                    },
+                    if p.estimated { " [estimate]" } else { "" }
+                ));
+            }
+            for n in &c.notes {
+                line(format!("    note: {n}"));
+            }
+        }
+        for p in &g.other_processes {
+            line(format!(
+                "  other process pid {} ({}): {}",
+                p.pid,
+                p.name.as_deref().unwrap_or("?"),
+                opt_gib(p.used_bytes)
+            ));
+        }
+        if g.utilization_sum > 0.0 {
+            line(format!(
+                "  utilization flags: {:.2} of the card",
+                g.utilization_sum
+            ));
+        }
+        line(format!(
+            "  claimed {}; measured used {}",
+            opt_gib(g.claimed_bytes),
+            opt_gib(g.measured_used_bytes)
+        ));
+        let h = |v: Option<i64>| {
+            v.map(|b| gib_signed(i128::from(b)))
+                .unwrap_or_else(|| "unknown".into())
+        };
+        line(format!(
+            "  headroom: {} by claims, {} planned (running seats as measured)",
+            h(g.headroom_by_claims_bytes),
+            h(g.headroom_planned_bytes)
+        ));
+        for n in &g.notes {
+            line(format!("  note: {n}"));
+        }
+        for w in &g.warnings {
+            line(format!("  WARNING: {w}"));
+        }
+    }
+    if !r.comparison.is_empty() {
+        line(String::new());
+        line("NVML vs nvidia-smi:".into());
+        for c in &r.comparison {
+            line(format!(
+                "  GPU {}: used {} (NVML) vs {} (nvidia-smi); total {} vs {}",
+                c.index,
+                opt_gib(c.nvml_used_bytes),
+                opt_gib(c.smi_used_bytes),
+                opt_gib(c.nvml_total_bytes),
+                opt_gib(c.smi_total_bytes)
+            ));
+            for (pid, a, b) in &c.processes {
+                line(format!("    pid {pid}: {} vs {}", opt_gib(*a), opt_gib(*b)));
+            }
+        }
+    }
+    if let Some(c) = &r.coexistence {
+        line(String::new());
+        for l in &c.lines {
+            line(l.clone());
+        }
+    }
+    o
+}

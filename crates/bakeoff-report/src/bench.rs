@@ -1,0 +1,132 @@
+//! The final table of a load sweep (`bakeoff bench run`, the `throughput` and `longgen`
+//! suites): one row per step, the numbers of docs/metrics.md, then the flags.
+
+use bakeoff_artifact::{LoadReport, LoadStep};
+use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+
+use crate::escape::for_terminal;
+
+fn num(v: Option<f64>, digits: usize) -> String {
+    match v {
+        Some(x) => format!("{x:.digits$}"),
+        None => "–".into(),
+    }
+}
+
+fn rate_cell(s: &LoadStep) -> String {
+    match (s.requested_rate, s.achieved_rate) {
+        (Some(r), a) => format!("{} of {r}", num(a, 2)),
+        (None, _) => num(s.requests_per_second, 2),
+    }
+}
+
+/// The sweep as a table, the ceiling, pinning and flags beneath.
+pub fn sweep(report: &LoadReport) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    t.set_header(vec![
+        "step",
+        "ok/sent",
+        "req/s",
+        "out tok/s",
+        "TTFT p50",
+        "TTFT p99",
+        "TPOT p50",
+        "ITL p99",
+        "E2E p50",
+        "late p99",
+        "decode c/s",
+        "flags",
+    ]);
+    for s in &report.steps {
+        let ratio = s.reconciliation.as_ref().and_then(|r| r.decode_ratio_p50);
+        let flags: Vec<&str> = s.flags.iter().map(|f| f.code.as_str()).collect();
+        t.add_row(vec![
+            for_terminal(&s.label, 40),
+            format!("{}/{}", s.ok, s.sent),
+            rate_cell(s),
+            num(s.output_tokens_per_second, 1),
+            num(s.latency.ttft.p50_ms, 1),
+            num(s.latency.ttft.p99_ms, 1),
+            num(s.latency.tpot.p50_ms, 2),
+            num(s.latency.itl.p99_ms, 2),
+            num(s.latency.e2e.p50_ms, 1),
+            num(s.latency.send_lateness.p99_ms, 3),
+            num(ratio, 3),
+            flags.join(" "),
+        ]);
+    }
+    let mut out = t.to_string();
+    out.push_str("\n(ms; \"decode c/s\" = client decode rate / server predicted_per_second; definitions in docs/metrics.md)\n");
+    match &report.ceiling {
+        Some(c) => out.push_str(&format!(
+            "harness ceiling: {:.0} req/s, {:.0} streamed tok/s, {} concurrent streams ({}); steps above half are client-bound\n",
+            c.requests_per_second, c.streamed_tokens_per_second, c.concurrent_streams, for_terminal(&c.source, 80)
+        )),
+        None => out.push_str("harness ceiling: not measured (client-bound steps cannot be flagged)\n"),
+    }
+    out.push_str(&format!(
+        "output length: {}\n",
+        for_terminal(&report.pinning.detail, 200)
+    ));
+    for s in &report.steps {
+        if let Some(m) = &s.metrics {
+            let spec = m.spec_decode.as_ref().map(|d| {
+                format!(
+                    ", spec-decode acceptance {} ({})",
+                    num(d.acceptance_rate, 3),
+                    for_terminal(&d.source, 40)
+                )
+            });
+            out.push_str(&format!(
+                "{}: /metrics {} generated {} tokens, client/server token ratio {}{}\n",
+                for_terminal(&s.label, 40),
+                for_terminal(&m.family, 20),
+                num(m.generation_tokens, 0),
+                num(m.client_server_token_ratio, 3),
+                spec.unwrap_or_default()
+            ));
+        }
+        if let Some(g) = &s.goodput {
+            out.push_str(&format!(
+                "{}: goodput {}/{} met {} ({} req/s)\n",
+                for_terminal(&s.label, 40),
+                g.met,
+                g.of,
+                for_terminal(&g.slo, 60),
+                num(g.per_second, 2)
+            ));
+        }
+    }
+    for f in &report.flags {
+        out.push_str(&format!(
+            "flag {}: {}\n",
+            f.code,
+            for_terminal(&f.message, 300)
+        ));
+    }
+    if let Some(i) = &report.interrupted {
+        out.push_str(&format!("INCOMPLETE: {}\n", for_terminal(i, 200)));
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_an_empty_sweep_without_numbers_invented() {
+        let r: LoadReport = serde_json::from_value(serde_json::json!({
+            "mode": "closed", "plan": {}, "warmup_requests": 0, "steps": [],
+            "pinning": {"ignore_eos_sent": false, "min_tokens_sent": false, "finished": 0,
+                        "exact_length": 0, "detail": "no finished request"}
+        }))
+        .unwrap();
+        let s = sweep(&r);
+        assert!(s.contains("not measured"));
+        assert!(s.contains("no finished request"));
+    }
+}

@@ -1,0 +1,451 @@
+//! The HTML report: one self-contained file that needs no network — inline CSS, inline SVG
+//! charts, no script at all, and a Content-Security-Policy that forbids loading anything.
+//!
+//! Model output is untrusted: every byte an endpoint sent goes through [`for_html`] before it
+//! reaches the page, so a reply containing `<script>` is shown as text.
+
+use std::fmt::Write as _;
+
+use bakeoff_artifact::{ArtifactKind, ItemRecord, SuiteResult, SuiteStatus};
+
+use crate::comparison::{self, Comparison};
+use crate::escape::for_html as h;
+use crate::registry::{Entry, Registry};
+use crate::steps::{percentile, steps_of, ttfts};
+use crate::svg;
+
+const STYLE: &str = r#"
+body{font-family:system-ui,-apple-system,"DejaVu Sans",sans-serif;margin:24px;color:#111;max-width:1400px}
+h1{font-size:22px;margin-bottom:4px} h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}
+h3{font-size:15px} .muted{color:#666;font-size:13px}
+table{border-collapse:collapse;font-size:13px;margin:8px 0}
+th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}
+th{background:#f3f3f3} td.num{white-space:nowrap}
+.v-accept{background:#d9f2d9} .v-reject{background:#f8d7d7} .v-watch{background:#fff3cd}
+.v-nee{background:#e2e3f3} .v-none{color:#666}
+.flag{display:inline-block;background:#fff3cd;border:1px solid #e0c36a;border-radius:3px;padding:0 4px;margin:1px;font-size:11px}
+.failed{color:#a00;font-weight:bold}
+pre{white-space:pre-wrap;word-break:break-word;margin:0;font-size:12px;max-height:240px;overflow:auto;background:#fafafa}
+details{margin:6px 0} summary{cursor:pointer;font-weight:600}
+.charts{display:flex;flex-wrap:wrap;gap:16px}
+.retracted{text-decoration:line-through;color:#777}
+"#;
+
+fn verdict_class(r: &comparison::Row) -> &'static str {
+    use crate::evidence::VerdictKind::*;
+    match r.verdict {
+        Some(Accept) => "v-accept",
+        Some(RejectUnderTestedConfiguration) => "v-reject",
+        Some(Watch) => "v-watch",
+        Some(NotEnoughEvidence) => "v-nee",
+        None => "v-none",
+    }
+}
+
+fn summary_table(out: &mut String, c: &Comparison) {
+    out.push_str("<table id=\"summary\"><thead><tr><th>candidate</th><th>model</th><th>engine</th><th>quant</th><th>window</th><th>hardware</th>");
+    for s in &c.suites {
+        let _ = write!(out, "<th>{} (Wilson 95%)</th>", h(s));
+    }
+    out.push_str("<th>runs</th><th>verdict (tested configuration)</th></tr></thead><tbody>");
+    for r in &c.rows {
+        let _ = write!(
+            out,
+            "<tr><td><a href=\"#cand-{slug}\">{slug}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            h(&r.model),
+            h(&r.engine),
+            h(&r.quantization),
+            h(&r.window),
+            h(&r.hardware),
+            slug = h(&r.slug)
+        );
+        for s in &c.suites {
+            match r.cells.get(s) {
+                Some(cell) => {
+                    let cls = if cell.status == SuiteStatus::Failed {
+                        " class=\"failed\""
+                    } else {
+                        ""
+                    };
+                    let _ = write!(out, "<td{cls}>{}", h(&cell.text));
+                    for f in &cell.flags {
+                        let _ = write!(out, " <span class=\"flag\">{}</span>", h(f));
+                    }
+                    out.push_str("</td>");
+                }
+                None if r.runs == 0 && r.retracted > 0 => {
+                    out.push_str("<td class=\"retracted\">retracted (not counted)</td>");
+                }
+                None if r.cells.is_empty() && r.failure.is_some() => {
+                    let _ = write!(
+                        out,
+                        "<td class=\"failed\">FAILED{}</td>",
+                        r.failure
+                            .as_ref()
+                            .map(|f| format!(" — {}", h(f)))
+                            .unwrap_or_default()
+                    );
+                }
+                None => out.push_str("<td>-</td>"),
+            }
+        }
+        let _ = write!(
+            out,
+            "<td>{}</td><td class=\"{}\">{}{}</td></tr>",
+            h(&r.evidence_text()),
+            verdict_class(r),
+            h(&r.verdict_text()),
+            match (&r.verdict_date, &r.verdict_reason) {
+                (Some(d), Some(why)) =>
+                    format!("<br><span class=\"muted\">{} — {}</span>", h(d), h(why)),
+                _ => String::new(),
+            }
+        );
+    }
+    out.push_str("</tbody></table>");
+}
+
+fn suite_scores(out: &mut String, reg: &Registry, c: &Comparison) {
+    out.push_str("<h2 id=\"scores\">Per-suite scores with intervals</h2>");
+    for s in &c.suites {
+        let _ = write!(
+            out,
+            "<h3>{}</h3><table><thead><tr><th>candidate</th><th>artifact</th><th>score</th><th>interval (0–100%)</th><th>outcomes</th><th>flags</th></tr></thead><tbody>",
+            h(s)
+        );
+        for e in reg.counted() {
+            let Some(sr) = e.artifact.suites.get(s) else {
+                continue;
+            };
+            let outcomes: Vec<String> = sr
+                .summary
+                .outcomes
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            let bar = sr
+                .summary
+                .score
+                .as_ref()
+                .map(|sc| svg::interval_bar(sc.estimate, sc.low, sc.high))
+                .unwrap_or_default();
+            let _ = write!(
+                out,
+                "<td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{bar}</td><td>{}</td><td>",
+                h(&e.artifact.candidate.slug),
+                h(&e.name),
+                h(&crate::terminal::score_text(&sr.summary.score)),
+                h(&outcomes.join(", "))
+            );
+            for f in &sr.summary.flags {
+                let _ = write!(
+                    out,
+                    "<span class=\"flag\" title=\"{}\">{}</span>",
+                    h(&f.message),
+                    h(&f.code)
+                );
+            }
+            out.push_str("</td></tr>");
+        }
+        out.push_str("</tbody></table>");
+    }
+}
+
+fn charts(out: &mut String, reg: &Registry) {
+    out.push_str("<h2 id=\"charts\">Throughput and latency</h2>");
+    // Throughput steps from every counted artifact that carries them.
+    let mut tok = Vec::new();
+    let mut ttft_series = Vec::new();
+    for e in reg.counted() {
+        for (name, s) in &e.artifact.suites {
+            let steps = steps_of(s);
+            if steps.is_empty() {
+                continue;
+            }
+            let label = format!("{} {name}", e.artifact.candidate.slug);
+            let pts: Vec<(f64, f64)> = steps
+                .iter()
+                .filter_map(|st| Some((st.concurrency?, st.tok_per_s?)))
+                .collect();
+            if !pts.is_empty() {
+                tok.push((label.clone(), pts));
+            }
+            for (p, get) in [
+                (
+                    "p50",
+                    (|st: &crate::steps::Step| st.ttft_p50_ms)
+                        as fn(&crate::steps::Step) -> Option<f64>,
+                ),
+                ("p90", |st| st.ttft_p90_ms),
+                ("p99", |st| st.ttft_p99_ms),
+            ] {
+                let pts: Vec<(f64, f64)> = steps
+                    .iter()
+                    .filter_map(|st| Some((st.concurrency?, get(st)?)))
+                    .collect();
+                if !pts.is_empty() {
+                    ttft_series.push((format!("{label} {p}"), pts));
+                }
+            }
+        }
+    }
+    out.push_str("<div class=\"charts\">");
+    if tok.is_empty() && ttft_series.is_empty() {
+        out.push_str("<p id=\"no-throughput\"><strong>no throughput data</strong>: no counted artifact carries load steps (run the throughput suite to draw concurrency against tok/s).</p>");
+    } else {
+        if !tok.is_empty() {
+            out.push_str(&svg::line_chart(
+                "Concurrency vs output tok/s",
+                "concurrency",
+                "output tok/s",
+                &tok,
+            ));
+        }
+        if !ttft_series.is_empty() {
+            out.push_str(&svg::line_chart(
+                "TTFT percentiles by concurrency",
+                "concurrency",
+                "TTFT ms",
+                &ttft_series,
+            ));
+        }
+    }
+    // TTFT percentiles per suite from the item records: every measured run has these.
+    let names = vec!["p50".to_string(), "p90".to_string(), "p99".to_string()];
+    let mut groups = Vec::new();
+    for e in reg.counted() {
+        for (name, s) in &e.artifact.suites {
+            let v = ttfts(s.items.iter());
+            if v.is_empty() {
+                continue;
+            }
+            groups.push((
+                format!("{} {name}", e.artifact.candidate.slug),
+                vec![
+                    percentile(&v, 50.0),
+                    percentile(&v, 90.0),
+                    percentile(&v, 99.0),
+                ],
+            ));
+        }
+    }
+    if groups.is_empty() {
+        out.push_str("<p>No TTFT was recorded by any counted item.</p>");
+    } else {
+        out.push_str(&svg::bar_chart(
+            "TTFT percentiles per suite (item records)",
+            "TTFT ms",
+            &names,
+            &groups,
+        ));
+    }
+    out.push_str("</div>");
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into())
+}
+
+fn item_row(out: &mut String, it: &ItemRecord) {
+    let usage = it.response.usage.as_ref();
+    let _ = write!(
+        out,
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td><pre>{}</pre>",
+        h(&it.id),
+        h(it.outcome.as_str()),
+        h(it.check.as_deref().unwrap_or("")),
+        num(it.latency.ttft_ms),
+        num(Some(it.latency.e2e_ms)),
+        usage
+            .and_then(|u| u.completion_tokens)
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| "-".into()),
+        h(it.response.finish_reason.as_deref().unwrap_or("-")),
+        h(&it.response.content)
+    );
+    if !it.response.reasoning.is_empty() {
+        let _ = write!(
+            out,
+            "<details><summary>reasoning</summary><pre>{}</pre></details>",
+            h(&it.response.reasoning)
+        );
+    }
+    out.push_str("</td><td>");
+    if let Some(e) = &it.error {
+        let _ = write!(out, "{}: {}", h(&e.kind), h(&e.message));
+        if let Some(b) = &e.body {
+            let _ = write!(out, "<pre>{}</pre>", h(b));
+        }
+    }
+    out.push_str("</td></tr>");
+}
+
+fn suite_details(out: &mut String, name: &str, s: &SuiteResult) {
+    let _ = write!(
+        out,
+        "<details class=\"suite\"><summary>{} — {} — {} items</summary>",
+        h(name),
+        h(&crate::terminal::score_text(&s.summary.score)),
+        s.items.len()
+    );
+    let steps = steps_of(s);
+    if !steps.is_empty() {
+        out.push_str("<table><thead><tr><th>step</th><th>concurrency</th><th>tok/s</th><th>TTFT p50</th><th>p90</th><th>p99</th></tr></thead><tbody>");
+        for st in &steps {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                st.index,
+                num(st.concurrency),
+                num(st.tok_per_s),
+                num(st.ttft_p50_ms),
+                num(st.ttft_p90_ms),
+                num(st.ttft_p99_ms)
+            );
+        }
+        out.push_str("</tbody></table>");
+    }
+    out.push_str("<table><thead><tr><th>item</th><th>outcome</th><th>check</th><th>TTFT ms</th><th>E2E ms</th><th>tokens</th><th>finish</th><th>reply (untrusted, escaped)</th><th>error</th></tr></thead><tbody>");
+    for it in &s.items {
+        item_row(out, it);
+    }
+    out.push_str("</tbody></table></details>");
+}
+
+fn drill_down(out: &mut String, reg: &Registry) {
+    out.push_str("<h2 id=\"items\">Per-item drill-down</h2>");
+    let mut last_slug = String::new();
+    for e in &reg.entries {
+        let a = &e.artifact;
+        if a.candidate.slug != last_slug {
+            let _ = write!(
+                out,
+                "<h3 id=\"cand-{s}\">{s}</h3>",
+                s = h(&a.candidate.slug)
+            );
+            last_slug = a.candidate.slug.clone();
+        }
+        let _ = write!(
+            out,
+            "<div class=\"artifact{}\"><p><code>{}</code> — {} — {} {}{}</p>",
+            if e.is_retracted() { " retracted" } else { "" },
+            h(&e.name),
+            match a.kind {
+                ArtifactKind::Bakeoff => "bakeoff",
+                ArtifactKind::Failure => "FAILURE",
+            },
+            h(&a.candidate.engine.to_string()),
+            h(a.candidate.engine_version.as_deref().unwrap_or("")),
+            if e.is_retracted() {
+                " — RETRACTED, not counted"
+            } else {
+                ""
+            }
+        );
+        if let Some(f) = &a.failure {
+            let _ = write!(
+                out,
+                "<p class=\"failed\">{}: {}</p><ul>",
+                h(&f.class.to_string()),
+                h(&f.message)
+            );
+            for ev in &f.evidence {
+                let _ = write!(out, "<li>{}: {}</li>", h(&ev.what), h(&ev.detail));
+            }
+            out.push_str("</ul>");
+        }
+        for (name, s) in &a.suites {
+            suite_details(out, name, s);
+        }
+        out.push_str("</div>");
+    }
+}
+
+fn superseded(out: &mut String, reg: &Registry) {
+    out.push_str("<h2 id=\"superseded\">Superseded claims</h2>");
+    let mut rows = String::new();
+    for e in reg.retracted() {
+        let Some(r) = &e.retraction else { continue };
+        let claims: Vec<String> = r
+            .claims
+            .iter()
+            .map(|c| format!("{}: {}", c.suite, c.claimed))
+            .collect();
+        let _ = write!(
+            rows,
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td class=\"retracted\">{}</td><td>{}</td></tr>",
+            r.date.format("%Y-%m-%d"),
+            h(&e.name),
+            h(&e.artifact.candidate.slug),
+            h(&claims.join("; ")),
+            h(&r.reason)
+        );
+    }
+    if rows.is_empty() {
+        out.push_str("<p>None: no result here has been retracted.</p>");
+    } else {
+        let _ = write!(
+            out,
+            "<p class=\"muted\">Kept as a dated table rather than a silent edit; the artifacts are unchanged and nothing here is counted above.</p><table><thead><tr><th>retracted</th><th>artifact</th><th>candidate</th><th>claim withdrawn</th><th>reason</th></tr></thead><tbody>{rows}</tbody></table>"
+        );
+    }
+}
+
+fn negatives(out: &mut String, reg: &Registry) {
+    out.push_str("<h2 id=\"negative\">Failed and incomplete runs</h2><p class=\"muted\">Scoped to the exact configuration tested; the markdown log has the full entries.</p>");
+    let list: Vec<&Entry> = reg.counted().filter(|e| e.is_negative()).collect();
+    if list.is_empty() {
+        out.push_str("<p>None among the counted artifacts.</p>");
+        return;
+    }
+    out.push_str("<ul>");
+    for e in list {
+        let what = match (&e.artifact.failure, &e.artifact.incomplete_reason) {
+            (Some(f), _) => format!("{}: {}", f.class, f.message),
+            (None, Some(r)) => format!("incomplete: {r}"),
+            (None, None) => "a suite measured nothing".into(),
+        };
+        let _ = write!(out, "<li><code>{}</code> — {}</li>", h(&e.name), h(&what));
+    }
+    out.push_str("</ul>");
+}
+
+/// The whole page.
+pub fn report(reg: &Registry, generated: &str) -> String {
+    let c = comparison::build(reg);
+    let mut out = String::with_capacity(64 * 1024);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+    <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
+    <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+    <title>bakeoff report — {dir}</title><style>{STYLE}</style></head><body>\
+    <h1>bakeoff report — {dir}</h1><p class=\"muted\">Generated {gen} by bakeoff {ver} from {n} artifact(s), {r} retracted and not counted. \
+    Every verdict is scoped to the configuration tested. Model output below is untrusted and shown as text.</p>",
+        dir = h(&reg.dir.display().to_string()),
+        gen = h(generated),
+        ver = env!("CARGO_PKG_VERSION"),
+        n = reg.entries.len(),
+        r = reg.retracted().count()
+    );
+    out.push_str("<h2 id=\"comparison\">Summary</h2>");
+    if c.rows.is_empty() {
+        out.push_str("<p>No artifacts.</p>");
+    } else {
+        summary_table(&mut out, &c);
+    }
+    suite_scores(&mut out, reg, &c);
+    charts(&mut out, reg);
+    negatives(&mut out, reg);
+    superseded(&mut out, reg);
+    drill_down(&mut out, reg);
+    if !reg.notes.is_empty() {
+        out.push_str("<h2>Files not read</h2><ul>");
+        for n in &reg.notes {
+            let _ = write!(out, "<li>{}</li>", h(n));
+        }
+        out.push_str("</ul>");
+    }
+    out.push_str("</body></html>\n");
+    out
+}

@@ -1,0 +1,222 @@
+//! Load steps (concurrency → tok/s, TTFT percentiles) read from what an artifact carries.
+//!
+//! The throughput suite writes its steps under the suite's `summary.details` (an array named
+//! `steps`; each step's figures under names such as `concurrency`, `output_tok_per_s` or an
+//! `output_throughput {per_second}` object, `ttft {p50_ms, p90_ms, p99_ms}`), and its items may
+//! carry `extra.concurrency`. The reader here is deliberately tolerant of the field names it
+//! accepts (listed below and in docs/reports.md) and renders only what is there: no step data
+//! means "no throughput data", never an invented number.
+
+use bakeoff_artifact::{ItemRecord, SuiteResult};
+use serde_json::Value;
+
+/// One load step as the report shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub index: usize,
+    pub concurrency: Option<f64>,
+    /// Aggregate output tokens per second.
+    pub tok_per_s: Option<f64>,
+    pub ttft_p50_ms: Option<f64>,
+    pub ttft_p90_ms: Option<f64>,
+    pub ttft_p99_ms: Option<f64>,
+    /// Items of the step that were measured (when known).
+    pub requests: Option<f64>,
+    /// The step as recorded, for the CSV and the drill-down.
+    pub raw: Value,
+}
+
+const STEP_ARRAYS: &[&str] = &["steps", "step_results", "levels", "ladder", "sweep"];
+const CONCURRENCY: &[&str] = &[
+    "concurrency",
+    "users",
+    "clients",
+    "parallel",
+    "max_concurrency",
+];
+const TOK_PER_S: &[&str] = &[
+    "output_tok_per_s",
+    "output_tokens_per_s",
+    "output_tokens_per_second",
+    "tok_per_s",
+    "tokens_per_s",
+    "tokens_per_second",
+    "tok_s",
+    "output_tps",
+    "aggregate_tok_per_s",
+    "throughput_tok_per_s",
+];
+const TOK_OBJECTS: &[&str] = &[
+    "output_throughput",
+    "output_tokens_throughput",
+    "token_throughput",
+    "tokens",
+    "throughput",
+];
+const TTFT_OBJECTS: &[&str] = &["ttft", "ttft_ms", "ttft_latency"];
+const REQUESTS: &[&str] = &["requests", "completed", "n", "count", "measured"];
+
+fn num(v: &Value) -> Option<f64> {
+    v.as_f64().filter(|x| x.is_finite())
+}
+
+fn first_num(o: &serde_json::Map<String, Value>, keys: &[&str]) -> Option<f64> {
+    keys.iter().find_map(|k| o.get(*k).and_then(num))
+}
+
+fn percentile_of(o: &serde_json::Map<String, Value>, p: &str) -> Option<f64> {
+    // `{p50_ms}` (bakeoff-stats LatencySummary), `{p50}`, or flat `ttft_p50_ms`.
+    for obj in TTFT_OBJECTS {
+        if let Some(Value::Object(t)) = o.get(*obj)
+            && let Some(x) = first_num(t, &[&format!("{p}_ms"), p])
+        {
+            return Some(x);
+        }
+    }
+    first_num(
+        o,
+        &[
+            &format!("ttft_{p}_ms"),
+            &format!("ttft_ms_{p}"),
+            &format!("ttft_{p}"),
+        ],
+    )
+}
+
+fn tok_per_s(o: &serde_json::Map<String, Value>) -> Option<f64> {
+    first_num(o, TOK_PER_S).or_else(|| {
+        TOK_OBJECTS.iter().find_map(|k| match o.get(*k) {
+            Some(Value::Object(t)) => first_num(t, &["per_second", "tok_per_s", "value"]),
+            _ => None,
+        })
+    })
+}
+
+fn step_array(details: &Value) -> Option<&Vec<Value>> {
+    match details {
+        Value::Array(a) => Some(a),
+        Value::Object(o) => STEP_ARRAYS
+            .iter()
+            .find_map(|k| o.get(*k).and_then(Value::as_array)),
+        _ => None,
+    }
+}
+
+/// Nearest-rank percentile of sorted values.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted.get(rank.clamp(1, sorted.len()) - 1).copied()
+}
+
+/// TTFT values (ms) of items, sorted.
+pub fn ttfts<'a>(items: impl Iterator<Item = &'a ItemRecord>) -> Vec<f64> {
+    let mut v: Vec<f64> = items
+        .filter_map(|i| i.latency.ttft_ms)
+        .filter(|x| x.is_finite())
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+fn item_concurrency(i: &ItemRecord) -> Option<f64> {
+    i.extra.as_object().and_then(|o| first_num(o, CONCURRENCY))
+}
+
+/// The steps of a suite, from its `summary.details`; a step without TTFT figures gets them
+/// from the suite's items that carry the same `extra.concurrency`.
+pub fn steps_of(suite: &SuiteResult) -> Vec<Step> {
+    let Some(arr) = step_array(&suite.summary.details) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (index, raw) in arr.iter().enumerate() {
+        let Some(o) = raw.as_object() else { continue };
+        let concurrency = first_num(o, CONCURRENCY);
+        let mut s = Step {
+            index,
+            concurrency,
+            tok_per_s: tok_per_s(o),
+            ttft_p50_ms: percentile_of(o, "p50"),
+            ttft_p90_ms: percentile_of(o, "p90"),
+            ttft_p99_ms: percentile_of(o, "p99"),
+            requests: first_num(o, REQUESTS),
+            raw: raw.clone(),
+        };
+        if s.ttft_p50_ms.is_none()
+            && let Some(c) = concurrency
+        {
+            let v = ttfts(
+                suite
+                    .items
+                    .iter()
+                    .filter(|i| item_concurrency(i) == Some(c)),
+            );
+            s.ttft_p50_ms = percentile(&v, 50.0);
+            s.ttft_p90_ms = percentile(&v, 90.0);
+            s.ttft_p99_ms = percentile(&v, 99.0);
+        }
+        if s.concurrency.is_some() || s.tok_per_s.is_some() || s.ttft_p50_ms.is_some() {
+            out.push(s);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use bakeoff_artifact::{SuiteStatus, SuiteSummary};
+
+    fn suite(details: Value) -> SuiteResult {
+        SuiteResult {
+            status: SuiteStatus::Complete,
+            summary: SuiteSummary {
+                planned: 0,
+                finished: 0,
+                outcomes: Default::default(),
+                passed: 0,
+                scored: 0,
+                score: None,
+                flags: vec![],
+                details,
+            },
+            items: vec![],
+        }
+    }
+
+    #[test]
+    fn reads_flat_and_nested_field_names() {
+        let s = suite(serde_json::json!({"steps": [
+            {"concurrency": 1, "output_tok_per_s": 88.5, "ttft": {"p50_ms": 40.0, "p90_ms": 55.0, "p99_ms": 61.0}},
+            {"concurrency": 4, "output_throughput": {"completed": 900, "wall_seconds": 3.0, "per_second": 300.0},
+             "ttft_p50_ms": 90.0, "ttft_p99_ms": 200.0},
+            "not a step"
+        ]}));
+        let st = steps_of(&s);
+        assert_eq!(st.len(), 2);
+        assert_eq!(st[0].concurrency, Some(1.0));
+        assert_eq!(st[0].tok_per_s, Some(88.5));
+        assert_eq!(st[0].ttft_p90_ms, Some(55.0));
+        assert_eq!(st[1].tok_per_s, Some(300.0));
+        assert_eq!(st[1].ttft_p50_ms, Some(90.0));
+        assert_eq!(st[1].ttft_p90_ms, None);
+    }
+
+    #[test]
+    fn no_details_means_no_steps() {
+        assert!(steps_of(&suite(Value::Null)).is_empty());
+        assert!(steps_of(&suite(serde_json::json!({"other": 1}))).is_empty());
+    }
+
+    #[test]
+    fn nearest_rank() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile(&v, 50.0), Some(2.0));
+        assert_eq!(percentile(&v, 99.0), Some(4.0));
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+}

@@ -1,0 +1,167 @@
+//! One lifecycle for both backends: create, start, observe, stop, follow the log. The watchdog
+//! and the seat operations only see [`Backend`]; what differs between a process and a
+//! container stays in `process.rs` and `docker.rs`.
+
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::docker::DockerBackend;
+use crate::fleet::{Fleet, Launch, Seat};
+use crate::process::ProcessBackend;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("seat {seat}: {message}")]
+    Process { seat: String, message: String },
+    #[error("seat {seat}: Docker: {message}")]
+    Docker { seat: String, message: String },
+}
+
+/// What the backend sees of a seat right now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observed {
+    /// No process started by bakeoff / no container of that name.
+    Missing,
+    /// A container that exists but was never started (or was stopped and kept: dormant).
+    Created,
+    Running,
+    /// Docker is about to start it again (a restart policy at work).
+    Restarting,
+    Exited {
+        code: Option<i64>,
+        oom_killed: Option<bool>,
+    },
+}
+
+impl Observed {
+    pub fn is_up(&self) -> bool {
+        matches!(self, Observed::Running | Observed::Restarting)
+    }
+
+    pub fn label(&self) -> String {
+        match self {
+            Observed::Missing => "down".into(),
+            Observed::Created => "created (stopped)".into(),
+            Observed::Running => "running".into(),
+            Observed::Restarting => "restarting".into(),
+            Observed::Exited { code: Some(c), .. } => format!("exited ({c})"),
+            Observed::Exited { code: None, .. } => "exited".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub observed: Observed,
+    /// Docker's top-level `RestartCount`; `None` for processes.
+    pub restart_count: Option<u64>,
+    /// pid or container id.
+    pub id: Option<String>,
+}
+
+impl Status {
+    pub fn missing() -> Self {
+        Self {
+            observed: Observed::Missing,
+            restart_count: None,
+            id: None,
+        }
+    }
+}
+
+pub enum Backend {
+    Process(ProcessBackend),
+    Docker(DockerBackend),
+}
+
+impl Backend {
+    pub async fn for_seat(fleet: &Fleet, seat: &Seat) -> Result<Backend, BackendError> {
+        Ok(match &seat.launch {
+            Launch::Process(_) => Backend::Process(ProcessBackend::new(fleet, seat)),
+            Launch::Docker(_) => Backend::Docker(DockerBackend::connect(fleet, seat).await?),
+        })
+    }
+
+    pub async fn status(&mut self) -> Status {
+        match self {
+            Backend::Process(p) => p.status(),
+            Backend::Docker(d) => d.status().await,
+        }
+    }
+
+    /// Make the seat exist without starting it (a container is created; a process has
+    /// nothing to create).
+    pub async fn create(&mut self) -> Result<(), BackendError> {
+        match self {
+            Backend::Process(_) => Ok(()),
+            Backend::Docker(d) => d.ensure_created().await.map(|_| ()),
+        }
+    }
+
+    pub async fn start(&mut self) -> Result<(), BackendError> {
+        match self {
+            Backend::Process(p) => p.start().await,
+            Backend::Docker(d) => d.start().await,
+        }
+    }
+
+    /// Stop it. `keep` leaves a container created (a dormant seat, a swap's rollback target).
+    pub async fn stop(&mut self, keep: bool) -> Result<(), BackendError> {
+        match self {
+            Backend::Process(p) => p.stop().await,
+            Backend::Docker(d) => d.stop(keep).await,
+        }
+    }
+
+    /// Follow the log from the current start on, one line per message (frames are split on
+    /// `\n` and `\r`: tqdm bars redraw with `\r`).
+    pub fn follow(&self, tx: mpsc::Sender<String>) -> tokio::task::JoinHandle<()> {
+        match self {
+            Backend::Process(p) => p.follow(tx),
+            Backend::Docker(d) => d.follow(tx),
+        }
+    }
+
+    /// The last `n` lines of the log.
+    pub async fn tail(&self, n: usize) -> Vec<String> {
+        match self {
+            Backend::Process(p) => p.tail(n),
+            Backend::Docker(d) => d.tail(n).await,
+        }
+    }
+}
+
+/// Splits a byte stream into lines on `\n` or `\r`, keeping a partial line across frames.
+#[derive(Default)]
+pub struct LineSplitter {
+    partial: Vec<u8>,
+}
+
+impl LineSplitter {
+    pub fn push(&mut self, bytes: &[u8], out: &mut Vec<String>) {
+        for &b in bytes {
+            if b == b'\n' || b == b'\r' {
+                if !self.partial.is_empty() {
+                    out.push(String::from_utf8_lossy(&self.partial).into_owned());
+                    self.partial.clear();
+                }
+            } else {
+                self.partial.push(b);
+            }
+        }
+    }
+
+    /// The partial line, when the stream ended without a newline.
+    pub fn finish(&mut self) -> Option<String> {
+        if self.partial.is_empty() {
+            None
+        } else {
+            let s = String::from_utf8_lossy(&self.partial).into_owned();
+            self.partial.clear();
+            Some(s)
+        }
+    }
+}
+
+pub(crate) const FOLLOW_POLL: Duration = Duration::from_millis(100);

@@ -1,0 +1,463 @@
+//! Docker seats through the Docker Engine API (bollard).
+//!
+//! - The client speaks API **1.41** (Docker 20.10, the oldest daemon we run against) and
+//!   negotiates down for older daemons: bollard 0.21 defaults to 1.53, which a 20.10 daemon
+//!   refuses.
+//! - A container is labelled `bakeoff.seat`, `bakeoff.fleet` and `bakeoff.config-hash`; a
+//!   stopped container whose hash differs from the fleet file is recreated, a running one is
+//!   never touched behind the operator's back.
+//! - `RestartCount` is read from the top level of inspect, not from `State`; `OOMKilled` is a
+//!   host-cgroup OOM (engine-facts.md §6, fact 7).
+//! - Log frames do not line up with lines: they are buffered and split on `\n`/`\r`. The
+//!   stream ends when the container stops; while a restart policy restarts it, the follower
+//!   reopens it from the last timestamp it saw.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::models::{
+    ContainerCreateBody, ContainerStateStatusEnum, DeviceRequest, HostConfig, PortBinding,
+    RestartPolicy, RestartPolicyNameEnum,
+};
+use bollard::query_parameters::{
+    CreateContainerOptions, InspectContainerOptions, LogsOptions, RemoveContainerOptions,
+    StartContainerOptions, StopContainerOptions,
+};
+use futures_util::StreamExt;
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+
+use crate::backend::{BackendError, LineSplitter, Observed, Status};
+use crate::fleet::{DockerLaunch, Fleet, Launch, Seat};
+
+/// The API version the client speaks (Docker 20.10 = 1.41).
+pub const DOCKER_API: bollard::ClientVersion = bollard::ClientVersion {
+    major_version: 1,
+    minor_version: 41,
+};
+const CONNECT_TIMEOUT_S: u64 = 30;
+
+/// A restart policy string of the fleet file, checked.
+pub fn restart_policy(s: &str) -> Result<RestartPolicy, String> {
+    let (name, n) = match s.split_once(':') {
+        Some((a, b)) => (
+            a,
+            Some(
+                b.parse::<i64>()
+                    .map_err(|_| format!("restart {s:?}: the retry count must be a number"))?,
+            ),
+        ),
+        None => (s, None),
+    };
+    let name = match name {
+        "no" => RestartPolicyNameEnum::NO,
+        "always" => RestartPolicyNameEnum::ALWAYS,
+        "unless-stopped" => RestartPolicyNameEnum::UNLESS_STOPPED,
+        "on-failure" => RestartPolicyNameEnum::ON_FAILURE,
+        other => {
+            return Err(format!(
+                "restart {other:?} must be no, always, unless-stopped, on-failure or on-failure:N"
+            ));
+        }
+    };
+    if n.is_some() && name != RestartPolicyNameEnum::ON_FAILURE {
+        return Err(format!(
+            "restart {s:?}: only on-failure takes a retry count"
+        ));
+    }
+    Ok(RestartPolicy {
+        name: Some(name),
+        maximum_retry_count: n,
+    })
+}
+
+pub struct DockerBackend {
+    docker: Docker,
+    seat: Seat,
+    launch: DockerLaunch,
+    fleet_name: String,
+    name: String,
+}
+
+fn is_not_found(e: &bollard::errors::Error) -> bool {
+    matches!(
+        e,
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 404,
+            ..
+        }
+    )
+}
+
+/// Connect to a host's Docker engine.
+pub async fn connect(address: Option<&str>) -> Result<Docker, String> {
+    let d = match address {
+        None => Docker::connect_with_unix(
+            "unix:///var/run/docker.sock",
+            CONNECT_TIMEOUT_S,
+            &DOCKER_API,
+        ),
+        Some(a) if a.starts_with("unix://") => {
+            Docker::connect_with_unix(a, CONNECT_TIMEOUT_S, &DOCKER_API)
+        }
+        Some(a) => Docker::connect_with_http(a, CONNECT_TIMEOUT_S, &DOCKER_API),
+    }
+    .map_err(|e| {
+        format!(
+            "cannot connect to {}: {e}",
+            address.unwrap_or("the local socket")
+        )
+    })?;
+    // Negotiation only lowers the version (an older daemon); it fails when nothing answers.
+    d.negotiate_version().await.map_err(|e| {
+        format!(
+            "no Docker engine answers at {}: {e} (is dockerd running?)",
+            address.unwrap_or("/var/run/docker.sock")
+        )
+    })
+}
+
+impl DockerBackend {
+    pub async fn connect(fleet: &Fleet, seat: &Seat) -> Result<Self, BackendError> {
+        let host = fleet.host_of(seat);
+        let docker = connect(host.and_then(|h| h.docker.as_deref()))
+            .await
+            .map_err(|message| BackendError::Docker {
+                seat: seat.name.clone(),
+                message,
+            })?;
+        let launch = match &seat.launch {
+            Launch::Docker(d) => d.clone(),
+            Launch::Process(_) => {
+                return Err(BackendError::Docker {
+                    seat: seat.name.clone(),
+                    message: "not a Docker seat".into(),
+                });
+            }
+        };
+        Ok(Self {
+            docker,
+            name: seat.container_name().unwrap_or_default(),
+            seat: seat.clone(),
+            launch,
+            fleet_name: fleet.name.clone(),
+        })
+    }
+
+    pub fn container_name(&self) -> &str {
+        &self.name
+    }
+
+    fn err(&self, message: impl Into<String>) -> BackendError {
+        BackendError::Docker {
+            seat: self.seat.name.clone(),
+            message: message.into(),
+        }
+    }
+
+    /// A hash of everything that goes into the container's configuration.
+    fn config_hash(&self) -> String {
+        let v = serde_json::json!({"launch": self.launch, "port": self.seat.port});
+        let mut h = Sha256::new();
+        h.update(v.to_string().as_bytes());
+        hex::encode(&h.finalize()[..8])
+    }
+
+    fn create_body(&self) -> Result<ContainerCreateBody, BackendError> {
+        let l = &self.launch;
+        let cport = l.container_port.unwrap_or(self.seat.port);
+        let key = format!("{cport}/tcp");
+        let mut labels: HashMap<String, String> = l.labels.clone().into_iter().collect();
+        labels.insert("bakeoff.seat".into(), self.seat.name.clone());
+        labels.insert("bakeoff.fleet".into(), self.fleet_name.clone());
+        labels.insert("bakeoff.config-hash".into(), self.config_hash());
+        labels.insert(
+            "bakeoff.role".into(),
+            format!("{:?}", self.seat.role).to_lowercase(),
+        );
+        let memory = l.memory_bytes().map_err(|e| self.err(e))?;
+        let restart = l
+            .restart
+            .as_deref()
+            .map(restart_policy)
+            .transpose()
+            .map_err(|e| self.err(e))?;
+        let device_requests = (!l.gpus.is_empty()).then(|| {
+            vec![DeviceRequest {
+                driver: Some("nvidia".into()),
+                device_ids: Some(l.gpus.clone()),
+                capabilities: Some(vec![vec!["gpu".into()]]),
+                ..Default::default()
+            }]
+        });
+        let mut ports = HashMap::new();
+        ports.insert(
+            key.clone(),
+            Some(vec![PortBinding {
+                // A local seat is published on loopback only; a remote host's seat on all
+                // addresses (the gateway reaches it over the network).
+                host_ip: Some(if self.seat.host == "local" {
+                    "127.0.0.1".into()
+                } else {
+                    "0.0.0.0".into()
+                }),
+                host_port: Some(self.seat.port.to_string()),
+            }]),
+        );
+        Ok(ContainerCreateBody {
+            image: Some(l.image.clone()),
+            cmd: (!l.command.is_empty()).then(|| {
+                l.command
+                    .iter()
+                    .map(|c| crate::process::substitute(c, &self.seat))
+                    .collect()
+            }),
+            env: Some(l.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+            exposed_ports: Some(vec![key]),
+            labels: Some(labels),
+            host_config: Some(HostConfig {
+                port_bindings: Some(ports),
+                binds: (!l.mounts.is_empty()).then(|| l.mounts.clone()),
+                restart_policy: restart,
+                memory,
+                // No swap beyond the limit: a memory limit that is too small must show as an
+                // OOM kill, not as a seat that swaps for an hour.
+                memory_swap: memory,
+                device_requests,
+                init: Some(true),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+    }
+
+    /// Create the container if it does not exist (or exists, stopped, with another config).
+    /// Returns whether it was (re)created.
+    pub async fn ensure_created(&mut self) -> Result<bool, BackendError> {
+        match self
+            .docker
+            .inspect_container(&self.name, None::<InspectContainerOptions>)
+            .await
+        {
+            Ok(info) => {
+                let labels = info
+                    .config
+                    .as_ref()
+                    .and_then(|c| c.labels.clone())
+                    .unwrap_or_default();
+                if labels.get("bakeoff.seat") != Some(&self.seat.name) {
+                    return Err(self.err(format!(
+                        "a container named {} exists and was not created by bakeoff for this seat; \
+                         rename it or set docker.container_name",
+                        self.name
+                    )));
+                }
+                if labels.get("bakeoff.config-hash") == Some(&self.config_hash()) {
+                    return Ok(false);
+                }
+                let running = info.state.as_ref().and_then(|s| s.running).unwrap_or(false);
+                if running {
+                    return Err(self.err(format!(
+                        "container {} is running with another configuration than the fleet file; \
+                         bring it down first (bakeoff seat down {})",
+                        self.name, self.seat.name
+                    )));
+                }
+                self.remove().await?;
+            }
+            Err(e) if is_not_found(&e) => {}
+            Err(e) => return Err(self.err(e.to_string())),
+        }
+        let body = self.create_body()?;
+        self.docker
+            .create_container(
+                Some(CreateContainerOptions {
+                    name: Some(self.name.clone()),
+                    ..Default::default()
+                }),
+                body,
+            )
+            .await
+            .map_err(|e| self.err(format!("cannot create {}: {e}", self.name)))?;
+        Ok(true)
+    }
+
+    pub async fn start(&mut self) -> Result<(), BackendError> {
+        self.ensure_created().await?;
+        self.docker
+            .start_container(&self.name, None::<StartContainerOptions>)
+            .await
+            .map_err(|e| self.err(format!("cannot start {}: {e}", self.name)))
+    }
+
+    pub async fn stop(&mut self, keep: bool) -> Result<(), BackendError> {
+        let t = i32::try_from(self.seat.stop_timeout_s).unwrap_or(10);
+        match self
+            .docker
+            .stop_container(
+                &self.name,
+                Some(StopContainerOptions {
+                    t: Some(t),
+                    signal: None,
+                }),
+            )
+            .await
+        {
+            Ok(()) => {}
+            Err(e) if is_not_found(&e) => return Ok(()),
+            // 304: already stopped.
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 304, ..
+            }) => {}
+            Err(e) => return Err(self.err(format!("cannot stop {}: {e}", self.name))),
+        }
+        if !keep {
+            self.remove().await?;
+        }
+        Ok(())
+    }
+
+    async fn remove(&self) -> Result<(), BackendError> {
+        match self
+            .docker
+            .remove_container(
+                &self.name,
+                Some(RemoveContainerOptions {
+                    force: true,
+                    ..Default::default()
+                }),
+            )
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) => Err(self.err(format!("cannot remove {}: {e}", self.name))),
+        }
+    }
+
+    pub async fn status(&self) -> Status {
+        match self
+            .docker
+            .inspect_container(&self.name, None::<InspectContainerOptions>)
+            .await
+        {
+            Ok(info) => {
+                let st = info.state.clone().unwrap_or_default();
+                let observed = match st.status {
+                    Some(ContainerStateStatusEnum::RUNNING)
+                    | Some(ContainerStateStatusEnum::PAUSED) => Observed::Running,
+                    Some(ContainerStateStatusEnum::RESTARTING) => Observed::Restarting,
+                    Some(ContainerStateStatusEnum::CREATED) => Observed::Created,
+                    Some(ContainerStateStatusEnum::EXITED)
+                    | Some(ContainerStateStatusEnum::DEAD) => Observed::Exited {
+                        code: st.exit_code,
+                        oom_killed: st.oom_killed,
+                    },
+                    _ => Observed::Exited {
+                        code: st.exit_code,
+                        oom_killed: st.oom_killed,
+                    },
+                };
+                Status {
+                    observed,
+                    // Top-level in inspect, not in State (engine-facts.md §6).
+                    restart_count: info.restart_count.map(|c| c.max(0) as u64),
+                    id: info.id.map(|i| i.chars().take(12).collect()),
+                }
+            }
+            Err(_) => Status::missing(),
+        }
+    }
+
+    pub fn follow(&self, tx: mpsc::Sender<String>) -> tokio::task::JoinHandle<()> {
+        let docker = self.docker.clone();
+        let name = self.name.clone();
+        tokio::spawn(async move {
+            // With timestamps=true each line starts with an RFC 3339 timestamp. A reopened
+            // stream resumes at `since` (1-second resolution), so lines at or before the last
+            // timestamp already sent are dropped (compared as times: Docker trims trailing
+            // zeros of the fraction, so the text does not sort).
+            type Ts = chrono::DateTime<chrono::FixedOffset>;
+            let mut last: Option<Ts> = None;
+            let mut since: i32 = 0;
+            loop {
+                let mut stream = docker.logs(
+                    &name,
+                    Some(LogsOptions {
+                        follow: true,
+                        stdout: true,
+                        stderr: true,
+                        since,
+                        timestamps: true,
+                        tail: "all".into(),
+                        ..Default::default()
+                    }),
+                );
+                let resumed_after = last;
+                let mut split = LineSplitter::default();
+                let mut pending = Vec::new();
+                loop {
+                    let item = stream.next().await;
+                    let ended = !matches!(item, Some(Ok(_)));
+                    if let Some(Ok(out)) = item {
+                        split.push(&out.into_bytes(), &mut pending);
+                    } else if let Some(l) = split.finish() {
+                        pending.push(l);
+                    }
+                    for l in pending.drain(..) {
+                        let parsed = l
+                            .split_once(' ')
+                            .and_then(|(ts, text)| Some((Ts::parse_from_rfc3339(ts).ok()?, text)));
+                        let text = match parsed {
+                            Some((ts, text)) => {
+                                if resumed_after.is_some_and(|r| ts <= r) {
+                                    continue;
+                                }
+                                last = Some(ts);
+                                text.to_string()
+                            }
+                            // A `\r`-split continuation carries no timestamp of its own.
+                            None => l,
+                        };
+                        if tx.send(text).await.is_err() {
+                            return;
+                        }
+                    }
+                    if ended {
+                        break;
+                    }
+                }
+                if tx.is_closed() {
+                    return;
+                }
+                if let Some(t) = last {
+                    since = i32::try_from(t.timestamp()).unwrap_or(0);
+                }
+                // The stream ended: the container stopped (maybe to be restarted). Reopen.
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        })
+    }
+
+    pub async fn tail(&self, n: usize) -> Vec<String> {
+        let mut stream = self.docker.logs(
+            &self.name,
+            Some(LogsOptions {
+                follow: false,
+                stdout: true,
+                stderr: true,
+                tail: n.to_string(),
+                ..Default::default()
+            }),
+        );
+        let mut split = LineSplitter::default();
+        let mut lines = Vec::new();
+        while let Some(Ok(out)) = stream.next().await {
+            split.push(&out.into_bytes(), &mut lines);
+        }
+        lines.extend(split.finish());
+        let skip = lines.len().saturating_sub(n);
+        lines.split_off(skip)
+    }
+}

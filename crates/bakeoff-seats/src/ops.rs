@@ -1,0 +1,496 @@
+//! Seat operations: up, down, restart, swap, status — the same lifecycle for process and
+//! Docker seats, with the rules that protect a fleet:
+//!
+//! - a `production` seat is never started, stopped or swapped without `confirm`: the
+//!   operation returns [`OpsError::NeedsConfirm`] with what it would have done (fail closed);
+//! - two seats that bind one port on one host are never up together: `up` refuses while a
+//!   sibling is up, and `swap OLD NEW` stops OLD first, then starts NEW, and brings OLD back
+//!   when NEW fails;
+//! - a `dormant` seat is created but not started by `up`;
+//! - every failure writes `<slug>.failure.json`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use bakeoff_artifact::{
+    Artifact, ArtifactKind, Candidate, ContextWindow, EndpointRecord, Evidence, Failure,
+    SeatRecord, artifact_path, write_atomic,
+};
+
+use crate::backend::{Backend, BackendError, Observed, Status};
+use crate::fleet::{Fleet, Role, Seat};
+use crate::hooks;
+use crate::watchdog::{self, WatchOptions, WatchReport};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpsError {
+    #[error("unknown seat {name:?}; the fleet file declares: {known}")]
+    UnknownSeat { name: String, known: String },
+    #[error(
+        "refused: {seat} is a production seat and --confirm was not given. Would: {would}. Rerun with --confirm to do it"
+    )]
+    NeedsConfirm { seat: String, would: String },
+    #[error(
+        "refused: {seat} binds port {port} on host {host}, and {other} (same port) is up; use `bakeoff seat swap {other} {seat}`"
+    )]
+    PortTaken {
+        seat: String,
+        other: String,
+        port: u16,
+        host: String,
+    },
+    #[error("refused before start: {0}")]
+    PreStart(String),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error("cannot write the failure artifact: {0}")]
+    Artifact(String),
+}
+
+/// The outcome of bringing one seat up.
+#[derive(Debug)]
+pub struct UpOutcome {
+    pub seat: String,
+    pub report: Option<WatchReport>,
+    /// `<slug>.failure.json`, when it failed.
+    pub failure_path: Option<PathBuf>,
+    /// A dormant seat: created, deliberately not started.
+    pub created_only: bool,
+    pub elapsed_ms: u64,
+}
+
+impl UpOutcome {
+    pub fn ok(&self) -> bool {
+        self.created_only || self.report.as_ref().is_some_and(|r| r.ready())
+    }
+}
+
+#[derive(Debug)]
+pub struct SwapOutcome {
+    pub old: String,
+    pub new: String,
+    pub new_outcome: UpOutcome,
+    /// When NEW failed: OLD brought back (its own outcome).
+    pub rollback: Option<UpOutcome>,
+}
+
+impl SwapOutcome {
+    pub fn ok(&self) -> bool {
+        self.new_outcome.ok()
+    }
+}
+
+/// One seat in `status`, with the gateway aliases that resolve to it: one outage is one
+/// finding however many aliases route to it (seed 003 §2).
+#[derive(Debug, Clone)]
+pub struct SeatStatus {
+    pub seat: String,
+    pub role: Role,
+    pub backend: &'static str,
+    pub url: String,
+    pub observed: Observed,
+    pub restart_count: Option<u64>,
+    pub id: Option<String>,
+    pub aliases: Vec<String>,
+    /// `Some(true)`: a real completion succeeded; `Some(false)`: it failed; `None`: not probed.
+    pub serving: Option<bool>,
+    pub detail: Option<String>,
+}
+
+pub struct Seats {
+    pub fleet: Fleet,
+    /// Where failure artifacts go.
+    pub out_dir: PathBuf,
+    pub watch: WatchOptions,
+}
+
+/// What an action would do to a seat, in words (for the `--confirm` refusal).
+pub fn describe(action: &str, seat: &Seat, fleet: &Fleet) -> String {
+    let target = match &seat.launch {
+        crate::fleet::Launch::Process(p) => format!("process {} {}", p.command, p.args.join(" ")),
+        crate::fleet::Launch::Docker(d) => format!(
+            "container {} (image {})",
+            seat.container_name().unwrap_or_default(),
+            d.image
+        ),
+    };
+    format!(
+        "{action} seat {} [{target}] on {}",
+        seat.name,
+        fleet.seat_url(seat)
+    )
+}
+
+impl Seats {
+    pub fn new(fleet: Fleet, out_dir: PathBuf, watch: WatchOptions) -> Self {
+        Self {
+            fleet,
+            out_dir,
+            watch,
+        }
+    }
+
+    pub fn seat(&self, name: &str) -> Result<&Seat, OpsError> {
+        self.fleet.seat(name).ok_or_else(|| OpsError::UnknownSeat {
+            name: name.into(),
+            known: self
+                .fleet
+                .seats
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+    }
+
+    /// The fail-closed gate: a production seat needs `confirm`.
+    pub fn gate(&self, seat: &Seat, action: &str, confirm: bool) -> Result<(), OpsError> {
+        if seat.role == Role::Production && !confirm {
+            return Err(OpsError::NeedsConfirm {
+                seat: seat.name.clone(),
+                would: describe(action, seat, &self.fleet),
+            });
+        }
+        Ok(())
+    }
+
+    pub async fn backend(&self, seat: &Seat) -> Result<Backend, OpsError> {
+        Ok(Backend::for_seat(&self.fleet, seat).await?)
+    }
+
+    pub async fn status_of(&self, seat: &Seat) -> Status {
+        match self.backend(seat).await {
+            Ok(mut b) => b.status().await,
+            Err(_) => Status::missing(),
+        }
+    }
+
+    async fn port_check(&self, seat: &Seat) -> Result<(), OpsError> {
+        for other in self.fleet.port_siblings(seat) {
+            if self.status_of(other).await.observed.is_up() {
+                return Err(OpsError::PortTaken {
+                    seat: seat.name.clone(),
+                    other: other.name.clone(),
+                    port: seat.port,
+                    host: seat.host.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Bring one seat up and watch it to ready. A dormant seat is only created, unless
+    /// `start_dormant` (a swap or an explicit rollback starts it).
+    pub async fn up(
+        &self,
+        name: &str,
+        confirm: bool,
+        start_dormant: bool,
+    ) -> Result<UpOutcome, OpsError> {
+        let seat = self.seat(name)?.clone();
+        self.gate(&seat, "start", confirm)?;
+        let t0 = Instant::now();
+        let mut backend = self.backend(&seat).await?;
+        if seat.role == Role::Dormant && !start_dormant {
+            backend.create().await?;
+            return Ok(UpOutcome {
+                seat: seat.name.clone(),
+                report: None,
+                failure_path: None,
+                created_only: true,
+                elapsed_ms: t0.elapsed().as_millis() as u64,
+            });
+        }
+        if backend.status().await.observed.is_up() {
+            // Already up: watch it anyway, so `up` still means "ready".
+            let report = self.watch_backend(&seat, &mut backend).await;
+            return self.finish(&seat, report, t0).await;
+        }
+        self.port_check(&seat).await?;
+        hooks::before_start(&self.fleet, &seat).map_err(OpsError::PreStart)?;
+        if let Err(e) = backend.start().await {
+            // A start the engine API refused (Docker: port already allocated, no such image)
+            // is still a classified failure with an artifact.
+            let report = start_failure_report(&e);
+            let out = self.finish(&seat, report, t0).await?;
+            return Ok(out);
+        }
+        let report = self.watch_backend(&seat, &mut backend).await;
+        self.finish(&seat, report, t0).await
+    }
+
+    async fn watch_backend(&self, seat: &Seat, backend: &mut Backend) -> WatchReport {
+        watchdog::watch(
+            backend,
+            &self.fleet.seat_url(seat),
+            seat.served_model_names.first().cloned(),
+            &self.watch,
+        )
+        .await
+    }
+
+    /// Watch a seat that is already starting (the standalone `watch`).
+    pub async fn watch_seat(&self, name: &str) -> Result<UpOutcome, OpsError> {
+        let seat = self.seat(name)?.clone();
+        let t0 = Instant::now();
+        let mut backend = self.backend(&seat).await?;
+        let report = self.watch_backend(&seat, &mut backend).await;
+        self.finish(&seat, report, t0).await
+    }
+
+    async fn finish(
+        &self,
+        seat: &Seat,
+        report: WatchReport,
+        t0: Instant,
+    ) -> Result<UpOutcome, OpsError> {
+        let failure_path = if report.ready() {
+            None
+        } else {
+            Some(self.write_failure(seat, &report)?)
+        };
+        Ok(UpOutcome {
+            seat: seat.name.clone(),
+            report: Some(report),
+            failure_path,
+            created_only: false,
+            elapsed_ms: t0.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// Stop a seat. A dormant seat's container is kept (created, stopped); others are
+    /// removed.
+    pub async fn down(&self, name: &str, confirm: bool) -> Result<(), OpsError> {
+        let seat = self.seat(name)?.clone();
+        self.gate(&seat, "stop", confirm)?;
+        let mut backend = self.backend(&seat).await?;
+        backend.stop(seat.role == Role::Dormant).await?;
+        Ok(())
+    }
+
+    pub async fn restart(&self, name: &str, confirm: bool) -> Result<UpOutcome, OpsError> {
+        let seat = self.seat(name)?.clone();
+        self.gate(&seat, "restart", confirm)?;
+        let mut backend = self.backend(&seat).await?;
+        backend.stop(true).await?;
+        self.up(name, confirm, true).await
+    }
+
+    /// Stop OLD, start NEW, wait for ready; when NEW fails, stop it and bring OLD back.
+    pub async fn swap(&self, old: &str, new: &str, confirm: bool) -> Result<SwapOutcome, OpsError> {
+        let old_seat = self.seat(old)?.clone();
+        let new_seat = self.seat(new)?.clone();
+        self.gate(&old_seat, "stop (swap out)", confirm)?;
+        self.gate(&new_seat, "start (swap in)", confirm)?;
+        let mut old_backend = self.backend(&old_seat).await?;
+        // Keep OLD created: it is the rollback.
+        old_backend.stop(true).await?;
+        let new_outcome = self.up(new, confirm, true).await?;
+        if new_outcome.ok() {
+            return Ok(SwapOutcome {
+                old: old.into(),
+                new: new.into(),
+                new_outcome,
+                rollback: None,
+            });
+        }
+        let mut new_backend = self.backend(&new_seat).await?;
+        new_backend.stop(new_seat.role == Role::Dormant).await?;
+        let rollback = self.up(old, confirm, true).await?;
+        Ok(SwapOutcome {
+            old: old.into(),
+            new: new.into(),
+            new_outcome,
+            rollback: Some(rollback),
+        })
+    }
+
+    /// Every seat with its state and its aliases. `probe`: also send a real completion to
+    /// each running seat.
+    pub async fn status(&self, probe: bool) -> Vec<SeatStatus> {
+        let mut out = Vec::new();
+        for seat in &self.fleet.seats {
+            let st = self.status_of(seat).await;
+            let url = self.fleet.seat_url(seat);
+            let (serving, detail) = if probe && st.observed == Observed::Running {
+                match watchdog::probe_client(&url) {
+                    Some(c) => {
+                        let o = bakeoff_suites::run_preflight(
+                            &c,
+                            &bakeoff_suites::PreflightOptions {
+                                model: seat.served_model_names.first().cloned(),
+                                max_model_len: None,
+                                ready_timeout: std::time::Duration::from_secs(20),
+                            },
+                        )
+                        .await;
+                        (
+                            Some(o.report.fit),
+                            o.unfit.map(|u| format!("{}: {}", u.class, u.message)),
+                        )
+                    }
+                    None => (None, None),
+                }
+            } else {
+                (None, None)
+            };
+            out.push(SeatStatus {
+                seat: seat.name.clone(),
+                role: seat.role,
+                backend: seat.backend_name(),
+                url,
+                observed: st.observed,
+                restart_count: st.restart_count,
+                id: st.id,
+                aliases: self
+                    .fleet
+                    .aliases_of(&seat.name)
+                    .iter()
+                    .map(|r| r.alias.clone())
+                    .collect(),
+                serving,
+                detail,
+            });
+        }
+        out
+    }
+
+    pub async fn logs(&self, name: &str, n: usize) -> Result<Vec<String>, OpsError> {
+        let seat = self.seat(name)?.clone();
+        let backend = self.backend(&seat).await?;
+        Ok(backend.tail(n).await)
+    }
+
+    /// `<out>/<seat>.failure.json`.
+    pub fn write_failure(&self, seat: &Seat, r: &WatchReport) -> Result<PathBuf, OpsError> {
+        let art = failure_artifact(&self.fleet, seat, r);
+        let path = artifact_path(&self.out_dir, &seat.name, ArtifactKind::Failure);
+        write_atomic(&path, &art).map_err(|e| OpsError::Artifact(e.to_string()))?;
+        Ok(path)
+    }
+}
+
+/// A failure before the watchdog had anything to watch: the engine API refused the start.
+fn start_failure_report(e: &BackendError) -> WatchReport {
+    let line = e.to_string();
+    let tail = vec![line.clone()];
+    let cause = crate::classify::root_cause(&tail);
+    let class = cause
+        .as_ref()
+        .map(|c| c.class)
+        .unwrap_or(bakeoff_artifact::FailureClass::Exited);
+    WatchReport {
+        state: watchdog::State::Failed,
+        last_state: watchdog::State::Starting,
+        class: Some(class),
+        message: format!("the start was refused: {line}"),
+        remediation: Some(crate::classify::remediation(class).to_string()),
+        cause,
+        phases: vec![],
+        tail,
+        exit_code: None,
+        restart_count: None,
+        oom_killed: None,
+        silent_ms: 0,
+        elapsed_ms: 0,
+        progress: None,
+        load_over_budget: false,
+        load_budget_s: None,
+        preflight: None,
+        notes: vec![],
+    }
+}
+
+/// The failure artifact of a seat.
+pub fn failure_artifact(fleet: &Fleet, seat: &Seat, r: &WatchReport) -> Artifact {
+    let candidate = Candidate {
+        slug: seat.name.clone(),
+        model: seat
+            .served_model_names
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "unknown".into()),
+        engine: seat.engine.kind(),
+        engine_version: None,
+        quantization: None,
+        context_window: ContextWindow::UNKNOWN,
+        hardware: None,
+        notes: r.notes.clone(),
+    };
+    let mut art = Artifact::new(
+        ArtifactKind::Failure,
+        candidate,
+        EndpointRecord {
+            url: fleet.seat_url(seat),
+            facts: None,
+        },
+    );
+    art.preflight = r.preflight.clone();
+    let mut evidence = Vec::new();
+    if let Some(c) = &r.cause {
+        evidence.push(Evidence {
+            what: format!("root cause (log line {} of the tail)", c.line_index + 1),
+            detail: c.line.clone(),
+        });
+    }
+    if let Some(code) = r.exit_code {
+        evidence.push(Evidence {
+            what: "exit code".into(),
+            detail: code.to_string(),
+        });
+    }
+    if let Some(n) = r.restart_count {
+        evidence.push(Evidence {
+            what: "RestartCount (Docker inspect, top level)".into(),
+            detail: n.to_string(),
+        });
+    }
+    if let Some(o) = r.oom_killed {
+        evidence.push(Evidence {
+            what: "State.OOMKilled (Docker inspect)".into(),
+            detail: o.to_string(),
+        });
+    }
+    evidence.push(Evidence {
+        what: "silence at the verdict".into(),
+        detail: format!("{} ms since the last log line", r.silent_ms),
+    });
+    if let Some(l) = r.tail.last() {
+        evidence.push(Evidence {
+            what: "last log line".into(),
+            detail: l.clone(),
+        });
+    }
+    art.failure = Some(Failure {
+        class: r.class.unwrap_or(bakeoff_artifact::FailureClass::Exited),
+        message: r.message.clone(),
+        evidence,
+        elapsed_ms: r.elapsed_ms,
+        remediation: r.remediation.clone(),
+    });
+    art.seat = Some(SeatRecord {
+        seat: seat.name.clone(),
+        backend: seat.backend_name().into(),
+        config: seat.redacted_config(),
+        last_state: r.last_state.as_str().into(),
+        phases: r.phases.clone(),
+        evidence_lines: r.tail.clone(),
+        root_cause: r.root_cause_record(),
+        exit_code: r.exit_code,
+        restart_count: r.restart_count,
+        oom_killed: r.oom_killed,
+        silent_ms: r.silent_ms,
+        load_progress: r.progress.as_ref().map(|p| p.to_record(r.load_budget_s)),
+    });
+    art.run = serde_json::json!({ "fleet": fleet.path.display().to_string() });
+    art
+}
+
+/// Where a fleet's failure artifacts go by default: `<fleet dir>/results`.
+pub fn default_out_dir(fleet_path: &Path) -> PathBuf {
+    fleet_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join("results")
+}

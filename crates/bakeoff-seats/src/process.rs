@@ -1,0 +1,290 @@
+//! Process seats: an engine started through the OS, in its own process group so that it
+//! outlives the `bakeoff seat up` that started it (and an operator's Ctrl-C in that terminal).
+//! Its stdout and stderr go to `<state_dir>/<seat>.log`, which the watchdog follows; a pipe
+//! would die with the command, taking the engine with it (SIGPIPE).
+//!
+//! `<state_dir>/<seat>.process.json` records the pid and the kernel's start time of that pid:
+//! bakeoff only ever signals a process whose pid *and* start time match what it recorded, so
+//! a recycled pid is never killed.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+use crate::backend::{BackendError, FOLLOW_POLL, LineSplitter, Observed, Status};
+use crate::fleet::{Fleet, Launch, ProcessLaunch, Seat};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct StateFile {
+    pid: u32,
+    /// Field 22 of /proc/PID/stat (clock ticks since boot).
+    start_ticks: u64,
+    command: String,
+    log: PathBuf,
+    started_at: chrono::DateTime<chrono::Utc>,
+}
+
+pub struct ProcessBackend {
+    seat: Seat,
+    launch: ProcessLaunch,
+    state_path: PathBuf,
+    log_path: PathBuf,
+    /// Held when this bakeoff started it: gives the exit code and reaps the zombie.
+    child: Option<tokio::process::Child>,
+    exited: Option<Option<i64>>,
+}
+
+/// Placeholders in a seat's command, args and env: `{port}` (the seat's port), `{seat}` (its
+/// name) and `{cache}` (bakeoff's cache, where scripts/provision.sh puts the engine and model).
+pub fn substitute(s: &str, seat: &Seat) -> String {
+    s.replace("{port}", &seat.port.to_string())
+        .replace("{seat}", &seat.name)
+        .replace(
+            "{cache}",
+            &crate::provision::cache_dir().display().to_string(),
+        )
+}
+
+impl ProcessBackend {
+    pub fn new(fleet: &Fleet, seat: &Seat) -> Self {
+        let launch = match &seat.launch {
+            Launch::Process(p) => p.clone(),
+            Launch::Docker(_) => ProcessLaunch {
+                command: String::new(),
+                args: vec![],
+                env: Default::default(),
+            },
+        };
+        Self {
+            seat: seat.clone(),
+            launch,
+            state_path: fleet.state_dir.join(format!("{}.process.json", seat.name)),
+            log_path: fleet.state_dir.join(format!("{}.log", seat.name)),
+            child: None,
+            exited: None,
+        }
+    }
+
+    fn err(&self, message: impl Into<String>) -> BackendError {
+        BackendError::Process {
+            seat: self.seat.name.clone(),
+            message: message.into(),
+        }
+    }
+
+    pub fn log_path(&self) -> &PathBuf {
+        &self.log_path
+    }
+
+    fn read_state(&self) -> Option<StateFile> {
+        let text = std::fs::read_to_string(&self.state_path).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// The recorded process, if it is still the same process (pid and start time match).
+    fn live(&self) -> Option<(StateFile, char)> {
+        let st = self.read_state()?;
+        let (state, ticks) = proc_stat(st.pid)?;
+        (ticks == st.start_ticks).then_some((st, state))
+    }
+
+    pub fn status(&mut self) -> Status {
+        if let Some(child) = &mut self.child
+            && let Ok(Some(es)) = child.try_wait()
+        {
+            self.exited = Some(es.code().map(i64::from).or_else(|| {
+                // Killed by a signal: 128 + n, as a shell reports it.
+                std::os::unix::process::ExitStatusExt::signal(&es).map(|s| 128 + i64::from(s))
+            }));
+            self.child = None;
+        }
+        if let Some(code) = self.exited {
+            return Status {
+                observed: Observed::Exited {
+                    code,
+                    oom_killed: None,
+                },
+                restart_count: None,
+                id: None,
+            };
+        }
+        match self.live() {
+            Some((st, 'Z')) | Some((st, 'X')) => Status {
+                observed: Observed::Exited {
+                    code: None,
+                    oom_killed: None,
+                },
+                restart_count: None,
+                id: Some(st.pid.to_string()),
+            },
+            Some((st, _)) => Status {
+                observed: Observed::Running,
+                restart_count: None,
+                id: Some(st.pid.to_string()),
+            },
+            None if self.read_state().is_some() => Status {
+                observed: Observed::Exited {
+                    code: None,
+                    oom_killed: None,
+                },
+                restart_count: None,
+                id: None,
+            },
+            None => Status::missing(),
+        }
+    }
+
+    pub async fn start(&mut self) -> Result<(), BackendError> {
+        if let Some((st, s)) = self.live()
+            && s != 'Z'
+        {
+            return Err(self.err(format!(
+                "already running as pid {} (bakeoff seat down {} first)",
+                st.pid, self.seat.name
+            )));
+        }
+        if let Some(dir) = self.log_path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| self.err(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let log = std::fs::File::create(&self.log_path)
+            .map_err(|e| self.err(format!("cannot open {}: {e}", self.log_path.display())))?;
+        let log_err = log
+            .try_clone()
+            .map_err(|e| self.err(format!("cannot open {}: {e}", self.log_path.display())))?;
+        let mut cmd = tokio::process::Command::new(substitute(&self.launch.command, &self.seat));
+        cmd.args(self.launch.args.iter().map(|a| substitute(a, &self.seat)))
+            .envs(
+                self.launch
+                    .env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), substitute(v, &self.seat))),
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(log))
+            .stderr(Stdio::from(log_err))
+            // Its own process group: Ctrl-C in the operator's terminal does not reach it,
+            // and a stop signals the whole group (engines fork workers).
+            .process_group(0)
+            .kill_on_drop(false);
+        let child = cmd.spawn().map_err(|e| {
+            self.err(format!(
+                "cannot start {:?}: {e} (check process.command)",
+                self.launch.command
+            ))
+        })?;
+        let pid = child
+            .id()
+            .ok_or_else(|| self.err("the process exited before its pid was read"))?;
+        let start_ticks = proc_stat(pid).map(|(_, t)| t).unwrap_or(0);
+        let st = StateFile {
+            pid,
+            start_ticks,
+            command: self.launch.command.clone(),
+            log: self.log_path.clone(),
+            started_at: chrono::Utc::now(),
+        };
+        let json = serde_json::to_vec_pretty(&st).map_err(|e| self.err(e.to_string()))?;
+        std::fs::write(&self.state_path, json)
+            .map_err(|e| self.err(format!("cannot write {}: {e}", self.state_path.display())))?;
+        self.child = Some(child);
+        self.exited = None;
+        Ok(())
+    }
+
+    pub async fn stop(&mut self) -> Result<(), BackendError> {
+        let Some((st, _)) = self.live() else {
+            // Nothing of ours is running; forget any stale record.
+            if let Some(mut c) = self.child.take() {
+                let _ = c.wait().await;
+            }
+            let _ = std::fs::remove_file(&self.state_path);
+            return Ok(());
+        };
+        let pid = rustix::process::Pid::from_raw(st.pid as i32)
+            .ok_or_else(|| self.err(format!("bad pid {}", st.pid)))?;
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
+        let deadline = Instant::now() + Duration::from_secs(self.seat.stop_timeout_s);
+        loop {
+            if let Some(c) = &mut self.child {
+                let _ = c.try_wait();
+            }
+            match self.live() {
+                None => break,
+                Some((_, 'Z')) if self.child.is_none() => break,
+                _ => {}
+            }
+            if Instant::now() >= deadline {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        if let Some(mut c) = self.child.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), c.wait()).await;
+        }
+        let _ = std::fs::remove_file(&self.state_path);
+        Ok(())
+    }
+
+    pub fn follow(&self, tx: mpsc::Sender<String>) -> tokio::task::JoinHandle<()> {
+        let path = self.log_path.clone();
+        tokio::spawn(async move {
+            use tokio::io::AsyncReadExt;
+            let mut split = LineSplitter::default();
+            let mut buf = vec![0u8; 16 * 1024];
+            let mut file = loop {
+                match tokio::fs::File::open(&path).await {
+                    Ok(f) => break f,
+                    Err(_) => tokio::time::sleep(FOLLOW_POLL).await,
+                }
+            };
+            loop {
+                match file.read(&mut buf).await {
+                    Ok(0) => {
+                        if tx.is_closed() {
+                            return;
+                        }
+                        tokio::time::sleep(FOLLOW_POLL).await;
+                    }
+                    Ok(n) => {
+                        let mut lines = Vec::new();
+                        split.push(&buf[..n], &mut lines);
+                        for l in lines {
+                            if tx.send(l).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    Err(_) => return,
+                }
+            }
+        })
+    }
+
+    pub fn tail(&self, n: usize) -> Vec<String> {
+        let bytes = std::fs::read(&self.log_path).unwrap_or_default();
+        let mut lines = Vec::new();
+        let mut split = LineSplitter::default();
+        split.push(&bytes, &mut lines);
+        lines.extend(split.finish());
+        let skip = lines.len().saturating_sub(n);
+        lines.split_off(skip)
+    }
+}
+
+/// (state, start time in ticks) of a pid, from /proc/PID/stat. The command name may hold
+/// spaces and parentheses, so fields are counted after the last `)`.
+fn proc_stat(pid: u32) -> Option<(char, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the comm: field 3 (state) is index 0, field 22 (starttime) is index 19.
+    let state = fields.first()?.chars().next()?;
+    let ticks = fields.get(19)?.parse().ok()?;
+    Some((state, ticks))
+}

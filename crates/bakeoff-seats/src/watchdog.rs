@@ -1,0 +1,457 @@
+//! The startup watchdog: follows a seat's log and its backend state from the start command
+//! until the seat is **ready** — a real completion succeeded (the preflight's check,
+//! `bakeoff_suites::run_preflight`) — or it has failed with a class from the one table
+//! ([`crate::classify`]).
+//!
+//! States: starting → loading → warming → ready. Log lines move the state forward (never
+//! back); only the preflight makes it ready, because `/health` 200 or `/v1/models` answering
+//! proves nothing (seed 000 §1: an engine wedged with `/v1/models` up).
+//!
+//! Verdicts, checked on every tick, in this order:
+//! 1. the backend reports the seat exited: `host-oom` when Docker says `OOMKilled`, otherwise
+//!    the root cause of the log tail, otherwise `exited` with the code;
+//! 2. `RestartCount` rose by `crash_loop_restarts` within `crash_loop_window`: `crash-loop`
+//!    (the root cause of the tail is recorded beside it);
+//! 3. no log line for `silence_timeout` while not ready: `init-wedge`;
+//! 4. `ready_timeout` passed: `not-ready`.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use bakeoff_artifact::{FailureClass, PreflightReport, SeatPhase, SeatRootCause};
+use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
+use bakeoff_suites::{PreflightOptions, PreflightOutcome, run_preflight};
+use tokio::sync::mpsc;
+
+use crate::backend::{Backend, Observed};
+use crate::classify::{self, Cause};
+use crate::progress::{self, Reading};
+
+/// How much of the log is kept as evidence: vLLM's real cause sits above a ~40-line traceback
+/// and the wrapper, so the tail must be deep (engine-facts.md §1: at least 250 lines).
+pub const TAIL_LINES: usize = 300;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum State {
+    Starting,
+    Loading,
+    Warming,
+    Ready,
+    Failed,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Starting => "starting",
+            State::Loading => "loading",
+            State::Warming => "warming",
+            State::Ready => "ready",
+            State::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// No log line for this long while not ready: `init-wedge`.
+    pub silence_timeout: Duration,
+    /// Give up (`not-ready`) after this long.
+    pub ready_timeout: Duration,
+    /// Flag a load projected to take longer than this.
+    pub load_budget: Option<Duration>,
+    pub crash_loop_restarts: u64,
+    pub crash_loop_window: Duration,
+    /// Pause between readiness probes.
+    pub probe_interval: Duration,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        Self {
+            silence_timeout: Duration::from_secs(300),
+            ready_timeout: Duration::from_secs(3600),
+            load_budget: None,
+            crash_loop_restarts: 3,
+            crash_loop_window: Duration::from_secs(600),
+            probe_interval: Duration::from_millis(500),
+        }
+    }
+}
+
+/// What the watchdog saw.
+#[derive(Debug, Clone)]
+pub struct WatchReport {
+    pub state: State,
+    /// The state reached before the verdict (for a failure: where it died).
+    pub last_state: State,
+    pub class: Option<FailureClass>,
+    pub message: String,
+    pub remediation: Option<String>,
+    pub cause: Option<Cause>,
+    pub phases: Vec<SeatPhase>,
+    pub tail: Vec<String>,
+    pub exit_code: Option<i64>,
+    pub restart_count: Option<u64>,
+    pub oom_killed: Option<bool>,
+    pub silent_ms: u64,
+    pub elapsed_ms: u64,
+    pub progress: Option<Reading>,
+    pub load_over_budget: bool,
+    /// `--load-budget` in seconds, when given.
+    pub load_budget_s: Option<f64>,
+    pub preflight: Option<PreflightReport>,
+    /// Notes for the operator (a load over budget, …).
+    pub notes: Vec<String>,
+}
+
+impl WatchReport {
+    pub fn ready(&self) -> bool {
+        self.state == State::Ready
+    }
+
+    pub fn root_cause_record(&self) -> Option<SeatRootCause> {
+        self.cause.as_ref().map(|c| SeatRootCause {
+            class: c.class,
+            line: c.line.clone(),
+            line_index: Some(c.line_index as u64),
+            source: c.source.to_string(),
+        })
+    }
+}
+
+/// The state a log line signals, if any (llama.cpp b11434 server logs measured here; vLLM
+/// lines from engine-facts.md §1).
+pub fn state_signal(line: &str) -> Option<State> {
+    const LOADING: &[&str] = &[
+        "load_model: loading model",
+        "load_tensors:",
+        "llama_model_loader:",
+        "Loading safetensors checkpoint shards",
+        "Loading pt checkpoint shards",
+        "Starting to load model",
+        "Loading weights",
+    ];
+    const WARMING: &[&str] = &[
+        "warming up the model",
+        "llama_server: model loaded",
+        "Model loading took",
+        "Available KV cache memory",
+        "GPU KV cache size",
+        "Capturing CUDA graphs",
+        "Graph capturing finished",
+        "torch.compile",
+        "Application startup complete",
+        "listening on http",
+    ];
+    if WARMING.iter().any(|m| line.contains(m)) {
+        Some(State::Warming)
+    } else if LOADING.iter().any(|m| line.contains(m)) {
+        Some(State::Loading)
+    } else {
+        None
+    }
+}
+
+/// A client for readiness probes: short timeouts, so a wedged engine costs a few seconds per
+/// probe, never the whole watch.
+pub fn probe_client(url: &str) -> Option<Client> {
+    let url = EndpointUrl::parse(url).ok()?;
+    Some(Client::new(
+        url,
+        ClientOptions {
+            timeouts: Timeouts {
+                connect: Duration::from_secs(2),
+                first_byte: Duration::from_secs(10),
+                idle: Duration::from_secs(10),
+                total: Duration::from_secs(15),
+            },
+            api_key: None,
+        },
+    ))
+}
+
+/// Watch `backend` (already started) until ready or failed.
+pub async fn watch(
+    backend: &mut Backend,
+    url: &str,
+    model: Option<String>,
+    opts: &WatchOptions,
+) -> WatchReport {
+    let start = Instant::now();
+    let (tx, mut rx) = mpsc::channel::<String>(1024);
+    let follower = backend.follow(tx);
+    let client = probe_client(url);
+    let mut tail: VecDeque<String> = VecDeque::with_capacity(TAIL_LINES);
+    let mut state = State::Starting;
+    let mut phases = vec![SeatPhase {
+        state: "starting".into(),
+        at_ms: 0,
+        line: None,
+    }];
+    let mut last_line = Instant::now();
+    let mut progress: Option<Reading> = None;
+    let mut over_budget = false;
+    let mut notes = Vec::new();
+    let mut probe: Option<tokio::task::JoinHandle<PreflightOutcome>> = None;
+    let mut next_probe = Instant::now();
+    let mut next_status = Instant::now();
+    let first = backend.status().await;
+    let baseline_restarts = first.restart_count.unwrap_or(0);
+    // (when seen, count) of every rise in RestartCount.
+    let mut restarts: Vec<(Instant, u64)> = Vec::new();
+    let mut last_status = first;
+    let budget_s = opts.load_budget.map(|b| b.as_secs_f64());
+
+    let verdict = loop {
+        tokio::select! {
+            line = rx.recv() => {
+                if let Some(line) = line {
+                    last_line = Instant::now();
+                    if let Some(s) = state_signal(&line)
+                        && s > state && state < State::Ready {
+                            state = s;
+                            phases.push(SeatPhase {
+                                state: s.as_str().into(),
+                                at_ms: start.elapsed().as_millis() as u64,
+                                line: Some(line.clone()),
+                            });
+                        }
+                    if let Some(r) = progress::parse(&line) {
+                        let rec = r.to_record(budget_s);
+                        if rec.over_budget && !over_budget {
+                            over_budget = true;
+                            notes.push(format!(
+                                "weight loading is projected to take {:.0} s, over the --load-budget of {:.0} s ({}/{} shards)",
+                                rec.projected_total_s.unwrap_or(0.0),
+                                budget_s.unwrap_or(0.0),
+                                rec.done.unwrap_or(0),
+                                rec.total.unwrap_or(0)
+                            ));
+                        }
+                        progress = Some(r);
+                    }
+                    if tail.len() == TAIL_LINES {
+                        tail.pop_front();
+                    }
+                    tail.push_back(line);
+                    continue;
+                }
+                // The follower ended (it only does when the channel closes): keep ticking.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+
+        // Readiness: a probe finished?
+        if let Some(p) = &probe
+            && p.is_finished()
+        {
+            if let Some(Ok(out)) = probe.take().and_then(futures_util::FutureExt::now_or_never)
+                && out.report.fit
+            {
+                phases.push(SeatPhase {
+                    state: "ready".into(),
+                    at_ms: start.elapsed().as_millis() as u64,
+                    line: None,
+                });
+                break Verdict::Ready(Box::new(out.report));
+            }
+            next_probe = Instant::now() + opts.probe_interval;
+        }
+        if probe.is_none()
+            && Instant::now() >= next_probe
+            && let Some(c) = client.clone()
+        {
+            let popts = PreflightOptions {
+                model: model.clone(),
+                max_model_len: None,
+                // Long enough for one short completion on a busy 2-core machine; the
+                // probe runs beside the watch loop, so silence and exits are still seen.
+                ready_timeout: Duration::from_secs(10),
+            };
+            probe = Some(tokio::spawn(async move { run_preflight(&c, &popts).await }));
+        }
+
+        if Instant::now() >= next_status {
+            next_status = Instant::now() + Duration::from_millis(300);
+            let st = backend.status().await;
+            if let Some(rc) = st.restart_count {
+                let prev = restarts.last().map(|r| r.1).unwrap_or(baseline_restarts);
+                if rc > prev {
+                    restarts.push((Instant::now(), rc));
+                }
+                let window_start = Instant::now().checked_sub(opts.crash_loop_window);
+                let base = restarts
+                    .iter()
+                    .rev()
+                    .find(|(t, _)| window_start.is_some_and(|w| *t < w))
+                    .map(|r| r.1)
+                    .unwrap_or(baseline_restarts);
+                if rc.saturating_sub(base) >= opts.crash_loop_restarts {
+                    last_status = st;
+                    break Verdict::CrashLoop(rc - base);
+                }
+            }
+            let exited = matches!(st.observed, Observed::Exited { .. } | Observed::Missing);
+            last_status = st;
+            if exited {
+                break Verdict::Exited;
+            }
+        }
+
+        if state < State::Ready && last_line.elapsed() >= opts.silence_timeout {
+            break Verdict::Silent;
+        }
+        if start.elapsed() >= opts.ready_timeout {
+            break Verdict::Timeout;
+        }
+    };
+
+    // Drain what the follower already has: the lines just before an exit are the evidence.
+    if !matches!(verdict, Verdict::Ready(_)) {
+        let drain_until = Instant::now() + Duration::from_millis(400);
+        while let Ok(Some(line)) = tokio::time::timeout_at(drain_until.into(), rx.recv()).await {
+            if tail.len() == TAIL_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(line);
+        }
+    }
+    follower.abort();
+    if let Some(p) = probe.take() {
+        p.abort();
+    }
+
+    let tail: Vec<String> = tail.into_iter().collect();
+    let cause = classify::root_cause(&tail);
+    let (exit_code, oom_killed) = match &last_status.observed {
+        Observed::Exited { code, oom_killed } => (*code, *oom_killed),
+        _ => (None, None),
+    };
+    let silent_ms = last_line.elapsed().as_millis() as u64;
+    let last_state = state;
+    let secs = |ms: u64| ms as f64 / 1000.0;
+    let cause_text = |c: &Option<Cause>| {
+        c.as_ref()
+            .map(|c| format!("; root cause {}: {}", c.class, c.line.trim()))
+            .unwrap_or_default()
+    };
+    let (final_state, class, message, remediation, preflight) = match verdict {
+        Verdict::Ready(report) => (
+            State::Ready,
+            None,
+            format!("ready in {:.1} s (a real completion succeeded)", start.elapsed().as_secs_f64()),
+            None,
+            Some(*report),
+        ),
+        Verdict::Exited => {
+            let code_text = exit_code.map(|c| format!(" with code {c}")).unwrap_or_default();
+            if oom_killed == Some(true) {
+                (
+                    State::Failed,
+                    Some(FailureClass::HostOom),
+                    format!(
+                        "killed by the host OOM killer (Docker OOMKilled){code_text} while {}{}",
+                        last_state.as_str(),
+                        cause_text(&cause)
+                    ),
+                    Some(classify::remediation(FailureClass::HostOom).to_string()),
+                    None,
+                )
+            } else if let Some(c) = &cause {
+                (
+                    State::Failed,
+                    Some(c.class),
+                    format!("exited{code_text} while {}: {}", last_state.as_str(), c.line.trim()),
+                    Some(c.remediation.to_string()),
+                    None,
+                )
+            } else {
+                (
+                    State::Failed,
+                    Some(FailureClass::Exited),
+                    format!(
+                        "exited{code_text} while {}; last line: {}",
+                        last_state.as_str(),
+                        tail.last().map(|l| l.trim()).unwrap_or("(no output)")
+                    ),
+                    Some(classify::exited_remediation(&tail).to_string()),
+                    None,
+                )
+            }
+        }
+        Verdict::CrashLoop(n) => (
+            State::Failed,
+            Some(FailureClass::CrashLoop),
+            format!(
+                "crash-loop: {n} restarts within {:.0} s (RestartCount {}){}",
+                secs(start.elapsed().as_millis() as u64).min(opts.crash_loop_window.as_secs_f64()),
+                last_status.restart_count.unwrap_or(0),
+                cause_text(&cause)
+            ),
+            Some(format!(
+                "{} Root cause: {}",
+                classify::remediation(FailureClass::CrashLoop),
+                cause
+                    .as_ref()
+                    .map(|c| c.remediation)
+                    .unwrap_or_else(|| classify::exited_remediation(&tail))
+            )),
+            None,
+        ),
+        Verdict::Silent => (
+            State::Failed,
+            Some(FailureClass::InitWedge),
+            format!(
+                "init-wedge: no log line for {:.1} s while {} (not ready){}; last line: {}",
+                secs(silent_ms),
+                last_state.as_str(),
+                cause_text(&cause),
+                tail.last().map(|l| l.trim()).unwrap_or("(no output)")
+            ),
+            Some(classify::remediation(FailureClass::InitWedge).to_string()),
+            None,
+        ),
+        Verdict::Timeout => (
+            State::Failed,
+            Some(FailureClass::NotReady),
+            format!(
+                "not ready after {:.0} s (still {}){}",
+                opts.ready_timeout.as_secs_f64(),
+                last_state.as_str(),
+                cause_text(&cause)
+            ),
+            Some("raise --ready-timeout, or read the log: the seat is still logging but never served".into()),
+            None,
+        ),
+    };
+    WatchReport {
+        state: final_state,
+        last_state,
+        class,
+        message,
+        remediation,
+        cause,
+        phases,
+        tail,
+        exit_code,
+        restart_count: last_status.restart_count,
+        oom_killed,
+        silent_ms,
+        elapsed_ms: start.elapsed().as_millis() as u64,
+        progress,
+        load_over_budget: over_budget,
+        load_budget_s: budget_s,
+        preflight,
+        notes,
+    }
+}
+
+enum Verdict {
+    Ready(Box<PreflightReport>),
+    Exited,
+    CrashLoop(u64),
+    Silent,
+    Timeout,
+}

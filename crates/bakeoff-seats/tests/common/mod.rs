@@ -1,0 +1,128 @@
+//! Shared test support: fleet files in temporary directories, free ports, and guards that
+//! remove what a test started (processes, containers, images) even when it panics.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bakeoff_seats::{Fleet, Seats, WatchOptions};
+
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Short timeouts: the test model loads in about a second.
+pub fn quick_watch(silence_s: f64) -> WatchOptions {
+    WatchOptions {
+        silence_timeout: Duration::from_secs_f64(silence_s),
+        ready_timeout: Duration::from_secs(120),
+        load_budget: None,
+        crash_loop_restarts: 3,
+        crash_loop_window: Duration::from_secs(120),
+        probe_interval: Duration::from_millis(300),
+    }
+}
+
+/// Write `toml` as DIR/fleet.toml and load it.
+pub fn fleet(dir: &Path, toml: &str, watch: WatchOptions) -> Seats {
+    let p = dir.join("fleet.toml");
+    std::fs::write(&p, toml).unwrap();
+    let f = Fleet::load(&p).unwrap();
+    Seats::new(f, dir.join("results"), watch)
+}
+
+pub fn read_failure(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A unique name for this test's containers and images.
+pub fn unique(prefix: &str) -> String {
+    let n = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{prefix}-{}-{}", std::process::id(), n % 1_000_000_000)
+}
+
+/// A Docker image imported from the cached rootfs (scripts/seat-rootfs.sh) under a unique
+/// tag; removed on drop, with every container named in `containers`.
+pub struct TestImage {
+    pub tag: String,
+    pub containers: std::sync::Mutex<Vec<String>>,
+}
+
+impl TestImage {
+    pub fn build() -> TestImage {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/seat-rootfs.sh");
+        let out = std::process::Command::new("bash")
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "scripts/seat-rootfs.sh failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let tarball = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let tag = format!("{}:test", unique("bakeoff-seat-test"));
+        let st = std::process::Command::new("docker")
+            .args(["import", &tarball, &tag])
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "docker import failed: {}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        TestImage {
+            tag,
+            containers: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn track(&self, container: &str) {
+        self.containers.lock().unwrap().push(container.to_string());
+    }
+}
+
+impl Drop for TestImage {
+    fn drop(&mut self) {
+        for c in self
+            .containers
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_default()
+        {
+            let _ = std::process::Command::new("docker")
+                .args(["rm", "-f", &c])
+                .output();
+        }
+        let _ = std::process::Command::new("docker")
+            .args(["rmi", "-f", &self.tag])
+            .output();
+    }
+}
+
+/// Stops the named process seats on drop (a panicking test leaves no server behind).
+pub struct StopOnDrop<'a> {
+    pub seats: &'a Seats,
+    pub names: Vec<String>,
+}
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        for n in &self.names {
+            // The state file holds the pid; kill its process group synchronously.
+            let p = self.seats.fleet.state_dir.join(format!("{n}.process.json"));
+            if let Ok(t) = std::fs::read_to_string(&p)
+                && let Ok(v) = serde_json::from_str::<serde_json::Value>(&t)
+                && let Some(pid) = v["pid"].as_u64()
+            {
+                let _ = std::process::Command::new("kill")
+                    .args(["-KILL", &format!("-{pid}")])
+                    .output();
+            }
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! The Docker backend against this machine's real Docker engine (API 1.41), with an image
+//! built locally: `docker import` of scripts/seat-rootfs.sh's tarball (llama-server, its shared
+//! libraries, the model). Each test imports its own uniquely tagged image and removes it, and
+//! its containers, on drop.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use bakeoff_artifact::FailureClass;
+use bakeoff_seats::backend::Observed;
+use common::*;
+
+/// A Docker llama.cpp seat; `extra` goes into the `[seat.docker]` table.
+fn docker_seat(name: &str, role: &str, port: u16, image: &str, model: &str, extra: &str) -> String {
+    format!(
+        r#"
+[[seat]]
+name = "{name}"
+engine = "llama.cpp"
+role = "{role}"
+port = {port}
+served_model_names = ["gemma-3-270m"]
+stop_timeout_s = 2
+[seat.docker]
+image = "{image}"
+command = ["/opt/llama/bin/llama-server", "-m", "{model}", "--host", "0.0.0.0", "--port", "8080",
+           "-c", "1024", "-np", "1", "--alias", "gemma-3-270m"]
+container_port = 8080
+container_name = "{name}"
+labels = {{ "test.owner" = "bakeoff-seats-tests" }}
+{extra}
+"#
+    )
+}
+
+#[tokio::test]
+async fn docker_seat_up_status_down() {
+    let _g = bakeoff_testkit::serial().await;
+    let img = TestImage::build();
+    let dir = bakeoff_testkit::tempdir();
+    let name = unique("bk-up");
+    img.track(&name);
+    let port = free_port();
+    let seats = fleet(
+        dir.path(),
+        &docker_seat(
+            &name,
+            "bench",
+            port,
+            &img.tag,
+            "/models/model.gguf",
+            "restart = \"no\"\nmemory = \"1g\"",
+        ),
+        quick_watch(30.0),
+    );
+    let out = seats.up(&name, false, false).await.unwrap();
+    let r = out.report.as_ref().unwrap();
+    assert!(out.ok(), "{} {:?}", r.message, r.tail);
+    eprintln!(
+        "docker seat ready in {} ms: {:?}",
+        out.elapsed_ms,
+        r.phases
+            .iter()
+            .map(|p| (&p.state, p.at_ms))
+            .collect::<Vec<_>>()
+    );
+    let st = seats.status(true).await;
+    assert_eq!(st[0].observed, Observed::Running);
+    assert_eq!(st[0].serving, Some(true), "{:?}", st[0].detail);
+    assert_eq!(st[0].restart_count, Some(0));
+    let logs = seats.logs(&name, 1000).await.unwrap();
+    assert!(logs.iter().any(|l| l.contains("listening on")), "{logs:?}");
+    seats.down(&name, false).await.unwrap();
+    assert_eq!(seats.status(false).await[0].observed, Observed::Missing);
+}
+
+#[tokio::test]
+async fn restart_policy_over_a_bad_model_path_is_a_crash_loop() {
+    let _g = bakeoff_testkit::serial().await;
+    let img = TestImage::build();
+    let dir = bakeoff_testkit::tempdir();
+    let name = unique("bk-loop");
+    img.track(&name);
+    let seats = fleet(
+        dir.path(),
+        &docker_seat(
+            &name,
+            "bench",
+            free_port(),
+            &img.tag,
+            "/models/missing.gguf",
+            "restart = \"always\"",
+        ),
+        quick_watch(30.0),
+    );
+    let out = seats.up(&name, false, false).await.unwrap();
+    let r = out.report.as_ref().unwrap();
+    assert_eq!(
+        r.class,
+        Some(FailureClass::CrashLoop),
+        "{} {:?}",
+        r.message,
+        r.tail
+    );
+    assert!(r.restart_count.unwrap() >= 3);
+    let art = read_failure(out.failure_path.as_ref().unwrap());
+    assert_eq!(art["failure"]["class"], "crash-loop");
+    assert!(art["seat"]["restart_count"].as_u64().unwrap() >= 3);
+    assert!(
+        art["seat"]["evidence_lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("failed to open GGUF file")),
+        "{}",
+        art["seat"]["evidence_lines"]
+    );
+    seats.down(&name, false).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_memory_limit_too_small_is_host_oom() {
+    let _g = bakeoff_testkit::serial().await;
+    let img = TestImage::build();
+    let dir = bakeoff_testkit::tempdir();
+    let name = unique("bk-oom");
+    img.track(&name);
+    // --load-mode none reads the 253 MB model into anonymous memory: over a 96 MiB limit.
+    let toml = docker_seat(
+        &name,
+        "bench",
+        free_port(),
+        &img.tag,
+        "/models/model.gguf",
+        "restart = \"no\"\nmemory = \"96m\"",
+    )
+    .replace("\"--alias\"", "\"--load-mode\", \"none\", \"--alias\"");
+    let seats = fleet(dir.path(), &toml, quick_watch(30.0));
+    let out = seats.up(&name, false, false).await.unwrap();
+    let r = out.report.as_ref().unwrap();
+    assert_eq!(
+        r.class,
+        Some(FailureClass::HostOom),
+        "{} {:?}",
+        r.message,
+        r.tail
+    );
+    assert_eq!(r.oom_killed, Some(true));
+    assert_eq!(r.exit_code, Some(137));
+    let art = read_failure(out.failure_path.as_ref().unwrap());
+    assert_eq!(art["failure"]["class"], "host-oom");
+    assert_eq!(art["seat"]["oom_killed"], true);
+    seats.down(&name, false).await.unwrap();
+}
+
+#[tokio::test]
+async fn production_needs_confirm_and_dormant_stays_created() {
+    let _g = bakeoff_testkit::serial().await;
+    let img = TestImage::build();
+    let dir = bakeoff_testkit::tempdir();
+    let prod = unique("bk-prod");
+    let dormant = unique("bk-dormant");
+    img.track(&prod);
+    img.track(&dormant);
+    let port = free_port();
+    let toml = format!(
+        "{}{}",
+        docker_seat(
+            &prod,
+            "production",
+            port,
+            &img.tag,
+            "/models/model.gguf",
+            ""
+        ),
+        docker_seat(
+            &dormant,
+            "dormant",
+            port,
+            &img.tag,
+            "/models/model.gguf",
+            ""
+        )
+    );
+    let seats = fleet(dir.path(), &toml, quick_watch(30.0));
+    let e = seats.up(&prod, false, false).await.unwrap_err();
+    assert!(
+        matches!(e, bakeoff_seats::OpsError::NeedsConfirm { .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("--confirm"));
+    assert_eq!(
+        seats.status(false).await[0].observed,
+        Observed::Missing,
+        "nothing was created"
+    );
+    let d = seats.up(&dormant, false, false).await.unwrap();
+    assert!(d.created_only);
+    assert_eq!(seats.status(false).await[1].observed, Observed::Created);
+    seats.down(&dormant, false).await.unwrap();
+    // Dormant: kept created after down.
+    assert_eq!(seats.status(false).await[1].observed, Observed::Created);
+}
+
+#[tokio::test]
+async fn swap_rolls_back_when_the_new_seat_fails() {
+    let _g = bakeoff_testkit::serial().await;
+    let img = TestImage::build();
+    let dir = bakeoff_testkit::tempdir();
+    let old = unique("bk-old");
+    let new = unique("bk-new");
+    img.track(&old);
+    img.track(&new);
+    let port = free_port();
+    let toml = format!(
+        "{}{}",
+        docker_seat(
+            &old,
+            "bench",
+            port,
+            &img.tag,
+            "/models/model.gguf",
+            "restart = \"no\""
+        ),
+        docker_seat(
+            &new,
+            "bench",
+            port,
+            &img.tag,
+            "/models/missing.gguf",
+            "restart = \"no\""
+        )
+    );
+    let seats = fleet(dir.path(), &toml, quick_watch(30.0));
+    assert!(seats.up(&old, false, false).await.unwrap().ok());
+    let sw = seats.swap(&old, &new, false).await.unwrap();
+    assert!(!sw.ok());
+    let nr = sw.new_outcome.report.as_ref().unwrap();
+    assert_eq!(nr.class, Some(FailureClass::Exited), "{}", nr.message);
+    assert!(sw.new_outcome.failure_path.is_some());
+    let rb = sw.rollback.as_ref().expect("rolled back");
+    assert!(rb.ok(), "{:?}", rb.report.as_ref().map(|r| &r.message));
+    let st = seats.status(false).await;
+    assert_eq!(st[0].observed, Observed::Running, "OLD is back");
+    assert!(!st[1].observed.is_up(), "NEW is stopped");
+    seats.down(&old, false).await.unwrap();
+    seats.down(&new, false).await.unwrap();
+}

@@ -1,0 +1,241 @@
+//! Instrument statistics shared by the scored suites (tool, session, intelligence) and their
+//! reports: per family the proportion with its Wilson 95 % interval, the chance floor, and the
+//! instrument check (docs/statistics.md).
+//!
+//! - point estimate below chance → `suspect-instrument` (warning), listing the extraction
+//!   failures, since a below-chance score indicts the instrument before the model;
+//! - Wilson upper bound below chance → `instrument-failure` (invalid): the family is not
+//!   scored, and the suite score leaves it out.
+//!
+//! Effects are always given in items as well as percent (`bakeoff_stats::format_effect`).
+
+use bakeoff_artifact::{FlagSeverity, InstrumentFlag, Outcome, Score, SuiteSummary};
+use bakeoff_stats::{Proportion, check_instrument, format_effect};
+use serde::Serialize;
+
+use crate::summary;
+
+/// One item as the statistics see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tally {
+    pub id: String,
+    pub family: String,
+    pub outcome: Outcome,
+    /// Probability that a uniform guess passes this item (accepted options / options; 0 for
+    /// open answers).
+    pub chance: f64,
+    /// The answer could not be extracted from the content (no letter, no number, …).
+    pub extraction_failed: bool,
+}
+
+/// A family's figures, as stored in a suite summary's `details.families`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FamilyStats {
+    pub family: String,
+    pub items: u64,
+    pub scored_items: u64,
+    pub passed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<Score>,
+    /// Mean chance over the family's scored items.
+    pub chance_floor: f64,
+    /// Passed minus what guessing would get, e.g. `"+3 items (+8.3 pts)"`.
+    pub versus_chance: String,
+    /// `suspect-instrument` or `instrument-failure`, when raised.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flag: Option<String>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// False after `instrument-failure`: left out of the suite score.
+    pub counted: bool,
+    /// Ids of items whose answer could not be extracted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub extraction_failures: Vec<String>,
+}
+
+/// Figures per family in first-seen order, and the flags they raise for `suite`.
+pub fn families(suite: &str, tallies: &[Tally]) -> (Vec<FamilyStats>, Vec<InstrumentFlag>) {
+    let mut order: Vec<&str> = Vec::new();
+    for t in tallies {
+        if !order.contains(&t.family.as_str()) {
+            order.push(&t.family);
+        }
+    }
+    let mut out = Vec::new();
+    let mut flags = Vec::new();
+    for fam in order {
+        let all: Vec<&Tally> = tallies.iter().filter(|t| t.family == fam).collect();
+        let scored: Vec<&&Tally> = all.iter().filter(|t| t.outcome.is_scored()).collect();
+        let n = scored.len() as u64;
+        let passed = scored.iter().filter(|t| t.outcome == Outcome::Ok).count() as u64;
+        let chance = if n == 0 {
+            0.0
+        } else {
+            scored.iter().map(|t| t.chance).sum::<f64>() / n as f64
+        };
+        let extraction_failures: Vec<String> = all
+            .iter()
+            .filter(|t| t.extraction_failed)
+            .map(|t| t.id.clone())
+            .collect();
+        let expected_by_chance = (chance * n as f64).round() as i64;
+        let mut fs = FamilyStats {
+            family: fam.to_string(),
+            items: all.len() as u64,
+            scored_items: n,
+            passed,
+            score: summary::score(passed, n),
+            chance_floor: chance,
+            versus_chance: format_effect(passed as i64 - expected_by_chance, n),
+            flag: None,
+            reason: String::new(),
+            counted: n > 0,
+            extraction_failures,
+        };
+        if let Ok(p) = Proportion::wilson(passed, n) {
+            let check = check_instrument(&p, chance);
+            fs.reason = check.reason.clone();
+            if let Some(f) = check.flag {
+                let code = match f {
+                    bakeoff_stats::InstrumentFlag::SuspectInstrument => "suspect-instrument",
+                    bakeoff_stats::InstrumentFlag::InstrumentFailure => "instrument-failure",
+                };
+                fs.flag = Some(code.into());
+                fs.counted = check.is_scored();
+                let listed = list_ids(&fs.extraction_failures);
+                flags.push(InstrumentFlag {
+                    code: code.into(),
+                    severity: if check.is_scored() {
+                        FlagSeverity::Warning
+                    } else {
+                        FlagSeverity::Invalid
+                    },
+                    message: format!(
+                        "{suite}/{fam}: {}; {} extraction failure(s){listed}",
+                        check.reason,
+                        fs.extraction_failures.len()
+                    ),
+                    suite: Some(suite.to_string()),
+                    count: Some(fs.extraction_failures.len() as u64),
+                });
+            }
+        }
+        out.push(fs);
+    }
+    (out, flags)
+}
+
+fn list_ids(ids: &[String]) -> String {
+    if ids.is_empty() {
+        return String::new();
+    }
+    const SHOWN: usize = 12;
+    let head = ids
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > SHOWN {
+        format!(": {head}, … ({} more)", ids.len() - SHOWN)
+    } else {
+        format!(": {head}")
+    }
+}
+
+/// Put the family figures into a suite summary: flags added, `details.families` set, and the
+/// suite score recomputed without the families that failed the instrument check.
+pub fn apply(suite: &str, summary: &mut SuiteSummary, tallies: &[Tally]) {
+    let (fams, flags) = families(suite, tallies);
+    let excluded: Vec<&str> = fams
+        .iter()
+        .filter(|f| !f.counted)
+        .map(|f| f.family.as_str())
+        .collect();
+    let counted = |t: &Tally| !excluded.contains(&t.family.as_str());
+    let scored = tallies
+        .iter()
+        .filter(|t| counted(t) && t.outcome.is_scored())
+        .count() as u64;
+    let passed = tallies
+        .iter()
+        .filter(|t| counted(t) && t.outcome == Outcome::Ok)
+        .count() as u64;
+    summary.scored = scored;
+    summary.passed = passed;
+    summary.score = summary::score(passed, scored);
+    summary.flags.extend(flags);
+    let mut details = match std::mem::take(&mut summary.details) {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    details.insert(
+        "families".into(),
+        serde_json::to_value(&fams).unwrap_or(serde_json::Value::Null),
+    );
+    if !excluded.is_empty() {
+        details.insert("families_not_scored".into(), serde_json::json!(excluded));
+    }
+    summary.details = serde_json::Value::Object(details);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn t(id: usize, fam: &str, ok: bool, chance: f64, failed_extract: bool) -> Tally {
+        Tally {
+            id: format!("{fam}-{id}"),
+            family: fam.into(),
+            outcome: if ok { Outcome::Ok } else { Outcome::Wrong },
+            chance,
+            extraction_failed: failed_extract,
+        }
+    }
+
+    #[test]
+    fn seeds_case_four_of_thirty_two_on_five_options_is_suspect() {
+        // 4/32 on a five-option task: 12.5 % < 20 %, Wilson [5.0 %, 28.1 %] reaches chance.
+        let tallies: Vec<Tally> = (0..32).map(|i| t(i, "mc", i < 4, 0.2, i >= 30)).collect();
+        let (fams, flags) = families("intelligence", &tallies);
+        assert_eq!(fams[0].flag.as_deref(), Some("suspect-instrument"));
+        assert!(fams[0].counted);
+        assert_eq!(fams[0].versus_chance, "\u{2212}2 items (\u{2212}6.2 pts)");
+        let s = fams[0].score.as_ref().unwrap();
+        assert!((s.low - 0.049_70).abs() < 1e-4 && (s.high - 0.280_68).abs() < 1e-4);
+        assert_eq!(flags.len(), 1);
+        assert_eq!(flags[0].severity, FlagSeverity::Warning);
+        assert!(flags[0].message.contains("mc-30, mc-31"));
+    }
+
+    use bakeoff_artifact::ItemRecord;
+
+    #[test]
+    fn zero_of_forty_on_four_options_fails_and_is_not_scored() {
+        let mut tallies: Vec<Tally> = (0..40).map(|i| t(i, "mc", false, 0.25, true)).collect();
+        tallies.extend((0..10).map(|i| t(i, "open", i < 5, 0.0, false)));
+        let (fams, flags) = families("intelligence", &tallies);
+        assert_eq!(fams[0].flag.as_deref(), Some("instrument-failure"));
+        assert!(!fams[0].counted);
+        assert_eq!(fams[1].flag, None);
+        assert_eq!(flags[0].severity, FlagSeverity::Invalid);
+        assert!(flags[0].message.contains("(28 more)"));
+
+        let items: Vec<ItemRecord> = Vec::new();
+        let mut sum = summary::summarize(50, &items);
+        apply("intelligence", &mut sum, &tallies);
+        // Only the open family counts: 5/10.
+        assert_eq!((sum.passed, sum.scored), (5, 10));
+        assert_eq!(sum.details["families_not_scored"][0], "mc");
+    }
+
+    #[test]
+    fn open_answers_never_fall_below_a_zero_floor() {
+        let tallies: Vec<Tally> = (0..16).map(|i| t(i, "arith", false, 0.0, false)).collect();
+        let (fams, flags) = families("intelligence", &tallies);
+        assert_eq!(fams[0].flag, None);
+        assert!(flags.is_empty());
+        assert_eq!(fams[0].versus_chance, "0 items (0.0 pts)");
+    }
+}

@@ -1,0 +1,212 @@
+//! The battery format: JSONL, one item per line (docs/suites.md "Battery format").
+//!
+//! `{"id": …, "family": …, "prompt": …, "options": [..] | null, "answers": [..], "scoring": …}`
+//!
+//! - `options`: for `choice` items, the option texts, shown as `A) …`, `B) …` after the prompt;
+//!   `answers` are then letters, and every accepted letter counts (a contradiction item
+//!   accepts either statement of the contradicting pair).
+//! - `scoring`: `choice`, `integer`, `number`, `date` (YYYY-MM-DD) or `exact`.
+
+use std::collections::BTreeSet;
+use std::num::NonZeroU32;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scoring {
+    Choice,
+    Integer,
+    Number,
+    Date,
+    Exact,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatteryItem {
+    pub id: String,
+    pub family: String,
+    pub prompt: String,
+    pub options: Option<Vec<String>>,
+    pub answers: Vec<String>,
+    pub scoring: Scoring,
+}
+
+pub const LETTERS: &[u8] = b"ABCDEFGHIJ";
+
+impl BatteryItem {
+    /// The prompt as sent: options, when there are any, listed after it.
+    pub fn rendered_prompt(&self) -> String {
+        match &self.options {
+            Some(opts) if !opts.is_empty() => {
+                let mut s = self.prompt.clone();
+                s.push('\n');
+                for (i, o) in opts.iter().enumerate() {
+                    s.push_str(&format!("\n{}) {o}", LETTERS[i] as char));
+                }
+                s
+            }
+            _ => self.prompt.clone(),
+        }
+    }
+
+    pub fn option_count(&self) -> Option<NonZeroU32> {
+        self.options
+            .as_ref()
+            .and_then(|o| NonZeroU32::new(o.len() as u32))
+    }
+
+    /// Probability that a uniform guess passes: accepted options over options (0 for open).
+    pub fn chance(&self) -> f64 {
+        match self.option_count() {
+            Some(k) => {
+                let accepted: BTreeSet<&str> = self.answers.iter().map(String::as_str).collect();
+                bakeoff_stats::chance_floor(Some(k)) * accepted.len() as f64
+            }
+            None => 0.0,
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.id.trim().is_empty()
+            || self.family.trim().is_empty()
+            || self.prompt.trim().is_empty()
+        {
+            return Err("id, family and prompt must be non-empty".into());
+        }
+        if self.answers.is_empty() {
+            return Err(format!("item {:?} has no accepted answer", self.id));
+        }
+        match (self.scoring, &self.options) {
+            (Scoring::Choice, Some(o)) if o.len() >= 2 && o.len() <= LETTERS.len() => {
+                for a in &self.answers {
+                    let ok = a.len() == 1 && LETTERS[..o.len()].contains(&a.as_bytes()[0]);
+                    if !ok {
+                        return Err(format!(
+                            "item {:?}: answer {a:?} is not one of the option letters A–{}",
+                            self.id,
+                            LETTERS[o.len() - 1] as char
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            (Scoring::Choice, _) => Err(format!(
+                "item {:?}: choice scoring needs 2–10 options",
+                self.id
+            )),
+            (_, Some(o)) if !o.is_empty() => Err(format!(
+                "item {:?}: options are only for choice scoring",
+                self.id
+            )),
+            (Scoring::Integer, _) => self.all_parse(|a| a.parse::<i64>().is_ok(), "an integer"),
+            (Scoring::Number, _) => {
+                self.all_parse(|a| a.parse::<f64>().is_ok_and(f64::is_finite), "a number")
+            }
+            (Scoring::Date, _) => self.all_parse(super::extract::is_iso_date, "a YYYY-MM-DD date"),
+            (Scoring::Exact, _) => Ok(()),
+        }
+    }
+
+    fn all_parse(&self, ok: impl Fn(&str) -> bool, what: &str) -> Result<(), String> {
+        match self.answers.iter().find(|a| !ok(a)) {
+            Some(a) => Err(format!("item {:?}: answer {a:?} is not {what}", self.id)),
+            None => Ok(()),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum BatteryError {
+    #[error("battery {source_name} line {line}: {message}")]
+    Line {
+        source_name: String,
+        line: usize,
+        message: String,
+    },
+    #[error("battery {0} has no items")]
+    Empty(String),
+    #[error("cannot read battery {path}: {message}; pass an existing JSONL file to --battery")]
+    Read { path: String, message: String },
+}
+
+/// Parse and validate JSONL; blank lines and lines starting with `//` are skipped. Ids must be
+/// unique: the paired comparison keys on them.
+pub fn parse(text: &str, source_name: &str) -> Result<Vec<BatteryItem>, BatteryError> {
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with("//") {
+            continue;
+        }
+        let err = |message: String| BatteryError::Line {
+            source_name: source_name.to_string(),
+            line: i + 1,
+            message,
+        };
+        let item: BatteryItem = serde_json::from_str(t).map_err(|e| err(e.to_string()))?;
+        item.validate().map_err(err)?;
+        if !seen.insert(item.id.clone()) {
+            return Err(err(format!("duplicate id {:?}", item.id)));
+        }
+        out.push(item);
+    }
+    if out.is_empty() {
+        return Err(BatteryError::Empty(source_name.to_string()));
+    }
+    Ok(out)
+}
+
+pub fn load(path: &std::path::Path) -> Result<Vec<BatteryItem>, BatteryError> {
+    let text = std::fs::read_to_string(path).map_err(|e| BatteryError::Read {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    parse(&text, &path.display().to_string())
+}
+
+/// One line of JSONL, fields in format order.
+pub fn to_line(item: &BatteryItem) -> String {
+    serde_json::to_string(item).unwrap_or_default()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_validate() {
+        let ok = r#"{"id":"c1","family":"contradiction","prompt":"Which?","options":["a","b","c","d","e"],"answers":["B","D"],"scoring":"choice"}
+// a comment
+
+{"id":"a1","family":"arithmetic","prompt":"2+2?","options":null,"answers":["4"],"scoring":"integer"}"#;
+        let items = parse(ok, "t").unwrap();
+        assert_eq!(items.len(), 2);
+        assert!(
+            (items[0].chance() - 0.4).abs() < 1e-12,
+            "either statement of the pair: 2/5"
+        );
+        assert_eq!(items[1].chance(), 0.0);
+        assert!(items[0].rendered_prompt().ends_with("\nD) d\nE) e"));
+
+        let bad = r#"{"id":"c1","family":"f","prompt":"p","options":["a","b"],"answers":["C"],"scoring":"choice"}"#;
+        let e = parse(bad, "t").unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("option letters"), "{e}");
+        let dup = "{\"id\":\"x\",\"family\":\"f\",\"prompt\":\"p\",\"options\":null,\"answers\":[\"1\"],\"scoring\":\"integer\"}\n".repeat(2);
+        assert!(
+            parse(&dup, "t")
+                .unwrap_err()
+                .to_string()
+                .contains("duplicate id")
+        );
+        assert!(matches!(parse("", "t"), Err(BatteryError::Empty(_))));
+        assert!(
+            parse("{not json", "t")
+                .unwrap_err()
+                .to_string()
+                .contains("line 1")
+        );
+    }
+}

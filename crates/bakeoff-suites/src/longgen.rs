@@ -1,0 +1,99 @@
+//! Long-generation probes (`longgen`): a few long completions at temperature 0, one at a time,
+//! each reported with its decode rate — the deciding evidence for speculative decoding (MTP),
+//! which short completions cannot measure: its overhead never amortizes over 10–31 tokens
+//! (seeds/000, "MTP A/B methodology": 3 × 1024 tokens at temperature 0 decided it).
+//!
+//! Speculative-decoding acceptance comes from `/metrics` (vLLM
+//! `vllm:spec_decode_num_accepted_tokens_total / …_num_draft_tokens_total`, llama.cpp
+//! `llamacpp:spec_decode_*`, SGLang `sglang:spec_accept_length`) or llama.cpp `timings`.
+
+use bakeoff_artifact::{FlagSeverity, InstrumentFlag, SuiteResult};
+use bakeoff_load::{LengthSpec, LoadPlan, Mode, PinPolicy, StepBound};
+
+use crate::runner::{Recorder, SuiteContext};
+use crate::throughput::run_steps;
+
+/// The note every longgen summary carries.
+pub const SHORT_COMPLETIONS_NOTE: &str = "short completions cannot measure speculative decoding: \
+its overhead never amortizes over 10–31 tokens; these long probes are the evidence for it";
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LonggenOptions {
+    pub probes: u64,
+    pub output_tokens: u32,
+    pub prompt_tokens: u32,
+}
+
+impl Default for LonggenOptions {
+    fn default() -> Self {
+        Self {
+            probes: 3,
+            output_tokens: 1024,
+            prompt_tokens: 64,
+        }
+    }
+}
+
+pub fn plan(ctx: &SuiteContext<'_>, o: &LonggenOptions) -> LoadPlan {
+    let mut p = LoadPlan::new(&ctx.model);
+    p.mode = Mode::Closed {
+        concurrency: vec![1],
+    };
+    p.bound = StepBound {
+        requests: Some(o.probes),
+        duration: None,
+    };
+    p.warmup_requests = 0;
+    p.prompt_tokens = LengthSpec::Fixed(o.prompt_tokens);
+    p.output_tokens = LengthSpec::Fixed(o.output_tokens);
+    p.temperature = 0.0;
+    p.pin = PinPolicy::for_engine(ctx.facts.engine);
+    p
+}
+
+pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult {
+    let o = &ctx.options.longgen;
+    let mut result = run_steps(ctx, rec, plan(ctx, o), "longgen").await;
+    // Decode tok/s per probe, from the per-request records.
+    let mut probes = Vec::new();
+    if let Some(steps) = result
+        .summary
+        .details
+        .get("steps")
+        .and_then(|s| s.as_array())
+    {
+        for step in steps {
+            for r in step
+                .get("requests")
+                .and_then(|r| r.as_array())
+                .into_iter()
+                .flatten()
+            {
+                let tpot = r.get("tpot_ms").and_then(serde_json::Value::as_f64);
+                probes.push(serde_json::json!({
+                    "probe": r.get("i"),
+                    "output_tokens": r.get("output_tokens"),
+                    "decode_tokens_per_second": tpot.filter(|t| *t > 0.0).map(|t| 1000.0 / t),
+                    "server_decode_tokens_per_second": r.get("server_decode_tps"),
+                    "ttft_ms": r.get("ttft_ms"),
+                    "error": r.get("error"),
+                }));
+            }
+        }
+    }
+    if let Some(obj) = result.summary.details.as_object_mut() {
+        obj.insert("probes".into(), serde_json::Value::Array(probes));
+        obj.insert(
+            "note".into(),
+            serde_json::Value::String(SHORT_COMPLETIONS_NOTE.into()),
+        );
+    }
+    result.summary.flags.push(InstrumentFlag {
+        code: "short-completions-cannot-measure-spec-decoding".into(),
+        severity: FlagSeverity::Info,
+        message: SHORT_COMPLETIONS_NOTE.into(),
+        suite: Some("longgen".into()),
+        count: None,
+    });
+    result
+}

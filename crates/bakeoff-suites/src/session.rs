@@ -1,0 +1,236 @@
+//! Session suite (`--suite session`): multi-turn conversations (data/sessions.json) of six
+//! turns or more. The model's own replies (content only, never reasoning) are fed back as the
+//! history. Every turn is an item; it passes when the conversation's system rule holds on it
+//! and its own exact checks pass (a fact given early asked later, a correction that must win).
+
+use bakeoff_artifact::{ItemRecord, Outcome, SuiteResult};
+use bakeoff_wire::{ChatRequest, Message};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::instrument::{self, Tally};
+use crate::outcome::{Check, classify, record};
+use crate::runner::{Recorder, SuiteContext};
+
+const DATA: &str = include_str!("../data/sessions.json");
+
+/// Short answers; a rambling reply is `truncated`, not waited on.
+pub const MAX_TOKENS: u32 = 32;
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "kebab-case")]
+pub enum TurnCheck {
+    /// Case-insensitive substring (whitespace-collapsed).
+    Contains(String),
+    NotContains(String),
+    /// The reply, trailing punctuation and markup removed, ends with the word (any case).
+    EndsWith(String),
+    /// The reply, leading markup removed, starts with the word (any case).
+    StartsWith(String),
+    /// No lower-case letter, and at least one letter.
+    Uppercase(String),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Turn {
+    pub user: String,
+    /// `rule`, `recall` or `correction`: the statistics family of this turn.
+    pub kind: String,
+    pub checks: Vec<TurnCheck>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Conversation {
+    pub id: String,
+    pub system: String,
+    pub rule: Option<TurnCheck>,
+    pub turns: Vec<Turn>,
+}
+
+#[derive(Debug, Deserialize)]
+struct SessionData {
+    conversations: Vec<Conversation>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("shipped session conversations are invalid: {0}")]
+pub struct DataError(String);
+
+pub fn conversations() -> Result<Vec<Conversation>, DataError> {
+    let d: SessionData = serde_json::from_str(DATA).map_err(|e| DataError(e.to_string()))?;
+    Ok(d.conversations)
+}
+
+fn edge_trim(s: &str) -> &str {
+    s.trim_matches(|c: char| !c.is_alphanumeric())
+}
+
+impl TurnCheck {
+    pub fn holds(&self, reply: &str) -> bool {
+        let low = reply.to_lowercase();
+        match self {
+            TurnCheck::Contains(v) => collapse(&low).contains(&collapse(&v.to_lowercase())),
+            TurnCheck::NotContains(v) => !collapse(&low).contains(&collapse(&v.to_lowercase())),
+            TurnCheck::EndsWith(v) => edge_trim(&low).ends_with(&v.to_lowercase()),
+            TurnCheck::StartsWith(v) => edge_trim(&low).starts_with(&v.to_lowercase()),
+            TurnCheck::Uppercase(_) => {
+                reply.chars().any(char::is_alphabetic) && !reply.chars().any(char::is_lowercase)
+            }
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            TurnCheck::Contains(v) => format!("contains {v:?}"),
+            TurnCheck::NotContains(v) => format!("does not contain {v:?}"),
+            TurnCheck::EndsWith(v) => format!("ends with {v:?}"),
+            TurnCheck::StartsWith(v) => format!("starts with {v:?}"),
+            TurnCheck::Uppercase(_) => "is in capital letters".into(),
+        }
+    }
+}
+
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// All checks of a turn (the rule first) against the reply.
+pub fn check_turn(conv: &Conversation, turn: &Turn, reply: &str) -> Check {
+    let mut failed = Vec::new();
+    let mut all: Vec<(&str, &TurnCheck)> = Vec::new();
+    if let Some(r) = &conv.rule {
+        all.push(("system rule", r));
+    }
+    all.extend(turn.checks.iter().map(|c| ("check", c)));
+    for (what, c) in &all {
+        if !c.holds(reply) {
+            failed.push(format!(
+                "{what} failed: reply {}",
+                c.describe().replacen("contains", "should contain", 1)
+            ));
+        }
+    }
+    Check {
+        passed: failed.is_empty(),
+        detail: if failed.is_empty() {
+            format!("{} check(s) hold", all.len())
+        } else {
+            failed.join("; ")
+        },
+    }
+}
+
+pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult {
+    let Ok(convs) = conversations() else {
+        return rec.result(0, Vec::new());
+    };
+    let convs: Vec<Conversation> = convs
+        .into_iter()
+        .take(ctx.options.limit.unwrap_or(usize::MAX))
+        .collect();
+    let planned: usize = convs.iter().map(|c| c.turns.len()).sum();
+    let mut done: Vec<ItemRecord> = Vec::with_capacity(planned);
+    let mut tallies = Vec::new();
+    'convs: for conv in &convs {
+        let mut history = vec![Message::system(&conv.system)];
+        let mut broken: Option<String> = None;
+        for (i, turn) in conv.turns.iter().enumerate() {
+            let id = format!("{}/t{}", conv.id, i + 1);
+            history.push(Message::user(&turn.user));
+            let mut req = ChatRequest::new(&ctx.model, history.clone(), MAX_TOKENS, true);
+            ctx.options.thinking.apply(ctx.facts.engine, &mut req);
+            let expected = json!({ "rule": conv.rule, "checks": turn.checks, "family": turn.kind });
+            let item = if let Some(why) = &broken {
+                let mut it = record(
+                    &id,
+                    &req,
+                    &empty_exchange(),
+                    Outcome::Skipped,
+                    Some(why.clone()),
+                    expected,
+                );
+                it.extra = json!({ "family": turn.kind, "turn": i + 1 });
+                it
+            } else {
+                let Some(ex) = rec.guard(ctx.client.chat_stream(&req)).await else {
+                    break 'convs;
+                };
+                let (outcome, detail) = classify(&ex, |a| check_turn(conv, turn, a));
+                if outcome.is_request_failure() {
+                    broken = Some(format!(
+                        "not sent: turn {} of this conversation failed",
+                        i + 1
+                    ));
+                }
+                // The model's own visible reply becomes the history (never its reasoning).
+                history.push(Message::assistant(ex.reply.content.clone()));
+                let mut it = record(&id, &req, &ex, outcome, detail, expected);
+                it.extra = json!({
+                    "family": turn.kind,
+                    "turn": i + 1,
+                    "history_messages": req.messages.len(),
+                    "reasoning_tokens": crate::tool::reasoning_tokens(&ex),
+                });
+                it
+            };
+            tallies.push(Tally {
+                id: id.clone(),
+                family: turn.kind.clone(),
+                outcome: item.outcome,
+                chance: 0.0,
+                extraction_failed: false,
+            });
+            let go_on = rec.record(&item).await;
+            done.push(item);
+            if !go_on {
+                break 'convs;
+            }
+        }
+    }
+    let mut result = rec.result(planned, done);
+    instrument::apply("session", &mut result.summary, &tallies);
+    result
+}
+
+fn empty_exchange() -> bakeoff_client::Exchange {
+    bakeoff_client::Exchange {
+        reply: bakeoff_client::Reply::default(),
+        error: None,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_conversations_are_long_enough_and_cover_each_kind() {
+        let cs = conversations().unwrap();
+        assert!(cs.len() >= 3);
+        for c in &cs {
+            assert!(c.turns.len() >= 6, "{}", c.id);
+            assert!(c.rule.is_some(), "{}", c.id);
+            assert!(c.turns.iter().any(|t| t.kind == "correction"), "{}", c.id);
+            assert!(c.turns.iter().any(|t| t.kind == "recall"), "{}", c.id);
+        }
+    }
+
+    #[test]
+    fn checks() {
+        assert!(TurnCheck::EndsWith("OVER".into()).holds("Your kettle is green. Over."));
+        assert!(!TurnCheck::EndsWith("OVER".into()).holds("Over and out"));
+        assert!(TurnCheck::StartsWith("Noted".into()).holds("**Noted:** the code word is WALRUS"));
+        assert!(TurnCheck::Uppercase(String::new()).holds("SATURDAY, 6 PEOPLE."));
+        assert!(!TurnCheck::Uppercase(String::new()).holds("Saturday"));
+        assert!(!TurnCheck::Uppercase(String::new()).holds("42"));
+        assert!(TurnCheck::NotContains("blue".into()).holds("green OVER"));
+        let cs = conversations().unwrap();
+        let conv = &cs[0];
+        let turn = &conv.turns[5];
+        assert!(check_turn(conv, turn, "Green. OVER").passed);
+        let c = check_turn(conv, turn, "Blue, no wait, green. OVER");
+        assert!(!c.passed && c.detail.contains("blue"), "{}", c.detail);
+        assert!(!check_turn(conv, turn, "Green.").passed);
+    }
+}

@@ -1,0 +1,233 @@
+//! Throughput suite: a short closed-loop concurrency sweep through the load engine
+//! (`bakeoff_load`), one journaled item per step. The full instrument — open loop, SLOs,
+//! calibration — is `bakeoff bench run`; this suite is the sweep every qualification carries.
+//!
+//! Each step's item holds the step summary (`extra`, a `LoadStep`); the suite summary's
+//! `details` holds the whole `LoadReport` (docs/metrics.md defines every number).
+
+use std::sync::Arc;
+
+use bakeoff_artifact::{
+    ErrorRecord, FlagSeverity, InstrumentFlag, ItemRecord, LatencyRecord, LoadReport, LoadStep,
+    Outcome, ResponseRecord, SuiteResult,
+};
+use bakeoff_load::{LengthSpec, LoadPlan, Mode, NoProgress, PinPolicy, StepBound};
+
+use crate::runner::{Recorder, SuiteContext};
+
+/// Where the load suites report progress (the binary draws bars; default: nowhere). Suites
+/// never print: this hands events to whoever does.
+#[derive(Clone, Default)]
+pub struct LoadProgress(pub Option<Arc<dyn bakeoff_load::Progress>>);
+
+impl std::fmt::Debug for LoadProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "LoadProgress(on)"
+        } else {
+            "LoadProgress(off)"
+        })
+    }
+}
+
+impl LoadProgress {
+    fn get(&self) -> Arc<dyn bakeoff_load::Progress> {
+        match &self.0 {
+            Some(p) => p.clone(),
+            None => Arc::new(NoProgress),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThroughputOptions {
+    pub concurrency: Vec<u32>,
+    pub requests_per_step: u64,
+    pub prompt_tokens: u32,
+    pub output_tokens: u32,
+    pub warmup_requests: u64,
+}
+
+impl Default for ThroughputOptions {
+    /// Small enough for a CPU server in a minute; `bakeoff bench run` for the real sweep.
+    fn default() -> Self {
+        Self {
+            concurrency: vec![1, 2, 4],
+            requests_per_step: 8,
+            prompt_tokens: 64,
+            output_tokens: 32,
+            warmup_requests: 1,
+        }
+    }
+}
+
+/// The step as a journal item: outcome `ok` when any request in it succeeded.
+pub fn step_item(step: &LoadStep, request: serde_json::Value) -> ItemRecord {
+    let outcome = if step.ok > 0 {
+        Outcome::Ok
+    } else if step.errors.keys().any(|k| k.starts_with("timeout")) {
+        Outcome::Timeout
+    } else if step
+        .errors
+        .keys()
+        .any(|k| k == "http" || k == "decode" || k == "server-error-event")
+    {
+        Outcome::HttpError
+    } else {
+        Outcome::ConnectionError
+    };
+    let first_error = step.requests.iter().find(|r| r.error.is_some());
+    ItemRecord {
+        id: step.label.clone(),
+        outcome,
+        request,
+        response: ResponseRecord::default(),
+        expected: serde_json::Value::Null,
+        check: Some(format!("{} of {} requests succeeded", step.ok, step.sent)),
+        latency: LatencyRecord {
+            first_byte_ms: None,
+            ttft_ms: step.latency.ttft.p50_ms,
+            ttfot_ms: step.latency.ttfot.p50_ms,
+            e2e_ms: step.latency.e2e.p50_ms.unwrap_or(0.0),
+            text_chunks: 0,
+        },
+        error: (step.ok == 0).then(|| ErrorRecord {
+            kind: first_error
+                .and_then(|r| r.error.clone())
+                .unwrap_or_else(|| "none-sent".into()),
+            message: first_error
+                .and_then(|r| r.error_message.clone())
+                .unwrap_or_else(|| "no request in this step succeeded".into()),
+            body: None,
+        }),
+        extra: serde_json::to_value(step).unwrap_or(serde_json::Value::Null),
+    }
+}
+
+/// Run `plan` one step at a time (each step journaled as it finishes) and assemble one report.
+pub async fn run_steps(
+    ctx: &SuiteContext<'_>,
+    rec: &mut Recorder<'_>,
+    plan: LoadPlan,
+    suite: &str,
+) -> SuiteResult {
+    let levels: Vec<Mode> = match &plan.mode {
+        Mode::Closed { concurrency } => concurrency
+            .iter()
+            .map(|c| Mode::Closed {
+                concurrency: vec![*c],
+            })
+            .collect(),
+        Mode::Open {
+            rates,
+            arrival,
+            max_in_flight,
+        } => rates
+            .iter()
+            .map(|r| Mode::Open {
+                rates: vec![*r],
+                arrival: *arrival,
+                max_in_flight: *max_in_flight,
+            })
+            .collect(),
+    };
+    let planned = levels.len();
+    let mut report: Option<LoadReport> = None;
+    let mut items = Vec::new();
+    for (k, mode) in levels.into_iter().enumerate() {
+        let mut p = plan.clone();
+        p.mode = mode;
+        if k > 0 {
+            p.warmup_requests = 0;
+        }
+        let (_tx, rx) = tokio::sync::watch::channel(false);
+        let Some(result) = rec
+            .guard(bakeoff_load::run(
+                ctx.client,
+                &p,
+                ctx.options.load_progress.get(),
+                rx,
+            ))
+            .await
+        else {
+            break;
+        };
+        let r = match result {
+            Ok(r) => r,
+            Err(_) => break,
+        };
+        let mut go_on = true;
+        for step in &r.steps {
+            let item = step_item(step, p.to_json());
+            go_on = rec.record(&item).await && go_on;
+            items.push(item);
+        }
+        match &mut report {
+            None => report = Some(r),
+            Some(all) => {
+                all.steps.extend(r.steps);
+                all.flags.extend(r.flags);
+                all.pinning.finished += r.pinning.finished;
+                all.pinning.exact_length += r.pinning.exact_length;
+            }
+        }
+        if !go_on {
+            break;
+        }
+    }
+    let mut result = rec.result(planned, items);
+    result.summary.score = None;
+    if let Some(mut r) = report {
+        r.plan = plan.to_json();
+        // Re-derive sweep-level conclusions over all steps together.
+        r.flags.retain(|f| f.code != "client-overhead-growing");
+        r.flags
+            .extend(bakeoff_load::reconcile::flag_overhead_growth(&mut r.steps));
+        if r.pinning.ignore_eos_sent || r.pinning.min_tokens_sent {
+            let ok = r.pinning.finished > 0 && r.pinning.exact_length == r.pinning.finished;
+            r.pinning.honoured = (r.pinning.finished > 0).then_some(ok);
+        }
+        result.summary.flags = r
+            .flags
+            .iter()
+            .cloned()
+            .map(|mut f| {
+                f.suite = Some(suite.to_string());
+                f
+            })
+            .collect();
+        if r.pinning.honoured == Some(false) {
+            result.summary.flags.push(InstrumentFlag {
+                code: "pinning-not-honoured".into(),
+                severity: FlagSeverity::Warning,
+                message: r.pinning.detail.clone(),
+                suite: Some(suite.to_string()),
+                count: Some(r.pinning.finished - r.pinning.exact_length),
+            });
+        }
+        result.summary.details = serde_json::to_value(&r).unwrap_or(serde_json::Value::Null);
+    }
+    result
+}
+
+/// The plan this suite runs against `ctx`.
+pub fn plan(ctx: &SuiteContext<'_>, o: &ThroughputOptions) -> LoadPlan {
+    let mut p = LoadPlan::new(&ctx.model);
+    p.mode = Mode::Closed {
+        concurrency: o.concurrency.clone(),
+    };
+    p.bound = StepBound {
+        requests: Some(o.requests_per_step),
+        duration: None,
+    };
+    p.warmup_requests = o.warmup_requests;
+    p.prompt_tokens = LengthSpec::Fixed(o.prompt_tokens);
+    p.output_tokens = LengthSpec::Fixed(o.output_tokens);
+    p.pin = PinPolicy::for_engine(ctx.facts.engine);
+    p
+}
+
+pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult {
+    let p = plan(ctx, &ctx.options.throughput);
+    run_steps(ctx, rec, p, "throughput").await
+}

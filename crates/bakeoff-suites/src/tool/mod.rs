@@ -1,0 +1,453 @@
+//! Tool suite (`--suite tool`): the shipped cases in data/tool_cases.json (single call, a
+//! choice among tools, parallel calls, nested and typed arguments, irrelevance), checked by
+//! [`checker`] and located by [`landing`]. The summary says whether calls reach `tool_calls`,
+//! land as text (the server lacks its tool parser), stay in the reasoning, or never happen
+//! (the model does not call tools).
+
+pub mod checker;
+pub mod landing;
+
+use std::collections::BTreeMap;
+
+use bakeoff_artifact::{FlagSeverity, InstrumentFlag, ItemRecord, Outcome, SuiteResult};
+use bakeoff_client::Exchange;
+use bakeoff_wire::{ChatRequest, Message, Tool, ToolFunction};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::instrument::{self, Tally};
+use crate::outcome::{outcome_of_error, record};
+use crate::runner::{Recorder, SuiteContext};
+use checker::{ExpectedCall, check_calls};
+use landing::{Landing, locate};
+
+const DATA: &str = include_str!("../../data/tool_cases.json");
+
+/// A call with a few arguments fits in 64 tokens; three parallel calls in about 120.
+pub const MAX_TOKENS: u32 = 96;
+pub const MAX_TOKENS_PARALLEL: u32 = 160;
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ToolDef {
+    pub description: Option<String>,
+    pub parameters: Value,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ToolCase {
+    pub id: String,
+    pub category: String,
+    pub prompt: String,
+    pub tools: Vec<String>,
+    pub expected: Vec<ExpectedCall>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ToolData {
+    pub tools: BTreeMap<String, ToolDef>,
+    pub cases: Vec<ToolCase>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("shipped tool cases are invalid: {0}")]
+pub struct DataError(String);
+
+pub fn data() -> Result<ToolData, DataError> {
+    let d: ToolData = serde_json::from_str(DATA).map_err(|e| DataError(e.to_string()))?;
+    for c in &d.cases {
+        for t in c.tools.iter().chain(c.expected.iter().map(|e| &e.name)) {
+            if !d.tools.contains_key(t) {
+                return Err(DataError(format!("case {} names unknown tool {t}", c.id)));
+            }
+        }
+    }
+    Ok(d)
+}
+
+pub fn request(model: &str, data: &ToolData, case: &ToolCase) -> ChatRequest {
+    let parallel = case.expected.len() > 1;
+    let mut req = ChatRequest::new(
+        model,
+        vec![Message::user(&case.prompt)],
+        if parallel {
+            MAX_TOKENS_PARALLEL
+        } else {
+            MAX_TOKENS
+        },
+        true,
+    );
+    req.tools = Some(
+        case.tools
+            .iter()
+            .filter_map(|name| {
+                data.tools.get(name).map(|t| Tool {
+                    kind: "function".into(),
+                    function: ToolFunction {
+                        name: name.clone(),
+                        description: t.description.clone(),
+                        parameters: t.parameters.clone(),
+                    },
+                })
+            })
+            .collect(),
+    );
+    if parallel {
+        // Standard OpenAI field; llama.cpp and vLLM honour it.
+        req.extra.insert("parallel_tool_calls".into(), json!(true));
+    }
+    req
+}
+
+/// What the check found, beyond the outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolVerdict {
+    pub outcome: Outcome,
+    pub detail: String,
+    pub landing: Landing,
+    /// For calls that landed as text or in the reasoning: would they have passed, had the
+    /// server parsed them? (Tells a parser fault from a model fault.)
+    pub would_pass_if_parsed: Option<bool>,
+}
+
+/// Classify one reply to a tool case. Only calls in `tool_calls` can pass; an answer or call is
+/// never taken from the reasoning.
+pub fn judge(ex: &Exchange, case: &ToolCase, data: &ToolData) -> ToolVerdict {
+    let r = &ex.reply;
+    let (landing, calls) = locate(&r.tool_calls, &r.content, &r.reasoning);
+    let schema_of = |name: &str| data.tools.get(name).map(|t| t.parameters.clone());
+    let verdict = |outcome, detail: String, would| ToolVerdict {
+        outcome,
+        detail,
+        landing,
+        would_pass_if_parsed: would,
+    };
+    if let Some(e) = &ex.error {
+        return verdict(outcome_of_error(e), e.to_string(), None);
+    }
+    let truncated = r.finish_reason.as_deref() == Some("length");
+    match landing {
+        Landing::ToolCalls => match check_calls(&calls, &case.expected, &schema_of) {
+            Ok(()) => verdict(Outcome::Ok, "calls match".into(), None),
+            Err(e) if truncated => verdict(
+                Outcome::Truncated,
+                format!("cut off by max_tokens; {e}"),
+                None,
+            ),
+            Err(e) => verdict(Outcome::Wrong, e, None),
+        },
+        Landing::ContentText | Landing::Reasoning => {
+            let would = check_calls(&calls, &case.expected, &schema_of).is_ok();
+            let place = if landing == Landing::ContentText {
+                "as text in content: the server did not parse it into tool_calls (no tool parser?)"
+            } else {
+                "inside the reasoning"
+            };
+            let detail = format!(
+                "{} call(s) landed {place}; {}",
+                calls.len(),
+                if would {
+                    "they would pass if parsed"
+                } else {
+                    "they would fail even if parsed"
+                }
+            );
+            if r.content.trim().is_empty() && !r.reasoning.trim().is_empty() {
+                let o = if truncated {
+                    Outcome::TruncatedInReasoning
+                } else {
+                    Outcome::EmptyContentReasoningOnly
+                };
+                return verdict(o, detail, Some(would));
+            }
+            verdict(
+                if truncated {
+                    Outcome::Truncated
+                } else {
+                    Outcome::Wrong
+                },
+                detail,
+                Some(would),
+            )
+        }
+        Landing::Nowhere => {
+            if r.content.trim().is_empty() {
+                if !r.reasoning.trim().is_empty() {
+                    let o = if truncated {
+                        Outcome::TruncatedInReasoning
+                    } else {
+                        Outcome::EmptyContentReasoningOnly
+                    };
+                    return verdict(o, "content empty, reasoning present, no call".into(), None);
+                }
+                return verdict(
+                    Outcome::Empty,
+                    "no content, no reasoning, no call".into(),
+                    None,
+                );
+            }
+            if case.expected.is_empty() {
+                let note = if truncated {
+                    " (reply cut off by max_tokens)"
+                } else {
+                    ""
+                };
+                verdict(
+                    Outcome::Ok,
+                    format!("no call made, as expected{note}"),
+                    None,
+                )
+            } else if truncated {
+                verdict(
+                    Outcome::Truncated,
+                    "cut off by max_tokens; no tool call was made".into(),
+                    None,
+                )
+            } else {
+                verdict(Outcome::Wrong, "no tool call was made".into(), None)
+            }
+        }
+    }
+}
+
+pub fn expected_json(case: &ToolCase) -> Value {
+    json!({ "category": case.category, "calls": case.expected })
+}
+
+/// The diagnosis the summary gives: which of parser or model is at fault, if either.
+pub fn diagnose(counts: &BTreeMap<&'static str, u64>) -> (&'static str, String) {
+    let g = |k| counts.get(k).copied().unwrap_or(0);
+    let (tc, text, reas, none) = (
+        g("tool-calls"),
+        g("content-text"),
+        g("reasoning"),
+        g("nowhere"),
+    );
+    let total = tc + text + reas + none;
+    if total == 0 {
+        (
+            "nothing-measured",
+            "no item expecting a call produced a reply".into(),
+        )
+    } else if tc > 0 && text == 0 {
+        (
+            "tool-calls-work",
+            format!(
+                "{tc}/{total} replies carried parsed tool_calls: the server's tool parser works"
+            ),
+        )
+    } else if text > 0 && tc == 0 {
+        (
+            "server-lacks-tool-parser",
+            format!(
+                "{text}/{total} replies wrote the call as text in content and none reached tool_calls: the server lacks its tool parser \
+             (vLLM --enable-auto-tool-choice --tool-call-parser …; llama.cpp --jinja with a tool-capable template)"
+            ),
+        )
+    } else if text > 0 {
+        (
+            "tool-parser-unreliable",
+            format!("{tc}/{total} calls were parsed but {text}/{total} landed as text in content"),
+        )
+    } else if reas > 0 {
+        (
+            "calls-inside-reasoning",
+            format!(
+                "{reas}/{total} calls were written inside the reasoning and none reached tool_calls (turn thinking off, or check the reasoning parser)"
+            ),
+        )
+    } else {
+        (
+            "model-does-not-call-tools",
+            format!(
+                "{none}/{total} replies contained no call anywhere (not in tool_calls, content or reasoning): the model does not call \
+             tools here (or the template drops the tool list)"
+            ),
+        )
+    }
+}
+
+pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult {
+    let Ok(data) = data() else {
+        return rec.result(0, Vec::new());
+    };
+    let cases: Vec<&ToolCase> = data
+        .cases
+        .iter()
+        .take(ctx.options.limit.unwrap_or(usize::MAX))
+        .collect();
+    let mut done = Vec::with_capacity(cases.len());
+    let mut tallies = Vec::new();
+    let mut landing_counts: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut would_pass = 0u64;
+    for case in &cases {
+        let mut req = request(&ctx.model, &data, case);
+        ctx.options.thinking.apply(ctx.facts.engine, &mut req);
+        let Some(ex) = rec.guard(ctx.client.chat_stream(&req)).await else {
+            break;
+        };
+        let v = judge(&ex, case, &data);
+        let mut item = record(
+            &case.id,
+            &req,
+            &ex,
+            v.outcome,
+            Some(v.detail.clone()),
+            expected_json(case),
+        );
+        item.extra = json!({
+            "family": case.category,
+            "landing": v.landing.as_str(),
+            "would_pass_if_parsed": v.would_pass_if_parsed,
+            "reasoning_tokens": reasoning_tokens(&ex),
+        });
+        if !case.expected.is_empty() && !v.outcome.is_request_failure() {
+            *landing_counts.entry(v.landing.as_str()).or_insert(0) += 1;
+            if v.would_pass_if_parsed == Some(true) {
+                would_pass += 1;
+            }
+        }
+        tallies.push(Tally {
+            id: case.id.clone(),
+            family: case.category.clone(),
+            outcome: v.outcome,
+            chance: 0.0,
+            extraction_failed: false,
+        });
+        let go_on = rec.record(&item).await;
+        done.push(item);
+        if !go_on {
+            break;
+        }
+    }
+    let mut result = rec.result(cases.len(), done);
+    instrument::apply("tool", &mut result.summary, &tallies);
+    let (code, message) = diagnose(&landing_counts);
+    if let Value::Object(m) = &mut result.summary.details {
+        m.insert("landing".into(), json!(landing_counts));
+        m.insert(
+            "diagnosis".into(),
+            json!({ "code": code, "message": message, "text_calls_that_would_pass": would_pass }),
+        );
+    }
+    let flag = match code {
+        "server-lacks-tool-parser" | "tool-parser-unreliable" => {
+            Some(("tool-parser-missing", FlagSeverity::Warning))
+        }
+        "calls-inside-reasoning" => Some(("tool-calls-in-reasoning", FlagSeverity::Warning)),
+        "model-does-not-call-tools" => Some(("model-does-not-call-tools", FlagSeverity::Info)),
+        _ => None,
+    };
+    if let Some((code, severity)) = flag {
+        result.summary.flags.push(InstrumentFlag {
+            code: code.into(),
+            severity,
+            message,
+            suite: Some("tool".into()),
+            count: Some(landing_counts.values().sum()),
+        });
+    }
+    result
+}
+
+pub(crate) fn reasoning_tokens(ex: &Exchange) -> Option<u64> {
+    ex.reply
+        .usage
+        .as_ref()
+        .and_then(|u| u.completion_tokens_details.as_ref())
+        .and_then(|d| d.reasoning_tokens)
+}
+
+/// For tests: the item records of a run carry these fields.
+pub fn landing_of(item: &ItemRecord) -> Option<&str> {
+    item.extra.get("landing").and_then(Value::as_str)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use bakeoff_client::Reply;
+
+    #[test]
+    fn shipped_cases_cover_every_category_and_their_own_answers_pass() {
+        let d = data().unwrap();
+        assert!(d.cases.len() >= 30);
+        for cat in ["single", "multiple", "parallel", "nested", "irrelevance"] {
+            assert!(d.cases.iter().any(|c| c.category == cat), "{cat}");
+        }
+        let mut ids: Vec<&str> = d.cases.iter().map(|c| c.id.as_str()).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), d.cases.len(), "ids are unique");
+        // Build a reply from the first allowed value of every parameter: it must pass.
+        for c in &d.cases {
+            let calls: Vec<bakeoff_wire::ToolCall> = c
+                .expected
+                .iter()
+                .rev() // order must not matter
+                .map(|e| bakeoff_wire::ToolCall {
+                    id: None,
+                    kind: "function".into(),
+                    function: bakeoff_wire::FunctionCall {
+                        name: e.name.clone(),
+                        arguments: Value::Object(
+                            e.arguments
+                                .iter()
+                                .filter_map(|(k, v)| first_value(v).map(|v| (k.clone(), v)))
+                                .collect(),
+                        )
+                        .to_string(),
+                    },
+                })
+                .collect();
+            let ex = Exchange {
+                reply: Reply {
+                    content: if calls.is_empty() {
+                        "A reply.".into()
+                    } else {
+                        String::new()
+                    },
+                    tool_calls: calls,
+                    finish_reason: Some("stop".into()),
+                    ..Reply::default()
+                },
+                error: None,
+            };
+            let v = judge(&ex, c, &d);
+            assert_eq!(v.outcome, Outcome::Ok, "{}: {}", c.id, v.detail);
+        }
+    }
+
+    fn first_value(allowed: &[Value]) -> Option<Value> {
+        let v = allowed.iter().find(|v| v.as_str() != Some(""))?;
+        Some(match v {
+            Value::Object(spec) => Value::Object(
+                spec.iter()
+                    .filter_map(|(k, a)| first_value(a.as_array()?).map(|v| (k.clone(), v)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        })
+    }
+
+    #[test]
+    fn diagnosis() {
+        let m = |pairs: &[(&'static str, u64)]| pairs.iter().copied().collect::<BTreeMap<_, _>>();
+        assert_eq!(
+            diagnose(&m(&[("content-text", 3), ("nowhere", 2)])).0,
+            "server-lacks-tool-parser"
+        );
+        assert_eq!(
+            diagnose(&m(&[("tool-calls", 3), ("nowhere", 2)])).0,
+            "tool-calls-work"
+        );
+        assert_eq!(
+            diagnose(&m(&[("nowhere", 5)])).0,
+            "model-does-not-call-tools"
+        );
+        assert_eq!(
+            diagnose(&m(&[("reasoning", 1), ("nowhere", 5)])).0,
+            "calls-inside-reasoning"
+        );
+    }
+}

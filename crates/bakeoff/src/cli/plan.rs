@@ -1,0 +1,74 @@
+//! `bakeoff plan` and `bakeoff kv`: GPU memory claims, measured usage, headroom, coexistence;
+//! KV bytes per token and the tokens a budget holds.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The fleet file (docs/fleet.md). Without it, only the GPUs and their processes are shown.
+    #[arg(long)]
+    pub fleet: Option<PathBuf>,
+    /// Print the whole plan as JSON (NVML and nvidia-smi readings side by side).
+    #[arg(long)]
+    pub json: bool,
+    /// Warn when headroom is below this many GiB.
+    #[arg(long, default_value_t = 2.0)]
+    pub margin: f64,
+    /// Answer "can A and B coexist on --gpu N": `--coexist A,B`.
+    #[arg(long, requires = "gpu")]
+    pub coexist: Option<String>,
+    /// The GPU index for --coexist.
+    #[arg(long)]
+    pub gpu: Option<u32>,
+    /// Memory of each GPU in GiB, for planning where no GPU can be read (e.g. 94.97 for an
+    /// H100 NVL as PyTorch reports it).
+    #[arg(long)]
+    pub gpu_memory_gib: Option<f64>,
+    /// A seat's engine version when its Docker image tag does not say it: `SEAT=0.26.0`
+    /// (decides which vLLM CUDA-graph rule applies). Repeatable.
+    #[arg(long = "engine-version", value_name = "SEAT=VERSION")]
+    pub engine_versions: Vec<String>,
+    /// Estimated CUDA context + non-torch memory per process, GiB.
+    #[arg(long, default_value_t = 0.5)]
+    pub cuda_context_gib: f64,
+    /// Estimated CUDA-graph memory of vLLM before v0.21 (outside its budget), GiB.
+    #[arg(long, default_value_t = 1.0)]
+    pub cuda_graphs_gib: f64,
+    /// The nvidia-smi binary.
+    #[arg(long, default_value = "nvidia-smi", hide = true)]
+    pub nvidia_smi: String,
+}
+
+#[derive(Debug, Args)]
+pub struct KvArgs {
+    /// A checkpoint directory, its config.json, or a .gguf file.
+    pub path: PathBuf,
+    /// Sequence length the ratio is taken against (default: the model's context length).
+    #[arg(long)]
+    pub max_model_len: Option<u64>,
+    /// KV budget in GiB (vLLM's "Available KV cache memory"); default: from --log if it has one.
+    #[arg(long)]
+    pub budget_gib: Option<f64>,
+    /// vLLM `--kv-cache-dtype` (auto, fp8, bf16, …).
+    #[arg(long, default_value = "auto")]
+    pub kv_cache_dtype: String,
+    /// Tensor-parallel size (KV heads are split, or replicated when fewer than ranks).
+    #[arg(long, default_value_t = 1)]
+    pub tp: u64,
+    /// An engine log to cross-check against (vLLM `GPU KV cache size`, llama.cpp KV lines).
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    /// llama.cpp `-c` for a GGUF (default: the model's context length).
+    #[arg(long)]
+    pub ctx: Option<u64>,
+    /// llama.cpp `-np` for a GGUF.
+    #[arg(long, default_value_t = 1)]
+    pub parallel: u64,
+    /// llama.cpp `-kvu`.
+    #[arg(long)]
+    pub kv_unified: bool,
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,252 @@
+//! `bakeoff audit template` and `bakeoff audit checkpoint`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use bakeoff_client::discovery::{DiscoveryOptions, discover};
+use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
+use bakeoff_model::{Severity, blocks_start, check_serving_flag, inspect_checkpoint};
+use bakeoff_plan::gpu::gib;
+use bakeoff_report::escape::for_terminal;
+use bakeoff_text::{
+    ExtractedTemplate, extract_templates, fixed_conversation, render_diff, template_table,
+};
+
+use crate::cli::{AuditCheckpointArgs, AuditCommand, AuditTemplateArgs};
+use crate::exit::{CliError, Exit, usage};
+
+pub async fn run(c: AuditCommand) -> Result<Exit, CliError> {
+    match c {
+        AuditCommand::Template(a) => template(a).await,
+        AuditCommand::Checkpoint(a) => checkpoint(a),
+    }
+}
+
+/// Templates of a path, or of a running endpoint (llama.cpp `/props` through discovery).
+async fn templates_of(p: &str) -> Result<Vec<ExtractedTemplate>, CliError> {
+    if p.starts_with("http://") || p.starts_with("https://") {
+        let url = EndpointUrl::parse(p).map_err(usage)?;
+        let client = Client::new(
+            url,
+            ClientOptions {
+                timeouts: Timeouts::default(),
+                api_key: std::env::var("BAKEOFF_API_KEY")
+                    .ok()
+                    .and_then(bakeoff_client::ApiKey::new),
+            },
+        );
+        let d = discover(
+            &client,
+            &DiscoveryOptions {
+                max_model_len_hint: None,
+                probe_timeout: Duration::from_secs(10),
+            },
+        )
+        .await;
+        let text = d.chat_template.ok_or_else(|| {
+            usage(format!(
+                "{p}: the endpoint exposes no chat template (llama.cpp /props has none, or it is not llama.cpp); fix: audit the model directory instead"
+            ))
+        })?;
+        return Ok(vec![ExtractedTemplate {
+            label: p.to_owned(),
+            source: "endpoint /props chat_template".into(),
+            text,
+            bos_token: None,
+            eos_token: None,
+        }]);
+    }
+    extract_templates(Path::new(p)).map_err(usage)
+}
+
+async fn template(a: AuditTemplateArgs) -> Result<Exit, CliError> {
+    let mut all = Vec::new();
+    for p in &a.paths {
+        all.extend(templates_of(p).await?);
+    }
+    let reference = match &a.reference {
+        Some(r) => Some(templates_of(r).await?.remove(0)),
+        None => None,
+    };
+    let input = fixed_conversation();
+    let (refrow, rows) = template_table(&all, reference.as_ref(), &input);
+    let any_mismatch = rows.iter().any(|r| r.matches_reference == Some(false));
+    if a.json {
+        let row_json = |r: &bakeoff_text::TemplateRow| {
+            serde_json::json!({
+                "build": r.label, "source": r.source, "lines": r.fingerprint.lines,
+                "sha256": r.fingerprint.sha256, "short": r.fingerprint.short,
+                "matches_reference": r.matches_reference,
+                "rendered": r.rendered.as_ref().ok(),
+                "render_error": r.rendered.as_ref().err().map(|e| e.to_string()),
+            })
+        };
+        let v = serde_json::json!({
+            "reference": refrow.as_ref().map(row_json),
+            "templates": rows.iter().map(row_json).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v).map_err(usage)?);
+    } else {
+        let mut table: Vec<Vec<String>> = Vec::new();
+        if let Some(r) = &refrow {
+            table.push(vec![
+                format!("{} (reference)", r.label),
+                r.fingerprint.lines.to_string(),
+                r.fingerprint.short.clone(),
+                "—".into(),
+                render_state(r),
+            ]);
+        }
+        for r in &rows {
+            table.push(vec![
+                r.label.clone(),
+                r.fingerprint.lines.to_string(),
+                r.fingerprint.short.clone(),
+                match r.matches_reference {
+                    Some(true) => "yes".into(),
+                    Some(false) => "NO".into(),
+                    None => "—".into(),
+                },
+                render_state(r),
+            ]);
+        }
+        print_table(
+            &[
+                "build",
+                "lines",
+                "sha256 (normalized)",
+                "matches reference",
+                "render",
+            ],
+            &table,
+        );
+        // Diffs: against the reference, else against the first template.
+        let base = refrow.as_ref().or(rows.first());
+        if let Some(base) = base {
+            println!();
+            println!(
+                "rendered prompt of the fixed conversation (system, user, assistant, user; one tool), compared with {}:",
+                for_terminal(&base.label, 200)
+            );
+            for r in &rows {
+                if std::ptr::eq(r, base) {
+                    continue;
+                }
+                match render_diff(base, r) {
+                    None => println!("  {}: identical prompt", for_terminal(&r.label, 200)),
+                    Some(d) => {
+                        println!("  {}: prompt differs", for_terminal(&r.label, 200));
+                        for l in d.lines() {
+                            println!("    {}", for_terminal(l, 400));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(if any_mismatch { Exit::Failed } else { Exit::Ok })
+}
+
+fn render_state(r: &bakeoff_text::TemplateRow) -> String {
+    match &r.rendered {
+        Ok(s) => format!("{} chars", s.chars().count()),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// A plain aligned table (cells escaped: paths and template text come from files).
+fn print_table(header: &[&str], rows: &[Vec<String>]) {
+    let cells: Vec<Vec<String>> = std::iter::once(header.iter().map(|h| (*h).to_owned()).collect())
+        .chain(
+            rows.iter()
+                .map(|r| r.iter().map(|c| for_terminal(c, 120)).collect()),
+        )
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            cells
+                .iter()
+                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in &cells {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", line.join("  ").trim_end());
+    }
+}
+
+fn checkpoint(a: AuditCheckpointArgs) -> Result<Exit, CliError> {
+    let report = inspect_checkpoint(&a.path).map_err(usage)?;
+    let findings = check_serving_flag(&report, a.quantization.as_deref());
+    if a.json {
+        let v = serde_json::json!({"checkpoint": report, "quantization_flag": a.quantization, "findings": findings});
+        println!("{}", serde_json::to_string_pretty(&v).map_err(usage)?);
+    } else {
+        println!("checkpoint {}", for_terminal(&report.path, 300));
+        println!("  architectures: {}", report.architectures.join(", "));
+        println!(
+            "  model type: {}{}",
+            report.model_type.as_deref().unwrap_or("—"),
+            report
+                .text_model_type
+                .as_deref()
+                .map(|t| format!(" (text: {t})"))
+                .unwrap_or_default()
+        );
+        println!("  dtype: {}", report.dtype.as_deref().unwrap_or("—"));
+        match &report.weights {
+            Some(w) => println!(
+                "  weights: {} ({} bytes, from {}, {} files)",
+                gib(w.bytes),
+                w.bytes,
+                w.source,
+                w.files.len()
+            ),
+            None => println!("  weights: none found"),
+        }
+        match &report.quantization {
+            Some(q) => println!(
+                "  quantization_config: {} (from {}){}",
+                q.method,
+                q.source,
+                q.format
+                    .as_deref()
+                    .map(|f| format!(", format {f}"))
+                    .unwrap_or_default()
+            ),
+            None => println!("  quantization_config: none (unquantized)"),
+        }
+        println!(
+            "  serving flag: --quantization {}",
+            a.quantization.as_deref().unwrap_or("(none)")
+        );
+        for n in &report.notes {
+            println!("  note: {}", for_terminal(n, 300));
+        }
+        for f in &findings {
+            let sev = match f.severity {
+                Severity::Error => "ERROR",
+                Severity::Warning => "warning",
+                Severity::Note => "note",
+            };
+            println!("  {sev} [{}]: {}", f.code, for_terminal(&f.message, 600));
+            if let Some(fix) = &f.fix {
+                println!("    fix: {fix}");
+            }
+        }
+        if findings.is_empty() {
+            println!("  ok: the flag agrees with the checkpoint");
+        }
+    }
+    Ok(if blocks_start(&findings) {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    })
+}

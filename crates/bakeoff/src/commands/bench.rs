@@ -1,0 +1,378 @@
+//! `bakeoff bench run` and `bakeoff bench calibrate`: wire the load engine to the endpoint,
+//! draw progress (indicatif, rate-limited, hidden off a terminal or with --json), write the
+//! artifact, print the table.
+
+use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bakeoff_artifact::{
+    Artifact, ArtifactKind, Candidate, EndpointRecord, LoadReport, LoadStep, RunStatus,
+    artifact_path, slug, write_atomic,
+};
+use bakeoff_client::Client;
+use bakeoff_client::dialect::quantization_from_name;
+use bakeoff_load::calibrate::{CalibrationOptions, CalibrationTarget, measure_ceiling};
+use bakeoff_load::{Arrival, LengthSpec, LoadPlan, Mode, PinPolicy, Progress, Slo, StepBound};
+use bakeoff_suites::{PreflightOutcome, run_preflight};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tokio::sync::watch;
+
+use super::{client_for, preflight_options};
+use crate::cli::{BenchCalibrateArgs, BenchCommand, BenchRunArgs};
+use crate::exit::{CliError, Exit, failed, usage};
+use crate::local_default;
+
+pub async fn run(c: BenchCommand) -> Result<Exit, CliError> {
+    match c {
+        BenchCommand::Run(a) => bench_run(a).await,
+        BenchCommand::Calibrate(a) => calibrate(a).await,
+    }
+}
+
+/// Progress bars: one per step, redrawn at most 4 times a second (redraws steal CPU from the
+/// client under load), drawn only when stderr is a terminal and --json is off.
+struct Bars {
+    multi: MultiProgress,
+    current: Mutex<Option<(ProgressBar, u64)>>,
+}
+
+impl Bars {
+    fn new(visible: bool) -> Self {
+        let target = if visible {
+            ProgressDrawTarget::stderr_with_hz(4)
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        Self {
+            multi: MultiProgress::with_draw_target(target),
+            current: Mutex::new(None),
+        }
+    }
+}
+
+impl Progress for Bars {
+    fn step_started(&self, label: &str, planned: Option<u64>, duration: Option<Duration>) {
+        let pb = match planned {
+            Some(n) => ProgressBar::new(n),
+            None => ProgressBar::new_spinner(),
+        };
+        let tmpl = match (planned, duration) {
+            (Some(_), _) => "{prefix:>14} [{bar:30}] {pos}/{len} {elapsed} {msg}",
+            (None, _) => "{prefix:>14} {spinner} {pos} requests {elapsed} {msg}",
+        };
+        if let Ok(style) = ProgressStyle::with_template(tmpl) {
+            pb.set_style(style.progress_chars("=> "));
+        }
+        pb.set_prefix(label.to_string());
+        let pb = self.multi.add(pb);
+        if let Ok(mut cur) = self.current.lock() {
+            *cur = Some((pb, 0));
+        }
+    }
+
+    fn request_finished(&self, ok: bool) {
+        if let Ok(mut cur) = self.current.lock() {
+            if let Some((pb, errors)) = cur.as_mut() {
+                pb.inc(1);
+                if !ok {
+                    *errors += 1;
+                    pb.set_message(format!("{errors} errors"));
+                }
+            }
+        }
+    }
+
+    fn step_finished(&self, step: &LoadStep) {
+        if let Ok(mut cur) = self.current.lock() {
+            if let Some((pb, _)) = cur.take() {
+                pb.finish_with_message(format!(
+                    "{}/{} ok, {:.1} tok/s",
+                    step.ok,
+                    step.sent,
+                    step.output_tokens_per_second.unwrap_or(0.0)
+                ));
+            }
+        }
+    }
+}
+
+/// Progress bars for the load suites inside `eval run`.
+pub(crate) fn suite_progress(want: bool) -> bakeoff_suites::throughput::LoadProgress {
+    let visible = want && std::io::stderr().is_terminal();
+    bakeoff_suites::throughput::LoadProgress(
+        visible.then(|| Arc::new(Bars::new(true)) as Arc<dyn Progress>),
+    )
+}
+
+/// The sweep tables of the load suites of an `eval run` artifact.
+pub(crate) fn suite_sweeps(art: &Artifact) -> String {
+    let mut out = String::new();
+    for name in ["throughput", "longgen"] {
+        let Some(s) = art.suites.get(name) else {
+            continue;
+        };
+        if let Ok(r) = serde_json::from_value::<LoadReport>(s.summary.details.clone()) {
+            out.push_str(&format!("\n{name}:\n{}", bakeoff_report::bench::sweep(&r)));
+        }
+        if let Some(p) = s.summary.details.get("probes").and_then(|p| p.as_array()) {
+            for p in p {
+                out.push_str(&format!(
+                    "longgen probe {}: {} tokens, decode {:.1} tok/s (server {:.1})\n",
+                    p["probe"],
+                    p["output_tokens"],
+                    p["decode_tokens_per_second"].as_f64().unwrap_or(0.0),
+                    p["server_decode_tokens_per_second"].as_f64().unwrap_or(0.0)
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn plan_from(a: &BenchRunArgs, model: &str, pre: &PreflightOutcome) -> Result<LoadPlan, CliError> {
+    let mut p = LoadPlan::new(model);
+    p.mode = match &a.rate {
+        Some(r) => Mode::Open {
+            rates: bakeoff_load::plan::parse_rates(r).map_err(usage)?,
+            arrival: Arrival::parse(&a.arrival).ok_or_else(|| {
+                usage(format!(
+                    "--arrival {:?}: use poisson or constant",
+                    a.arrival
+                ))
+            })?,
+            max_in_flight: a.max_in_flight,
+        },
+        None => Mode::Closed {
+            concurrency: bakeoff_load::plan::parse_levels(&a.concurrency).map_err(usage)?,
+        },
+    };
+    let duration = match a.duration {
+        Some(d) if !(d.is_finite() && d > 0.0) => {
+            return Err(usage("--duration must be a positive number of seconds"));
+        }
+        Some(d) => Some(Duration::from_secs_f64(d)),
+        None => None,
+    };
+    // Neither bound given: 32 requests per step.
+    let requests = a
+        .requests
+        .or(if duration.is_none() { Some(32) } else { None });
+    p.bound = StepBound { requests, duration };
+    p.warmup_requests = a.warmup;
+    p.prompt_tokens = LengthSpec::parse(&a.prompt_tokens, "prompt_tokens").map_err(usage)?;
+    p.output_tokens = LengthSpec::parse(&a.output_tokens, "output_tokens").map_err(usage)?;
+    p.pin = if a.no_pin {
+        PinPolicy::none()
+    } else {
+        PinPolicy::for_engine(pre.discovered.facts.engine)
+    };
+    p.allow_prefix_cache = a.allow_prefix_cache;
+    p.temperature = a.temperature;
+    p.seed = a.seed;
+    p.slo = a
+        .slo
+        .as_deref()
+        .map(Slo::parse)
+        .transpose()
+        .map_err(usage)?;
+    p.scrape_metrics = !a.no_metrics;
+    p.validate().map_err(usage)?;
+    Ok(p)
+}
+
+async fn bench_run(a: BenchRunArgs) -> Result<Exit, CliError> {
+    if let Some(s) = &a.slug {
+        slug::validate_slug(s).map_err(usage)?;
+    }
+    if a.local_ctx == 0 || a.local_parallel == 0 {
+        return Err(usage("--local-ctx and --local-parallel must be positive"));
+    }
+    // Validate the levels, lengths and SLO before anything starts.
+    match &a.rate {
+        Some(r) => {
+            bakeoff_load::plan::parse_rates(r).map_err(usage)?;
+            Arrival::parse(&a.arrival).ok_or_else(|| {
+                usage(format!(
+                    "--arrival {:?}: use poisson or constant",
+                    a.arrival
+                ))
+            })?;
+        }
+        None => {
+            bakeoff_load::plan::parse_levels(&a.concurrency).map_err(usage)?;
+        }
+    }
+    LengthSpec::parse(&a.prompt_tokens, "prompt_tokens").map_err(usage)?;
+    LengthSpec::parse(&a.output_tokens, "output_tokens").map_err(usage)?;
+    if let Some(s) = &a.slo {
+        Slo::parse(s).map_err(usage)?;
+    }
+    let opts = preflight_options(&a.endpoint)?;
+    let mut local = None;
+    let endpoint = match &a.endpoint.endpoint {
+        Some(e) => e.clone(),
+        None => {
+            let l = local_default::start(&a.out, a.local_ctx, a.local_parallel).await?;
+            let url = l.server.url();
+            local = Some(l);
+            url
+        }
+    };
+    let client = client_for(&endpoint, &a.endpoint)?;
+    let result = measure(&a, &client, &opts, local.as_ref()).await;
+    if let Some(l) = local {
+        l.server.stop().await;
+        eprintln!("[bakeoff] stopped the local llama-server");
+    }
+    result
+}
+
+async fn measure(
+    a: &BenchRunArgs,
+    client: &Client,
+    opts: &bakeoff_suites::PreflightOptions,
+    local: Option<&local_default::LocalServer>,
+) -> Result<Exit, CliError> {
+    let pre = run_preflight(client, opts).await;
+    if let Some(unfit) = &pre.unfit {
+        return Err(failed(format!(
+            "endpoint is not fit to be measured ({}): {}; run `bakeoff eval preflight` for the evidence",
+            unfit.class, unfit.message
+        )));
+    }
+    let model = pre.report.model.clone().unwrap_or_else(|| "default".into());
+    let mut plan = plan_from(a, &model, &pre)?;
+
+    if !a.no_calibrate {
+        if !a.json {
+            eprintln!("[bakeoff] measuring the harness ceiling against the loopback target …");
+        }
+        plan.ceiling = Some(ceiling(CalibrationOptions::default()).await?);
+    }
+
+    let (tx, rx) = watch::channel(false);
+    let watcher = tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        let _ = tx.send(true);
+    });
+    let bars = Arc::new(Bars::new(!a.json && std::io::stderr().is_terminal()));
+    let report = bakeoff_load::run(client, &plan, bars, rx)
+        .await
+        .map_err(failed)?;
+    watcher.abort();
+
+    let art = artifact(a, client, &pre, local, report);
+    let path = artifact_path(&a.out, &art.candidate.slug, art.kind);
+    write_atomic(&path, &art).map_err(failed)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&art).map_err(usage)?);
+    } else if let Some(r) = art.load.get("throughput") {
+        println!("{}", bakeoff_report::bench::sweep(r));
+        println!("artifact: {}", path.display());
+    }
+    let measured_all = art
+        .load
+        .values()
+        .all(|r| !r.steps.is_empty() && r.steps.iter().all(|s| s.ok > 0));
+    Ok(if measured_all && art.status == RunStatus::Complete {
+        Exit::Ok
+    } else {
+        Exit::Failed
+    })
+}
+
+async fn ceiling(o: CalibrationOptions) -> Result<bakeoff_artifact::HarnessCeiling, CliError> {
+    let target = CalibrationTarget::start()
+        .await
+        .map_err(|e| failed(format!("cannot start the loopback calibration target: {e}")))?;
+    measure_ceiling(&target.url(), o).await.map_err(failed)
+}
+
+fn artifact(
+    a: &BenchRunArgs,
+    client: &Client,
+    pre: &PreflightOutcome,
+    local: Option<&local_default::LocalServer>,
+    report: LoadReport,
+) -> Artifact {
+    let facts = &pre.discovered.facts;
+    let model = pre.report.model.clone().unwrap_or_else(|| "default".into());
+    let quantization = pre
+        .discovered
+        .quantization
+        .clone()
+        .or_else(|| quantization_from_name(&model));
+    let slug = a.slug.clone().unwrap_or_else(|| {
+        format!(
+            "{}-bench",
+            slug::default_slug(
+                &model,
+                facts.engine,
+                quantization.as_deref(),
+                facts.context_window
+            )
+        )
+    });
+    let mut notes = a.note.clone();
+    if let Some(l) = local {
+        notes.push(l.note.clone());
+    }
+    let candidate = Candidate {
+        slug,
+        model,
+        engine: facts.engine,
+        engine_version: facts.engine_version.clone(),
+        quantization,
+        context_window: facts.context_window,
+        hardware: a
+            .hardware
+            .clone()
+            .or_else(|| local.map(|l| l.hardware.clone())),
+        notes,
+    };
+    let endpoint = EndpointRecord {
+        url: client.url().redacted(),
+        facts: Some(facts.clone()),
+    };
+    let mut art = Artifact::new(ArtifactKind::Bakeoff, candidate, endpoint);
+    art.preflight = Some(pre.report.clone());
+    art.instrument_flags = pre.report.flags.clone();
+    art.instrument_flags
+        .extend(report.flags.iter().cloned().map(|mut f| {
+            f.suite = Some("throughput".into());
+            f
+        }));
+    art.run = serde_json::json!({ "command": "bench run", "embedded_default": local.is_some() });
+    if let Some(i) = &report.interrupted {
+        art.status = RunStatus::Incomplete;
+        art.incomplete_reason = Some(i.clone());
+    }
+    art.load.insert("throughput".into(), report);
+    art
+}
+
+async fn calibrate(a: BenchCalibrateArgs) -> Result<Exit, CliError> {
+    if !(a.seconds.is_finite() && a.seconds > 0.0) || a.streams == 0 {
+        return Err(usage("--seconds and --streams must be positive"));
+    }
+    let o = CalibrationOptions {
+        streams: a.streams,
+        phase: Duration::from_secs_f64(a.seconds),
+        ..CalibrationOptions::default()
+    };
+    let c = ceiling(o).await?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&c).map_err(usage)?);
+    } else {
+        println!(
+            "harness ceiling on this machine: {:.0} req/s (1-token requests), {:.0} streamed tokens/s, \
+             {} concurrent streams, peak RSS {:.0} MiB\nsweep steps above half of these are flagged client-bound",
+            c.requests_per_second,
+            c.streamed_tokens_per_second,
+            c.concurrent_streams,
+            c.peak_rss_mib.unwrap_or(0.0)
+        );
+    }
+    Ok(Exit::Ok)
+}

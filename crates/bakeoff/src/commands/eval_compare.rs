@@ -1,0 +1,111 @@
+//! `bakeoff eval compare A B`: paired comparison of two artifacts (logic in
+//! `bakeoff_suites::compare`; this file reads, validates and prints).
+
+use bakeoff_artifact::read_artifact;
+use bakeoff_report::escape::for_terminal;
+use bakeoff_suites::compare::{Comparison, Confound, compare};
+
+use crate::cli::CompareArgs;
+use crate::exit::{CliError, Exit, failed, usage};
+
+pub fn run(a: CompareArgs) -> Result<Exit, CliError> {
+    let allow = a
+        .allow
+        .iter()
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| Confound::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
+    let art_a = read_artifact(&a.a).map_err(usage)?;
+    let art_b = read_artifact(&a.b).map_err(usage)?;
+    let cmp = compare(
+        &art_a,
+        &art_b,
+        &allow,
+        &a.a.display().to_string(),
+        &a.b.display().to_string(),
+    );
+    if cmp.families.is_empty() {
+        return Err(failed(format!(
+            "{} and {} share no scored item: nothing to compare",
+            a.a.display(),
+            a.b.display()
+        )));
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&cmp).map_err(usage)?);
+    } else {
+        println!("{}", render(&cmp));
+    }
+    // A comparison without a verdict is still a finished comparison; the reason is printed.
+    Ok(Exit::Ok)
+}
+
+fn render(c: &Comparison) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "paired comparison\n  A: {}\n  B: {}\n",
+        for_terminal(&c.a, 200),
+        for_terminal(&c.b, 200)
+    ));
+    for cf in &c.confounds {
+        s.push_str(&format!(
+            "  difference: {}{}\n",
+            for_terminal(&cf.detail, 300),
+            if cf.allowed { " (allowed)" } else { "" }
+        ));
+    }
+    if c.unscored_pairs > 0 {
+        s.push_str(&format!(
+            "  {} paired item(s) left out: not scored in one of the runs\n",
+            c.unscored_pairs
+        ));
+    }
+    s.push_str(&format!(
+        "\n{:<14} {:<20} {:>5} {:>8} {:>8} {:>22} {:>22} {:>8} {:>10}\n",
+        "suite", "family", "n", "A ok", "B ok", "B lost", "B gained", "p", "min diff"
+    ));
+    for f in &c.families {
+        let (aok, bok, p) = match &f.paired {
+            Some(p) => (
+                p.both_correct + p.only_a,
+                p.both_correct + p.only_b,
+                format!("{:.3}", p.p_value),
+            ),
+            None => (0, 0, "-".into()),
+        };
+        let mdd = f
+            .min_detectable
+            .as_ref()
+            .and_then(|m| m.items)
+            .map(|i| format!("{i} items"))
+            .unwrap_or_else(|| "none".into());
+        s.push_str(&format!(
+            "{:<14} {:<20} {:>5} {:>8} {:>8} {:>22} {:>22} {:>8} {:>10}\n",
+            for_terminal(&f.suite, 14),
+            for_terminal(&f.family, 20),
+            f.pairs,
+            aok,
+            bok,
+            f.lost,
+            f.gained,
+            p,
+            mdd
+        ));
+    }
+    s.push('\n');
+    match &c.no_verdict_reason {
+        Some(r) => s.push_str(&format!("{}\n", for_terminal(r, 600))),
+        None => {
+            for f in &c.families {
+                s.push_str(&format!(
+                    "{}/{}: {}\n",
+                    for_terminal(&f.suite, 40),
+                    for_terminal(&f.family, 40),
+                    f.verdict
+                ));
+            }
+        }
+    }
+    s
+}

@@ -1,0 +1,330 @@
+//! `bakeoff seat up|down|restart|status|logs|watch|swap`. Exit 0: done (every seat ready);
+//! 1: refused (production without --confirm, a port taken) or a seat failed (its
+//! `<slug>.failure.json` is written); 2: a bad fleet file or flag.
+
+use std::time::Duration;
+
+use bakeoff_report::escape::for_terminal;
+use bakeoff_seats::ops::default_out_dir;
+use bakeoff_seats::{Fleet, OpsError, Role, Seats, UpOutcome, WatchOptions};
+
+use crate::cli::{FleetArgs, SeatCommand, WatchArgs};
+use crate::exit::{CliError, Exit, failed, usage};
+
+pub async fn run(c: SeatCommand) -> Result<Exit, CliError> {
+    match c {
+        SeatCommand::Up(a) => {
+            let seats = open(&a.fleet, &a.watch)?;
+            let names = names_or_all(&seats, &a.seats, false)?;
+            gate_all(&seats, &names, "start", a.confirm)?;
+            let mut ok = true;
+            let mut outs = Vec::new();
+            for n in &names {
+                let o = seats.up(n, a.confirm, false).await.map_err(ops_error)?;
+                ok &= o.ok();
+                if !a.watch.json {
+                    print_up(&o);
+                }
+                outs.push(o);
+            }
+            if a.watch.json {
+                print_json(&serde_json::Value::Array(
+                    outs.iter().map(up_json).collect(),
+                ))?;
+            }
+            Ok(exit(ok))
+        }
+        SeatCommand::Restart(a) => {
+            let seats = open(&a.fleet, &a.watch)?;
+            let names = names_or_all(&seats, &a.seats, true)?;
+            gate_all(&seats, &names, "restart", a.confirm)?;
+            let mut ok = true;
+            for n in &names {
+                let o = seats.restart(n, a.confirm).await.map_err(ops_error)?;
+                ok &= o.ok();
+                if a.watch.json {
+                    print_json(&up_json(&o))?;
+                } else {
+                    print_up(&o);
+                }
+            }
+            Ok(exit(ok))
+        }
+        SeatCommand::Down(a) => {
+            let seats = open(&a.fleet, &WatchArgs::defaults())?;
+            let names = names_or_all(&seats, &a.seats, false)?;
+            gate_all(&seats, &names, "stop", a.confirm)?;
+            for n in &names {
+                seats.down(n, a.confirm).await.map_err(ops_error)?;
+                let kept = seats.seat(n).is_ok_and(|s| s.role == Role::Dormant);
+                println!(
+                    "{n}: down{}",
+                    if kept {
+                        " (dormant: kept created, stopped)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            Ok(Exit::Ok)
+        }
+        SeatCommand::Status(a) => {
+            let seats = open(&a.fleet, &WatchArgs::defaults())?;
+            let list = seats.status(a.probe).await;
+            if a.json {
+                let v: Vec<_> = list
+                    .iter()
+                    .map(|s| {
+                        serde_json::json!({
+                            "seat": s.seat, "role": s.role, "backend": s.backend, "url": s.url,
+                            "state": s.observed.label(), "restart_count": s.restart_count,
+                            "id": s.id, "aliases": s.aliases, "serving": s.serving,
+                            "detail": s.detail,
+                        })
+                    })
+                    .collect();
+                let unrouted: Vec<_> = seats
+                    .fleet
+                    .routes
+                    .iter()
+                    .filter(|r| r.seat.is_none())
+                    .map(|r| serde_json::json!({"alias": r.alias, "api_base": r.api_base, "from": r.from}))
+                    .collect();
+                print_json(&serde_json::json!({"seats": v, "unresolved_aliases": unrouted}))?;
+            } else {
+                for s in &list {
+                    let serving = match s.serving {
+                        Some(true) => ", serving",
+                        Some(false) => ", NOT serving",
+                        None => "",
+                    };
+                    let rc = s
+                        .restart_count
+                        .filter(|n| *n > 0)
+                        .map(|n| format!(", {n} restarts"))
+                        .unwrap_or_default();
+                    println!(
+                        "{} [{} {}] {}: {}{}{}",
+                        s.seat,
+                        format!("{:?}", s.role).to_lowercase(),
+                        s.backend,
+                        s.url,
+                        s.observed.label(),
+                        rc,
+                        serving
+                    );
+                    if !s.aliases.is_empty() {
+                        println!(
+                            "    aliases (one seat, one finding): {}",
+                            s.aliases.join(", ")
+                        );
+                    }
+                    if let Some(d) = &s.detail {
+                        println!("    {}", for_terminal(d, 300));
+                    }
+                }
+                for r in seats.fleet.routes.iter().filter(|r| r.seat.is_none()) {
+                    println!(
+                        "alias {} ({}) resolves to no seat of this fleet: {}",
+                        r.alias,
+                        r.from,
+                        r.api_base.as_deref().unwrap_or("-")
+                    );
+                }
+            }
+            let any_failed = list.iter().any(|s| s.serving == Some(false));
+            Ok(exit(!any_failed))
+        }
+        SeatCommand::Logs(a) => {
+            let seats = open(&a.fleet, &WatchArgs::defaults())?;
+            for l in seats.logs(&a.seat, a.tail).await.map_err(ops_error)? {
+                println!("{}", for_terminal(&l, 2000));
+            }
+            Ok(Exit::Ok)
+        }
+        SeatCommand::Watch(a) => {
+            let seats = open(&a.fleet, &a.watch)?;
+            let o = seats.watch_seat(&a.seat).await.map_err(ops_error)?;
+            if a.watch.json {
+                print_json(&up_json(&o))?;
+            } else {
+                print_up(&o);
+            }
+            Ok(exit(o.ok()))
+        }
+        SeatCommand::Swap(a) => {
+            let seats = open(&a.fleet, &a.watch)?;
+            let o = seats
+                .swap(&a.old, &a.new, a.confirm)
+                .await
+                .map_err(ops_error)?;
+            if a.watch.json {
+                print_json(&serde_json::json!({
+                    "old": o.old, "new": o.new, "ok": o.ok(),
+                    "new_outcome": up_json(&o.new_outcome),
+                    "rollback": o.rollback.as_ref().map(up_json),
+                }))?;
+            } else {
+                println!("swap {} -> {}: stopped {}", o.old, o.new, o.old);
+                print_up(&o.new_outcome);
+                if let Some(r) = &o.rollback {
+                    println!("swap failed: stopped {}, brought {} back", o.new, o.old);
+                    print_up(r);
+                }
+            }
+            Ok(exit(o.ok()))
+        }
+    }
+}
+
+impl WatchArgs {
+    fn defaults() -> Self {
+        Self {
+            silence_timeout: 300.0,
+            ready_timeout: 3600.0,
+            load_budget: None,
+            crash_loop_restarts: 3,
+            crash_loop_window: 600.0,
+            out: None,
+            json: false,
+        }
+    }
+}
+
+fn secs(name: &str, v: f64) -> Result<Duration, CliError> {
+    if !(v.is_finite() && v > 0.0) {
+        return Err(usage(format!(
+            "{name} must be a positive number of seconds"
+        )));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+fn open(f: &FleetArgs, w: &WatchArgs) -> Result<Seats, CliError> {
+    let fleet = Fleet::load(&f.fleet).map_err(usage)?;
+    if w.crash_loop_restarts == 0 {
+        return Err(usage("--crash-loop-restarts must be at least 1"));
+    }
+    let watch = WatchOptions {
+        silence_timeout: secs("--silence-timeout", w.silence_timeout)?,
+        ready_timeout: secs("--ready-timeout", w.ready_timeout)?,
+        load_budget: w
+            .load_budget
+            .map(|b| secs("--load-budget", b))
+            .transpose()?,
+        crash_loop_restarts: w.crash_loop_restarts,
+        crash_loop_window: secs("--crash-loop-window", w.crash_loop_window)?,
+        ..WatchOptions::default()
+    };
+    let out = w.out.clone().unwrap_or_else(|| default_out_dir(&f.fleet));
+    Ok(Seats::new(fleet, out, watch))
+}
+
+fn names_or_all(seats: &Seats, given: &[String], need_one: bool) -> Result<Vec<String>, CliError> {
+    if given.is_empty() {
+        if need_one {
+            return Err(usage("name the seats to act on"));
+        }
+        return Ok(seats.fleet.seats.iter().map(|s| s.name.clone()).collect());
+    }
+    for n in given {
+        seats.seat(n).map_err(usage)?;
+    }
+    Ok(given.to_vec())
+}
+
+/// Check every gate before acting on any seat: a refusal leaves the whole fleet untouched.
+fn gate_all(seats: &Seats, names: &[String], action: &str, confirm: bool) -> Result<(), CliError> {
+    let mut refusals = Vec::new();
+    for n in names {
+        let seat = seats.seat(n).map_err(usage)?;
+        if let Err(e) = seats.gate(seat, action, confirm) {
+            refusals.push(e.to_string());
+        }
+    }
+    if refusals.is_empty() {
+        Ok(())
+    } else {
+        for r in &refusals {
+            println!("{r}");
+        }
+        Err(failed(format!(
+            "{} production seat(s) need --confirm; nothing was done",
+            refusals.len()
+        )))
+    }
+}
+
+fn ops_error(e: OpsError) -> CliError {
+    match e {
+        OpsError::UnknownSeat { .. } => usage(e),
+        OpsError::NeedsConfirm { .. } => {
+            println!("{e}");
+            failed("nothing was done")
+        }
+        other => failed(other),
+    }
+}
+
+fn exit(ok: bool) -> Exit {
+    if ok { Exit::Ok } else { Exit::Failed }
+}
+
+fn print_json(v: &serde_json::Value) -> Result<(), CliError> {
+    println!("{}", serde_json::to_string_pretty(v).map_err(usage)?);
+    Ok(())
+}
+
+fn print_up(o: &UpOutcome) {
+    if o.created_only {
+        println!("{}: dormant: created, not started", o.seat);
+        return;
+    }
+    let Some(r) = &o.report else { return };
+    let phases: Vec<String> = r
+        .phases
+        .iter()
+        .map(|p| format!("{} +{:.1}s", p.state, p.at_ms as f64 / 1000.0))
+        .collect();
+    if r.ready() {
+        println!(
+            "{}: READY in {:.1} s ({})",
+            o.seat,
+            o.elapsed_ms as f64 / 1000.0,
+            phases.join(" → ")
+        );
+    } else {
+        println!(
+            "{}: FAILED [{}] after {:.1} s: {}",
+            o.seat,
+            r.class.map(|c| c.to_string()).unwrap_or_default(),
+            o.elapsed_ms as f64 / 1000.0,
+            for_terminal(&r.message, 600)
+        );
+        if let Some(rem) = &r.remediation {
+            println!("    fix: {rem}");
+        }
+        if let Some(p) = &o.failure_path {
+            println!("    evidence: {}", p.display());
+        }
+    }
+    for n in &r.notes {
+        println!("    note: {n}");
+    }
+}
+
+fn up_json(o: &UpOutcome) -> serde_json::Value {
+    let r = o.report.as_ref();
+    serde_json::json!({
+        "seat": o.seat,
+        "ok": o.ok(),
+        "created_only": o.created_only,
+        "elapsed_ms": o.elapsed_ms,
+        "state": r.map(|r| r.state.as_str()),
+        "class": r.and_then(|r| r.class),
+        "message": r.map(|r| r.message.clone()),
+        "phases": r.map(|r| r.phases.clone()),
+        "failure": o.failure_path.as_ref().map(|p| p.display().to_string()),
+        "notes": r.map(|r| r.notes.clone()),
+    })
+}

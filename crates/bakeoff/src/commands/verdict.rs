@@ -1,0 +1,73 @@
+//! `bakeoff verdict SLUG VERDICT --reason …`: the operator's verdict, scoped to the tested
+//! configuration, stored beside the artifacts as DIR/<slug>.verdict.json.
+
+use bakeoff_report::evidence::{Scope, VerdictEntry, VerdictKind, set_verdict};
+use bakeoff_report::registry;
+
+use crate::cli::VerdictArgs;
+use crate::exit::{CliError, Exit, failed, usage};
+
+pub fn run(a: VerdictArgs) -> Result<Exit, CliError> {
+    let verdict = VerdictKind::parse(&a.verdict).map_err(usage)?;
+    if a.reason.trim().is_empty() {
+        return Err(usage("--reason is empty: say why, it is the record"));
+    }
+    let reg = registry::load(&a.dir).map_err(usage)?;
+    let entries: Vec<_> = reg.entries_of(&a.slug).collect();
+    let Some(newest) = entries
+        .iter()
+        .rev()
+        .find(|e| !e.is_retracted())
+        .or(entries.last())
+    else {
+        let slugs = reg.slugs();
+        return Err(usage(format!(
+            "no artifact for candidate {:?} under {} ({}); give the slug of an artifact there, or --dir",
+            a.slug,
+            a.dir.display(),
+            if slugs.is_empty() {
+                "it holds none".to_string()
+            } else {
+                format!("candidates there: {}", slugs.join(", "))
+            }
+        )));
+    };
+    let counted: Vec<String> = entries
+        .iter()
+        .filter(|e| !e.is_retracted())
+        .map(|e| e.name.clone())
+        .collect();
+    let entry = VerdictEntry {
+        verdict,
+        reason: a.reason.trim().to_string(),
+        date: chrono::Utc::now(),
+        scope: Scope::of(&newest.artifact, counted),
+        not_attempted: a.not_attempted.clone(),
+        production_impact: a.impact.clone(),
+    };
+    let (path, record) = set_verdict(&a.dir, &a.slug, entry).map_err(failed)?;
+    let s = &record.current.scope;
+    println!(
+        "verdict on {}: {} ({}) — scoped to {} on {} {}, quantization {}, window {}, hardware {}",
+        a.slug,
+        record.current.verdict,
+        record.current.date.format("%Y-%m-%d"),
+        s.model,
+        s.engine,
+        s.engine_version.as_deref().unwrap_or("(version unknown)"),
+        s.quantization.as_deref().unwrap_or("unknown"),
+        s.window_tokens
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| "unknown".into()),
+        s.hardware.as_deref().unwrap_or("not recorded"),
+    );
+    if let Some(prev) = record.history.last() {
+        println!(
+            "replaces {} ({}); the earlier verdict is kept in the record's history",
+            prev.verdict,
+            prev.date.format("%Y-%m-%d")
+        );
+    }
+    println!("wrote {}", path.display());
+    Ok(Exit::Ok)
+}

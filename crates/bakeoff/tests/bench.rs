@@ -1,0 +1,160 @@
+//! `bakeoff bench run` and `bakeoff bench calibrate` through the real binary: against the real
+//! llama-server (CPU, the test model) with the reconciliation ratios per step in the artifact,
+//! and against the built-in loopback target.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Command, Output};
+
+use bakeoff_testkit::{real_llama, serial, tempdir};
+use serde_json::Value;
+
+fn bakeoff(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(args)
+        .env_remove("BAKEOFF_API_KEY")
+        .output()
+        .expect("run bakeoff")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn artifact(dir: &std::path::Path) -> Value {
+    let p = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-bench.bakeoff.json"))
+        .expect("a bench artifact");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let schema = bakeoff_artifact::json_schema();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(validator.is_valid(&v), "the artifact matches the schema");
+    v
+}
+
+#[tokio::test]
+async fn bench_run_against_real_llama_server_records_reconciliation_per_step() {
+    let _g = serial().await;
+    let dir = tempdir();
+    let server = real_llama(8192, 4, &["--metrics"], dir.path()).await;
+    let out = dir.path().join("out");
+    let o = bakeoff(&[
+        "bench",
+        "run",
+        "--endpoint",
+        &server.url(),
+        "--concurrency",
+        "1,2",
+        "--requests",
+        "3",
+        "--prompt-tokens",
+        "32",
+        "--output-tokens",
+        "16",
+        "--warmup",
+        "1",
+        "--no-calibrate",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("c=1") && table.contains("c=2") && table.contains("decode c/s"),
+        "{table}"
+    );
+    let v = artifact(&out);
+    let r = &v["load"]["throughput"];
+    assert_eq!(r["steps"].as_array().unwrap().len(), 2);
+    assert_eq!(r["pinning"]["honoured"], Value::Bool(true));
+    for s in r["steps"].as_array().unwrap() {
+        assert_eq!(s["ok"], 3);
+        assert!(s["reconciliation"]["decode_ratio_p50"].as_f64().unwrap() > 0.0);
+        assert_eq!(s["metrics"]["client_server_token_ratio"], 1.0);
+        assert_eq!(s["requests"].as_array().unwrap().len(), 3);
+    }
+}
+
+#[tokio::test]
+async fn bench_run_and_calibrate_against_the_loopback_target() {
+    let target = bakeoff_load::CalibrationTarget::start().await.unwrap();
+    let dir = tempdir();
+    let out = dir.path().join("out");
+    let url = target.url();
+    let o = tokio::task::spawn_blocking(move || {
+        bakeoff(&[
+            "bench",
+            "run",
+            "--endpoint",
+            &url,
+            "--rate",
+            "50",
+            "--arrival",
+            "constant",
+            "--requests",
+            "10",
+            "--output-tokens",
+            "8",
+            "--slo",
+            "ttft=5s",
+            "--no-calibrate",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // --json: stdout is the artifact, and no progress bar reached stderr.
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = &v["load"]["throughput"]["steps"][0];
+    assert_eq!(s["requested_rate"], 50.0);
+    assert_eq!(s["sent"], 10);
+    assert_eq!(s["goodput"]["of"], 10);
+    assert!(s["achieved_rate"].as_f64().is_some());
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("[="));
+    artifact(&dir.path().join("out"));
+
+    let o = tokio::task::spawn_blocking(|| {
+        bakeoff(&[
+            "bench",
+            "calibrate",
+            "--streams",
+            "20",
+            "--seconds",
+            "0.3",
+            "--json",
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["concurrent_streams"], 20);
+    assert!(c["streamed_tokens_per_second"].as_f64().unwrap() > 0.0);
+
+    let o = tokio::task::spawn_blocking(|| {
+        bakeoff(&[
+            "bench",
+            "run",
+            "--endpoint",
+            "http://127.0.0.1:1",
+            "--concurrency",
+            "1,0",
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a bad level is a usage error: {}",
+        text(&o)
+    );
+}

@@ -1,0 +1,238 @@
+//! Issue 3, end to end: the context suite against the real llama-server with the real model.
+//! CPU prompt processing runs at a few hundred tokens/s, so: few depths, and one full 32k
+//! request in all.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use bakeoff_testkit::{real_llama, scripted, serial, tempdir};
+use serde_json::Value;
+
+fn bakeoff(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(args)
+        .output()
+        .expect("run bakeoff")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn artifact(dir: &Path, suffix: &str) -> Value {
+    let p = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(suffix))
+        .unwrap_or_else(|| panic!("no *{suffix} in {}", dir.display()));
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn tolerance(target: u64) -> u64 {
+    ((target as f64) * 0.005).ceil().max(16.0) as u64
+}
+
+/// Every sent row: planned == target, and the server's count within tolerance.
+fn assert_rows_on_target(a: &Value) -> usize {
+    let mut sent = 0;
+    for it in a["suites"]["context"]["items"].as_array().unwrap() {
+        if it["outcome"] == "skipped" {
+            continue;
+        }
+        sent += 1;
+        let x = &it["extra"];
+        let target = x["target_tokens"].as_u64().unwrap();
+        let actual = x["actual_prompt_tokens"].as_u64().unwrap();
+        assert_eq!(x["planned_tokens"].as_u64().unwrap(), target, "{it}");
+        assert!(
+            actual.abs_diff(target) <= tolerance(target),
+            "{}: target {target}, server counted {actual}",
+            it["id"]
+        );
+        assert_ne!(it["outcome"], "instrument-miss");
+        // Scored by containment of the needle in the visible answer.
+        let needle = x["needle"].as_str().unwrap().to_ascii_lowercase();
+        let found = it["response"]["content"]
+            .as_str()
+            .unwrap()
+            .to_ascii_lowercase()
+            .contains(&needle);
+        assert_eq!(found, it["outcome"] == "ok", "{it}");
+    }
+    sent
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn targets_hit_exactly_at_32k_with_needles_at_several_depths_and_the_edge_probed() {
+    let _g = serial().await;
+    let dir = tempdir();
+    let server = real_llama(32768, 1, &[], dir.path()).await;
+    let url = server.url();
+
+    // Five depths at a small target.
+    let out1 = dir.path().join("depths");
+    let o = bakeoff(&[
+        "eval",
+        "run",
+        "--endpoint",
+        &url,
+        "--suite",
+        "context",
+        "--out",
+        out1.to_str().unwrap(),
+        "--context-targets",
+        "2k",
+        "--context-depths",
+        "0,25,50,75,100",
+        "--no-overflow-probe",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let a = artifact(&out1, ".bakeoff.json");
+    assert_eq!(a["suites"]["context"]["status"], "complete");
+    assert_eq!(assert_rows_on_target(&a), 5);
+    let depths: Vec<f64> = a["suites"]["context"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["extra"]["depth_used"].as_f64().unwrap())
+        .collect();
+    assert!(
+        depths.first().unwrap() < &0.05 && depths.last().unwrap() > &0.95,
+        "{depths:?}"
+    );
+    // Every row is in the summary with target / planned / actual.
+    let rows = a["suites"]["context"]["summary"]["details"]["rows"]
+        .as_array()
+        .unwrap();
+    assert_eq!(rows.len(), 5);
+    for r in rows {
+        assert!(
+            r["target_tokens"].is_u64() && r["planned"].is_u64() && r["actual"].is_u64(),
+            "{r}"
+        );
+    }
+
+    // The one full-window request, and the probe just past the window.
+    let out2 = dir.path().join("window");
+    let o = bakeoff(&[
+        "eval",
+        "run",
+        "--endpoint",
+        &url,
+        "--suite",
+        "context",
+        "--out",
+        out2.to_str().unwrap(),
+        "--context-targets",
+        "window",
+        "--context-depths",
+        "50",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let a = artifact(&out2, ".bakeoff.json");
+    assert_eq!(a["candidate"]["context_window"]["tokens"], 32768);
+    assert_eq!(assert_rows_on_target(&a), 1);
+    let it = &a["suites"]["context"]["items"][0];
+    assert_eq!(it["extra"]["target_tokens"], 32768 - 48);
+    let overflow = &a["endpoint"]["facts"]["overflow"];
+    assert_eq!(
+        overflow["behaviour"], "rejected-exceed-context-size",
+        "{overflow}"
+    );
+    assert_eq!(overflow["http_status"], 400);
+    assert!(overflow["prompt_tokens_sent"].as_u64().unwrap() > 32768);
+    // The probe is never scored.
+    assert_eq!(a["suites"]["context"]["summary"]["scored"], 1);
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn per_slot_window_is_found_and_respected_without_a_hint() {
+    let _g = serial().await;
+    let dir = tempdir();
+    // -c 16384 -np 2: each slot holds 8192.
+    let server = real_llama(16384, 2, &[], dir.path()).await;
+    let out = dir.path().join("r");
+    let o = bakeoff(&[
+        "eval",
+        "run",
+        "--endpoint",
+        &server.url(),
+        "--suite",
+        "context",
+        "--out",
+        out.to_str().unwrap(),
+        "--context-targets",
+        "16k,window",
+        "--context-depths",
+        "50",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let a = artifact(&out, ".bakeoff.json");
+    assert_eq!(a["candidate"]["context_window"]["tokens"], 8192);
+    assert_eq!(a["candidate"]["context_window"]["source"], "llamacpp-slots");
+    let items = a["suites"]["context"]["items"].as_array().unwrap();
+    let skipped: Vec<_> = items.iter().filter(|i| i["outcome"] == "skipped").collect();
+    assert_eq!(skipped.len(), 1, "16k cannot fit an 8k slot");
+    assert!(skipped[0]["check"].as_str().unwrap().contains("8192"));
+    assert!(
+        skipped[0]["response"]["usage"].is_null(),
+        "a skipped target is never sent"
+    );
+    assert_eq!(assert_rows_on_target(&a), 1);
+    assert_eq!(
+        a["endpoint"]["facts"]["overflow"]["behaviour"],
+        "rejected-exceed-context-size"
+    );
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unknown_window_is_refused_not_guessed() {
+    // A gateway-like server: /v1/models without max_model_len, no /props or /version
+    // (LiteLLM's proxy lists model_name ids only).
+    use axum::Router;
+    use axum::routing::{get, post};
+    let app = Router::new()
+        .route(
+            "/v1/models",
+            get(|| async { axum::Json(serde_json::json!({"data":[{"id":"gw-model"}]})) }),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(|| async { scripted::chat_stream(&["hi"], &[], "stop", 1) }),
+        );
+    let s = scripted::serve(app).await;
+    let url = s.url();
+    let dir = tempdir();
+    let out = dir.path().to_str().unwrap().to_string();
+    let o = tokio::task::spawn_blocking(move || {
+        bakeoff(&[
+            "eval",
+            "run",
+            "--endpoint",
+            &url,
+            "--suite",
+            "context",
+            "--out",
+            &out,
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let a = artifact(dir.path(), ".failure.json");
+    assert_eq!(a["failure"]["class"], "not-measurable");
+    assert!(
+        a["failure"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-model-len")
+    );
+    assert_eq!(a["suites"]["context"]["status"], "failed");
+}

@@ -1,0 +1,516 @@
+//! Issue 2, end to end through the real binary: the real llama-server with the real test
+//! model, and scripted servers only for what that model cannot show.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use bakeoff_testkit::{real_llama, scripted, serial, tempdir};
+use serde_json::Value;
+
+fn bakeoff(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(args)
+        .env_remove("BAKEOFF_API_KEY")
+        .output()
+        .expect("run bakeoff")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn only_file(dir: &Path, suffix: &str) -> std::path::PathBuf {
+    let found: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "expected one *{suffix} in {}: {found:?}",
+        dir.display()
+    );
+    found[0].clone()
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Validate against the checked-in schema, the public contract.
+fn assert_valid(v: &Value) {
+    let schema_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas/artifact.v1.schema.json");
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "artifact does not validate: {errors:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn real_llama_server_per_slot_window_preflight_and_smoke_artifact() {
+    let _g = serial().await;
+    let dir = tempdir();
+    // -c 8192 -np 2: each slot gets 4096 tokens; n_ctx_train is 32768 and must not be used.
+    let server = real_llama(8192, 2, &[], dir.path()).await;
+    let url = server.url();
+
+    let o = bakeoff(&["eval", "preflight", "--endpoint", &url, "--json"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["facts"]["engine"], "llama.cpp");
+    assert_eq!(v["facts"]["context_window"]["tokens"], 4096);
+    assert_eq!(v["facts"]["context_window"]["source"], "llamacpp-slots");
+    assert_eq!(v["facts"]["trained_context"], 32768);
+    assert_eq!(v["facts"]["total_slots"], 2);
+    assert_eq!(v["facts"]["tokenize"]["works"], true);
+    assert!(
+        v["facts"]["engine_version"]
+            .as_str()
+            .unwrap()
+            .starts_with("b11434")
+    );
+    assert_eq!(
+        v["facts"]["chat_template"]["sha256"]
+            .as_str()
+            .unwrap()
+            .len(),
+        64
+    );
+    assert_eq!(v["preflight"]["fit"], true);
+    assert_eq!(v["preflight"]["ready"]["ready"], true);
+
+    // The human form names window and source, engine, tokenizer route, template hash.
+    let o = bakeoff(&["eval", "preflight", "--endpoint", &url]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let human = String::from_utf8_lossy(&o.stdout);
+    for needle in [
+        "FIT",
+        "4096 tokens (source: llama.cpp /slots n_ctx)",
+        "llama.cpp b11434",
+        "llama.cpp POST /tokenize",
+        "sha256",
+    ] {
+        assert!(human.contains(needle), "missing {needle:?} in\n{human}");
+    }
+
+    let out = dir.path().join("results");
+    let o = bakeoff(&[
+        "eval",
+        "run",
+        "--endpoint",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+        "--note",
+        "ci",
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let path = only_file(&out, ".bakeoff.json");
+    assert_eq!(
+        path.file_name().unwrap(),
+        "gemma-3-270m-llamacpp-q4km-4k.bakeoff.json"
+    );
+    let a = read_json(&path);
+    assert_valid(&a);
+    assert_eq!(a["schema_version"], 1);
+    assert_eq!(a["kind"], "bakeoff");
+    assert_eq!(a["status"], "complete");
+    assert_eq!(a["candidate"]["quantization"], "q4_k_m");
+    assert_eq!(a["candidate"]["context_window"]["tokens"], 4096);
+    let smoke = &a["suites"]["smoke"];
+    assert_eq!(smoke["status"], "complete");
+    let items = smoke["items"].as_array().unwrap();
+    assert_eq!(
+        items.len() as u64,
+        smoke["summary"]["planned"].as_u64().unwrap()
+    );
+    for it in items {
+        // Every record carries the request, the raw reply, a class, latency and server usage.
+        assert!(it["request"]["messages"].is_array());
+        assert!(
+            it["response"]["usage"]["completion_tokens"]
+                .as_u64()
+                .unwrap()
+                > 0
+        );
+        assert!(it["response"]["timings"]["predicted_n"].is_u64());
+        assert!(it["latency"]["e2e_ms"].as_f64().unwrap() > 0.0);
+        assert!(
+            it["latency"]["ttft_ms"].as_f64().unwrap() <= it["latency"]["e2e_ms"].as_f64().unwrap()
+        );
+        let outcome = it["outcome"].as_str().unwrap();
+        assert!(
+            ["ok", "wrong", "truncated", "empty"].contains(&outcome),
+            "{outcome}"
+        );
+    }
+    // The base model does not follow instructions: the instrument must say so truthfully.
+    let score = &smoke["summary"]["score"];
+    assert_eq!(score["n"], items.len());
+    assert!(score["low"].as_f64().unwrap() <= score["estimate"].as_f64().unwrap());
+    // Journal holds every finished item, one JSON line each.
+    let journal = std::fs::read_to_string(only_file(&out, ".journal.jsonl")).unwrap();
+    assert_eq!(journal.lines().count(), items.len());
+    // The table was printed.
+    assert!(String::from_utf8_lossy(&o.stdout).contains("smoke"));
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dead_port_writes_a_failure_artifact_and_exits_1() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dir = tempdir();
+    let url = format!("http://127.0.0.1:{port}");
+    let o = bakeoff(&[
+        "eval",
+        "run",
+        "--endpoint",
+        &url,
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let a = read_json(&only_file(dir.path(), ".failure.json"));
+    assert_valid(&a);
+    assert_eq!(a["kind"], "failure");
+    assert_eq!(a["failure"]["class"], "unreachable");
+    assert!(!a["failure"]["evidence"].as_array().unwrap().is_empty());
+    let o = bakeoff(&["eval", "preflight", "--endpoint", &url]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn vllm_models_give_the_window_with_its_source() {
+    let s = scripted::serve(scripted::vllm_like(32768)).await;
+    let url = s.url();
+    let o = tokio::task::spawn_blocking(move || {
+        bakeoff(&["eval", "preflight", "--endpoint", &url, "--json"])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["facts"]["engine"], "vllm");
+    assert_eq!(v["facts"]["engine_version"], "0.11.0");
+    assert_eq!(v["facts"]["context_window"]["tokens"], 32768);
+    assert_eq!(v["facts"]["context_window"]["source"], "vllm-models");
+    assert_eq!(v["facts"]["tokenize"]["route"], "vLLM POST /tokenize");
+    // A hint wins and is recorded as such.
+    let url = s.url();
+    let o = tokio::task::spawn_blocking(move || {
+        bakeoff(&[
+            "eval",
+            "preflight",
+            "--endpoint",
+            &url,
+            "--json",
+            "--max-model-len",
+            "8192",
+        ])
+    })
+    .await
+    .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["facts"]["context_window"]["tokens"], 8192);
+    assert_eq!(v["facts"]["context_window"]["source"], "hint");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reasoning_only_reply_is_flagged_with_the_fix_and_classified() {
+    let s = scripted::serve(scripted::reasoning_only()).await;
+    let url = s.url();
+    let dir = tempdir();
+    let out = dir.path().to_str().unwrap().to_string();
+    let o = tokio::task::spawn_blocking(move || {
+        bakeoff(&["eval", "run", "--endpoint", &url, "--out", &out])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let a = read_json(&only_file(dir.path(), ".bakeoff.json"));
+    assert_valid(&a);
+    let flags = a["instrument_flags"].as_array().unwrap();
+    let f = flags
+        .iter()
+        .find(|f| f["code"] == "thinking-default-reasoning-only")
+        .expect("flag");
+    assert!(f["message"].as_str().unwrap().contains("enable_thinking"));
+    assert_eq!(a["preflight"]["thinking"]["reasoning_only"], true);
+    for it in a["suites"]["smoke"]["items"].as_array().unwrap() {
+        assert_eq!(it["outcome"], "empty-content-reasoning-only");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn models_answering_while_completions_drop_is_inference_failing() {
+    let s = scripted::serve(scripted::models_up_completions_dropped()).await;
+    let url = s.url();
+    let dir = tempdir();
+    let out = dir.path().to_str().unwrap().to_string();
+    let start = Instant::now();
+    let o = tokio::task::spawn_blocking(move || {
+        bakeoff(&[
+            "eval",
+            "run",
+            "--endpoint",
+            &url,
+            "--out",
+            &out,
+            "--ready-timeout",
+            "2",
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(start.elapsed() < Duration::from_secs(30));
+    let a = read_json(&only_file(dir.path(), ".failure.json"));
+    assert_valid(&a);
+    assert_eq!(a["failure"]["class"], "inference-failing");
+    assert_eq!(a["preflight"]["ready"]["ready"], false);
+    assert!(a["preflight"]["ready"]["attempts"].as_u64().unwrap() >= 2);
+}
+
+#[test]
+fn bad_input_is_a_one_line_usage_error() {
+    for args in [
+        vec!["eval", "preflight", "--endpoint", "not a url"],
+        vec!["eval", "preflight", "--endpoint", "localhost:8080"],
+        vec![
+            "eval",
+            "run",
+            "--endpoint",
+            "http://127.0.0.1:1",
+            "--suite",
+            "nonsense",
+        ],
+        vec![
+            "eval",
+            "run",
+            "--endpoint",
+            "http://127.0.0.1:1",
+            "--slug",
+            "../evil",
+        ],
+        vec![
+            "eval",
+            "preflight",
+            "--endpoint",
+            "http://127.0.0.1:1",
+            "--api-key-env",
+            "BAKEOFF_TEST_UNSET_VAR",
+        ],
+        vec!["eval", "preflight"],
+    ] {
+        let o = bakeoff(&args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("error: "), "{err}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn api_key_reaches_the_header_and_never_the_artifact() {
+    use axum::Router;
+    use axum::http::HeaderMap;
+    use axum::routing::{get, post};
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen2 = seen.clone();
+    let app = Router::new()
+        .route(
+            "/v1/models",
+            get(|| async { axum::Json(serde_json::json!({"data":[{"id":"m"}]})) }),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(move |h: HeaderMap| {
+                let seen = seen2.clone();
+                async move {
+                    seen.lock().unwrap().push(
+                        h.get("authorization")
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or("")
+                            .to_string(),
+                    );
+                    scripted::chat_stream(&["hi"], &[], "stop", 1)
+                }
+            }),
+        );
+    let s = scripted::serve(app).await;
+    let url = s.url();
+    let dir = tempdir();
+    let out = dir.path().to_str().unwrap().to_string();
+    let o = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .args([
+                "eval",
+                "run",
+                "--endpoint",
+                &url,
+                "--out",
+                &out,
+                "--api-key-env",
+                "MY_GATEWAY_KEY",
+            ])
+            .env("MY_GATEWAY_KEY", "sk-super-secret-123")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .all(|h| h == "Bearer sk-super-secret-123")
+    );
+    for e in std::fs::read_dir(dir.path()).unwrap() {
+        let body = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        assert!(
+            !body.contains("sk-super-secret"),
+            "key leaked into an output file"
+        );
+    }
+    assert!(!text(&o).contains("sk-super-secret"));
+}
+
+/// Wait until the journal has at least `n` lines.
+fn wait_for_journal(dir: &Path, n: usize, limit: Duration) {
+    let start = Instant::now();
+    loop {
+        if let Some(p) = std::fs::read_dir(dir).ok().and_then(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .find(|p| p.to_string_lossy().ends_with(".journal.jsonl"))
+        }) {
+            if std::fs::read_to_string(&p)
+                .unwrap_or_default()
+                .lines()
+                .count()
+                >= n
+            {
+                return;
+            }
+        }
+        assert!(start.elapsed() < limit, "journal never reached {n} lines");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_killed_mid_run_leaves_an_incomplete_artifact_with_finished_items() {
+    let _g = serial().await;
+    let dir = tempdir();
+    let mut server = real_llama(8192, 1, &[], dir.path()).await;
+    let out = dir.path().join("results");
+    let child = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args([
+            "eval",
+            "run",
+            "--endpoint",
+            &server.url(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out2 = out.clone();
+    tokio::task::spawn_blocking(move || wait_for_journal(&out2, 1, Duration::from_secs(120)))
+        .await
+        .unwrap();
+    server.kill_now();
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let a = read_json(&only_file(&out, ".bakeoff.json"));
+    assert_valid(&a);
+    assert_eq!(a["status"], "incomplete");
+    assert!(
+        a["incomplete_reason"]
+            .as_str()
+            .unwrap()
+            .contains("unreachable")
+    );
+    let items = a["suites"]["smoke"]["items"].as_array().unwrap();
+    let finished_ok = items
+        .iter()
+        .filter(|i| i["outcome"] != "connection-error")
+        .count();
+    assert!(finished_ok >= 1);
+    assert!(items.len() < 6 || items.iter().any(|i| i["outcome"] == "connection-error"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_mid_run_leaves_an_incomplete_artifact() {
+    let _g = serial().await;
+    let dir = tempdir();
+    let server = real_llama(8192, 1, &[], dir.path()).await;
+    let out = dir.path().join("results");
+    let child = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args([
+            "eval",
+            "run",
+            "--endpoint",
+            &server.url(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out2 = out.clone();
+    tokio::task::spawn_blocking(move || wait_for_journal(&out2, 1, Duration::from_secs(120)))
+        .await
+        .unwrap();
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let a = read_json(&only_file(&out, ".bakeoff.json"));
+    assert_valid(&a);
+    if a["status"] == "incomplete" {
+        assert_eq!(code(&o), 1, "{}", text(&o));
+        assert!(
+            a["incomplete_reason"]
+                .as_str()
+                .unwrap()
+                .contains("interrupted")
+        );
+        assert!(!a["suites"]["smoke"]["items"].as_array().unwrap().is_empty());
+    } else {
+        // The run finished before the signal landed: still a complete, valid artifact.
+        assert_eq!(a["suites"]["smoke"]["items"].as_array().unwrap().len(), 6);
+    }
+    drop(server);
+}

@@ -1,0 +1,317 @@
+//! Issue 8 end to end through the real binary: artifacts from the smoke suite on the real
+//! llama-server with the real test model, a real failure (nothing listening at the port), then
+//! `report`, `verdict` and `retract` over that directory. Snapshots redact what changes from
+//! run to run (dates, ports, temporary paths, scores, table widths).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use bakeoff_testkit::{real_llama, serial, tempdir};
+
+fn bakeoff(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(args)
+        .env_remove("BAKEOFF_API_KEY")
+        .output()
+        .expect("run bakeoff")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A port nothing listens on: bind, read the port, close.
+fn dead_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+fn filters(tmp: &Path) -> Vec<(String, String)> {
+    vec![
+        (regex_escape(&tmp.display().to_string()), "[TMP]".into()),
+        (
+            r"\d{4}-\d{2}-\d{2}( \d{2}:\d{2} UTC)?".into(),
+            "[DATE]".into(),
+        ),
+        (r"127\.0\.0\.1:\d+".into(), "127.0.0.1:[PORT]".into()),
+        (
+            r"\d+/\d+ = \d+% \\?\[\d+–\d+%\\?\]".into(),
+            "[SCORE]".into(),
+        ),
+        (r"(ok|wrong|truncated|empty) \d+".into(), "$1 [N]".into()),
+        (r"\d+ ms".into(), "[N] ms".into()),
+        (
+            r"after \d+ attempt\(s\)".into(),
+            "after [N] attempt(s)".into(),
+        ),
+        (r"×\d+".into(), "×[N]".into()),
+    ]
+}
+
+/// For terminal tables: borders and padding follow the widest cell, so collapse them too.
+fn table_filters(tmp: &Path) -> Vec<(String, String)> {
+    let mut f = filters(tmp);
+    f.push((r"[─━┄┈╌]+".into(), "─".into()));
+    f.push((r"═+".into(), "═".into()));
+    f.push((r" {2,}".into(), " ".into()));
+    f
+}
+
+fn snapshot(name: &str, value: &str, filters: Vec<(String, String)>) {
+    let fs: Vec<(&str, &str)> = filters
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    insta::with_settings!({filters => fs}, {
+        insta::assert_snapshot!(name, value);
+    });
+}
+
+fn regex_escape(s: &str) -> String {
+    let mut o = String::new();
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            o.push('\\');
+        }
+        o.push(c);
+    }
+    o
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn report_verdict_retract_over_real_artifacts() {
+    let _g = serial().await;
+    let tmp = tempdir();
+    let results = tmp.path().join("results");
+    let out = results.to_str().unwrap();
+    let server = real_llama(8192, 1, &[], tmp.path()).await;
+    let url = server.url();
+
+    // A real measured run.
+    let o = bakeoff(&[
+        "eval",
+        "run",
+        "--endpoint",
+        &url,
+        "--suite",
+        "smoke",
+        "--out",
+        out,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // A real failure: nothing listens at that port. The same model id is asked for, so the
+    // log can link the measured run as isolation.
+    let dead = format!("http://127.0.0.1:{}", dead_port());
+    let o = bakeoff(&[
+        "eval",
+        "run",
+        "--endpoint",
+        &dead,
+        "--model",
+        "gemma-3-270m-q4_k_m",
+        "--suite",
+        "smoke",
+        "--out",
+        out,
+        "--ready-timeout",
+        "2",
+        "--connect-timeout",
+        "1",
+    ]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    drop(server);
+
+    let names: Vec<String> = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let good = names
+        .iter()
+        .find(|n| n.ends_with(".bakeoff.json"))
+        .expect("bakeoff artifact")
+        .clone();
+    let bad = names
+        .iter()
+        .find(|n| n.ends_with(".failure.json"))
+        .expect("failure artifact")
+        .clone();
+    let bad_slug = bad.trim_end_matches(".failure.json").to_string();
+
+    // Files that are not artifacts: one skipped with a note, one of an unknown version refused.
+    std::fs::write(results.join("notes.json"), r#"{"hello": "world"}"#).unwrap();
+    let mut future: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join(&good)).unwrap()).unwrap();
+    future["schema_version"] = 99.into();
+    std::fs::create_dir_all(results.join("old")).unwrap();
+    std::fs::write(results.join("old/future.bakeoff.json"), future.to_string()).unwrap();
+
+    let csv_dir = tmp.path().join("csv");
+    let o = bakeoff(&["report", out, "--csv", csv_dir.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let table = stdout(&o);
+    assert!(
+        table.contains(&good.replace(".bakeoff.json", "")),
+        "{table}"
+    );
+    assert!(table.contains("FAILED — unreachable"), "{table}");
+    assert!(table.contains("none recorded"), "{table}");
+    assert!(
+        table.contains("skipped notes.json: not a bakeoff artifact"),
+        "{table}"
+    );
+    assert!(
+        table.contains("refused old/future.bakeoff.json: schema_version 99"),
+        "{table}"
+    );
+    let md = std::fs::read_to_string(results.join("negative-results.md")).unwrap();
+    assert!(md.contains("## 1. "), "{md}");
+    assert!(
+        md.contains(&format!("[{}]({})", good.replace('_', "\\_"), good)),
+        "isolation links the measured run: {md}"
+    );
+    let html = std::fs::read_to_string(results.join("report.html")).unwrap();
+    assert!(html.contains("no throughput data"));
+    assert!(!html.contains("<script"));
+    let items = std::fs::read_to_string(csv_dir.join("items.csv")).unwrap();
+    assert_eq!(
+        items.lines().count(),
+        1 + 6,
+        "header + the six smoke items: {items}"
+    );
+    assert!(
+        std::fs::read_to_string(csv_dir.join("steps.csv"))
+            .unwrap()
+            .starts_with("artifact,slug")
+    );
+
+    snapshot(
+        "report_table_before",
+        &table.replace(&good, "[GOOD]"),
+        table_filters(tmp.path()),
+    );
+    snapshot("negative_results_before", &md, filters(tmp.path()));
+
+    // Verdict: refused for an unknown slug, recorded for a real one.
+    let o = bakeoff(&[
+        "verdict",
+        "no-such-slug",
+        "accept",
+        "--reason",
+        "x",
+        "--dir",
+        out,
+    ]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("no artifact for candidate"),
+        "{}",
+        text(&o)
+    );
+    let o = bakeoff(&["verdict", &bad_slug, "maybe", "--reason", "x", "--dir", out]);
+    assert_eq!(code(&o), 2);
+    let o = bakeoff(&[
+        "verdict",
+        &bad_slug,
+        "reject",
+        "--reason",
+        "nothing answered at the port",
+        "--dir",
+        out,
+        "--not-attempted",
+        "another port",
+        "--not-attempted",
+        "a running server",
+        "--impact",
+        "none (test)",
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(stdout(&o).contains("reject under tested configuration"));
+    let o = bakeoff(&[
+        "verdict",
+        &bad_slug,
+        "not-enough-evidence",
+        "--reason",
+        "one attempt only",
+        "--dir",
+        out,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        stdout(&o).contains("replaces reject under tested configuration"),
+        "{}",
+        text(&o)
+    );
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(results.join(format!("{bad_slug}.verdict.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["verdict"], "not-enough-evidence");
+    assert_eq!(
+        v["history"][0]["verdict"],
+        "reject-under-tested-configuration"
+    );
+
+    // Retract the measured run: the artifact's bytes stay the same.
+    let good_path = results.join(&good);
+    let before = std::fs::read(&good_path).unwrap();
+    let o = bakeoff(&[
+        "retract",
+        good_path.to_str().unwrap(),
+        "--reason",
+        "instrument under test",
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert_eq!(
+        std::fs::read(&good_path).unwrap(),
+        before,
+        "a retraction never edits the artifact"
+    );
+    let o = bakeoff(&["retract", good_path.to_str().unwrap(), "--reason", "again"]);
+    assert_eq!(code(&o), 2, "a retraction is not edited: {}", text(&o));
+    let o = bakeoff(&[
+        "retract",
+        results.join("notes.json").to_str().unwrap(),
+        "--reason",
+        "x",
+    ]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+
+    let o = bakeoff(&["report", out]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let table = stdout(&o);
+    assert!(
+        table.contains("0 counted, 1 retracted"),
+        "the retracted result is not counted: {table}"
+    );
+    assert!(table.contains("superseded claims"), "{table}");
+    assert!(table.contains("instrument under test"), "{table}");
+    let md = std::fs::read_to_string(results.join("negative-results.md")).unwrap();
+    assert!(md.contains("| Retracted | Artifact | Candidate | Claim withdrawn | Reason |"));
+    assert!(
+        md.contains("- **Not attempted:** another port, a running server."),
+        "{md}"
+    );
+    assert!(md.contains("- **Verdict:** not enough evidence"), "{md}");
+    let html = std::fs::read_to_string(results.join("report.html")).unwrap();
+    assert!(html.contains("RETRACTED, not counted"));
+    snapshot(
+        "report_table_after",
+        &table.replace(&good, "[GOOD]"),
+        table_filters(tmp.path()),
+    );
+    snapshot("negative_results_after", &md, filters(tmp.path()));
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Debian packages the tests use, installed only when missing (CI runs as root on a fresh
+# machine): chromium for the HTML report's browser test.
+set -euo pipefail
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "[test-deps] missing ${missing[*]}: install them (apt-get install ${missing[*]})" >&2
+  exit 2
+fi
+echo "[test-deps] installing ${missing[*]}" >&2
+apt-get update -qq >/dev/null
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
