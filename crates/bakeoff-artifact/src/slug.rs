@@ -39,7 +39,7 @@ pub fn default_slug(
 
 /// 32768 → `32k`, 131072 → `128k`, 4000 → `4000`.
 pub fn window_label(tokens: u64) -> String {
-    if tokens >= 1024 && tokens % 1024 == 0 {
+    if tokens >= 1024 && tokens.is_multiple_of(1024) {
         format!("{}k", tokens / 1024)
     } else {
         tokens.to_string()

@@ -23,7 +23,9 @@ pub struct Pieces {
 
 #[derive(Debug, thiserror::Error)]
 pub enum TokenizeError {
-    #[error("{engine} has no server tokenizer route bakeoff knows; give --tokenizer tokenizer.json")]
+    #[error(
+        "{engine} has no server tokenizer route bakeoff knows; give --tokenizer tokenizer.json"
+    )]
     Unsupported { engine: EngineKind },
     #[error("tokenize call failed: {0}")]
     Request(#[from] RequestError),
@@ -31,7 +33,9 @@ pub enum TokenizeError {
     Status { status: u16, body: String },
     #[error("tokenize reply has an unexpected shape: {0}")]
     Shape(String),
-    #[error("the server's token pieces do not rebuild the text (at token {at}); this tokenizer cannot be cut on token boundaries through the server: give --tokenizer tokenizer.json")]
+    #[error(
+        "the server's token pieces do not rebuild the text (at token {at}); this tokenizer cannot be cut on token boundaries through the server: give --tokenizer tokenizer.json"
+    )]
     PiecesMismatch { at: usize },
 }
 
@@ -46,18 +50,31 @@ impl Client {
             Some(v) if (200..300).contains(&status) => Ok(v),
             other => Err(TokenizeError::Status {
                 status,
-                body: other.map(|v| v.to_string()).unwrap_or_default().chars().take(300).collect(),
+                body: other
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+                    .chars()
+                    .take(300)
+                    .collect(),
             }),
         }
     }
 
     /// Tokens of `text` (no special tokens) with each token's end offset.
-    pub async fn tokenize_pieces(&self, engine: EngineKind, model: &str, text: &str) -> Result<Pieces, TokenizeError> {
+    pub async fn tokenize_pieces(
+        &self,
+        engine: EngineKind,
+        model: &str,
+        text: &str,
+    ) -> Result<Pieces, TokenizeError> {
         match engine {
             // llama.cpp: `with_pieces: true` returns `[{id, piece}]` (tools/server/README.md).
             EngineKind::LlamaCpp => {
                 let v = self
-                    .post_ok("tokenize", &json!({"content": text, "add_special": false, "with_pieces": true}))
+                    .post_ok(
+                        "tokenize",
+                        &json!({"content": text, "add_special": false, "with_pieces": true}),
+                    )
                     .await?;
                 let arr = v
                     .get("tokens")
@@ -66,7 +83,10 @@ impl Client {
                 let mut ids = Vec::with_capacity(arr.len());
                 let mut pieces = Vec::with_capacity(arr.len());
                 for t in arr {
-                    let id = t.get("id").and_then(Value::as_u64).and_then(|i| u32::try_from(i).ok());
+                    let id = t
+                        .get("id")
+                        .and_then(Value::as_u64)
+                        .and_then(|i| u32::try_from(i).ok());
                     let piece = t.get("piece").and_then(Value::as_str);
                     match (id, piece) {
                         (Some(id), Some(p)) => {
@@ -87,10 +107,14 @@ impl Client {
                         &json!({"model": model, "prompt": text, "add_special_tokens": false, "return_token_strs": true}),
                     )
                     .await?;
-                let ids = crate::dialect::parse_tokens(&v).ok_or_else(|| TokenizeError::Shape("no tokens".into()))?;
-                let strs: Option<Vec<String>> = v.get("token_strs").and_then(Value::as_array).map(|a| {
-                    a.iter().map(|s| s.as_str().unwrap_or_default().replace('\u{2581}', " ")).collect()
-                });
+                let ids = crate::dialect::parse_tokens(&v)
+                    .ok_or_else(|| TokenizeError::Shape("no tokens".into()))?;
+                let strs: Option<Vec<String>> =
+                    v.get("token_strs").and_then(Value::as_array).map(|a| {
+                        a.iter()
+                            .map(|s| s.as_str().unwrap_or_default().replace('\u{2581}', " "))
+                            .collect()
+                    });
                 match strs {
                     Some(s) if s.len() == ids.len() => ends_from_pieces(text, ids, &s),
                     _ => Err(TokenizeError::Shape(
@@ -104,18 +128,27 @@ impl Client {
 
     /// Tokens the server will count for this chat request (template and special tokens
     /// included), when the engine can say without generating.
-    pub async fn count_chat_tokens(&self, engine: EngineKind, model: &str, messages: &[Message]) -> Result<u64, TokenizeError> {
+    pub async fn count_chat_tokens(
+        &self,
+        engine: EngineKind,
+        model: &str,
+        messages: &[Message],
+    ) -> Result<u64, TokenizeError> {
         match engine {
             // llama.cpp: render with `/apply-template`, then tokenize what the server would
             // tokenize (BOS and special tokens parsed), as it does for a chat request.
             EngineKind::LlamaCpp => {
-                let v = self.post_ok("apply-template", &json!({"messages": messages})).await?;
-                let prompt = v
-                    .get("prompt")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| TokenizeError::Shape("apply-template returned no prompt".into()))?;
+                let v = self
+                    .post_ok("apply-template", &json!({"messages": messages}))
+                    .await?;
+                let prompt = v.get("prompt").and_then(Value::as_str).ok_or_else(|| {
+                    TokenizeError::Shape("apply-template returned no prompt".into())
+                })?;
                 let t = self
-                    .post_ok("tokenize", &json!({"content": prompt, "add_special": true, "parse_special": true}))
+                    .post_ok(
+                        "tokenize",
+                        &json!({"content": prompt, "add_special": true, "parse_special": true}),
+                    )
                     .await?;
                 crate::dialect::parse_tokens(&t)
                     .map(|t| t.len() as u64)
@@ -160,7 +193,12 @@ mod tests {
 
     #[test]
     fn pieces_rebuild_text() {
-        let p = ends_from_pieces("Hello world.", vec![1, 2, 3], &["Hello".into(), " world".into(), ".".into()]).unwrap();
+        let p = ends_from_pieces(
+            "Hello world.",
+            vec![1, 2, 3],
+            &["Hello".into(), " world".into(), ".".into()],
+        )
+        .unwrap();
         assert_eq!(p.ends, vec![5, 11, 12]);
         assert!(ends_from_pieces("Hello", vec![1], &["Help".into()]).is_err());
         assert!(ends_from_pieces("Hello!", vec![1], &["Hello".into()]).is_err());

@@ -54,12 +54,19 @@ async fn stall_mid_stream_is_an_idle_timeout_with_the_partial_reply_kept() {
         "/v1/chat/completions",
         post(|| async {
             let s = async_stream(vec![chunk("Hel"), chunk("lo")], Duration::from_secs(30));
-            Response::builder().header("content-type", "text/event-stream").body(Body::from_stream(s)).unwrap()
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(s))
+                .unwrap()
         }),
     );
     let (url, _h) = serve(app).await;
     let ex = client(&url, short()).chat_stream(&req()).await;
-    assert!(matches!(ex.error, Some(RequestError::IdleTimeout { .. })), "{:?}", ex.error);
+    assert!(
+        matches!(ex.error, Some(RequestError::IdleTimeout { .. })),
+        "{:?}",
+        ex.error
+    );
     assert_eq!(ex.reply.content, "Hello");
     assert_eq!(ex.reply.chunks.len(), 2);
     assert!(ex.reply.e2e < Duration::from_secs(3));
@@ -76,7 +83,11 @@ async fn no_first_byte_is_a_first_byte_timeout() {
     );
     let (url, _h) = serve(app).await;
     let ex = client(&url, short()).chat_stream(&req()).await;
-    assert!(matches!(ex.error, Some(RequestError::FirstByteTimeout { .. })), "{:?}", ex.error);
+    assert!(
+        matches!(ex.error, Some(RequestError::FirstByteTimeout { .. })),
+        "{:?}",
+        ex.error
+    );
 }
 
 #[tokio::test]
@@ -108,16 +119,31 @@ async fn http_error_keeps_status_and_body() {
 async fn non_json_events_are_decode_errors() {
     let app = Router::new().route(
         "/v1/chat/completions",
-        post(|| async { Response::builder().header("content-type", "text/event-stream").body(Body::from("data: <html>oops</html>\n\n")).unwrap() }),
+        post(|| async {
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from("data: <html>oops</html>\n\n"))
+                .unwrap()
+        }),
     );
     let (url, _h) = serve(app).await;
     let ex = client(&url, short()).chat_stream(&req()).await;
-    assert!(matches!(ex.error, Some(RequestError::Decode { .. })), "{:?}", ex.error);
+    assert!(
+        matches!(ex.error, Some(RequestError::Decode { .. })),
+        "{:?}",
+        ex.error
+    );
     // Non-streamed: a non-JSON body with 200 is a decode error too.
     let app = Router::new().route("/v1/chat/completions", post(|| async { "plain text" }));
     let (url, _h2) = serve(app).await;
-    let ex = client(&url, short()).chat(&ChatRequest::new("m", vec![Message::user("hi")], 8, false)).await;
-    assert!(matches!(ex.error, Some(RequestError::Decode { .. })), "{:?}", ex.error);
+    let ex = client(&url, short())
+        .chat(&ChatRequest::new("m", vec![Message::user("hi")], 8, false))
+        .await;
+    assert!(
+        matches!(ex.error, Some(RequestError::Decode { .. })),
+        "{:?}",
+        ex.error
+    );
 }
 
 #[tokio::test]
@@ -125,13 +151,23 @@ async fn event_error_mid_stream_is_a_server_error() {
     let app = Router::new().route(
         "/v1/chat/completions",
         post(|| async {
-            let body = format!("{}event: error\ndata: {{\"error\":{{\"message\":\"engine dead\"}}}}\n\n", chunk("a"));
-            Response::builder().header("content-type", "text/event-stream").body(Body::from(body)).unwrap()
+            let body = format!(
+                "{}event: error\ndata: {{\"error\":{{\"message\":\"engine dead\"}}}}\n\n",
+                chunk("a")
+            );
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from(body))
+                .unwrap()
         }),
     );
     let (url, _h) = serve(app).await;
     let ex = client(&url, short()).chat_stream(&req()).await;
-    assert!(matches!(ex.error, Some(RequestError::ServerErrorEvent { .. })), "{:?}", ex.error);
+    assert!(
+        matches!(ex.error, Some(RequestError::ServerErrorEvent { .. })),
+        "{:?}",
+        ex.error
+    );
     assert_eq!(ex.reply.content, "a");
 }
 
@@ -139,11 +175,20 @@ async fn event_error_mid_stream_is_a_server_error() {
 async fn stream_cut_before_finish_is_a_stream_error() {
     let app = Router::new().route(
         "/v1/chat/completions",
-        post(|| async { Response::builder().header("content-type", "text/event-stream").body(Body::from(chunk("partial"))).unwrap() }),
+        post(|| async {
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from(chunk("partial")))
+                .unwrap()
+        }),
     );
     let (url, _h) = serve(app).await;
     let ex = client(&url, short()).chat_stream(&req()).await;
-    assert!(matches!(ex.error, Some(RequestError::Stream { .. })), "{:?}", ex.error);
+    assert!(
+        matches!(ex.error, Some(RequestError::Stream { .. })),
+        "{:?}",
+        ex.error
+    );
 }
 
 #[tokio::test]
@@ -152,8 +197,14 @@ async fn dead_port_is_a_connect_error() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let ex = client(&format!("http://127.0.0.1:{port}"), short()).chat_stream(&req()).await;
-    assert!(ex.error.as_ref().is_some_and(|e| e.is_unreachable()), "{:?}", ex.error);
+    let ex = client(&format!("http://127.0.0.1:{port}"), short())
+        .chat_stream(&req())
+        .await;
+    assert!(
+        ex.error.as_ref().is_some_and(|e| e.is_unreachable()),
+        "{:?}",
+        ex.error
+    );
 }
 
 #[tokio::test]
@@ -180,26 +231,38 @@ async fn chunk_stamps_are_taken_per_arrival() {
 }
 
 /// Send `parts` immediately, then hang for `hang`.
-fn async_stream(parts: Vec<String>, hang: Duration) -> impl futures_util::Stream<Item = Result<String, std::io::Error>> + Send {
-    futures_util::stream::unfold((parts.into_iter(), false), move |(mut it, hung)| async move {
-        match it.next() {
-            Some(p) => Some((Ok(p), (it, hung))),
-            None if !hung => {
-                tokio::time::sleep(hang).await;
-                None
+fn async_stream(
+    parts: Vec<String>,
+    hang: Duration,
+) -> impl futures_util::Stream<Item = Result<String, std::io::Error>> + Send {
+    futures_util::stream::unfold(
+        (parts.into_iter(), false),
+        move |(mut it, hung)| async move {
+            match it.next() {
+                Some(p) => Some((Ok(p), (it, hung))),
+                None if !hung => {
+                    tokio::time::sleep(hang).await;
+                    None
+                }
+                None => None,
             }
-            None => None,
-        }
-    })
+        },
+    )
 }
 
 /// Send `parts` with `gap` before each one after the first.
-fn async_stream_gaps(parts: Vec<String>, gap: Duration) -> impl futures_util::Stream<Item = Result<String, std::io::Error>> + Send {
-    futures_util::stream::unfold((parts.into_iter(), true), move |(mut it, first)| async move {
-        let p = it.next()?;
-        if !first {
-            tokio::time::sleep(gap).await;
-        }
-        Some((Ok(p), (it, false)))
-    })
+fn async_stream_gaps(
+    parts: Vec<String>,
+    gap: Duration,
+) -> impl futures_util::Stream<Item = Result<String, std::io::Error>> + Send {
+    futures_util::stream::unfold(
+        (parts.into_iter(), true),
+        move |(mut it, first)| async move {
+            let p = it.next()?;
+            if !first {
+                tokio::time::sleep(gap).await;
+            }
+            Some((Ok(p), (it, false)))
+        },
+    )
 }

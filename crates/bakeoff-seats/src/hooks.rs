@@ -1,14 +1,177 @@
 //! Checks that run after the gate and the port check, right before a seat is started.
 //!
-//! **Hook for issue 7 (checkpoint audit):** `bakeoff seat up` will audit a seat whose model is
-//! a local path (config.json, quantization config against the seat's flags, chat template)
-//! before it starts; that call goes in [`before_start`]. An `Err(reason)` refuses the start
-//! with a one-line reason (the command exits 1) and nothing is started. Today it checks
-//! nothing and always allows the start.
+//! The checkpoint audit (issue 7): a seat whose model is a local path is inspected before it
+//! starts — its `quantization_config` against the seat's `--quantization` flag — so the seeds'
+//! crash loop (`--quantization compressed-tensors` hard-coded over unquantized BF16 weights, 35
+//! restarts) is refused with the reason before anything runs. An `Err(reason)` refuses the
+//! start with a one-line reason (the command exits 1) and nothing is started.
 
-use crate::fleet::{Fleet, Seat};
+use std::path::{Path, PathBuf};
+
+use crate::fleet::{Fleet, Launch, Seat};
 
 /// Called by `Seats::up` (and so by `restart` and `swap`) before the backend starts `seat`.
-pub fn before_start(_fleet: &Fleet, _seat: &Seat) -> Result<(), String> {
+pub fn before_start(_fleet: &Fleet, seat: &Seat) -> Result<(), String> {
+    let Some((path, quant)) = model_and_quantization(seat) else {
+        return Ok(());
+    };
+    // Only regular files and directories are inspected: a FIFO or device would block the read,
+    // and a path that does not exist here is the engine's to report.
+    let inspectable = std::fs::metadata(&path).is_ok_and(|m| m.is_dir() || m.is_file());
+    if !inspectable {
+        return Ok(());
+    }
+    let findings = bakeoff_model::audit_seat_checkpoint(&path, quant.as_deref());
+    if bakeoff_model::blocks_start(&findings) {
+        let first = findings
+            .iter()
+            .find(|f| f.severity == bakeoff_model::quant::Severity::Error)
+            .map(|f| match &f.fix {
+                Some(fix) => format!("{} ({}): {}; fix: {fix}", f.code, path.display(), f.message),
+                None => format!("{} ({}): {}", f.code, path.display(), f.message),
+            })
+            .unwrap_or_default();
+        return Err(format!("checkpoint audit refused the start: {first}"));
+    }
     Ok(())
+}
+
+/// The seat's model path on this host and its `--quantization` flag, read from the launch
+/// arguments (`-m`/`--model`, or `serve MODEL` as vLLM takes it). A Docker seat's container
+/// path is mapped back to the host through its mounts.
+fn model_and_quantization(seat: &Seat) -> Option<(PathBuf, Option<String>)> {
+    let (args, mounts): (&[String], &[String]) = match &seat.launch {
+        Launch::Process(p) => (&p.args, &[]),
+        Launch::Docker(d) => (&d.command, &d.mounts),
+    };
+    let model = flag(args, &["-m", "--model"]).or_else(|| {
+        args.iter()
+            .position(|a| a == "serve")
+            .and_then(|i| args.get(i + 1))
+            .filter(|m| !m.starts_with('-'))
+            .map(String::as_str)
+    })?;
+    let quant = flag(args, &["--quantization", "-q"]).map(str::to_string);
+    let path = host_path(Path::new(model), mounts)?;
+    Some((path, quant))
+}
+
+fn flag<'a>(args: &'a [String], names: &[&str]) -> Option<&'a str> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        for n in names {
+            if a == n {
+                return it.next().map(String::as_str);
+            }
+            if let Some(v) = a.strip_prefix(n).and_then(|r| r.strip_prefix('=')) {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+/// `host:container[:opts]` mounts, longest container prefix first. Without mounts the path is
+/// taken as a host path; a hub id (`org/name`) is not a local path and is not audited.
+fn host_path(model: &Path, mounts: &[String]) -> Option<PathBuf> {
+    if !model.is_absolute() && !model.starts_with(".") {
+        return None;
+    }
+    if mounts.is_empty() {
+        return Some(model.to_path_buf());
+    }
+    let mut best: Option<(usize, PathBuf)> = None;
+    for m in mounts {
+        let mut parts = m.splitn(3, ':');
+        let (Some(host), Some(container)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        if let Ok(rest) = model.strip_prefix(container) {
+            let len = container.len();
+            if best.as_ref().is_none_or(|(l, _)| len > *l) {
+                best = Some((len, Path::new(host).join(rest)));
+            }
+        }
+    }
+    best.map(|(_, p)| p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn container_paths_map_back_through_mounts() {
+        let mounts = vec![
+            "/srv/models:/models:ro".to_string(),
+            "/srv/models/big:/models/big".to_string(),
+        ];
+        assert_eq!(
+            host_path(Path::new("/models/a"), &mounts),
+            Some(PathBuf::from("/srv/models/a"))
+        );
+        assert_eq!(
+            host_path(Path::new("/models/big/x"), &mounts),
+            Some(PathBuf::from("/srv/models/big/x"))
+        );
+        assert_eq!(host_path(Path::new("/elsewhere/x"), &mounts), None);
+        assert_eq!(host_path(Path::new("Qwen/Qwen3-8B"), &[]), None);
+    }
+
+    #[test]
+    fn flags_in_both_forms() {
+        let args: Vec<String> = ["serve", "/m", "--quantization=compressed-tensors"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(flag(&args, &["--quantization"]), Some("compressed-tensors"));
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod audit_tests {
+    use super::*;
+
+    /// The seeds' crash loop, refused before anything starts: a hard-coded
+    /// `--quantization compressed-tensors` over unquantized BF16 weights (seed 003 §7).
+    #[test]
+    fn quantization_flag_over_unquantized_weights_is_refused() {
+        let ckpt = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../bakeoff-model/tests/fixtures/checkpoints/gemma-3-27b-it-bf16");
+        let dir = tempfile::tempdir().unwrap();
+        let fleet_path = dir.path().join("fleet.toml");
+        let text = format!(
+            r#"
+[hosts.local]
+gpus = 0
+
+[[seat]]
+name = "trainee"
+engine = "vllm"
+role = "bench"
+port = 18999
+[seat.process]
+command = "vllm"
+args = ["serve", "{ckpt}", "--quantization", "compressed-tensors"]
+
+[[seat]]
+name = "trainee-ok"
+engine = "vllm"
+role = "bench"
+port = 18998
+[seat.process]
+command = "vllm"
+args = ["serve", "{ckpt}"]
+"#,
+            ckpt = ckpt.display()
+        );
+        let fleet = Fleet::parse(&text, &fleet_path).unwrap();
+        let bad = fleet.seats.iter().find(|s| s.name == "trainee").unwrap();
+        let err = before_start(&fleet, bad).unwrap_err();
+        assert!(err.contains("quantization-mismatch"), "{err}");
+        assert!(err.contains("CompressedTensorsConfig"), "{err}");
+        let ok = fleet.seats.iter().find(|s| s.name == "trainee-ok").unwrap();
+        assert!(before_start(&fleet, ok).is_ok());
+    }
 }

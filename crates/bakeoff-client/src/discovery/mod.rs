@@ -117,32 +117,32 @@ pub async fn discover(client: &Client, opts: &DiscoveryOptions) -> Discovered {
     let mut engine = EngineKind::Generic;
     let mut version = None;
     let mut props = None;
-    if let Some(v) = p.json_ok(Method::Get, url.root_path("props"), None).await {
-        if llamacpp::is_props(&v) {
-            engine = EngineKind::LlamaCpp;
-            let parsed = llamacpp::parse_props(&v);
-            version = parsed.build_info.clone();
-            props = Some(parsed);
-        }
+    if let Some(v) = p.json_ok(Method::Get, url.root_path("props"), None).await
+        && llamacpp::is_props(&v)
+    {
+        engine = EngineKind::LlamaCpp;
+        let parsed = llamacpp::parse_props(&v);
+        version = parsed.build_info.clone();
+        props = Some(parsed);
     }
     if engine == EngineKind::Generic && p.connect_errors.is_empty() {
         for path in ["server_info", "get_server_info"] {
-            if let Some(v) = p.json_ok(Method::Get, url.root_path(path), None).await {
-                if let Some(ver) = sglang::parse_server_info(&v) {
-                    engine = EngineKind::Sglang;
-                    version = Some(ver);
-                    break;
-                }
+            if let Some(v) = p.json_ok(Method::Get, url.root_path(path), None).await
+                && let Some(ver) = sglang::parse_server_info(&v)
+            {
+                engine = EngineKind::Sglang;
+                version = Some(ver);
+                break;
             }
         }
     }
-    if engine == EngineKind::Generic && p.connect_errors.is_empty() {
-        if let Some(v) = p.json_ok(Method::Get, url.root_path("version"), None).await {
-            if let Some(ver) = vllm::parse_version(&v) {
-                engine = EngineKind::Vllm;
-                version = Some(ver);
-            }
-        }
+    if engine == EngineKind::Generic
+        && p.connect_errors.is_empty()
+        && let Some(v) = p.json_ok(Method::Get, url.root_path("version"), None).await
+        && let Some(ver) = vllm::parse_version(&v)
+    {
+        engine = EngineKind::Vllm;
+        version = Some(ver);
     }
 
     let models_body = if p.connect_errors.len() < p.probes.len() || p.probes.is_empty() {

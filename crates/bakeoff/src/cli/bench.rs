@@ -10,7 +10,7 @@ use super::EndpointArgs;
 pub enum BenchCommand {
     /// A load sweep: closed-loop concurrency levels, or open-loop arrival rates; writes
     /// DIR/<slug>-bench.bakeoff.json. Without --endpoint: a local llama-server with the test model.
-    Run(BenchRunArgs),
+    Run(Box<BenchRunArgs>),
     /// Measure this machine's harness ceiling against the built-in loopback target.
     Calibrate(BenchCalibrateArgs),
 }

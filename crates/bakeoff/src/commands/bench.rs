@@ -25,7 +25,7 @@ use crate::local_default;
 
 pub async fn run(c: BenchCommand) -> Result<Exit, CliError> {
     match c {
-        BenchCommand::Run(a) => bench_run(a).await,
+        BenchCommand::Run(a) => bench_run(*a).await,
         BenchCommand::Calibrate(a) => calibrate(a).await,
     }
 }
@@ -72,27 +72,27 @@ impl Progress for Bars {
     }
 
     fn request_finished(&self, ok: bool) {
-        if let Ok(mut cur) = self.current.lock() {
-            if let Some((pb, errors)) = cur.as_mut() {
-                pb.inc(1);
-                if !ok {
-                    *errors += 1;
-                    pb.set_message(format!("{errors} errors"));
-                }
+        if let Ok(mut cur) = self.current.lock()
+            && let Some((pb, errors)) = cur.as_mut()
+        {
+            pb.inc(1);
+            if !ok {
+                *errors += 1;
+                pb.set_message(format!("{errors} errors"));
             }
         }
     }
 
     fn step_finished(&self, step: &LoadStep) {
-        if let Ok(mut cur) = self.current.lock() {
-            if let Some((pb, _)) = cur.take() {
-                pb.finish_with_message(format!(
-                    "{}/{} ok, {:.1} tok/s",
-                    step.ok,
-                    step.sent,
-                    step.output_tokens_per_second.unwrap_or(0.0)
-                ));
-            }
+        if let Ok(mut cur) = self.current.lock()
+            && let Some((pb, _)) = cur.take()
+        {
+            pb.finish_with_message(format!(
+                "{}/{} ok, {:.1} tok/s",
+                step.ok,
+                step.sent,
+                step.output_tokens_per_second.unwrap_or(0.0)
+            ));
         }
     }
 }
