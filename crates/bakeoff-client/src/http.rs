@@ -71,8 +71,17 @@ impl Client {
     pub fn new(url: EndpointUrl, opts: ClientOptions) -> Self {
         // No proxy: a fleet endpoint on loopback or a LAN must never be routed through whatever
         // HTTP_PROXY the shell happens to carry. No retries exist in reqwest, and we add none.
+        //
+        // No idle connection is reused: llama.cpp's HTTP server (cpp-httplib) closes a keep-alive
+        // connection after a few requests or seconds, and a request written onto a pooled
+        // connection the server has just closed dies at once with "connection closed before
+        // message completed" — measured on the H200 pass as ~10 % of requests at every
+        // concurrency (docs/performance.md). Since a generation request is never retried, every
+        // request gets a fresh connection; on loopback or a LAN that costs a TCP handshake
+        // (tens of microseconds), which the latency records include in TTFT like any client.
         let http = reqwest::Client::builder()
             .no_proxy()
+            .pool_max_idle_per_host(0)
             .tcp_nodelay(true)
             .connect_timeout(opts.timeouts.connect)
             .build()

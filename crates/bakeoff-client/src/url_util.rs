@@ -140,8 +140,11 @@ mod tests {
             EndpointUrl::parse("https://h/"),
             Err(UrlError::Scheme(..))
         ));
-        for e in [EndpointUrl::parse("nope").unwrap_err()] {
-            assert!(!e.to_string().contains('\n'));
-        }
+        assert!(
+            !EndpointUrl::parse("nope")
+                .unwrap_err()
+                .to_string()
+                .contains('\n')
+        );
     }
 }

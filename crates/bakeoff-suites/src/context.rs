@@ -413,10 +413,11 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     }
 
     let mut overflow = serde_json::Value::Null;
-    if opts.overflow_probe && !rec.stopped() {
-        if let Some(fact) = rec.guard(overflow_probe(&sizer, ctx, probe_size)).await {
-            overflow = fact;
-        }
+    if opts.overflow_probe
+        && !rec.stopped()
+        && let Some(fact) = rec.guard(overflow_probe(&sizer, ctx, probe_size)).await
+    {
+        overflow = fact;
     }
 
     let mut result = rec.result(total_planned, items);

@@ -263,6 +263,7 @@ async fn reachable(client: &Client) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -42,7 +42,12 @@ pub fn tempdir() -> tempfile::TempDir {
 
 /// Start the real llama-server (`-c ctx -np parallel` plus `extra`) and wait for `/health`.
 /// The server is killed when the handle drops.
-pub async fn real_llama(ctx: u32, parallel: u32, extra: &[&str], log_dir: &std::path::Path) -> LlamaServer {
+pub async fn real_llama(
+    ctx: u32,
+    parallel: u32,
+    extra: &[&str],
+    log_dir: &std::path::Path,
+) -> LlamaServer {
     let e = engine();
     let spec = LlamaServerSpec {
         bin: e.llama_server.clone(),
@@ -54,7 +59,9 @@ pub async fn real_llama(ctx: u32, parallel: u32, extra: &[&str], log_dir: &std::
         log: log_dir.join(format!("llama-server-{ctx}-{parallel}.log")),
     };
     let mut s = LlamaServer::start(&spec).await.expect("start llama-server");
-    s.wait_healthy(Duration::from_secs(120)).await.expect("llama-server healthy");
+    s.wait_healthy(Duration::from_secs(120))
+        .await
+        .expect("llama-server healthy");
     s
 }
 

@@ -59,15 +59,28 @@ pub fn json(status: StatusCode, v: serde_json::Value) -> Response<Body> {
 }
 
 /// A streamed chat reply: one chunk per `content` piece, then `finish_reason`, then usage.
-pub fn chat_stream(contents: &[&str], reasoning: &[&str], finish: &str, completion_tokens: u64) -> Response<Body> {
-    let mut ev = vec![serde_json::json!({"choices":[{"index":0,"delta":{"role":"assistant","content":null}}]}).to_string()];
+pub fn chat_stream(
+    contents: &[&str],
+    reasoning: &[&str],
+    finish: &str,
+    completion_tokens: u64,
+) -> Response<Body> {
+    let mut ev = vec![
+        serde_json::json!({"choices":[{"index":0,"delta":{"role":"assistant","content":null}}]})
+            .to_string(),
+    ];
     for r in reasoning {
-        ev.push(serde_json::json!({"choices":[{"index":0,"delta":{"reasoning_content": r}}]}).to_string());
+        ev.push(
+            serde_json::json!({"choices":[{"index":0,"delta":{"reasoning_content": r}}]})
+                .to_string(),
+        );
     }
     for c in contents {
         ev.push(serde_json::json!({"choices":[{"index":0,"delta":{"content": c}}]}).to_string());
     }
-    ev.push(serde_json::json!({"choices":[{"index":0,"delta":{},"finish_reason": finish}]}).to_string());
+    ev.push(
+        serde_json::json!({"choices":[{"index":0,"delta":{},"finish_reason": finish}]}).to_string(),
+    );
     ev.push(serde_json::json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":completion_tokens,"total_tokens":10+completion_tokens}}).to_string());
     sse(&ev)
 }
@@ -131,18 +144,28 @@ pub fn models_up_completions_dropped() -> Router {
     Router::new()
         .route(
             "/v1/models",
-            get(|| async { json(StatusCode::OK, serde_json::json!({"data":[{"id":"nemotron","max_model_len":131072}]})) }),
+            get(|| async {
+                json(
+                    StatusCode::OK,
+                    serde_json::json!({"data":[{"id":"nemotron","max_model_len":131072}]}),
+                )
+            }),
         )
         .route(
             "/v1/chat/completions",
             post(|| async {
                 // A body stream that errors immediately makes hyper abort the connection.
                 let s = futures_error_stream();
-                Response::builder().status(200).header("content-type", "text/event-stream").body(Body::from_stream(s)).unwrap()
+                Response::builder()
+                    .status(200)
+                    .header("content-type", "text/event-stream")
+                    .body(Body::from_stream(s))
+                    .unwrap()
             }),
         )
 }
 
-fn futures_error_stream() -> impl futures_util::Stream<Item = Result<axum::body::Bytes, std::io::Error>> + Send + 'static {
+fn futures_error_stream()
+-> impl futures_util::Stream<Item = Result<axum::body::Bytes, std::io::Error>> + Send + 'static {
     futures_util::stream::once(async { Err(std::io::Error::other("engine core died")) })
 }

@@ -10,7 +10,7 @@ pub enum EvalCommand {
     Preflight(PreflightArgs),
     /// Preflight, then the suites; writes DIR/<slug>.bakeoff.json (or .failure.json).
     /// Without --endpoint: provisions and starts a local llama-server with the test model.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Paired comparison of two artifacts on the same items (exact McNemar per family).
     /// Gives no verdict, and says why, when the runs are not comparable.
     Compare(CompareArgs),

@@ -23,7 +23,7 @@ pub async fn run(cli: Cli) -> Result<Exit, CliError> {
     match cli.command {
         Command::Eval(EvalCommand::Preflight(a)) => eval_preflight::run(a).await,
         Command::Bench(c) => bench::run(c).await,
-        Command::Eval(EvalCommand::Run(a)) => eval_run::run(a).await,
+        Command::Eval(EvalCommand::Run(a)) => eval_run::run(*a).await,
         Command::Eval(EvalCommand::Compare(a)) => eval_compare::run(a),
         Command::Report(a) => report::run(a),
         Command::Verdict(a) => verdict::run(a),

