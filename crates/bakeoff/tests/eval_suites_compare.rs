@@ -54,6 +54,7 @@ async fn run_all_four_suites_then_compare_paired() {
         );
     }
     assert_eq!(a["run"]["thinking"], "off");
+    assert_eq!(b["run"]["thinking"], "default");
     assert_eq!(a["preflight"]["thinking_mode"]["took_effect"], true);
     assert_eq!(
         a["suites"]["intelligence"]["summary"]["details"]["families"]
