@@ -157,8 +157,13 @@ fn charts(out: &mut String, reg: &Registry) {
     let mut tok = Vec::new();
     let mut ttft_series = Vec::new();
     for e in reg.counted() {
-        for (name, s) in &e.artifact.suites {
-            let steps = steps_of(s);
+        let from_suites = e.artifact.suites.iter().map(|(name, s)| (name.clone(), steps_of(s)));
+        let from_load = e
+            .artifact
+            .load
+            .iter()
+            .map(|(name, l)| (format!("bench {name}"), crate::steps::steps_of_load(l)));
+        for (name, steps) in from_suites.chain(from_load) {
             if steps.is_empty() {
                 continue;
             }

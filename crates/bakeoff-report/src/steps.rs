@@ -65,6 +65,12 @@ fn first_num(o: &serde_json::Map<String, Value>, keys: &[&str]) -> Option<f64> {
 }
 
 fn percentile_of(o: &serde_json::Map<String, Value>, p: &str) -> Option<f64> {
+    // bakeoff-load steps nest their summaries: `latency.ttft.p50_ms`.
+    if let Some(Value::Object(lat)) = o.get("latency")
+        && let Some(x) = percentile_of(lat, p)
+    {
+        return Some(x);
+    }
     // `{p50_ms}` (bakeoff-stats LatencySummary), `{p50}`, or flat `ttft_p50_ms`.
     for obj in TTFT_OBJECTS {
         if let Some(Value::Object(t)) = o.get(*obj)
@@ -128,7 +134,19 @@ fn item_concurrency(i: &ItemRecord) -> Option<f64> {
 /// The steps of a suite, from its `summary.details`; a step without TTFT figures gets them
 /// from the suite's items that carry the same `extra.concurrency`.
 pub fn steps_of(suite: &SuiteResult) -> Vec<Step> {
-    let Some(arr) = step_array(&suite.summary.details) else {
+    steps_in(&suite.summary.details, &suite.items)
+}
+
+/// The steps of a `bench run` artifact's load report (`artifact.load[name]`), which carries no
+/// suite.
+pub fn steps_of_load(report: &bakeoff_artifact::LoadReport) -> Vec<Step> {
+    serde_json::to_value(report)
+        .map(|v| steps_in(&v, &[]))
+        .unwrap_or_default()
+}
+
+fn steps_in(details: &Value, items: &[ItemRecord]) -> Vec<Step> {
+    let Some(arr) = step_array(details) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -148,12 +166,7 @@ pub fn steps_of(suite: &SuiteResult) -> Vec<Step> {
         if s.ttft_p50_ms.is_none()
             && let Some(c) = concurrency
         {
-            let v = ttfts(
-                suite
-                    .items
-                    .iter()
-                    .filter(|i| item_concurrency(i) == Some(c)),
-            );
+            let v = ttfts(items.iter().filter(|i| item_concurrency(i) == Some(c)));
             s.ttft_p50_ms = percentile(&v, 50.0);
             s.ttft_p90_ms = percentile(&v, 90.0);
             s.ttft_p99_ms = percentile(&v, 99.0);
@@ -186,6 +199,24 @@ mod tests {
             },
             items: vec![],
         }
+    }
+
+    /// The shape `bakeoff bench run` writes (`load.throughput.steps[]`, bakeoff-artifact
+    /// `LoadReport`), as seen in the H200 sweep artifact.
+    #[test]
+    fn reads_bench_load_steps() {
+        let v = serde_json::json!({"mode": "closed", "steps": [
+            {"label": "c=1", "concurrency": 1, "output_tokens_per_second": 499.8,
+             "latency": {"ttft": {"count": 113, "p50_ms": 29.9, "p90_ms": 31.0, "p99_ms": 33.7}}},
+            {"label": "c=64", "concurrency": 64, "output_tokens_per_second": 591.0,
+             "latency": {"ttft": {"count": 118, "p50_ms": 3196.9, "p90_ms": 4000.0, "p99_ms": 4374.5}}}
+        ]});
+        let st = steps_in(&v, &[]);
+        assert_eq!(st.len(), 2);
+        assert_eq!(st[1].concurrency, Some(64.0));
+        assert_eq!(st[1].tok_per_s, Some(591.0));
+        assert_eq!(st[0].ttft_p50_ms, Some(29.9));
+        assert_eq!(st[1].ttft_p99_ms, Some(4374.5));
     }
 
     #[test]
