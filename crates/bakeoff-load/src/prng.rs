@@ -2,36 +2,7 @@
 //! never changes with a dependency upgrade, so a recorded `--seed` replays the same schedule and
 //! the same lengths forever. Statistical quality is ample for arrival times and lengths.
 
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1), 53 bits.
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform integer in [lo, hi] (inclusive).
-    pub fn range_inclusive(&mut self, lo: u32, hi: u32) -> u32 {
-        if hi <= lo {
-            return lo;
-        }
-        let span = u64::from(hi - lo) + 1;
-        lo + (self.next_u64() % span) as u32
-    }
-}
+pub use bakeoff_text::SplitMix64;
 
 #[cfg(test)]
 mod tests {

@@ -157,7 +157,11 @@ fn charts(out: &mut String, reg: &Registry) {
     let mut tok = Vec::new();
     let mut ttft_series = Vec::new();
     for e in reg.counted() {
-        let from_suites = e.artifact.suites.iter().map(|(name, s)| (name.clone(), steps_of(s)));
+        let from_suites = e
+            .artifact
+            .suites
+            .iter()
+            .map(|(name, s)| (name.clone(), steps_of(s)));
         let from_load = e
             .artifact
             .load

@@ -17,8 +17,10 @@ pub fn filler_sentences() -> Vec<&'static str> {
         .collect()
 }
 
-/// A simple, dependency-free PRNG (splitmix64) so filler order is reproducible from a seed
-/// across platforms and crate versions.
+/// SplitMix64 (Steele, Lea & Flood 2014): a tiny seeded generator whose output for a given
+/// seed never changes with a dependency upgrade, so a recorded `--seed` replays the same filler,
+/// needles, schedules and lengths forever. The project's one PRNG (the load engine and the
+/// battery generator use it too).
 #[derive(Debug, Clone)]
 pub struct SplitMix64(u64);
 
@@ -36,6 +38,20 @@ impl SplitMix64 {
     /// Uniform in `0..n` (n > 0).
     pub fn below(&mut self, n: u64) -> u64 {
         if n == 0 { 0 } else { self.next_u64() % n }
+    }
+
+    /// Uniform in [0, 1), 53 bits.
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform integer in [lo, hi] (inclusive).
+    pub fn range_inclusive(&mut self, lo: u32, hi: u32) -> u32 {
+        if hi <= lo {
+            return lo;
+        }
+        let span = u64::from(hi - lo) + 1;
+        lo + (self.next_u64() % span) as u32
     }
 }
 

@@ -12,19 +12,16 @@ use super::battery::{BatteryItem, LETTERS, Scoring};
 pub const SEED: u64 = 0xBA4E_0FF5_EED5_2026;
 pub const PER_FAMILY: usize = 36;
 
-/// SplitMix64 (Steele, Lea, Flood 2014): tiny, fixed, and not tied to any crate's versioning.
-pub struct Rng(u64);
+/// The project's SplitMix64 (bakeoff-text), with the draws the generator needs. Its output for
+/// a seed never changes, so the shipped battery regenerates byte for byte.
+pub struct Rng(bakeoff_text::SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
-        Self(seed)
+        Self(bakeoff_text::SplitMix64::new(seed))
     }
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     /// Uniform in `lo..=hi`.
     pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
