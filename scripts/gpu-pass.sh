@@ -31,7 +31,7 @@ case "${1:-}" in
     cat "$W/build.done"; tail -3 "$W/build.log"
     echo "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818  $W/model.gguf" | sha256sum -c
     S="$W/build/bin/llama-server"
-    ARGS=(-m "$W/model.gguf" -ngl 99 -c 65536 -np 64 -kvu --metrics --host 127.0.0.1 --port 8080)
+    ARGS=(-m "$W/model.gguf" -ngl 99 -c 65536 -np 64 -kvu --metrics --host 127.0.0.1 --port 8080 ${GPU_SERVER_EXTRA:-})
     "$S" "${ARGS[@]}" > "$OUT/llama-server.log" 2>&1 &
     for _ in $(seq 1 120); do curl -sf http://127.0.0.1:8080/health >/dev/null && break; sleep 0.5; done
     cat > "$W/fleet.toml" <<TOML
@@ -55,11 +55,10 @@ TOML
       nvidia-smi --query-gpu=index,uuid,name,memory.total,memory.used,memory.free --format=csv,noheader,nounits 2>&1 || true
     } > "$OUT/plan.txt"
     "$BIN" plan --fleet "$W/fleet.toml" --json > "$OUT/plan.json" 2>&1 || true
-    "$BIN" bench run --endpoint http://127.0.0.1:8080 --concurrency 1,2,4,8,16,32,64 --requests 128 --duration 60 \
+    "$BIN" bench run --endpoint http://127.0.0.1:8080 --concurrency 1,2,4,8,16,32,64 --requests "${GPU_REQUESTS:-128}" --duration "${GPU_STEP_S:-60}" \
       --prompt-tokens 128 --output-tokens 256 --out "$W/bench" --json > "$OUT/bench.json" 2> "$W/bench.stderr" || echo "bench exit $?"
     tail -20 "$W/bench.stderr"
-    "$BIN" bench run --endpoint http://127.0.0.1:8080 --concurrency 1,2,4,8,16,32,64 --requests 128 --duration 60 \
-      --prompt-tokens 128 --output-tokens 256 --out "$W/bench-table" --no-calibrate > "$OUT/bench-table.txt" 2>&1 || true
+    grep -v "^\s*$" "$W/bench.stderr" | tail -40 > "$OUT/bench-table.txt" || true
     { echo "## plan after the sweep"; "$BIN" plan --fleet "$W/fleet.toml" 2>&1 || true; } >> "$OUT/plan.txt"
     tail -60 "$OUT/llama-server.log" > "$W/ls-tail.log"; mv "$W/ls-tail.log" "$OUT/llama-server.log"
     kill %1 2>/dev/null || true
