@@ -57,3 +57,28 @@ pub async fn start(out: &Path, ctx: u32, parallel: u32) -> Result<LocalServer, C
         ),
     })
 }
+
+/// The endpoint to measure: the one given, or a freshly started embedded default. Stop the
+/// returned server with [`stop`] once the measurement is written.
+pub async fn endpoint_or_start(
+    endpoint: Option<&str>,
+    out: &Path,
+    ctx: u32,
+    parallel: u32,
+) -> Result<(String, Option<LocalServer>), CliError> {
+    match endpoint {
+        Some(e) => Ok((e.to_string(), None)),
+        None => {
+            let l = start(out, ctx, parallel).await?;
+            Ok((l.server.url(), Some(l)))
+        }
+    }
+}
+
+/// Stop the embedded default, when one was started.
+pub async fn stop(local: Option<LocalServer>) {
+    if let Some(l) = local {
+        l.server.stop().await;
+        eprintln!("[bakeoff] stopped the local llama-server");
+    }
+}

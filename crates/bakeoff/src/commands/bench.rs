@@ -209,22 +209,16 @@ async fn bench_run(a: BenchRunArgs) -> Result<Exit, CliError> {
         Slo::parse(s).map_err(usage)?;
     }
     let opts = preflight_options(&a.endpoint)?;
-    let mut local = None;
-    let endpoint = match &a.endpoint.endpoint {
-        Some(e) => e.clone(),
-        None => {
-            let l = local_default::start(&a.out, a.local_ctx, a.local_parallel).await?;
-            let url = l.server.url();
-            local = Some(l);
-            url
-        }
-    };
+    let (endpoint, local) = local_default::endpoint_or_start(
+        a.endpoint.endpoint.as_deref(),
+        &a.out,
+        a.local_ctx,
+        a.local_parallel,
+    )
+    .await?;
     let client = client_for(&endpoint, &a.endpoint)?;
     let result = measure(&a, &client, &opts, local.as_ref()).await;
-    if let Some(l) = local {
-        l.server.stop().await;
-        eprintln!("[bakeoff] stopped the local llama-server");
-    }
+    local_default::stop(local).await;
     result
 }
 
