@@ -1,13 +1,7 @@
 //! Pinning output length so every request generates what was asked.
 //!
-//! Which engine honours what (request fields, documented):
-//! - llama.cpp `llama-server`: `ignore_eos: true` (tools/server/README.md; checked on b11434,
-//!   ../shared/engine/README.md). It has no `min_tokens`.
-//! - vLLM: `ignore_eos` and `min_tokens` are extra sampling params of its OpenAI server
-//!   (vllm/entrypoints/openai/protocol.py).
-//! - SGLang: `ignore_eos` (python/sglang/srt/sampling/sampling_params.py).
-//! - Anything else (a gateway, a hosted API): unknown fields may be rejected, so nothing is sent
-//!   unless the operator forces it.
+//! Which engine honours what is an engine fact, kept in each engine's dialect module
+//! (`bakeoff_client::dialect::output_pinning`, with its sources); this module applies it.
 //!
 //! What is *sent* is only a request; what was *honoured* is read back from `usage` per request
 //! and recorded in the report's `pinning` (reference notes, pitfall 9: `min_tokens` was silently
@@ -24,18 +18,12 @@ pub struct PinPolicy {
 }
 
 impl PinPolicy {
-    /// What this engine is documented to honour.
+    /// What this engine is documented to honour (its dialect module says).
     pub fn for_engine(engine: EngineKind) -> Self {
-        match engine {
-            EngineKind::LlamaCpp | EngineKind::Sglang => PinPolicy {
-                ignore_eos: true,
-                min_tokens: false,
-            },
-            EngineKind::Vllm => PinPolicy {
-                ignore_eos: true,
-                min_tokens: true,
-            },
-            EngineKind::Generic => PinPolicy::default(),
+        let p = bakeoff_client::dialect::output_pinning(engine);
+        PinPolicy {
+            ignore_eos: p.ignore_eos,
+            min_tokens: p.min_tokens,
         }
     }
 

@@ -7,8 +7,8 @@
 use std::time::{Duration, Instant};
 
 use bakeoff_artifact::{
-    EngineKind, ErrorSeen, Evidence, FailureClass, FlagSeverity, InstrumentFlag, PreflightReport,
-    ReadyCheck, ThinkingCheck,
+    ErrorSeen, Evidence, FailureClass, FlagSeverity, InstrumentFlag, PreflightReport, ReadyCheck,
+    ThinkingCheck,
 };
 use bakeoff_client::discovery::{Discovered, DiscoveryOptions, discover};
 use bakeoff_client::{Client, Exchange, RequestError, Timeouts};
@@ -113,7 +113,7 @@ pub async fn run_preflight(client: &Client, opts: &PreflightOptions) -> Prefligh
     let served: Vec<&str> = facts.models.iter().map(|m| m.id.as_str()).collect();
     let model = match &opts.model {
         Some(m) if served.is_empty() || served.contains(&m.as_str()) => Some(m.clone()),
-        Some(m) if facts.engine == EngineKind::LlamaCpp => {
+        Some(m) if bakeoff_client::dialect::ignores_model_field(facts.engine) => {
             // llama-server serves one model and ignores the field: not fatal, but say so.
             flags.push(InstrumentFlag {
                 code: "model-id-ignored".into(),

@@ -116,6 +116,13 @@ pub fn is_context_overflow(body: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Output-length pinning: `ignore_eos: true` is honoured (tools/server/README.md; checked on b11434); there is no
+/// `min_tokens`.
+pub const OUTPUT_PINNING: super::OutputPinning = super::OutputPinning {
+    ignore_eos: true,
+    min_tokens: false,
+};
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -70,6 +70,30 @@ pub fn classify_overflow(
     }
 }
 
+/// Which request fields this engine honours to pin the output length (fixed lengths for load
+/// tests). What was honoured is still read back from `usage` by the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OutputPinning {
+    pub ignore_eos: bool,
+    pub min_tokens: bool,
+}
+
+pub fn output_pinning(engine: EngineKind) -> OutputPinning {
+    match engine {
+        EngineKind::LlamaCpp => llamacpp::OUTPUT_PINNING,
+        EngineKind::Vllm => vllm::OUTPUT_PINNING,
+        EngineKind::Sglang => sglang::OUTPUT_PINNING,
+        // A gateway or hosted API may reject unknown fields: nothing unless the operator forces it.
+        EngineKind::Generic => OutputPinning::default(),
+    }
+}
+
+/// The engine serves one model and ignores the request's `model` field (llama-server without
+/// router mode), so an id it does not list is not an error there.
+pub fn ignores_model_field(engine: EngineKind) -> bool {
+    engine == EngineKind::LlamaCpp
+}
+
 /// Token ids from a `/tokenize` reply, whichever engine sent it.
 pub fn parse_tokens(body: &Value) -> Option<Vec<u32>> {
     let arr = body.get("tokens")?.as_array()?;

@@ -40,3 +40,9 @@ pub fn thinking_extras(on: bool) -> serde_json::Map<String, Value> {
     );
     m
 }
+
+/// Output-length pinning: `ignore_eos` (python/sglang/srt/sampling/sampling_params.py); no `min_tokens`.
+pub const OUTPUT_PINNING: super::OutputPinning = super::OutputPinning {
+    ignore_eos: true,
+    min_tokens: false,
+};

@@ -34,3 +34,10 @@ pub fn thinking_extras(on: bool) -> serde_json::Map<String, Value> {
     );
     m
 }
+
+/// Output-length pinning: `ignore_eos` and `min_tokens` are extra sampling params of the OpenAI server
+/// (vllm/entrypoints/openai/protocol.py).
+pub const OUTPUT_PINNING: super::OutputPinning = super::OutputPinning {
+    ignore_eos: true,
+    min_tokens: true,
+};
