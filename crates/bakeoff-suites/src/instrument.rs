@@ -8,6 +8,11 @@
 //!   scored, and the suite score leaves it out.
 //!
 //! Effects are always given in items as well as percent (`bakeoff_stats::format_effect`).
+//!
+//! Thinking artifacts (`truncated-in-reasoning`, `empty-content-reasoning-only`) are failures
+//! of the item but not wrong answers: they are counted apart per family, named in the
+//! instrument flags, and when they are common the suite gets a `thinking-artifacts` flag, so a
+//! reasoning model's empty `content` is never read as a weak model (the seeds' misreading).
 
 use bakeoff_artifact::{FlagSeverity, InstrumentFlag, Outcome, Score, SuiteSummary};
 use bakeoff_stats::{Proportion, check_instrument, format_effect};
@@ -51,7 +56,22 @@ pub struct FamilyStats {
     /// Ids of items whose answer could not be extracted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub extraction_failures: Vec<String>,
+    /// Scored items that ended inside the reasoning (cut off, or reasoning with empty
+    /// content): failures of the budget or the thinking mode, not wrong answers.
+    pub thinking_artifacts: u64,
 }
+
+/// Is this outcome a thinking artifact (the reply never left the reasoning)?
+pub fn is_thinking_artifact(o: Outcome) -> bool {
+    matches!(
+        o,
+        Outcome::TruncatedInReasoning | Outcome::EmptyContentReasoningOnly
+    )
+}
+
+/// A suite gets the `thinking-artifacts` flag when at least this share of its scored items
+/// ended inside the reasoning.
+pub const THINKING_ARTIFACT_SHARE: f64 = 0.25;
 
 /// Figures per family in first-seen order, and the flags they raise for `suite`.
 pub fn families(suite: &str, tallies: &[Tally]) -> (Vec<FamilyStats>, Vec<InstrumentFlag>) {
@@ -78,6 +98,10 @@ pub fn families(suite: &str, tallies: &[Tally]) -> (Vec<FamilyStats>, Vec<Instru
             .filter(|t| t.extraction_failed)
             .map(|t| t.id.clone())
             .collect();
+        let thinking_artifacts = scored
+            .iter()
+            .filter(|t| is_thinking_artifact(t.outcome))
+            .count() as u64;
         let expected_by_chance = (chance * n as f64).round() as i64;
         let mut fs = FamilyStats {
             family: fam.to_string(),
@@ -91,6 +115,7 @@ pub fn families(suite: &str, tallies: &[Tally]) -> (Vec<FamilyStats>, Vec<Instru
             reason: String::new(),
             counted: n > 0,
             extraction_failures,
+            thinking_artifacts,
         };
         if let Ok(p) = Proportion::wilson(passed, n) {
             let check = check_instrument(&p, chance);
@@ -111,9 +136,10 @@ pub fn families(suite: &str, tallies: &[Tally]) -> (Vec<FamilyStats>, Vec<Instru
                         FlagSeverity::Invalid
                     },
                     message: format!(
-                        "{suite}/{fam}: {}; {} extraction failure(s){listed}",
+                        "{suite}/{fam}: {}; {} extraction failure(s){listed}; {}",
                         check.reason,
-                        fs.extraction_failures.len()
+                        fs.extraction_failures.len(),
+                        thinking_note(thinking_artifacts, n)
                     ),
                     suite: Some(suite.to_string()),
                     count: Some(fs.extraction_failures.len() as u64),
@@ -123,6 +149,49 @@ pub fn families(suite: &str, tallies: &[Tally]) -> (Vec<FamilyStats>, Vec<Instru
         out.push(fs);
     }
     (out, flags)
+}
+
+fn thinking_note(artifacts: u64, n: u64) -> String {
+    if artifacts == 0 {
+        "0 thinking artifact(s)".into()
+    } else {
+        format!(
+            "{artifacts} of {n} scored item(s) ended inside the reasoning (thinking artifacts, not \
+             wrong answers: raise the output budget with --thinking on, or run --thinking off)"
+        )
+    }
+}
+
+/// The suite-level flag when many scored items never left the reasoning.
+pub fn thinking_artifacts_flag(suite: &str, tallies: &[Tally]) -> Option<InstrumentFlag> {
+    let scored: Vec<&Tally> = tallies.iter().filter(|t| t.outcome.is_scored()).collect();
+    let hit: Vec<String> = scored
+        .iter()
+        .filter(|t| is_thinking_artifact(t.outcome))
+        .map(|t| t.id.clone())
+        .collect();
+    let cut = scored
+        .iter()
+        .filter(|t| t.outcome == Outcome::TruncatedInReasoning)
+        .count();
+    if hit.is_empty() || (hit.len() as f64) < THINKING_ARTIFACT_SHARE * scored.len() as f64 {
+        return None;
+    }
+    Some(InstrumentFlag {
+        code: "thinking-artifacts".into(),
+        severity: FlagSeverity::Warning,
+        message: format!(
+            "{suite}: {} of {} scored item(s) ended inside the reasoning ({cut} cut off by max_tokens \
+             while reasoning, {} with reasoning and empty content){}: the score understates the model; \
+             rerun with --thinking on (larger output budget) or --thinking off",
+            hit.len(),
+            scored.len(),
+            hit.len() - cut,
+            list_ids(&hit)
+        ),
+        suite: Some(suite.to_string()),
+        count: Some(hit.len() as u64),
+    })
 }
 
 fn list_ids(ids: &[String]) -> String {
@@ -165,6 +234,9 @@ pub fn apply(suite: &str, summary: &mut SuiteSummary, tallies: &[Tally]) {
     summary.passed = passed;
     summary.score = summary::score(passed, scored);
     summary.flags.extend(flags);
+    summary
+        .flags
+        .extend(thinking_artifacts_flag(suite, tallies));
     let mut details = match std::mem::take(&mut summary.details) {
         serde_json::Value::Object(m) => m,
         _ => serde_json::Map::new(),
@@ -237,5 +309,52 @@ mod tests {
         assert_eq!(fams[0].flag, None);
         assert!(flags.is_empty());
         assert_eq!(fams[0].versus_chance, "0 items (0.0 pts)");
+    }
+
+    #[test]
+    fn a_reasoning_model_out_of_budget_is_named_not_read_as_a_weak_model() {
+        // 30 items cut off while reasoning, 2 empty-content-reasoning-only, on four options.
+        let tallies: Vec<Tally> = (0..32)
+            .map(|i| Tally {
+                id: format!("mc-{i}"),
+                family: "mc".into(),
+                outcome: if i < 30 {
+                    Outcome::TruncatedInReasoning
+                } else {
+                    Outcome::EmptyContentReasoningOnly
+                },
+                chance: 0.25,
+                extraction_failed: false,
+            })
+            .collect();
+        let (fams, flags) = families("intelligence", &tallies);
+        assert_eq!(fams[0].thinking_artifacts, 32);
+        assert_eq!(fams[0].flag.as_deref(), Some("instrument-failure"));
+        assert!(
+            flags[0]
+                .message
+                .contains("32 of 32 scored item(s) ended inside the reasoning"),
+            "{}",
+            flags[0].message
+        );
+        let f = thinking_artifacts_flag("intelligence", &tallies).unwrap();
+        assert_eq!(f.code, "thinking-artifacts");
+        assert_eq!(f.count, Some(32));
+        assert!(
+            f.message.contains("30 cut off by max_tokens"),
+            "{}",
+            f.message
+        );
+        let mut sum = summary::summarize(32, &[]);
+        apply("intelligence", &mut sum, &tallies);
+        assert!(sum.flags.iter().any(|f| f.code == "thinking-artifacts"));
+        // One artifact in 32 is not "many".
+        let mut few: Vec<Tally> = (0..31).map(|i| t(i, "mc", i < 20, 0.25, false)).collect();
+        few.push(Tally {
+            outcome: Outcome::TruncatedInReasoning,
+            ..t(31, "mc", false, 0.25, false)
+        });
+        assert!(thinking_artifacts_flag("intelligence", &few).is_none());
+        assert_eq!(families("intelligence", &few).0[0].thinking_artifacts, 1);
     }
 }

@@ -107,7 +107,7 @@ pub struct SuiteOptions {
     pub thinking: crate::thinking::ThinkingMode,
     /// `--battery FILE`: the intelligence battery to load instead of the shipped default.
     pub battery: Option<std::path::PathBuf>,
-    /// A subset for quick runs and tests: the first N tool cases, the first N session
+    /// A subset for quick runs and tests: the first N tool cases of each category, the first N session
     /// conversations, the first N intelligence items of each family. `None`: everything.
     pub limit: Option<usize>,
     /// The context suite's targets, depths and seed.

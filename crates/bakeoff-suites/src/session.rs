@@ -20,14 +20,16 @@ pub const MAX_TOKENS: u32 = 32;
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "kind", content = "value", rename_all = "kebab-case")]
 pub enum TurnCheck {
-    /// Case-insensitive substring (whitespace-collapsed).
+    /// Case-insensitive, whitespace-collapsed, and whole-word: the value must not be part of a
+    /// longer word or number ("4" is not found in "14", "2024" or "4.5").
     Contains(String),
     NotContains(String),
     /// The reply, trailing punctuation and markup removed, ends with the word (any case).
     EndsWith(String),
     /// The reply, leading markup removed, starts with the word (any case).
     StartsWith(String),
-    /// No lower-case letter, and at least one letter.
+    /// No lower-case letter, and at least one letter or digit: a reply that is only a number
+    /// ("4") keeps a capitals-only rule.
     Uppercase(String),
 }
 
@@ -69,12 +71,14 @@ impl TurnCheck {
     pub fn holds(&self, reply: &str) -> bool {
         let low = reply.to_lowercase();
         match self {
-            TurnCheck::Contains(v) => collapse(&low).contains(&collapse(&v.to_lowercase())),
-            TurnCheck::NotContains(v) => !collapse(&low).contains(&collapse(&v.to_lowercase())),
+            TurnCheck::Contains(v) => contains_word(&collapse(&low), &collapse(&v.to_lowercase())),
+            TurnCheck::NotContains(v) => {
+                !contains_word(&collapse(&low), &collapse(&v.to_lowercase()))
+            }
             TurnCheck::EndsWith(v) => edge_trim(&low).ends_with(&v.to_lowercase()),
             TurnCheck::StartsWith(v) => edge_trim(&low).starts_with(&v.to_lowercase()),
             TurnCheck::Uppercase(_) => {
-                reply.chars().any(char::is_alphabetic) && !reply.chars().any(char::is_lowercase)
+                reply.chars().any(char::is_alphanumeric) && !reply.chars().any(char::is_lowercase)
             }
         }
     }
@@ -88,6 +92,42 @@ impl TurnCheck {
             TurnCheck::Uppercase(_) => "is in capital letters".into(),
         }
     }
+}
+
+/// `needle` occurs in `hay` with a word boundary on each side: the neighbouring characters are
+/// not alphanumeric, and a digit next to a decimal point or comma that is followed or preceded by
+/// another digit also counts as part of the number ("4" is not in "4.5" or "1,400").
+pub fn contains_word(hay: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return true;
+    }
+    let chars: Vec<char> = hay.chars().collect();
+    let want: Vec<char> = needle.chars().collect();
+    let n = want.len();
+    if chars.len() < n {
+        return false;
+    }
+    let part_of_word = |i: Option<usize>, step_out: isize| -> bool {
+        let Some(i) = i else { return false };
+        let Some(&c) = chars.get(i) else { return false };
+        if c.is_alphanumeric() {
+            return true;
+        }
+        // "4.5", "1,400": a separator between digits continues the number.
+        if matches!(c, '.' | ',') {
+            let beyond = i as isize + step_out;
+            return beyond >= 0
+                && chars
+                    .get(beyond as usize)
+                    .is_some_and(|d| d.is_ascii_digit());
+        }
+        false
+    };
+    (0..=chars.len() - n).any(|start| {
+        chars[start..start + n] == want[..]
+            && !(want[0].is_alphanumeric() && part_of_word(start.checked_sub(1), -1))
+            && !(want[n - 1].is_alphanumeric() && part_of_word(Some(start + n), 1))
+    })
 }
 
 fn collapse(s: &str) -> String {
@@ -138,7 +178,9 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
             let id = format!("{}/t{}", conv.id, i + 1);
             history.push(Message::user(&turn.user));
             let mut req = ChatRequest::new(&ctx.model, history.clone(), MAX_TOKENS, true);
-            ctx.options.thinking.apply(ctx.facts.engine, &mut req);
+            ctx.options
+                .thinking
+                .apply_scored(ctx.facts.engine, &mut req);
             let expected = json!({ "rule": conv.rule, "checks": turn.checks, "family": turn.kind });
             let item = if let Some(why) = &broken {
                 let mut it = record(
@@ -189,6 +231,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     }
     let mut result = rec.result(planned, done);
     instrument::apply("session", &mut result.summary, &tallies);
+    crate::summary::add_reasoning(&mut result.summary, &result.items);
     result
 }
 
@@ -223,7 +266,23 @@ mod tests {
         assert!(TurnCheck::StartsWith("Noted".into()).holds("**Noted:** the code word is WALRUS"));
         assert!(TurnCheck::Uppercase(String::new()).holds("SATURDAY, 6 PEOPLE."));
         assert!(!TurnCheck::Uppercase(String::new()).holds("Saturday"));
-        assert!(!TurnCheck::Uppercase(String::new()).holds("42"));
+        // A bare number keeps a capitals-only rule (booking-caps asks for "the number").
+        assert!(TurnCheck::Uppercase(String::new()).holds("4"));
+        assert!(TurnCheck::Uppercase(String::new()).holds("4."));
+        assert!(!TurnCheck::Uppercase(String::new()).holds("4 people"));
+        assert!(!TurnCheck::Uppercase(String::new()).holds("..."));
+        // Whole words and whole numbers only.
+        let four = TurnCheck::Contains("4".into());
+        assert!(four.holds("4") && four.holds("FOR 4 PEOPLE.") && four.holds("(4)"));
+        for not_four in ["14", "2024", "4.5", "1,400", "40", "4th"] {
+            assert!(!four.holds(not_four), "{not_four}");
+        }
+        assert!(four.holds("4, FRIDAY") && four.holds("IT IS 4."));
+        assert!(TurnCheck::NotContains("4".into()).holds("6 PEOPLE, NOT 14"));
+        assert!(!TurnCheck::NotContains("4".into()).holds("6, NOT 4"));
+        assert!(TurnCheck::Contains("Priya".into()).holds("Your name is Priya's? PRIYA."));
+        assert!(!TurnCheck::Contains("blue".into()).holds("bluebell"));
+        assert!(TurnCheck::Contains("4471".into()).holds("order #4471 OVER"));
         assert!(TurnCheck::NotContains("blue".into()).holds("green OVER"));
         let cs = conversations().unwrap();
         let conv = &cs[0];

@@ -87,7 +87,9 @@ pub async fn run_item(client: &Client, model: &str, item: &SmokeItem) -> ItemRec
 /// One item with the run's options applied (`--thinking`).
 async fn run_item_in(ctx: &SuiteContext<'_>, item: &SmokeItem) -> ItemRecord {
     let mut req = request(&ctx.model, item);
-    ctx.options.thinking.apply(ctx.facts.engine, &mut req);
+    ctx.options
+        .thinking
+        .apply_scored(ctx.facts.engine, &mut req);
     let ex = ctx.client.chat_stream(&req).await;
     let (outcome, detail) = classify(&ex, |a| item.check.check(a));
     record(&item.id, &req, &ex, outcome, detail, item.check.expected())
@@ -111,7 +113,9 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
             break;
         }
     }
-    rec.result(plan.len(), done)
+    let mut result = rec.result(plan.len(), done);
+    crate::summary::add_reasoning(&mut result.summary, &result.items);
+    result
 }
 
 #[cfg(test)]

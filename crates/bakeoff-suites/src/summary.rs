@@ -38,6 +38,47 @@ pub fn summarize(planned: usize, items: &[ItemRecord]) -> SuiteSummary {
     }
 }
 
+/// Reasoning spent by a suite, counted apart from the answers: items whose reply carried
+/// reasoning, its characters, and the server's `completion_tokens_details.reasoning_tokens`
+/// summed (`null` when the server reported none).
+pub fn reasoning_totals(items: &[ItemRecord]) -> serde_json::Value {
+    let with_reasoning = items
+        .iter()
+        .filter(|i| !i.response.reasoning.trim().is_empty())
+        .count();
+    let chars: usize = items
+        .iter()
+        .map(|i| i.response.reasoning.chars().count())
+        .sum();
+    let tokens: Vec<u64> = items
+        .iter()
+        .filter_map(|i| {
+            i.response
+                .usage
+                .as_ref()?
+                .completion_tokens_details
+                .as_ref()?
+                .reasoning_tokens
+        })
+        .collect();
+    serde_json::json!({
+        "items_with_reasoning": with_reasoning,
+        "reasoning_chars": chars,
+        "reasoning_tokens": if tokens.is_empty() { None } else { Some(tokens.iter().sum::<u64>()) },
+        "items_reporting_reasoning_tokens": tokens.len(),
+    })
+}
+
+/// Put [`reasoning_totals`] into `details.reasoning` of a suite summary.
+pub fn add_reasoning(summary: &mut SuiteSummary, items: &[ItemRecord]) {
+    let mut details = match std::mem::take(&mut summary.details) {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    details.insert("reasoning".into(), reasoning_totals(items));
+    summary.details = serde_json::Value::Object(details);
+}
+
 /// `failed` when nothing was measured, `incomplete` when interrupted, else `complete`.
 pub fn status(planned: usize, items: &[ItemRecord], interrupted: bool) -> SuiteStatus {
     let measured = items

@@ -57,6 +57,35 @@ impl ThinkingMode {
     }
 }
 
+/// Output tokens a reply may spend reasoning before its answer, added to a scored suite's
+/// answer budget under `--thinking on`. The answer budgets (16–160 tokens) fit the visible
+/// answer only; a reasoning model spends hundreds to thousands of tokens first, and without
+/// this allowance nearly every item would end `truncated-in-reasoning`. lighteval multiplies
+/// `max_new_tokens` by 10 for reasoning models (/work/shared/reference/eval-harnesses.md); a
+/// flat allowance keeps the 16-token items usable too. `default` and `off` keep the answer
+/// budget: under `default` a reasoning model that runs out is flagged `thinking-artifacts`.
+pub const THINKING_ALLOWANCE: u32 = 4096;
+
+impl ThinkingMode {
+    /// The output budget for a suite whose answer fits in `answer_tokens`.
+    pub fn budget(self, answer_tokens: u32) -> u32 {
+        match self {
+            Self::On => answer_tokens.saturating_add(THINKING_ALLOWANCE),
+            Self::Off | Self::Default => answer_tokens,
+        }
+    }
+
+    /// Apply the mode's controls and widen the request's output budget for reasoning (the
+    /// scored suites: smoke, tool, session, intelligence; load suites pin their lengths and
+    /// use [`ThinkingMode::apply`] alone).
+    pub fn apply_scored(self, engine: EngineKind, req: &mut ChatRequest) {
+        self.apply(engine, req);
+        if let Some(m) = req.max_tokens {
+            req.max_tokens = Some(self.budget(m));
+        }
+    }
+}
+
 const PROBE_PROMPT: &str = "Say hello.";
 /// Enough for a reasoning model to open its reasoning; not enough to wait on it.
 const PROBE_MAX_TOKENS: u32 = 32;
@@ -185,6 +214,17 @@ mod tests {
         assert_eq!(judge(ThinkingMode::On, "", "hmm", None).0, Some(true));
         assert_eq!(judge(ThinkingMode::On, "hi", "", None).0, Some(false));
         assert_eq!(judge(ThinkingMode::Default, "hi", "", None).0, None);
+    }
+
+    #[test]
+    fn thinking_on_widens_the_answer_budget_only() {
+        assert_eq!(ThinkingMode::On.budget(16), 16 + THINKING_ALLOWANCE);
+        assert_eq!(ThinkingMode::Off.budget(16), 16);
+        assert_eq!(ThinkingMode::Default.budget(32), 32);
+        let mut req = ChatRequest::new("m", vec![Message::user("q")], 16, true);
+        ThinkingMode::On.apply_scored(EngineKind::LlamaCpp, &mut req);
+        assert_eq!(req.max_tokens, Some(16 + THINKING_ALLOWANCE));
+        assert_eq!(req.extra["chat_template_kwargs"]["enable_thinking"], true);
     }
 
     #[test]

@@ -33,40 +33,50 @@ async fn tool_session_intelligence_against_the_real_llama_server() {
     // A base model with a ChatML fallback template never reasons: off takes effect.
     assert_eq!(check.took_effect, Some(true), "{}", check.message);
 
-    let options = SuiteOptions {
+    // Tool: one case of each category (single, multiple, parallel, nested, irrelevance).
+    let (_tx, mut rx) = tokio::sync::watch::channel(false);
+    let mut journaled = Vec::new();
+    let tool_options = SuiteOptions {
         thinking: ThinkingMode::Off,
-        limit: Some(6),
+        limit: Some(1),
         ..SuiteOptions::default()
     };
-    let ctx = SuiteContext {
+    let tool_ctx = SuiteContext {
         client: &client,
         model: "gemma-3-270m-q4_k_m".into(),
         facts: &facts,
-        options: &options,
+        options: &tool_options,
     };
-    let (_tx, mut rx) = tokio::sync::watch::channel(false);
-    let mut journaled = Vec::new();
-    let mut on_item = |suite: &str, it: &bakeoff_artifact::ItemRecord| {
+    let mut on_tool_item = |suite: &str, it: &bakeoff_artifact::ItemRecord| {
         journaled.push((suite.to_string(), it.id.clone()))
     };
-    let out = run_suites(
-        &ctx,
-        &[SuiteName::Tool, SuiteName::Session, SuiteName::Intelligence],
-        &mut rx,
-        &mut on_item,
-    )
-    .await;
-    assert!(out.interrupted.is_none());
-
-    // Tool: 6 cases, each recording where its call landed; the summary diagnoses.
-    let tool = &out.suites["tool"];
+    let tool_out = run_suites(&tool_ctx, &[SuiteName::Tool], &mut rx, &mut on_tool_item).await;
+    assert!(tool_out.interrupted.is_none());
+    let tool = &tool_out.suites["tool"];
     assert_eq!(tool.status, SuiteStatus::Complete);
-    assert_eq!(tool.items.len(), 6);
+    let cats: Vec<&str> = tool
+        .items
+        .iter()
+        .map(|it| it.extra["family"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        cats,
+        ["single", "multiple", "parallel", "nested", "irrelevance"]
+    );
     for it in &tool.items {
+        // Each case records where its call landed, and the checker's verdict in words.
         assert!(bakeoff_suites::tool::landing_of(it).is_some(), "{}", it.id);
+        assert!(it.check.is_some(), "{}", it.id);
         assert_eq!(it.request["chat_template_kwargs"]["enable_thinking"], false);
         assert!(it.request["tools"].is_array());
     }
+    // The parallel case asks for parallel calls; its budget is the larger one.
+    let parallel = &tool.items[2];
+    assert_eq!(parallel.request["parallel_tool_calls"], true);
+    assert_eq!(
+        parallel.request["max_tokens"],
+        bakeoff_suites::tool::MAX_TOKENS_PARALLEL
+    );
     let diag = tool.summary.details["diagnosis"]["code"].as_str().unwrap();
     // What really happens here (template caps: supports_tools false): record it, whatever it is.
     assert!(
@@ -79,7 +89,41 @@ async fn tool_session_intelligence_against_the_real_llama_server() {
         .contains(&diag),
         "{diag}"
     );
-    assert!(tool.summary.details["families"].is_array());
+    let tool_fams = tool.summary.details["families"].as_array().unwrap();
+    assert_eq!(tool_fams.len(), 5);
+    // Thinking off on a model that never reasons: no reasoning spent, nothing flagged as a
+    // thinking artifact.
+    assert_eq!(tool.summary.details["reasoning"]["items_with_reasoning"], 0);
+    assert!(
+        !tool
+            .summary
+            .flags
+            .iter()
+            .any(|f| f.code == "thinking-artifacts")
+    );
+
+    let options = SuiteOptions {
+        thinking: ThinkingMode::Off,
+        limit: Some(6),
+        ..SuiteOptions::default()
+    };
+    let ctx = SuiteContext {
+        client: &client,
+        model: "gemma-3-270m-q4_k_m".into(),
+        facts: &facts,
+        options: &options,
+    };
+    let mut on_item = |suite: &str, it: &bakeoff_artifact::ItemRecord| {
+        journaled.push((suite.to_string(), it.id.clone()))
+    };
+    let out = run_suites(
+        &ctx,
+        &[SuiteName::Session, SuiteName::Intelligence],
+        &mut rx,
+        &mut on_item,
+    )
+    .await;
+    assert!(out.interrupted.is_none());
 
     // Session: the first 6 conversations (there are 3), every turn an item, history grows.
     let session = &out.suites["session"];

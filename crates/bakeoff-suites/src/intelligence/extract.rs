@@ -5,10 +5,13 @@
 //! 2. The answer region is the text after the last `Answer:` / `Final answer:` label
 //!    (case-insensitive) when there is one; otherwise the first non-empty line.
 //! 3. By scoring rule, on that region:
-//!    - `choice`: a leading option letter (`B`, `B)`, `(B)`, `B.`, `B:`), or the region equal
-//!      to one option's text (case-insensitive);
+//!    - `choice`: a leading option letter in option-letter form — `(B)`, `B)`, `B.`, `B:`,
+//!      `B -`, a bold `**B**`, or the letter alone — or the region equal to one option's text
+//!      (case-insensitive). A letter followed by a word ("A cat…", "I think…") is an article
+//!      or a pronoun, not an option;
 //!    - `integer` / `number`: the last number in the region (thousands commas removed);
-//!    - `date`: the first `YYYY-MM-DD`;
+//!    - `date`: the last `YYYY-MM-DD` (like numbers: a reply that restates the start date
+//!      first ends with its answer);
 //!    - `exact`: the region, case-insensitive, whitespace removed, surrounding punctuation and
 //!      brackets dropped.
 //!
@@ -49,7 +52,12 @@ fn date_re() -> Option<&'static Regex> {
 }
 fn letter_re() -> Option<&'static Regex> {
     static R: OnceLock<Option<Regex>> = OnceLock::new();
-    re(&R, r"^[\s*_`]*\(?([A-Ja-j])\)?(?:[.):\s*_`]|$)")
+    // Option-letter forms only: "(B)", "B)", "B.", "B:", "B -", "**B**" (emphasis closed),
+    // or the letter alone. "A cat" and "I think" are words, not options.
+    re(
+        &R,
+        r"^[\s*_`]*(?:\(([A-Ja-j])\)|([A-Ja-j])(?:[.):]|\s+[-–—]\s|[*_`]+(?:\s|$)|\s*$))",
+    )
 }
 
 pub fn is_iso_date(s: &str) -> bool {
@@ -91,8 +99,10 @@ pub fn extract(item: &BatteryItem, content: &str) -> Extracted {
     match item.scoring {
         Scoring::Choice => {
             let k = item.options.as_ref().map_or(0, Vec::len);
-            if let Some(c) = letter_re().and_then(|r| r.captures(&reg)) {
-                let l = c[1].to_ascii_uppercase();
+            if let Some(c) = letter_re().and_then(|r| r.captures(&reg))
+                && let Some(m) = c.get(1).or_else(|| c.get(2))
+            {
+                let l = m.as_str().to_ascii_uppercase();
                 if LETTERS[..k].contains(&l.as_bytes()[0]) {
                     return Extracted::Found(l);
                 }
@@ -113,7 +123,7 @@ pub fn extract(item: &BatteryItem, content: &str) -> Extracted {
                 None => Extracted::Failed("no number"),
             }
         }
-        Scoring::Date => match date_re().and_then(|r| r.find(&reg)) {
+        Scoring::Date => match date_re().and_then(|r| r.find_iter(&reg).last()) {
             Some(m) => Extracted::Found(m.as_str().to_string()),
             None => Extracted::Failed("no YYYY-MM-DD date"),
         },
@@ -192,6 +202,17 @@ mod tests {
             extract(&it, "Because"),
             Extracted::Failed("no option letter")
         );
+        // A leading article or pronoun is not an option letter.
+        for s in ["A cat is on the mat", "I think it is Ben", "A big one"] {
+            assert_ne!(extract(&it, s), Extracted::Found("A".into()), "{s}");
+        }
+        assert_eq!(
+            extract(&it, "A cat is on the mat"),
+            Extracted::Failed("no option letter")
+        );
+        for s in ["D - Dee", "**D** Dee", "(D) Dee", "D: Dee", "d", "`D`"] {
+            assert_eq!(extract(&it, s), Extracted::Found("D".into()), "{s}");
+        }
         assert!(matches(&it, "B") && !matches(&it, "A"));
         let pair = item(
             Scoring::Choice,
@@ -219,6 +240,11 @@ mod tests {
         let d = item(Scoring::Date, None, &["2024-03-01"]);
         assert_eq!(
             extract(&d, "It is 2024-03-01."),
+            Extracted::Found("2024-03-01".into())
+        );
+        // The last date, like the last number: the start date restated first is not the answer.
+        assert_eq!(
+            extract(&d, "2024-02-20 plus 10 days is 2024-03-01"),
             Extracted::Found("2024-03-01".into())
         );
         assert_eq!(

@@ -6,6 +6,12 @@
 //! Six families of original items, 36 each: arithmetic, date-arithmetic, ordering,
 //! spatial-grid, unit-conversion and contradiction (either statement of the contradicting
 //! pair is accepted: contradiction is symmetric).
+//!
+//! Answer positions are stratified, not drawn: in `ordering` the answer of the j-th item with
+//! k options sits at letter `j mod k`, and `contradiction` cycles through the ten letter pairs
+//! of five options. So no constant reply ("always A") beats the chance floor by more than an
+//! item's worth (a drawn position gave "always A" 55.6 % on contradiction, chance 40 %). Prompts
+//! are unique within a family: a repeat is redrawn.
 
 use super::battery::{BatteryItem, LETTERS, Scoring};
 
@@ -137,9 +143,15 @@ fn ordering(r: &mut Rng, i: usize) -> BatteryItem {
     r.shuffle(&mut facts);
     let ask_hi = r.range(0, 1) == 0;
     let answer_name = if ask_hi { chain[0] } else { chain[k - 1] };
-    let mut options: Vec<String> = chain.iter().map(|s| s.to_string()).collect();
+    // The others in random order, the answer at its stratified letter.
+    let mut options: Vec<String> = chain
+        .iter()
+        .filter(|n| **n != answer_name)
+        .map(|s| s.to_string())
+        .collect();
     r.shuffle(&mut options);
-    let idx = options.iter().position(|o| o == answer_name).unwrap_or(0);
+    let idx = (i / 3) % k;
+    options.insert(idx, answer_name.to_string());
     BatteryItem {
         id: format!("order-{i:03}"),
         family: "ordering".into(),
@@ -224,6 +236,21 @@ const THINGS: &[(&str, &str)] = &[
     ("the left bridge", "the right bridge"),
 ];
 
+/// The ten letter pairs of five options, ordered so that any prefix spreads the letters evenly
+/// (the first six use each letter two or three times).
+const CONTRADICTION_PAIRS: [(usize, usize); 10] = [
+    (0, 1),
+    (2, 3),
+    (0, 4),
+    (1, 2),
+    (3, 4),
+    (0, 2),
+    (1, 3),
+    (2, 4),
+    (0, 3),
+    (1, 4),
+];
+
 fn contradiction(r: &mut Rng, i: usize) -> BatteryItem {
     let who = *r.pick(NAMES);
     let year = r.range(1950, 2005);
@@ -254,16 +281,23 @@ fn contradiction(r: &mut Rng, i: usize) -> BatteryItem {
         format!("{who} likes tea more than coffee."),
         format!("{} stands near the river.", cap(b)),
     ];
-    let mut statements: Vec<(String, bool)> = vec![(p, true), (q, true)];
     let mut f: Vec<String> = fillers.to_vec();
     r.shuffle(&mut f);
-    statements.extend(f.into_iter().take(3).map(|s| (s, false)));
-    r.shuffle(&mut statements);
-    let answers: Vec<String> = statements
+    // The pair at its stratified letters (which of the two comes first is drawn), the fillers
+    // in the other three places.
+    let (lo, hi) = CONTRADICTION_PAIRS[i % CONTRADICTION_PAIRS.len()];
+    let (first, second) = if r.range(0, 1) == 0 { (p, q) } else { (q, p) };
+    let mut fill = f.into_iter();
+    let statements: Vec<String> = (0..5)
+        .map(|slot| match slot {
+            s if s == lo => first.clone(),
+            s if s == hi => second.clone(),
+            _ => fill.next().unwrap_or_default(),
+        })
+        .collect();
+    let answers: Vec<String> = [lo, hi]
         .iter()
-        .enumerate()
-        .filter(|(_, s)| s.1)
-        .map(|(k, _)| (LETTERS[k] as char).to_string())
+        .map(|&k| (LETTERS[k] as char).to_string())
         .collect();
     BatteryItem {
         id: format!("contra-{i:03}"),
@@ -272,7 +306,7 @@ fn contradiction(r: &mut Rng, i: usize) -> BatteryItem {
             "Exactly two of the following statements contradict each other. Name one of those two \
                  statements: reply with only its letter."
                 .into(),
-        options: Some(statements.into_iter().map(|s| s.0).collect()),
+        options: Some(statements),
         answers,
         scoring: Scoring::Choice,
     }
@@ -299,8 +333,18 @@ pub fn default_battery() -> Vec<BatteryItem> {
     ];
     let mut out = Vec::with_capacity(gens.len() * PER_FAMILY);
     for g in gens {
+        let mut seen = std::collections::BTreeSet::new();
         for i in 0..PER_FAMILY {
-            out.push(g(&mut r, i));
+            let mut item = g(&mut r, i);
+            // A repeated prompt is redrawn (the next draws differ); the bound only guards
+            // against a generator that cannot vary, which the tests would catch.
+            for _ in 0..64 {
+                if seen.insert(item.rendered_prompt()) {
+                    break;
+                }
+                item = g(&mut r, i);
+            }
+            out.push(item);
         }
     }
     out
@@ -339,6 +383,31 @@ mod tests {
         }
     }
 
+    /// What always answering `letter` scores on a family, against its chance floor.
+    fn constant_reply(items: &[BatteryItem], family: &str, letter: &str) -> (usize, f64) {
+        let fam: Vec<&BatteryItem> = items.iter().filter(|i| i.family == family).collect();
+        let hits = fam
+            .iter()
+            .filter(|i| i.answers.iter().any(|a| a == letter))
+            .count();
+        let chance: f64 = fam.iter().map(|i| i.chance()).sum();
+        (hits, chance)
+    }
+
+    #[test]
+    fn no_constant_letter_beats_chance_by_more_than_an_item() {
+        let items = default_battery();
+        for fam in ["ordering", "contradiction"] {
+            for l in ["A", "B", "C", "D", "E"] {
+                let (hits, chance) = constant_reply(&items, fam, l);
+                assert!(
+                    hits as f64 <= chance + 1.0,
+                    "always {l} on {fam}: {hits} items, chance {chance:.1}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn regenerates_the_shipped_battery() {
         let text = default_battery_jsonl();
@@ -357,6 +426,14 @@ mod tests {
         let mut fams: Vec<&str> = items.iter().map(|i| i.family.as_str()).collect();
         fams.dedup();
         assert_eq!(fams.len(), 6);
+        // No repeated prompt within a family.
+        let mut prompts: Vec<(String, String)> = items
+            .iter()
+            .map(|i| (i.family.clone(), i.rendered_prompt()))
+            .collect();
+        prompts.sort();
+        prompts.dedup();
+        assert_eq!(prompts.len(), items.len());
         // Every contradiction item accepts exactly the two statements of its pair.
         assert!(
             items

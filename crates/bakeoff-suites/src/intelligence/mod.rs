@@ -87,7 +87,9 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     let mut tallies = Vec::with_capacity(items.len());
     for item in &items {
         let mut req = request(&ctx.model, item);
-        ctx.options.thinking.apply(ctx.facts.engine, &mut req);
+        ctx.options
+            .thinking
+            .apply_scored(ctx.facts.engine, &mut req);
         let Some(ex) = rec.guard(ctx.client.chat_stream(&req)).await else {
             break;
         };
@@ -131,6 +133,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     }
     let mut result = rec.result(items.len(), done);
     instrument::apply("intelligence", &mut result.summary, &tallies);
+    crate::summary::add_reasoning(&mut result.summary, &result.items);
     if let serde_json::Value::Object(m) = &mut result.summary.details {
         m.insert(
             "battery".into(),

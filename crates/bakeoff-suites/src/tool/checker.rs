@@ -105,6 +105,10 @@ fn check_schema_shape(name: &str, args: &Map<String, Value>, schema: &Value) -> 
             Some("string") if !v.is_string() => {
                 return Err(format!("{name}: {k} should be a string, got {}", kind(v)));
             }
+            // `"true"` is a string, not a boolean (BFCL's type check).
+            Some("boolean") if !v.is_boolean() => {
+                return Err(format!("{name}: {k} should be a boolean, got {}", kind(v)));
+            }
             _ => {}
         }
         if let (Some(nested), Value::Object(inner)) = (p.get("properties"), v) {
@@ -396,6 +400,35 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("should be an integer"), "{err}");
+    }
+
+    #[test]
+    fn booleans_are_typed() {
+        let s = json!({"type":"object","properties":{"time":{"type":"string"},"repeat_daily":{"type":"boolean"}},"required":["time","repeat_daily"]});
+        let e =
+            exp(json!({"name":"set_alarm","arguments":{"time":["06:45"],"repeat_daily":[true]}}));
+        assert!(
+            check_call(
+                &call("set_alarm", r#"{"time":"06:45","repeat_daily":true}"#),
+                &e,
+                Some(&s)
+            )
+            .is_ok()
+        );
+        let err = check_call(
+            &call("set_alarm", r#"{"time":"06:45","repeat_daily":"true"}"#),
+            &e,
+            Some(&s),
+        )
+        .unwrap_err();
+        assert!(err.contains("should be a boolean, got a string"), "{err}");
+        let err = check_call(
+            &call("set_alarm", r#"{"time":"06:45","repeat_daily":false}"#),
+            &e,
+            Some(&s),
+        )
+        .unwrap_err();
+        assert!(err.contains("not an allowed value"), "{err}");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use bakeoff_wire::{ChatRequest, Message, Tool, ToolFunction};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::instrument::{self, Tally};
+use crate::instrument::{self, Tally, is_thinking_artifact};
 use crate::outcome::{outcome_of_error, record};
 use crate::runner::{Recorder, SuiteContext};
 use checker::{ExpectedCall, check_calls};
@@ -96,6 +96,21 @@ pub fn request(model: &str, data: &ToolData, case: &ToolCase) -> ChatRequest {
         req.extra.insert("parallel_tool_calls".into(), json!(true));
     }
     req
+}
+
+/// The first `limit` cases of each category, in file order, so a quick run still covers
+/// single, multiple, parallel, nested and irrelevance.
+pub fn subset(cases: &[ToolCase], limit: Option<usize>) -> Vec<&ToolCase> {
+    let limit = limit.unwrap_or(usize::MAX);
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    cases
+        .iter()
+        .filter(|c| {
+            let n = counts.entry(c.category.as_str()).or_insert(0);
+            *n += 1;
+            *n <= limit
+        })
+        .collect()
 }
 
 /// What the check found, beyond the outcome.
@@ -213,16 +228,22 @@ pub fn expected_json(case: &ToolCase) -> Value {
     json!({ "category": case.category, "calls": case.expected })
 }
 
-/// The diagnosis the summary gives: which of parser or model is at fault, if either.
+/// The landing key under which replies that never left the reasoning (no call anywhere, cut
+/// off while reasoning or reasoning with empty content) are counted, apart from `nowhere`.
+pub const ENDED_IN_REASONING: &str = "ended-in-reasoning";
+
+/// The diagnosis the summary gives: which of parser or model is at fault, if either. Replies
+/// that ended inside the reasoning blame neither: they are a budget or thinking-mode artifact.
 pub fn diagnose(counts: &BTreeMap<&'static str, u64>) -> (&'static str, String) {
     let g = |k| counts.get(k).copied().unwrap_or(0);
-    let (tc, text, reas, none) = (
+    let (tc, text, reas, none, thought) = (
         g("tool-calls"),
         g("content-text"),
         g("reasoning"),
         g("nowhere"),
+        g(ENDED_IN_REASONING),
     );
-    let total = tc + text + reas + none;
+    let total = tc + text + reas + none + thought;
     if total == 0 {
         (
             "nothing-measured",
@@ -255,12 +276,26 @@ pub fn diagnose(counts: &BTreeMap<&'static str, u64>) -> (&'static str, String) 
                 "{reas}/{total} calls were written inside the reasoning and none reached tool_calls (turn thinking off, or check the reasoning parser)"
             ),
         )
+    } else if thought > 0 && thought >= none {
+        (
+            "replies-ended-in-reasoning",
+            format!(
+                "{thought}/{total} replies ended inside the reasoning with no call (cut off by max_tokens while reasoning, or \
+             reasoning with empty content): neither the parser nor the model can be judged; rerun with --thinking on \
+             (larger output budget) or --thinking off"
+            ),
+        )
     } else {
+        let also = if thought > 0 {
+            format!("; {thought}/{total} more ended inside the reasoning")
+        } else {
+            String::new()
+        };
         (
             "model-does-not-call-tools",
             format!(
                 "{none}/{total} replies contained no call anywhere (not in tool_calls, content or reasoning): the model does not call \
-             tools here (or the template drops the tool list)"
+             tools here (or the template drops the tool list){also}"
             ),
         )
     }
@@ -270,18 +305,16 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     let Ok(data) = data() else {
         return rec.result(0, Vec::new());
     };
-    let cases: Vec<&ToolCase> = data
-        .cases
-        .iter()
-        .take(ctx.options.limit.unwrap_or(usize::MAX))
-        .collect();
+    let cases = subset(&data.cases, ctx.options.limit);
     let mut done = Vec::with_capacity(cases.len());
     let mut tallies = Vec::new();
     let mut landing_counts: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut would_pass = 0u64;
     for case in &cases {
         let mut req = request(&ctx.model, &data, case);
-        ctx.options.thinking.apply(ctx.facts.engine, &mut req);
+        ctx.options
+            .thinking
+            .apply_scored(ctx.facts.engine, &mut req);
         let Some(ex) = rec.guard(ctx.client.chat_stream(&req)).await else {
             break;
         };
@@ -301,7 +334,12 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
             "reasoning_tokens": reasoning_tokens(&ex),
         });
         if !case.expected.is_empty() && !v.outcome.is_request_failure() {
-            *landing_counts.entry(v.landing.as_str()).or_insert(0) += 1;
+            let key = if v.landing == Landing::Nowhere && is_thinking_artifact(v.outcome) {
+                ENDED_IN_REASONING
+            } else {
+                v.landing.as_str()
+            };
+            *landing_counts.entry(key).or_insert(0) += 1;
             if v.would_pass_if_parsed == Some(true) {
                 would_pass += 1;
             }
@@ -321,6 +359,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     }
     let mut result = rec.result(cases.len(), done);
     instrument::apply("tool", &mut result.summary, &tallies);
+    crate::summary::add_reasoning(&mut result.summary, &result.items);
     let (code, message) = diagnose(&landing_counts);
     if let Value::Object(m) = &mut result.summary.details {
         m.insert("landing".into(), json!(landing_counts));
@@ -418,6 +457,18 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_limit_keeps_every_category() {
+        let d = data().unwrap();
+        let one = subset(&d.cases, Some(1));
+        let cats: Vec<&str> = one.iter().map(|c| c.category.as_str()).collect();
+        assert_eq!(
+            cats,
+            vec!["single", "multiple", "parallel", "nested", "irrelevance"]
+        );
+        assert_eq!(subset(&d.cases, None).len(), d.cases.len());
+    }
+
     fn first_value(allowed: &[Value]) -> Option<Value> {
         let v = allowed.iter().find(|v| v.as_str() != Some(""))?;
         Some(match v {
@@ -449,5 +500,13 @@ mod tests {
             diagnose(&m(&[("reasoning", 1), ("nowhere", 5)])).0,
             "calls-inside-reasoning"
         );
+        // Out of budget while reasoning: not the model's fault, not the parser's.
+        assert_eq!(
+            diagnose(&m(&[(ENDED_IN_REASONING, 5), ("nowhere", 1)])).0,
+            "replies-ended-in-reasoning"
+        );
+        let (code, msg) = diagnose(&m(&[(ENDED_IN_REASONING, 1), ("nowhere", 5)]));
+        assert_eq!(code, "model-does-not-call-tools");
+        assert!(msg.contains("1/6 more ended inside the reasoning"), "{msg}");
     }
 }

@@ -105,8 +105,8 @@ pub struct RunArgs {
     /// Intelligence battery (JSONL, docs/suites.md) instead of the shipped default.
     #[arg(long, value_name = "FILE")]
     pub battery: Option<PathBuf>,
-    /// Quick subset: the first N tool cases, session conversations, and intelligence items
-    /// per family.
+    /// Quick subset: the first N tool cases per category, session conversations, and
+    /// intelligence items per family.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
 }
