@@ -3,6 +3,10 @@
 //! difference detectable at that n — and no verdict, with the reason, when the runs are not
 //! comparable (different item sets or n, different chat-template hashes, different thinking
 //! modes) unless the operator allows that difference.
+//!
+//! Only suites whose items pass or fail are paired ([`PAIRED_SUITES`]); the load suites are
+//! listed as skipped with the reason. A family that either run flagged `instrument-failure`
+//! (not scored there) gets no verdict either, with the reason.
 
 use std::collections::BTreeMap;
 
@@ -16,7 +20,8 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Confound {
-    /// The runs measured different items (ids, or the same id with a different expectation).
+    /// The runs measured different items (ids, or the same id with a different expectation
+    /// or different prompts).
     ItemSet,
     /// The runs measured different numbers of items.
     N,
@@ -73,6 +78,9 @@ pub struct FamilyComparison {
     /// The verdict, or why there is none.
     pub verdict: String,
     pub has_verdict: bool,
+    /// Instrument flags either run raised on this family (`A: suspect-instrument`, …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub instrument_flags: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -89,6 +97,30 @@ pub struct Comparison {
     pub only_in_b: u64,
     /// Paired items left out because a run did not score them (request failures, skipped).
     pub unscored_pairs: u64,
+    /// Suites present in a run but not paired, each with the reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped_suites: Vec<SkippedSuite>,
+    /// Things the reader should know that do not block a verdict (e.g. template unknown).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedSuite {
+    pub suite: String,
+    pub reason: String,
+}
+
+/// Suites whose items pass or fail, and so can be paired item by item.
+pub const PAIRED_SUITES: &[&str] = &["smoke", "tool", "session", "intelligence", "context"];
+
+fn skip_reason(suite: &str) -> String {
+    match suite {
+        "throughput" | "longgen" => format!(
+            "{suite} is a load suite: its items are timed requests, not answers that pass or fail (compare speed with bakeoff report)"
+        ),
+        other => format!("{other} has no items that pass or fail in this build"),
+    }
 }
 
 fn family_of(suite: &str, it: &ItemRecord) -> String {
@@ -104,6 +136,9 @@ type Key = (String, String);
 fn index(a: &Artifact) -> BTreeMap<Key, &ItemRecord> {
     let mut m = BTreeMap::new();
     for (suite, s) in &a.suites {
+        if !PAIRED_SUITES.contains(&suite.as_str()) {
+            continue;
+        }
         for it in &s.items {
             m.insert((suite.clone(), it.id.clone()), it);
         }
@@ -118,6 +153,64 @@ fn template_hash(a: &Artifact) -> Option<String> {
         .chat_template
         .as_ref()
         .map(|t| t.fingerprint.sha256.clone())
+}
+
+/// What was asked of the model on an item, independent of its own replies: the system and user
+/// messages and the tool list. Session requests carry the model's earlier replies as
+/// assistant turns, which differ between runs by design, so those are left out.
+fn asked(it: &ItemRecord) -> serde_json::Value {
+    let messages: Vec<serde_json::Value> = it
+        .request
+        .get("messages")
+        .and_then(|m| m.as_array())
+        .map(|ms| {
+            ms.iter()
+                .filter(|m| m.get("role").and_then(|r| r.as_str()) != Some("assistant"))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    serde_json::json!({ "messages": messages, "tools": it.request.get("tools") })
+}
+
+/// Per family, the instrument flag a run raised (`suspect-instrument`, `instrument-failure`),
+/// from the suite summary's `details.families`.
+fn family_flags(a: &Artifact) -> BTreeMap<Key, String> {
+    let mut m = BTreeMap::new();
+    for (suite, s) in &a.suites {
+        let Some(fams) = s.summary.details.get("families").and_then(|f| f.as_array()) else {
+            continue;
+        };
+        for f in fams {
+            if let (Some(name), Some(flag)) = (
+                f.get("family").and_then(|v| v.as_str()),
+                f.get("flag").and_then(|v| v.as_str()),
+            ) {
+                m.insert((suite.clone(), name.to_string()), flag.to_string());
+            }
+        }
+        if let Some(not) = s
+            .summary
+            .details
+            .get("families_not_scored")
+            .and_then(|v| v.as_array())
+        {
+            for name in not.iter().filter_map(|v| v.as_str()) {
+                m.insert(
+                    (suite.clone(), name.to_string()),
+                    "instrument-failure".to_string(),
+                );
+            }
+        }
+    }
+    m
+}
+
+/// The first characters of a hash for display (never a byte slice: an artifact is input).
+fn short_hash(t: &Option<String>) -> String {
+    t.as_deref()
+        .map(|s| s.chars().take(16).collect())
+        .unwrap_or_else(|| "unknown".into())
 }
 
 /// The thinking mode a run used: `run.thinking`, else `default` (runs before the flag).
@@ -144,6 +237,23 @@ pub fn compare(
         .iter()
         .filter(|(k, x)| ib.get(*k).is_some_and(|y| y.expected != x.expected))
         .count();
+    let changed_prompt = ia
+        .iter()
+        .filter(|(k, x)| ib.get(*k).is_some_and(|y| asked(y) != asked(x)))
+        .count();
+    let skipped_suites: Vec<SkippedSuite> = a
+        .suites
+        .keys()
+        .chain(b.suites.keys())
+        .filter(|s| !PAIRED_SUITES.contains(&s.as_str()))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|s| SkippedSuite {
+            suite: s.clone(),
+            reason: skip_reason(s),
+        })
+        .collect();
+    let mut notices = Vec::new();
     let mut confounds = Vec::new();
     let mut push = |c: Confound, detail: String| {
         confounds.push(ConfoundFound {
@@ -152,11 +262,11 @@ pub fn compare(
             allowed: allow.contains(&c),
         })
     };
-    if only_in_a + only_in_b > 0 || changed_expectation > 0 {
+    if only_in_a + only_in_b > 0 || changed_expectation > 0 || changed_prompt > 0 {
         push(
             Confound::ItemSet,
             format!(
-                "item sets differ: {only_in_a} item(s) only in A, {only_in_b} only in B, {changed_expectation} with a different expected answer"
+                "item sets differ: {only_in_a} item(s) only in A, {only_in_b} only in B, {changed_expectation} with a different expected answer, {changed_prompt} with a different prompt"
             ),
         );
     }
@@ -167,18 +277,18 @@ pub fn compare(
         );
     }
     let (ta, tb) = (template_hash(a), template_hash(b));
-    if ta != tb {
-        let short = |t: &Option<String>| {
-            t.as_deref()
-                .map(|s| s[..16.min(s.len())].to_string())
-                .unwrap_or_else(|| "unknown".into())
-        };
+    if ta.is_none() && tb.is_none() {
+        notices.push(
+            "template unknown: neither run recorded its chat-template hash, so a template change between them cannot be ruled out"
+                .into(),
+        );
+    } else if ta != tb {
         push(
             Confound::Template,
             format!(
                 "chat-template hashes differ: A {} vs B {}",
-                short(&ta),
-                short(&tb)
+                short_hash(&ta),
+                short_hash(&tb)
             ),
         );
     }
@@ -220,10 +330,30 @@ pub fn compare(
             y.outcome == bakeoff_artifact::Outcome::Ok,
         ));
     }
+    let (fa, fb) = (family_flags(a), family_flags(b));
     let families = groups
         .into_iter()
         .map(|((suite, family), pairs)| {
-            family_comparison(suite, family, &pairs, no_verdict_reason.is_none())
+            let key = (suite.clone(), family.clone());
+            let flags: Vec<String> = [("A", fa.get(&key)), ("B", fb.get(&key))]
+                .into_iter()
+                .filter_map(|(side, f)| f.map(|f| format!("{side}: {f}")))
+                .collect();
+            let failed: Vec<&str> = [("A", fa.get(&key)), ("B", fb.get(&key))]
+                .into_iter()
+                .filter(|(_, f)| f.is_some_and(|f| f == "instrument-failure"))
+                .map(|(side, _)| side)
+                .collect();
+            let mut fc = family_comparison(suite, family, &pairs, no_verdict_reason.is_none());
+            if fc.has_verdict && !failed.is_empty() {
+                fc.has_verdict = false;
+                fc.verdict = format!(
+                    "no verdict: run {} flagged this family instrument-failure (its score is below chance beyond doubt, so the family was not scored)",
+                    failed.join(" and ")
+                );
+            }
+            fc.instrument_flags = flags;
+            fc
         })
         .collect();
     Comparison {
@@ -235,6 +365,8 @@ pub fn compare(
         only_in_a,
         only_in_b,
         unscored_pairs,
+        skipped_suites,
+        notices,
     }
 }
 
@@ -310,6 +442,7 @@ fn family_comparison(
         min_detectable: mdd,
         verdict,
         has_verdict,
+        instrument_flags: Vec::new(),
     }
 }
 
@@ -353,5 +486,196 @@ mod tests {
     fn allow_names() {
         assert_eq!(Confound::parse("thinking"), Ok(Confound::Thinking));
         assert!(Confound::parse("vibes").is_err());
+    }
+
+    use bakeoff_artifact::{
+        ArtifactKind, Candidate, ContextWindow, EndpointRecord, EngineKind, LatencyRecord, Outcome,
+        ResponseRecord, SuiteResult, SuiteStatus,
+    };
+    use serde_json::json;
+
+    fn item(id: &str, family: &str, ok: bool, prompt: &str) -> ItemRecord {
+        ItemRecord {
+            id: id.into(),
+            outcome: if ok { Outcome::Ok } else { Outcome::Wrong },
+            request: json!({"messages": [{"role": "user", "content": prompt}]}),
+            response: ResponseRecord::default(),
+            expected: json!({"answers": ["A"]}),
+            check: None,
+            latency: LatencyRecord::default(),
+            error: None,
+            extra: json!({ "family": family }),
+        }
+    }
+
+    /// An artifact with `n` intelligence items of family "f" (the first `ok` pass), plus a
+    /// throughput suite that must never be paired.
+    fn artifact(n: usize, ok: usize, thinking: &str, template: Option<&str>) -> Artifact {
+        let mut a = Artifact::new(
+            ArtifactKind::Bakeoff,
+            Candidate {
+                slug: "m-generic".into(),
+                model: "m".into(),
+                engine: EngineKind::Generic,
+                engine_version: None,
+                quantization: None,
+                context_window: ContextWindow::UNKNOWN,
+                hardware: None,
+                notes: vec![],
+            },
+            EndpointRecord {
+                url: "http://127.0.0.1:1".into(),
+                facts: None,
+            },
+        );
+        if let Some(t) = template {
+            let facts = json!({
+                "engine": "generic", "engine_version": null, "models": [],
+                "context_window": {"tokens": null, "source": "unknown"},
+                "tokenize": {"works": false}, "probes": [],
+                "chat_template": {"sha256": t, "short": "", "lines": 1, "source": "test"}
+            });
+            a.endpoint.facts = Some(serde_json::from_value(facts).unwrap());
+        }
+        a.run = json!({ "thinking": thinking });
+        let items: Vec<ItemRecord> = (0..n)
+            .map(|i| item(&format!("q-{i}"), "f", i < ok, &format!("question {i}")))
+            .collect();
+        let mut summary = crate::summary::summarize(n, &items);
+        summary.details = json!({"families": [{"family": "f"}]});
+        a.suites.insert(
+            "intelligence".into(),
+            SuiteResult {
+                status: SuiteStatus::Complete,
+                summary: summary.clone(),
+                items,
+            },
+        );
+        a.suites.insert(
+            "throughput".into(),
+            SuiteResult {
+                status: SuiteStatus::Complete,
+                summary,
+                items: vec![item("c1-r0", "load", true, "load")],
+            },
+        );
+        a
+    }
+
+    fn codes(c: &Comparison) -> Vec<&'static str> {
+        c.confounds.iter().map(|c| c.confound.as_str()).collect()
+    }
+
+    #[test]
+    fn same_items_give_a_verdict_and_load_suites_are_skipped() {
+        let (a, b) = (
+            artifact(20, 10, "off", Some("aa")),
+            artifact(20, 12, "off", Some("aa")),
+        );
+        let c = compare(&a, &b, &[], "a", "b");
+        assert!(c.confounds.is_empty(), "{:?}", c.confounds);
+        assert!(c.no_verdict_reason.is_none());
+        assert_eq!(c.families.len(), 1, "only the scored suite is paired");
+        assert!(c.families[0].has_verdict, "{}", c.families[0].verdict);
+        assert_eq!(c.skipped_suites.len(), 1);
+        assert_eq!(c.skipped_suites[0].suite, "throughput");
+        assert!(c.skipped_suites[0].reason.contains("load suite"));
+        assert!(c.notices.is_empty());
+    }
+
+    #[test]
+    fn different_n_and_items_refuse_until_allowed() {
+        // The seeds' case: n=16 against n=32 on different item sets.
+        let (a, b) = (artifact(16, 8, "off", None), artifact(32, 16, "off", None));
+        let c = compare(&a, &b, &[], "a", "b");
+        assert_eq!(codes(&c), vec!["item-set", "n"]);
+        let why = c.no_verdict_reason.as_deref().unwrap();
+        assert!(
+            why.contains("16 only in B") && why.contains("n-confound: A has 16 items, B has 32"),
+            "{why}"
+        );
+        assert!(why.contains("--allow item-set,n"), "{why}");
+        assert!(c.families.iter().all(|f| !f.has_verdict));
+        // Both without a template hash: a notice, not a refusal.
+        assert!(
+            c.notices[0].starts_with("template unknown"),
+            "{:?}",
+            c.notices
+        );
+        let c = compare(&a, &b, &[Confound::ItemSet, Confound::N], "a", "b");
+        assert!(c.no_verdict_reason.is_none());
+        assert!(c.confounds.iter().all(|c| c.allowed));
+        assert!(c.families[0].has_verdict);
+        assert_eq!(c.families[0].pairs, 16);
+    }
+
+    #[test]
+    fn same_ids_with_different_prompts_are_a_different_item_set() {
+        let a = artifact(10, 5, "off", None);
+        let mut b = artifact(10, 5, "off", None);
+        if let Some(s) = b.suites.get_mut("intelligence") {
+            s.items[3].request =
+                json!({"messages": [{"role": "user", "content": "another question"}]});
+            // A session reply fed back differs between runs by design: not a different item.
+            s.items[4].request = json!({"messages": [
+                {"role": "user", "content": "question 4"},
+                {"role": "assistant", "content": "whatever the model said"}
+            ]});
+        }
+        let c = compare(&a, &b, &[], "a", "b");
+        assert_eq!(codes(&c), vec!["item-set"]);
+        assert!(
+            c.confounds[0].detail.contains("1 with a different prompt"),
+            "{}",
+            c.confounds[0].detail
+        );
+    }
+
+    #[test]
+    fn template_and_thinking_refuse_until_allowed_and_hashes_are_cut_by_chars() {
+        // A hostile artifact: a non-ASCII "hash" must not panic the byte slicing.
+        let a = artifact(10, 5, "off", Some("ééééééééééééééééé"));
+        let b = artifact(10, 5, "on", Some("bb"));
+        let c = compare(&a, &b, &[], "a", "b");
+        assert_eq!(codes(&c), vec!["template", "thinking"]);
+        assert!(
+            c.confounds[0].detail.contains("A éééééééééééééééé vs B bb"),
+            "{}",
+            c.confounds[0].detail
+        );
+        let c = compare(&a, &b, &[Confound::Template, Confound::Thinking], "a", "b");
+        assert!(c.no_verdict_reason.is_none());
+        // One run with a hash and one without is a template difference.
+        let c = compare(&artifact(10, 5, "off", None), &b, &[], "a", "b");
+        assert!(codes(&c).contains(&"template"));
+        assert!(c.confounds[0].detail.contains("A unknown vs B bb"));
+    }
+
+    #[test]
+    fn a_family_that_failed_the_instrument_check_gets_no_verdict() {
+        let a = artifact(20, 10, "off", Some("aa"));
+        let mut b = artifact(20, 0, "off", Some("aa"));
+        if let Some(s) = b.suites.get_mut("intelligence") {
+            s.summary.details = json!({
+                "families": [{"family": "f", "flag": "instrument-failure"}],
+                "families_not_scored": ["f"]
+            });
+        }
+        let c = compare(&a, &b, &[], "a", "b");
+        assert!(c.no_verdict_reason.is_none());
+        let f = &c.families[0];
+        assert!(!f.has_verdict);
+        assert!(
+            f.verdict
+                .contains("run B flagged this family instrument-failure"),
+            "{}",
+            f.verdict
+        );
+        assert_eq!(
+            f.instrument_flags,
+            vec!["B: instrument-failure".to_string()]
+        );
+        // The counts are still shown in items.
+        assert!(f.lost.contains("items"));
     }
 }

@@ -55,6 +55,15 @@ fn render(c: &Comparison) -> String {
             if cf.allowed { " (allowed)" } else { "" }
         ));
     }
+    for n in &c.notices {
+        s.push_str(&format!("  notice: {}\n", for_terminal(n, 300)));
+    }
+    for sk in &c.skipped_suites {
+        s.push_str(&format!(
+            "  not paired: {}\n",
+            for_terminal(&sk.reason, 300)
+        ));
+    }
     if c.unscored_pairs > 0 {
         s.push_str(&format!(
             "  {} paired item(s) left out: not scored in one of the runs\n",
@@ -98,11 +107,17 @@ fn render(c: &Comparison) -> String {
         Some(r) => s.push_str(&format!("{}\n", for_terminal(r, 600))),
         None => {
             for f in &c.families {
+                let flags = if f.instrument_flags.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", f.instrument_flags.join(", "))
+                };
                 s.push_str(&format!(
-                    "{}/{}: {}\n",
+                    "{}/{}: {}{}\n",
                     for_terminal(&f.suite, 40),
                     for_terminal(&f.family, 40),
-                    f.verdict
+                    f.verdict,
+                    for_terminal(&flags, 200)
                 ));
             }
         }
