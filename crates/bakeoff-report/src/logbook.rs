@@ -42,6 +42,10 @@ pub enum LogbookError {
     Empty(&'static str),
     #[error("{0} must be on one line (the index keeps one line per entry)")]
     MultiLine(&'static str),
+    #[error(
+        "--age {age} days before {today} is before the earliest date there is; fix: give a smaller --age"
+    )]
+    AgeTooLarge { age: u32, today: NaiveDate },
 }
 
 fn rerr(path: &Path) -> impl FnOnce(std::io::Error) -> LogbookError + '_ {
@@ -348,7 +352,13 @@ pub fn archive(
         target_lines,
         ..ArchiveReport::default()
     };
-    let cutoff = today - chrono::Days::new(u64::from(age_days));
+    // Checked: `NaiveDate - Days` panics past chrono's earliest date (--age 4294967295).
+    let cutoff = today
+        .checked_sub_days(chrono::Days::new(u64::from(age_days)))
+        .ok_or(LogbookError::AgeTooLarge {
+            age: age_days,
+            today,
+        })?;
     let mut to_move = Vec::new();
     for e in list(dir)? {
         let Some(d) = e.date else {

@@ -229,3 +229,18 @@ fn add_rejects_empty_or_multiline_fields_and_list_reads_back() {
     let text = std::fs::read_to_string(dir.join(&all[0].file)).unwrap();
     assert!(text.contains("- artifact: [results/gemma-3-270m-llamacpp-q4km-8k.bakeoff.json]"));
 }
+
+#[test]
+fn an_age_reaching_before_the_earliest_date_is_an_error_not_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    fixture(tmp.path());
+    let e = logbook::archive(tmp.path(), u32::MAX, &markers(), d("2026-08-24"), 250)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--age 4294967295") && e.contains("fix: give a smaller --age"),
+        "{e}"
+    );
+    // Nothing moved.
+    assert!(!tmp.path().join(ARCHIVE).exists());
+}

@@ -88,7 +88,11 @@ fn archive(a: LogArchiveArgs) -> Result<Exit, CliError> {
         a.marker.clone()
     };
     let today = date(a.today.as_deref(), "--today")?;
-    let r = logbook::archive(&a.dir.dir, a.age, &markers, today, a.target).map_err(failed)?;
+    let r =
+        logbook::archive(&a.dir.dir, a.age, &markers, today, a.target).map_err(|e| match e {
+            logbook::LogbookError::AgeTooLarge { .. } => usage(e),
+            other => failed(other),
+        })?;
     print!("{}", r.render());
     Ok(Exit::Ok)
 }
