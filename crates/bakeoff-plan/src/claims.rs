@@ -136,7 +136,7 @@ fn local_weights(seat: &PlanSeat, notes: &mut Vec<String>) -> Option<u64> {
 }
 
 /// The claim of `seat` on GPU `gpu` of `total_bytes` (unknown when no reading and no
-/// `memory_gib` in the fleet file).
+/// `--gpu-memory-gib`).
 pub fn seat_claim(seat: &PlanSeat, gpu: u32, total_bytes: Option<u64>, o: &Overheads) -> SeatClaim {
     let mut notes = Vec::new();
     let mut parts = Vec::new();
@@ -285,7 +285,7 @@ pub fn seat_claim(seat: &PlanSeat, gpu: u32, total_bytes: Option<u64>, o: &Overh
         .iter()
         .filter(|p| !p.inside_budget)
         .map(|p| p.bytes)
-        .sum();
+        .fold(0, u64::saturating_add);
     let expected = match seat.engine {
         Engine::LlamaCpp => Some(outside),
         _ => budget.map(|b| b.saturating_add(outside)),

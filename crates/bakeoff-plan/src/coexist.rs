@@ -59,11 +59,19 @@ pub struct Footprint {
 }
 
 impl Footprint {
+    // Saturating: sizes come from files and flags, and a hostile one must not panic the sum.
     pub fn total(&self) -> u64 {
-        self.terms.iter().map(|t| t.bytes).sum()
+        self.terms
+            .iter()
+            .map(|t| t.bytes)
+            .fold(0, u64::saturating_add)
     }
     fn kv(&self) -> u64 {
-        self.terms.iter().filter(|t| t.is_kv).map(|t| t.bytes).sum()
+        self.terms
+            .iter()
+            .filter(|t| t.is_kv)
+            .map(|t| t.bytes)
+            .fold(0, u64::saturating_add)
     }
 }
 
@@ -89,7 +97,10 @@ pub fn coexist(
     margin_bytes: u64,
     seats: Vec<Footprint>,
 ) -> Coexistence {
-    let sum: u64 = seats.iter().map(Footprint::total).sum();
+    let sum: u64 = seats
+        .iter()
+        .map(Footprint::total)
+        .fold(0, u64::saturating_add);
     let left = i64::try_from(i128::from(total_bytes) - i128::from(sum)).unwrap_or(i64::MIN);
     let fits = left >= margin_bytes as i64;
     let mut lines = vec![format!("GPU {gpu}: {} total", gib(total_bytes))];
@@ -124,8 +135,8 @@ pub fn coexist(
         gib_signed(i128::from(left)),
         gib(margin_bytes)
     ));
-    let kv: u64 = seats.iter().map(Footprint::kv).sum();
-    let before_kv = i128::from(total_bytes) - i128::from(sum - kv);
+    let kv: u64 = seats.iter().map(Footprint::kv).fold(0, u64::saturating_add);
+    let before_kv = i128::from(total_bytes) - i128::from(sum.saturating_sub(kv));
     let verdict = if fits {
         format!(
             "YES: {} coexist on GPU {gpu} with {} to spare beyond the margin",
@@ -282,5 +293,27 @@ pub fn footprint(on_gpu: &SeatOnGpu, seat: &PlanSeat) -> Footprint {
                 .collect(),
             notes,
         },
+    }
+}
+
+#[cfg(test)]
+mod saturation_tests {
+    use super::*;
+
+    #[test]
+    fn hostile_sizes_saturate_instead_of_panicking() {
+        let fp = |seat: &str| Footprint {
+            seat: seat.into(),
+            basis: "claimed".into(),
+            terms: vec![
+                Term::new("weights", u64::MAX),
+                Term::new("KV", u64::MAX).kv(),
+            ],
+            notes: Vec::new(),
+        };
+        assert_eq!(fp("a").total(), u64::MAX);
+        let c = coexist(0, 80 << 30, 2 << 30, vec![fp("a"), fp("b")]);
+        assert_eq!(c.sum_bytes, u64::MAX);
+        assert!(!c.fits);
     }
 }

@@ -1,16 +1,11 @@
-//! The part of the fleet file the plan needs, read tolerantly.
+//! A seat as the plan needs it.
 //!
-//! The fleet file (`fleet.toml`, docs/fleet.md) belongs to bakeoff-seats (issue 6). Its parser
-//! did not exist when this crate was written, so this is a minimal reader of our own: every
-//! field defaults, unknown fields are ignored, and the launch arguments are searched for the
-//! flags that size memory (`--gpu-memory-utilization`, `--max-model-len`, `-c`, `-np`, …).
-//! When bakeoff-seats has its fleet types, [`PlanSeat`] should be built from them instead.
-
-use std::path::Path;
+//! The fleet file (`fleet.toml`, docs/fleet.md) is parsed by bakeoff-seats; the binary turns
+//! each of its seats into a [`SeatSpec`] here, and [`SeatSpec::to_plan_seat`] searches the
+//! launch arguments for the flags that size memory (`--gpu-memory-utilization`,
+//! `--max-model-len`, `-c`, `-np`, …).
 
 use serde::Deserialize;
-
-use crate::error::{PlanError, Result};
 
 /// A string or a list of strings (`command = "vllm serve X"` or `command = ["vllm", …]`).
 #[derive(Deserialize, Debug, Clone)]
@@ -26,77 +21,6 @@ impl StrOrList {
             Self::One(s) => s.split_whitespace().map(str::to_owned).collect(),
             Self::Many(v) => v.clone(),
         }
-    }
-}
-
-/// A GPU as the fleet file may describe it.
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(default)]
-pub struct GpuSpec {
-    pub index: u32,
-    pub name: Option<String>,
-    /// Total memory, for planning on a machine without the GPU.
-    pub memory_gib: Option<f64>,
-}
-
-/// `gpus = 2` or `[[host.gpus]] index = 0 memory_gib = 94.97`.
-#[derive(Deserialize, Debug, Clone)]
-#[serde(untagged)]
-pub enum GpusSpec {
-    Count(u32),
-    Indices(Vec<u32>),
-    List(Vec<GpuSpec>),
-}
-
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(default)]
-pub struct HostSpec {
-    pub name: String,
-    /// A Docker engine address; absent or `unix://…` means this machine.
-    pub docker: Option<String>,
-    pub address: Option<String>,
-    pub gpus: Option<GpusSpec>,
-    /// Memory of each GPU when `gpus` is a count.
-    pub gpu_memory_gib: Option<f64>,
-}
-
-impl HostSpec {
-    /// The GPUs of this host as `(index, memory_gib)`.
-    pub fn gpu_list(&self) -> Vec<GpuSpec> {
-        match &self.gpus {
-            None => Vec::new(),
-            Some(GpusSpec::Count(n)) => (0..*n)
-                .map(|index| GpuSpec {
-                    index,
-                    name: None,
-                    memory_gib: self.gpu_memory_gib,
-                })
-                .collect(),
-            Some(GpusSpec::Indices(v)) => v
-                .iter()
-                .map(|&index| GpuSpec {
-                    index,
-                    name: None,
-                    memory_gib: self.gpu_memory_gib,
-                })
-                .collect(),
-            Some(GpusSpec::List(v)) => v
-                .iter()
-                .map(|g| GpuSpec {
-                    memory_gib: g.memory_gib.or(self.gpu_memory_gib),
-                    ..g.clone()
-                })
-                .collect(),
-        }
-    }
-
-    /// Whether this host is the machine we run on (so NVML readings belong to it).
-    pub fn is_local(&self) -> bool {
-        let remote = |a: &Option<String>| {
-            a.as_deref()
-                .is_some_and(|a| !a.starts_with("unix://") && !a.is_empty() && a != "local")
-        };
-        !remote(&self.docker) && !remote(&self.address)
     }
 }
 
@@ -134,42 +58,6 @@ pub struct SeatSpec {
     pub launch: Option<LaunchSpec>,
     pub process: Option<LaunchSpec>,
     pub docker: Option<LaunchSpec>,
-}
-
-/// The fleet file, as far as the plan reads it.
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(default)]
-pub struct FleetFile {
-    #[serde(alias = "hosts")]
-    pub host: Vec<HostSpec>,
-    #[serde(alias = "seats")]
-    pub seat: Vec<SeatSpec>,
-}
-
-impl FleetFile {
-    pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|source| PlanError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-        Self::parse(&text, path)
-    }
-
-    pub fn parse(text: &str, path: &Path) -> Result<Self> {
-        let f: Self = toml::from_str(text).map_err(|e| PlanError::Fleet {
-            path: path.to_owned(),
-            message: e.to_string().lines().next().unwrap_or("").to_owned(),
-        })?;
-        for s in &f.seat {
-            if s.name.is_empty() {
-                return Err(PlanError::Fleet {
-                    path: path.to_owned(),
-                    message: "a [[seat]] has no name".into(),
-                });
-            }
-        }
-        Ok(f)
-    }
 }
 
 /// The engines the plan knows how to price.

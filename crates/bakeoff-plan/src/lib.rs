@@ -22,7 +22,7 @@ pub mod report;
 pub use claims::{ClaimPart, Overheads, SeatClaim, seat_claim, vllm_graphs_inside_budget};
 pub use coexist::{Coexistence, Footprint, Term, coexist, footprint};
 pub use error::{PlanError, Result};
-pub use fleet::{Engine, FleetFile, PlanSeat};
+pub use fleet::{Engine, PlanSeat};
 pub use gpu::{GpuProcess, GpuReading, ReadingSource, Readings};
 pub use plan::{FleetView, GpuPlan, MeasuredSeat, PlanOptions, SeatOnGpu, build_plan};
 pub use report::{Comparison, PlanReport, PlanRequest, compare_readings, render_text, run_plan};

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::claims::{Overheads, SeatClaim, seat_claim};
-use crate::fleet::{FleetFile, PlanSeat};
+use crate::fleet::PlanSeat;
 use crate::gpu::{GpuProcess, GpuReading, Readings, gib, gib_signed, gib_to_bytes};
 use crate::procinfo::ProcFacts;
 
@@ -65,7 +65,7 @@ pub struct GpuPlan {
     pub index: u32,
     pub name: Option<String>,
     pub total_bytes: Option<u64>,
-    /// `nvml`, `nvidia-smi` or `fleet file memory_gib`.
+    /// `nvml`, `nvidia-smi` or `--gpu-memory-gib`.
     pub total_source: Option<String>,
     pub seats: Vec<SeatOnGpu>,
     /// Σ utilization of the vLLM/SGLang seats ("0.43 + 0.51 = 0.94 of the card").
@@ -83,45 +83,14 @@ pub struct GpuPlan {
 /// Hosts and seats of a fleet file, normalized.
 pub struct FleetView {
     pub seats: Vec<PlanSeat>,
-    /// `(host, gpu index) → memory_gib` from the file.
+    /// `(host, gpu index) → GiB` for GPUs no reading covers (`bakeoff plan --gpu-memory-gib`).
     pub gpu_memory: BTreeMap<(String, u32), f64>,
     pub local_hosts: Vec<String>,
 }
 
-impl FleetView {
-    pub fn new(f: &FleetFile) -> Self {
-        let default_host = f
-            .host
-            .first()
-            .map(|h| h.name.clone())
-            .unwrap_or_else(|| "local".to_owned());
-        let mut gpu_memory = BTreeMap::new();
-        for h in &f.host {
-            for g in h.gpu_list() {
-                if let Some(m) = g.memory_gib {
-                    gpu_memory.insert((h.name.clone(), g.index), m);
-                }
-            }
-        }
-        let mut local_hosts: Vec<String> = f
-            .host
-            .iter()
-            .filter(|h| h.is_local())
-            .map(|h| h.name.clone())
-            .collect();
-        if f.host.is_empty() {
-            local_hosts.push(default_host.clone());
-        }
-        Self {
-            seats: f
-                .seat
-                .iter()
-                .map(|s| s.to_plan_seat(&default_host))
-                .collect(),
-            gpu_memory,
-            local_hosts,
-        }
-    }
+/// Σ of all, saturating; `None` when any is `None`.
+fn sum_all(mut v: impl Iterator<Item = Option<u64>>) -> Option<u64> {
+    v.try_fold(0u64, |acc, x| x.map(|x| acc.saturating_add(x)))
 }
 
 fn uptime_words(s: u64) -> String {
@@ -235,10 +204,7 @@ fn gpu_plan(
                     .replace("nvidiasmi", "nvidia-smi"),
             ),
         ),
-        (None, Some(m)) => (
-            Some(gib_to_bytes(m)),
-            Some("fleet file memory_gib".to_owned()),
-        ),
+        (None, Some(m)) => (Some(gib_to_bytes(m)), Some("--gpu-memory-gib".to_owned())),
         (None, None) => (None, None),
     };
     if reading.is_none() {
@@ -256,7 +222,7 @@ fn gpu_plan(
     }
     if total.is_none() {
         warnings.push(format!(
-            "GPU {index} on {host}: total memory unknown; fix: add memory_gib for it in the fleet file, or run the plan on that host"
+            "GPU {index} on {host}: total memory unknown; fix: pass --gpu-memory-gib (e.g. 94.97 for an H100 NVL), or run the plan on that host"
         ));
     }
     let seats_here: Vec<&PlanSeat> = fleet
@@ -332,15 +298,15 @@ fn gpu_plan(
         });
     }
 
-    let claimed: Option<u64> = seats
+    // Saturating sums (None when any seat has no claim): sizes come from files, flags and the
+    // driver, and a hostile one must not panic the plan.
+    let claimed: Option<u64> = sum_all(seats.iter().map(|s| s.claim.expected_bytes));
+    let unmapped: u64 = other
         .iter()
-        .map(|s| s.claim.expected_bytes)
-        .sum::<Option<u64>>();
-    let planned_use: Option<u64> = seats
-        .iter()
-        .map(|s| s.effective_bytes)
-        .sum::<Option<u64>>()
-        .map(|u| u + other.iter().filter_map(|p| p.used_bytes).sum::<u64>());
+        .filter_map(|p| p.used_bytes)
+        .fold(0, u64::saturating_add);
+    let planned_use: Option<u64> =
+        sum_all(seats.iter().map(|s| s.effective_bytes)).map(|u| u.saturating_add(unmapped));
     let signed = |t: u64, u: u64| i64::try_from(i128::from(t) - i128::from(u)).unwrap_or(i64::MIN);
     let headroom_by_claims = total.zip(claimed).map(|(t, c)| signed(t, c));
     let headroom_planned = total.zip(planned_use).map(|(t, u)| signed(t, u));

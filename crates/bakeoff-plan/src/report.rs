@@ -101,7 +101,7 @@ fn docker_names() -> BTreeMap<String, String> {
 
 /// Inputs of [`run_plan`] that do not come from the machine.
 pub struct PlanRequest<'a> {
-    /// The seats (from bakeoff-seats' fleet file, or [`FleetView::new`] over our own reader).
+    /// The seats (from bakeoff-seats' fleet file, turned into [`crate::fleet::SeatSpec`]s).
     pub view: FleetView,
     /// The fleet file's path, for the report.
     pub fleet: Option<&'a Path>,
@@ -209,7 +209,7 @@ pub fn coexist_question(
     let total = plan.total_bytes.ok_or_else(|| {
         PlanError::invalid(
             format!("GPU {gpu}: total memory unknown"),
-            "add memory_gib for it in the fleet file, or run on the host that has it",
+            "pass --gpu-memory-gib (e.g. 94.97 for an H100 NVL), or run on the host that has it",
         )
     })?;
     let fps = plan
