@@ -10,7 +10,15 @@
 //! - reasoning-only replies: a reasoning model in default thinking mode behind vLLM's reasoning
 //!   parser streams `delta.reasoning` and leaves content empty (docs.vllm.ai
 //!   features/reasoning_outputs; seeds: "valid JSON, empty content");
-//! - truncation inside reasoning: `finish_reason: "length"` while still in `reasoning`.
+//! - truncation inside reasoning: `finish_reason: "length"` while still in `reasoning`. Thinking
+//!   tokens share `max_tokens` with the answer (/work/shared/reference/eval-harnesses.md §(b)2,
+//!   "Thinking tokens share `max_tokens`"; vLLM docs features/reasoning_outputs), so a reasoning
+//!   model on a short answer budget is cut off before it writes any content;
+//! - llama.cpp's reasoning field: with `--reasoning-format deepseek` (what the llama.cpp dialect
+//!   asks for per request) llama-server splits the `<think>` block into `reasoning_content`, not
+//!   vLLM's `reasoning` (/work/shared/reference/engine-facts.md §2 "Flags" `--reasoning-format`;
+//!   eval-harnesses.md §(c) "Split out reasoning": "response field is
+//!   `message.reasoning_content`", ggml-org/llama.cpp tools/server/README.md).
 #![allow(clippy::unwrap_used)]
 
 use axum::Router;
@@ -169,6 +177,99 @@ async fn reasoning_only_replies_are_not_wrong_answers_and_never_scored_from_reas
     assert_eq!(
         out.suites["tool"].items[0].outcome,
         Outcome::EmptyContentReasoningOnly
+    );
+}
+
+/// llama.cpp's streaming shape with `reasoning_format: "deepseek"`: the thinking arrives as
+/// `delta.reasoning_content` (engine-facts.md §2; llama.cpp tools/server/README.md).
+fn llamacpp_reasoning_content_app(finish_reason: &'static str) -> Router {
+    models().route(
+        "/v1/chat/completions",
+        post(move || async move {
+            let mut e = vec![
+                ev(j!({"role":"assistant","content":null})),
+                ev(j!({"reasoning_content":"The user asks for a sum. "})),
+                ev(j!({"reasoning_content":"So the answer is 714."})),
+            ];
+            e.extend(finish(finish_reason, 12));
+            sse(&e)
+        }),
+    )
+}
+
+#[tokio::test]
+async fn llamacpp_reasoning_content_is_read_counted_and_never_scored() {
+    let out = run(
+        llamacpp_reasoning_content_app("stop"),
+        &[SuiteName::Intelligence],
+        ThinkingMode::On,
+    )
+    .await;
+    let intel = &out.suites["intelligence"];
+    assert_eq!(intel.items.len(), 6);
+    for it in &intel.items {
+        assert_eq!(it.outcome, Outcome::EmptyContentReasoningOnly, "{}", it.id);
+        assert!(it.response.reasoning.contains("714"), "{}", it.id);
+        assert_eq!(it.extra["extraction_failed"], false);
+    }
+    // arith-000 (the answer in the reasoning) is not scored from it.
+    assert_eq!(intel.summary.passed, 0);
+    // The suite says how much reasoning it spent, apart from the answers.
+    let r = &intel.summary.details["reasoning"];
+    assert_eq!(r["items_with_reasoning"], 6);
+    assert_eq!(r["reasoning_tokens"], 6 * 12);
+    // Every item ended inside the reasoning: flagged as such, not read as a weak model.
+    let flag = intel
+        .summary
+        .flags
+        .iter()
+        .find(|f| f.code == "thinking-artifacts")
+        .unwrap();
+    assert_eq!(flag.count, Some(6));
+    for f in intel.summary.details["families"].as_array().unwrap() {
+        assert_eq!(f["thinking_artifacts"], 1, "{f}");
+    }
+    // --thinking on widened every answer budget for the reasoning.
+    assert_eq!(
+        intel.items[0].request["max_tokens"],
+        bakeoff_suites::intelligence::MAX_TOKENS + bakeoff_suites::thinking::THINKING_ALLOWANCE
+    );
+}
+
+#[tokio::test]
+async fn a_tool_reply_cut_off_while_reasoning_does_not_blame_the_model() {
+    let out = run(
+        llamacpp_reasoning_content_app("length"),
+        &[SuiteName::Tool],
+        ThinkingMode::Default,
+    )
+    .await;
+    let t = &out.suites["tool"];
+    // One case per category; every reply ran out of budget inside the reasoning.
+    assert_eq!(t.items.len(), 5);
+    for it in &t.items {
+        assert_eq!(it.outcome, Outcome::TruncatedInReasoning, "{}", it.id);
+        assert_eq!(it.extra["landing"], "nowhere");
+    }
+    // The four cases expecting a call are counted apart from "nowhere" …
+    assert_eq!(t.summary.details["landing"]["ended-in-reasoning"], 4);
+    assert!(t.summary.details["landing"].get("nowhere").is_none());
+    // … so the diagnosis blames neither the model nor the parser.
+    assert_eq!(
+        t.summary.details["diagnosis"]["code"],
+        "replies-ended-in-reasoning"
+    );
+    assert!(
+        !t.summary
+            .flags
+            .iter()
+            .any(|f| f.code == "model-does-not-call-tools")
+    );
+    assert!(
+        t.summary
+            .flags
+            .iter()
+            .any(|f| f.code == "thinking-artifacts")
     );
 }
 
