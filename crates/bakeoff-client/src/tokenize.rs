@@ -3,12 +3,14 @@
 //! Two questions, each answered by the engine's dialect:
 //! - the tokens of a text, with the text of each token (so a prompt can be cut exactly on a
 //!   token boundary without re-tokenizing in a loop);
-//! - how many tokens the server will see for a whole chat request, chat template included.
+//! - how many tokens the server will see for a whole chat request, chat template included:
+//!   llama.cpp `/apply-template` + `/tokenize`, vLLM `/tokenize` with `messages`, else one
+//!   `max_tokens: 1` calibration request reading `usage.prompt_tokens`.
 
 use std::time::Duration;
 
 use bakeoff_artifact::EngineKind;
-use bakeoff_wire::Message;
+use bakeoff_wire::{ChatRequest, Message};
 use serde_json::{Value, json};
 
 use crate::{Client, Method, RequestError};
@@ -91,7 +93,7 @@ impl Client {
                     match (id, piece) {
                         (Some(id), Some(p)) => {
                             ids.push(id);
-                            pieces.push(p.to_string());
+                            pieces.push(p.as_bytes().to_vec());
                         }
                         _ => return Err(TokenizeError::Shape("token without id/piece".into())),
                     }
@@ -112,11 +114,14 @@ impl Client {
                 let strs: Option<Vec<String>> =
                     v.get("token_strs").and_then(Value::as_array).map(|a| {
                         a.iter()
-                            .map(|s| s.as_str().unwrap_or_default().replace('\u{2581}', " "))
+                            .map(|s| s.as_str().unwrap_or_default().to_string())
                             .collect()
                     });
                 match strs {
-                    Some(s) if s.len() == ids.len() => ends_from_pieces(text, ids, &s),
+                    Some(s) if s.len() == ids.len() => {
+                        let bytes = vocab_pieces_to_bytes(&s);
+                        ends_from_pieces(text, ids, &bytes)
+                    }
                     _ => Err(TokenizeError::Shape(
                         "server gave no token_strs; cannot cut on token boundaries (give --tokenizer)".into(),
                     )),
@@ -154,8 +159,9 @@ impl Client {
                     .map(|t| t.len() as u64)
                     .ok_or_else(|| TokenizeError::Shape("no tokens".into()))
             }
-            // vLLM: `/tokenize` with `messages` applies the chat template and returns `count`.
-            EngineKind::Vllm | EngineKind::Sglang => {
+            // vLLM: `/tokenize` with `messages` applies the chat template and returns `count`
+            // (vllm/entrypoints/openai/protocol.py TokenizeChatRequest).
+            EngineKind::Vllm => {
                 let v = self
                     .post_ok("tokenize", &json!({"model": model, "messages": messages, "add_generation_prompt": true}))
                     .await?;
@@ -164,23 +170,94 @@ impl Client {
                     .or_else(|| crate::dialect::parse_tokens(&v).map(|t| t.len() as u64))
                     .ok_or_else(|| TokenizeError::Shape("no count".into()))
             }
-            EngineKind::Generic => Err(TokenizeError::Unsupported { engine }),
+            // SGLang's `/tokenize` documents `prompt` only, and a gateway has no route: the
+            // caller measures the template overhead with one calibration request instead.
+            EngineKind::Sglang | EngineKind::Generic => Err(TokenizeError::Unsupported { engine }),
         }
     }
 }
 
-/// Turn token pieces into end offsets, checking that they rebuild the text exactly.
-fn ends_from_pieces(text: &str, ids: Vec<u32>, pieces: &[String]) -> Result<Pieces, TokenizeError> {
+impl Client {
+    /// The last counting route, for servers with no template-aware count: send `req` once with
+    /// `max_tokens: 1` and read the server's `usage.prompt_tokens` — what the server really
+    /// counted, chat template and special tokens included. It costs one (tiny) generation, so
+    /// callers run it once and derive the template overhead from it.
+    pub async fn calibrate_chat_tokens(&self, req: &ChatRequest) -> Result<u64, TokenizeError> {
+        let mut req = req.clone();
+        req.max_tokens = Some(1);
+        let ex = self.chat_stream(&req).await;
+        if let Some(e) = ex.error {
+            return Err(match e {
+                RequestError::Http { status, body } => TokenizeError::Status {
+                    status,
+                    body: body.chars().take(300).collect(),
+                },
+                other => TokenizeError::Request(other),
+            });
+        }
+        ex.reply.prompt_tokens().ok_or_else(|| {
+            TokenizeError::Shape(
+                "the calibration reply carried no usage.prompt_tokens (the server ignores stream_options.include_usage); prompts cannot be verified".into(),
+            )
+        })
+    }
+}
+
+/// Raw vocabulary strings (vLLM/SGLang `token_strs` are `convert_ids_to_tokens` output, not
+/// text) back to the bytes each token stands for:
+/// - GPT-2-style byte-level BPE (GPT-2, Llama 3, Qwen): every byte is drawn as one printable
+///   char (`Ġ` = space, `Ċ` = newline: the `bytes_to_unicode` table); recognised when a piece
+///   holds a char outside the table's printable ASCII, and every char maps back;
+/// - SentencePiece (Llama 2, Gemma, Mistral): `▁` is a space and `<0xNN>` a byte-fallback token.
+fn vocab_pieces_to_bytes(pieces: &[String]) -> Vec<Vec<u8>> {
+    let table = bakeoff_text::byte_symbols();
+    let byte_of = |c: char| table.iter().position(|&t| t == c).map(|b| b as u8);
+    let spm = pieces.iter().any(|p| p.contains('\u{2581}'));
+    let byte_level = !spm
+        && pieces.iter().any(|p| !p.is_ascii())
+        && pieces
+            .iter()
+            .all(|p| p.chars().all(|c| byte_of(c).is_some()));
+    pieces
+        .iter()
+        .map(|p| {
+            if byte_level {
+                return p.chars().filter_map(byte_of).collect();
+            }
+            if let Some(hex) = p.strip_prefix("<0x").and_then(|h| h.strip_suffix('>'))
+                && hex.len() == 2
+                && let Ok(b) = u8::from_str_radix(hex, 16)
+            {
+                return vec![b];
+            }
+            p.replace('\u{2581}', " ").into_bytes()
+        })
+        .collect()
+}
+
+/// Turn token pieces (as bytes) into end offsets, checking that they rebuild the text exactly.
+/// A SentencePiece tokenizer may give the first piece a dummy-prefix space the text lacks; that
+/// one space is not in the text and is skipped.
+fn ends_from_pieces(
+    text: &str,
+    ids: Vec<u32>,
+    pieces: &[Vec<u8>],
+) -> Result<Pieces, TokenizeError> {
+    let bytes = text.as_bytes();
     let mut ends = Vec::with_capacity(pieces.len());
     let mut pos = 0usize;
     for (i, p) in pieces.iter().enumerate() {
-        if !text[pos..].starts_with(p.as_str()) {
+        let mut p = p.as_slice();
+        if i == 0 && !bytes.starts_with(b" ") && p.first() == Some(&b' ') {
+            p = &p[1..];
+        }
+        if !bytes[pos..].starts_with(p) {
             return Err(TokenizeError::PiecesMismatch { at: i });
         }
         pos += p.len();
         ends.push(pos);
     }
-    if pos != text.len() {
+    if pos != bytes.len() {
         return Err(TokenizeError::PiecesMismatch { at: pieces.len() });
     }
     Ok(Pieces { ids, ends })
@@ -191,16 +268,48 @@ fn ends_from_pieces(text: &str, ids: Vec<u32>, pieces: &[String]) -> Result<Piec
 mod tests {
     use super::*;
 
+    fn b(v: &[&str]) -> Vec<Vec<u8>> {
+        v.iter().map(|s| s.as_bytes().to_vec()).collect()
+    }
+
     #[test]
     fn pieces_rebuild_text() {
-        let p = ends_from_pieces(
-            "Hello world.",
-            vec![1, 2, 3],
-            &["Hello".into(), " world".into(), ".".into()],
-        )
-        .unwrap();
+        let p =
+            ends_from_pieces("Hello world.", vec![1, 2, 3], &b(&["Hello", " world", "."])).unwrap();
         assert_eq!(p.ends, vec![5, 11, 12]);
-        assert!(ends_from_pieces("Hello", vec![1], &["Help".into()]).is_err());
-        assert!(ends_from_pieces("Hello!", vec![1], &["Hello".into()]).is_err());
+        assert!(ends_from_pieces("Hello", vec![1], &b(&["Help"])).is_err());
+        assert!(ends_from_pieces("Hello!", vec![1], &b(&["Hello"])).is_err());
+    }
+
+    #[test]
+    fn sentencepiece_token_strs() {
+        // Llama 2 / Gemma `convert_ids_to_tokens`: ▁ for a space, <0x0A> for a newline byte,
+        // and a dummy-prefix ▁ on the first piece.
+        let strs: Vec<String> = ["▁Hello", "▁world", ".", "<0x0A>", "Bye"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let pieces = vocab_pieces_to_bytes(&strs);
+        let p = ends_from_pieces("Hello world.\nBye", vec![1, 2, 3, 4, 5], &pieces).unwrap();
+        assert_eq!(p.ends, vec![5, 11, 12, 13, 16]);
+    }
+
+    #[test]
+    fn byte_level_token_strs() {
+        // GPT-2 / Llama 3 / Qwen `convert_ids_to_tokens`: Ġ is a space, Ċ a newline.
+        let strs: Vec<String> = ["Hello", "Ġworld", ".", "Ċ", "Bye", "Ġ", "é"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let pieces = vocab_pieces_to_bytes(&strs);
+        assert_eq!(pieces[1], b" world".to_vec());
+        assert_eq!(pieces[3], b"\n".to_vec());
+        // "é" in the table is byte 0xE9 (a lone Latin-1 byte, not UTF-8 é).
+        assert_eq!(pieces[6], vec![0xE9]);
+        let p = ends_from_pieces("Hello world.\nBye ", vec![1; 6], &pieces[..6]).unwrap();
+        assert_eq!(p.ends, vec![5, 11, 12, 13, 16, 17]);
+        // Plain ASCII pieces are the same in every style.
+        let ascii: Vec<String> = vec!["abc".into(), " d".into()];
+        assert_eq!(vocab_pieces_to_bytes(&ascii), b(&["abc", " d"]));
     }
 }

@@ -8,10 +8,12 @@
 //! - a target is the prompt as the server counts it (`usage.prompt_tokens`, chat template
 //!   included), clamped to `window − output budget`; a target above the window is `skipped`
 //!   and never sent;
-//! - the filler is tokenized once by the served model's own tokenizer and cut on token
-//!   boundaries; the whole chat prompt is then counted by the server (llama.cpp
-//!   `/apply-template` + `/tokenize`, vLLM `/tokenize` with `messages`) and corrected in at most
-//!   a few steps — never a linear search, never a words-per-token guess;
+//! - the filler is tokenized once by the served model's own tokenizer (the server's `/tokenize`,
+//!   or a local `tokenizer.json` given with `--tokenizer`) and cut on token boundaries; the whole
+//!   chat prompt is then counted — by the server where it can (llama.cpp `/apply-template` +
+//!   `/tokenize`, vLLM `/tokenize` with `messages`), else as the chat-template overhead measured
+//!   by one `max_tokens: 1` calibration request plus the text's own tokens — and corrected in at
+//!   most a few steps: never a linear search, never a words-per-token guess;
 //! - every request is verified against `usage.prompt_tokens`: off by more than
 //!   max(0.5 %, 16 tokens) → `instrument-miss`, excluded from the score;
 //! - one probe just past the window records how the endpoint reacts (an endpoint fact, never a
@@ -21,9 +23,11 @@ use bakeoff_artifact::{
     EngineKind, FlagSeverity, InstrumentFlag, ItemRecord, Outcome, ResponseRecord, SuiteResult,
     WindowSource,
 };
+use std::sync::Arc;
+
 use bakeoff_client::Client;
 use bakeoff_client::tokenize::TokenizeError;
-use bakeoff_text::{SplitMix64, TokenizedFiller, build_filler};
+use bakeoff_text::{LocalTokenizer, SplitMix64, TokenizedFiller, build_filler};
 use bakeoff_wire::{ChatRequest, Message};
 use serde_json::json;
 
@@ -52,7 +56,7 @@ impl TargetSpec {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ContextOptions {
     /// `None`: powers of two from 4k up to and including the window.
     pub targets: Option<Vec<TargetSpec>>,
@@ -62,6 +66,9 @@ pub struct ContextOptions {
     pub seed: u64,
     /// Send the one probe just past the window.
     pub overflow_probe: bool,
+    /// `--tokenizer PATH`: cut and count with this `tokenizer.json` instead of the server's
+    /// `/tokenize` (for endpoints that have none).
+    pub tokenizer: Option<Arc<LocalTokenizer>>,
 }
 
 impl Default for ContextOptions {
@@ -71,6 +78,7 @@ impl Default for ContextOptions {
             depths: vec![0.0, 0.25, 0.5, 0.75, 1.0],
             seed: 0x00C0_FFEE,
             overflow_probe: true,
+            tokenizer: None,
         }
     }
 }
@@ -194,21 +202,87 @@ fn needle(rng: &mut SplitMix64) -> (String, String) {
     (name, code)
 }
 
+/// Which tokenizer cuts the filler and counts plain text.
+#[derive(Clone)]
+enum TextRoute {
+    /// The server's `/tokenize` (with pieces).
+    Server,
+    /// A local `tokenizer.json`.
+    Local(Arc<LocalTokenizer>),
+}
+
+/// How a whole chat prompt (template included) is counted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Counting {
+    /// The server counts the chat request itself.
+    Server,
+    /// The chat-template overhead, measured once by a calibration request, plus the text's own
+    /// tokens.
+    Calibrated { overhead: i64 },
+}
+
 struct Sizer<'a> {
     client: &'a Client,
     engine: EngineKind,
     model: &'a str,
     filler: TokenizedFiller,
+    text: TextRoute,
+    counting: Counting,
+}
+
+/// The user text of one context request.
+fn user_text(header: &str, haystack: &str, question: &str) -> String {
+    format!("{header}\n\n{haystack}\n\n{question}")
 }
 
 /// The messages of one context request.
 fn messages(header: &str, haystack: &str, question: &str) -> Vec<Message> {
-    vec![Message::user(format!(
-        "{header}\n\n{haystack}\n\n{question}"
-    ))]
+    vec![Message::user(user_text(header, haystack, question))]
+}
+
+/// Tokens of `text` (no special tokens) with each token's end offset, by either route. The
+/// local tokenizer runs off the async runtime: a window-sized text takes a while to encode.
+async fn text_pieces(
+    route: &TextRoute,
+    client: &Client,
+    engine: EngineKind,
+    model: &str,
+    text: &str,
+) -> Result<(usize, Vec<usize>), TokenizeError> {
+    match route {
+        TextRoute::Server => {
+            let p = client.tokenize_pieces(engine, model, text).await?;
+            Ok((p.ids.len(), p.ends))
+        }
+        TextRoute::Local(t) => {
+            let (t, text) = (Arc::clone(t), text.to_string());
+            let (ids, ends) = tokio::task::spawn_blocking(move || t.ends(&text))
+                .await
+                .map_err(|e| TokenizeError::Shape(format!("local tokenizer task failed: {e}")))?
+                .map_err(|e| TokenizeError::Shape(e.to_string()))?;
+            Ok((ids.len(), ends))
+        }
+    }
 }
 
 impl Sizer<'_> {
+    /// Tokens of the whole chat prompt, as the server will count them.
+    async fn count_chat(&self, msgs: &[Message]) -> Result<u64, TokenizeError> {
+        match self.counting {
+            Counting::Server => {
+                self.client
+                    .count_chat_tokens(self.engine, self.model, msgs)
+                    .await
+            }
+            Counting::Calibrated { overhead } => {
+                let text: String = msgs.iter().filter_map(|m| m.content.as_deref()).collect();
+                let (n, _) =
+                    text_pieces(&self.text, self.client, self.engine, self.model, &text).await?;
+                Ok((n as i64 + overhead).max(0) as u64)
+            }
+        }
+    }
+
     /// Find the filler length whose whole prompt counts exactly `target` tokens on the server.
     /// Returns the messages, the server's count (the plan), and the needle depth used.
     async fn size(
@@ -222,12 +296,7 @@ impl Sizer<'_> {
     ) -> Result<(Vec<Message>, u64, f64), TokenizeError> {
         // The fixed part (template, header, needle, question) costs what an empty haystack costs.
         let fixed = self
-            .client
-            .count_chat_tokens(
-                self.engine,
-                self.model,
-                &messages(header, needle_sentence, question),
-            )
+            .count_chat(&messages(header, needle_sentence, question))
             .await?;
         let room = self.filler.len_tokens().saturating_sub(start);
         let mut n = (target.saturating_sub(fixed) as usize).min(room);
@@ -240,10 +309,7 @@ impl Sizer<'_> {
                 .haystack(start, n, needle_sentence, depth)
                 .map_err(|e| TokenizeError::Shape(e.to_string()))?;
             let msgs = messages(header, &hay, question);
-            let count = self
-                .client
-                .count_chat_tokens(self.engine, self.model, &msgs)
-                .await?;
+            let count = self.count_chat(&msgs).await?;
             if count == target {
                 return Ok((msgs, count, used));
             }
@@ -293,18 +359,55 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     let largest = planned.iter().filter_map(|p| p.clamped).max().unwrap_or(0);
     let probe_size = window_tokens + OVERFLOW_BY;
     let need_tokens = largest.max(if opts.overflow_probe { probe_size } else { 0 }) as usize + 2048;
-    let sizer = match tokenize_filler(ctx.client, engine, &ctx.model, need_tokens, opts.seed).await
+    let text_route = match &opts.tokenizer {
+        Some(t) => TextRoute::Local(Arc::clone(t)),
+        None => TextRoute::Server,
+    };
+    let route_label = match &opts.tokenizer {
+        Some(t) => Some(t.route()),
+        None => ctx.facts.tokenize.route.clone(),
+    };
+    let filler = match tokenize_filler(
+        &text_route,
+        ctx.client,
+        engine,
+        &ctx.model,
+        need_tokens,
+        opts.seed,
+    )
+    .await
     {
-        Ok(filler) => Sizer {
-            client: ctx.client,
-            engine,
-            model: &ctx.model,
-            filler,
-        },
+        Ok(filler) => filler,
         Err(e) => {
             return refuse(
                 rec,
                 &format!("cannot size prompts with the served model's tokenizer: {e}"),
+            );
+        }
+    };
+    let mut sizer = Sizer {
+        client: ctx.client,
+        engine,
+        model: &ctx.model,
+        filler,
+        text: text_route,
+        counting: Counting::Server,
+    };
+    let Some(counting) = rec.guard(choose_counting(&sizer, ctx)).await else {
+        return rec.result(total_planned, items);
+    };
+    let calibration = match counting {
+        Ok((c, note)) => {
+            sizer.counting = c;
+            note
+        }
+        Err(e) => {
+            return refuse_with(
+                rec,
+                items,
+                rows,
+                total_planned,
+                &format!("cannot count the chat prompt as the server does: {e}"),
             );
         }
     };
@@ -439,7 +542,9 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         "window": window_tokens,
         "window_source": window.source,
         "output_budget": OUTPUT_BUDGET,
-        "tokenizer_route": ctx.facts.tokenize.route,
+        "tokenizer_route": route_label,
+        "prompt_counting": calibration,
+        "seed": opts.seed,
         "rows": rows,
         "instrument_misses": misses,
         "overflow": overflow,
@@ -464,10 +569,55 @@ pub fn overflow_fact(result: &SuiteResult) -> Option<bakeoff_artifact::OverflowF
     })
 }
 
+/// How the whole chat prompt will be counted: by the server when its dialect can (one probe
+/// call tells), else from one `max_tokens: 1` calibration request whose `usage.prompt_tokens`
+/// gives the chat-template overhead over the text's own tokens. Returns the counting and what
+/// to record about it.
+async fn choose_counting(
+    sizer: &Sizer<'_>,
+    ctx: &SuiteContext<'_>,
+) -> Result<(Counting, serde_json::Value), TokenizeError> {
+    let msgs = messages(
+        "Document calibration.",
+        "The calibration sentence is here.",
+        "Reply with OK.",
+    );
+    match sizer
+        .client
+        .count_chat_tokens(sizer.engine, sizer.model, &msgs)
+        .await
+    {
+        Ok(_) => return Ok((Counting::Server, json!({"route": "server"}))),
+        // The server is there but cannot count a chat request: calibrate.
+        Err(TokenizeError::Unsupported { .. } | TokenizeError::Status { .. })
+        | Err(TokenizeError::Shape(_)) => {}
+        Err(e) => return Err(e),
+    }
+    let text: String = msgs.iter().filter_map(|m| m.content.as_deref()).collect();
+    let (text_tokens, _) =
+        text_pieces(&sizer.text, sizer.client, sizer.engine, sizer.model, &text).await?;
+    // The calibration request carries the same engine extras (thinking mode) as the real ones:
+    // a template that reads `enable_thinking` changes the overhead.
+    let mut req = ChatRequest::new(&ctx.model, msgs, 1, true);
+    ctx.options.thinking.apply(sizer.engine, &mut req);
+    let total = sizer.client.calibrate_chat_tokens(&req).await?;
+    let overhead = total as i64 - text_tokens as i64;
+    Ok((
+        Counting::Calibrated { overhead },
+        json!({
+            "route": "calibration",
+            "calibration_prompt_tokens": total,
+            "calibration_text_tokens": text_tokens,
+            "template_overhead_tokens": overhead,
+        }),
+    ))
+}
+
 /// Tokenize enough filler once. A first small tokenization measures this tokenizer's tokens per
 /// sentence on this filler (a measurement, not a heuristic); the full filler is then built with
 /// margin and tokenized once.
 async fn tokenize_filler(
+    route: &TextRoute,
     client: &Client,
     engine: EngineKind,
     model: &str,
@@ -475,23 +625,16 @@ async fn tokenize_filler(
     seed: u64,
 ) -> Result<TokenizedFiller, TokenizeError> {
     let (sample, _) = build_filler(100, seed);
-    let sample_tokens = client
-        .tokenize_pieces(engine, model, &sample)
-        .await?
-        .ids
-        .len()
-        .max(1);
-    let sentences = (need_tokens * 100 / sample_tokens) * 11 / 10 + 100;
+    let (sample_tokens, _) = text_pieces(route, client, engine, model, &sample).await?;
+    let sentences = (need_tokens * 100 / sample_tokens.max(1)) * 11 / 10 + 100;
     let (text, bounds) = build_filler(sentences, seed);
-    let pieces = client.tokenize_pieces(engine, model, &text).await?;
-    if pieces.ids.len() < need_tokens {
+    let (n, ends) = text_pieces(route, client, engine, model, &text).await?;
+    if n < need_tokens {
         return Err(TokenizeError::Shape(format!(
-            "filler tokenized to {} tokens, fewer than the {need_tokens} needed",
-            pieces.ids.len()
+            "filler tokenized to {n} tokens, fewer than the {need_tokens} needed"
         )));
     }
-    TokenizedFiller::new(text, pieces.ends, &bounds)
-        .map_err(|e| TokenizeError::Shape(e.to_string()))
+    TokenizedFiller::new(text, ends, &bounds).map_err(|e| TokenizeError::Shape(e.to_string()))
 }
 
 /// One request just past the window: how does the endpoint react?

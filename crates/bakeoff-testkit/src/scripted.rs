@@ -169,3 +169,207 @@ fn futures_error_stream()
 -> impl futures_util::Stream<Item = Result<axum::body::Bytes, std::io::Error>> + Send + 'static {
     futures_util::stream::once(async { Err(std::io::Error::other("engine core died")) })
 }
+
+/// Tokens of a scripted word-level tokenizer: each token is a run of whitespace followed by
+/// the non-whitespace run after it (a trailing run of whitespace is a token of its own). Its
+/// pieces rebuild the text exactly, as llama.cpp's `with_pieces` do.
+pub fn word_pieces(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_word = false;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() && in_word {
+            out.push(&text[start..i]);
+            start = i;
+            in_word = false;
+        } else if !c.is_whitespace() {
+            in_word = true;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// Gemma 3's chat template for one user turn, as llama.cpp's `/apply-template` renders it.
+fn gemma_prompt(body: &serde_json::Value) -> String {
+    let content: String = body["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter_map(|m| m["content"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default();
+    format!("<start_of_turn>user\n{content}<end_of_turn>\n<start_of_turn>model\n")
+}
+
+/// A model that always finds the needle: the UUID-shaped code of the prompt's "access code"
+/// sentence, or "OK".
+fn perfect_answer(prompt: &str) -> String {
+    prompt
+        .split_whitespace()
+        .map(|w| w.trim_end_matches('.'))
+        .find(|w| w.len() == 36 && w.matches('-').count() == 4)
+        .unwrap_or("OK")
+        .to_string()
+}
+
+/// A llama.cpp-shaped server with a word-level tokenizer whose chat replies report
+/// `usage.prompt_tokens` off by `skew` tokens for prompts longer than `skew_above` tokens —
+/// the drift the seeds saw when a harness's count and the server's disagreed. Everything else
+/// copies llama-server b11434 (tools/server/README.md; /work/shared/reference/engine-facts.md §2):
+/// `/props` with `build_info` and per-slot `default_generation_settings.n_ctx`, `/slots` with
+/// each slot's `n_ctx`, `/tokenize {content, add_special, with_pieces}` (BOS only with
+/// `add_special`), `/apply-template {messages}` → `{prompt}`, and HTTP 400
+/// `exceed_context_size_error` past the window.
+pub fn llamacpp_like(n_ctx: u64, skew: i64, skew_above: u64) -> Router {
+    use axum::Json;
+    const BOS: u64 = 2;
+    let count = |prompt: &str| 1 + word_pieces(prompt).len() as u64;
+    Router::new()
+        .route(
+            "/props",
+            get(move || async move {
+                json(
+                    StatusCode::OK,
+                    serde_json::json!({"build_info":"b11434-scripted","default_generation_settings":{"n_ctx":n_ctx},
+                        "total_slots":1,"model_path":"/m/scripted-q4_k_m.gguf","model_ftype":"Q4_K - Medium",
+                        "chat_template":"{{ bos_token }}{% for m in messages %}<start_of_turn>user\n{{ m.content }}<end_of_turn>\n{% endfor %}<start_of_turn>model\n"}),
+                )
+            }),
+        )
+        .route(
+            "/slots",
+            get(move || async move { json(StatusCode::OK, serde_json::json!([{"id":0,"n_ctx":n_ctx}])) }),
+        )
+        .route(
+            "/v1/models",
+            get(|| async { json(StatusCode::OK, serde_json::json!({"data":[{"id":"scripted-llama","meta":{"n_ctx_train":131072}}]})) }),
+        )
+        .route(
+            "/tokenize",
+            post(|Json(b): Json<serde_json::Value>| async move {
+                let text = b["content"].as_str().unwrap_or_default();
+                let mut tokens: Vec<serde_json::Value> = Vec::new();
+                let pieces = b["with_pieces"].as_bool() == Some(true);
+                if b["add_special"].as_bool() == Some(true) {
+                    tokens.push(if pieces { serde_json::json!({"id": BOS, "piece": "<bos>"}) } else { serde_json::json!(BOS) });
+                }
+                for (i, p) in word_pieces(text).into_iter().enumerate() {
+                    let id = 1000 + i as u64;
+                    tokens.push(if pieces { serde_json::json!({"id": id, "piece": p}) } else { serde_json::json!(id) });
+                }
+                json(StatusCode::OK, serde_json::json!({"tokens": tokens}))
+            }),
+        )
+        .route(
+            "/apply-template",
+            post(|Json(b): Json<serde_json::Value>| async move {
+                json(StatusCode::OK, serde_json::json!({"prompt": gemma_prompt(&b)}))
+            }),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(move |Json(b): Json<serde_json::Value>| async move {
+                let prompt = gemma_prompt(&b);
+                let n = count(&prompt);
+                if n > n_ctx {
+                    return json(
+                        StatusCode::BAD_REQUEST,
+                        serde_json::json!({"error":{"code":400,"type":"exceed_context_size_error",
+                            "message":format!("request ({n} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it"),
+                            "n_prompt_tokens":n,"n_ctx":n_ctx}}),
+                    );
+                }
+                let reported = if n > skew_above { (n as i64 + skew).max(0) as u64 } else { n };
+                let answer = perfect_answer(&prompt);
+                let ev = vec![
+                    serde_json::json!({"choices":[{"index":0,"delta":{"role":"assistant","content":null}}]}).to_string(),
+                    serde_json::json!({"choices":[{"index":0,"delta":{"content": answer}}]}).to_string(),
+                    serde_json::json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}).to_string(),
+                    serde_json::json!({"choices":[],"usage":{"prompt_tokens":reported,"completion_tokens":1,"total_tokens":reported+1}}).to_string(),
+                ];
+                sse(&ev)
+            }),
+        )
+}
+
+/// A gateway-shaped endpoint (LiteLLM in front of vLLM: `/v1/models` with `max_model_len`, no
+/// `/props`, `/version` or `/tokenize`) whose engine counts `usage.prompt_tokens` with the
+/// tokenizer.json at `tokenizer` over a ChatML rendering of the messages — what vLLM does with
+/// the model's HF tokenizer. `calibrations` counts the `max_tokens: 1` requests it saw.
+pub fn gateway_with_tokenizer(
+    tokenizer: std::path::PathBuf,
+    max_model_len: u64,
+    calibrations: std::sync::Arc<std::sync::atomic::AtomicU64>,
+) -> Router {
+    use axum::Json;
+    let tok = std::sync::Arc::new(bakeoff_text::LocalTokenizer::from_file(&tokenizer).unwrap());
+    Router::new()
+        .route(
+            "/v1/models",
+            get(move || async move {
+                json(StatusCode::OK, serde_json::json!({"object":"list","data":[{"id":"gw-qwen","object":"model","max_model_len":max_model_len}]}))
+            }),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(move |Json(b): Json<serde_json::Value>| {
+                let tok = tok.clone();
+                let calibrations = calibrations.clone();
+                async move {
+                    let content = b["messages"][0]["content"].as_str().unwrap_or_default();
+                    let prompt = format!("<|im_start|>user\n{content}<|im_end|>\n<|im_start|>assistant\n");
+                    let n = tok.count(&prompt).unwrap() as u64;
+                    if b["max_tokens"].as_u64() == Some(1) {
+                        calibrations.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    let answer = perfect_answer(&prompt);
+                    let ev = vec![
+                        serde_json::json!({"choices":[{"index":0,"delta":{"role":"assistant"}}]}).to_string(),
+                        serde_json::json!({"choices":[{"index":0,"delta":{"content": answer}}]}).to_string(),
+                        serde_json::json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}).to_string(),
+                        serde_json::json!({"choices":[],"usage":{"prompt_tokens":n,"completion_tokens":1,"total_tokens":n+1}}).to_string(),
+                    ];
+                    sse(&ev)
+                }
+            }),
+        )
+}
+
+/// An endpoint that answers the first `answered` chat requests at once and then holds every
+/// later one open without a byte — what a real engine looks like while it works through a
+/// long prompt on a slow machine (llama-server sends nothing until prefill ends). It makes
+/// "Ctrl-C while a request is in flight" deterministic, which the small fast model cannot.
+/// `seen` counts the chat requests received.
+pub fn answers_then_holds(
+    answered: u64,
+    seen: std::sync::Arc<std::sync::atomic::AtomicU64>,
+) -> Router {
+    use std::sync::atomic::Ordering;
+    Router::new()
+        .route(
+            "/v1/models",
+            get(|| async {
+                json(
+                    StatusCode::OK,
+                    serde_json::json!({"data":[{"id":"slow","max_model_len":8192}]}),
+                )
+            }),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(move || {
+                let seen = seen.clone();
+                async move {
+                    if seen.fetch_add(1, Ordering::SeqCst) >= answered {
+                        tokio::time::sleep(std::time::Duration::from_secs(600)).await;
+                    }
+                    chat_stream(&["Hello"], &[], "stop", 1)
+                }
+            }),
+        )
+}

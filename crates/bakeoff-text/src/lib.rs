@@ -1,6 +1,6 @@
 //! Text the model sees: chat-template fingerprints (normalized so that line endings and trailing
-//! whitespace never make two identical templates look different), and — as the context suite
-//! grows — tokenization routes and exact prompt sizing.
+//! whitespace never make two identical templates look different), filler cut exactly on token
+//! boundaries, and the local tokenization route (`--tokenizer tokenizer.json`).
 //!
 //! This crate never guesses a token count from words or characters: every count comes from a
 //! real tokenizer (the server's, or a local `tokenizer.json`).
@@ -10,6 +10,7 @@ pub mod template;
 pub mod template_diff;
 pub mod template_render;
 pub mod template_source;
+pub mod tokenizer;
 
 pub use haystack::{HaystackError, SplitMix64, TokenizedFiller, build_filler, filler_sentences};
 pub use template::{TemplateFingerprint, fingerprint, normalize_template};
@@ -18,3 +19,4 @@ pub use template_render::{
     RenderError, RenderInput, fixed_conversation, hf_environment, render_template,
 };
 pub use template_source::{ExtractedTemplate, TemplateSourceError, extract_templates};
+pub use tokenizer::{LocalTokenizer, LocalTokenizerError, byte_level_tokenizer_json, byte_symbols};

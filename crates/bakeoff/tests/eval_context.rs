@@ -33,6 +33,30 @@ fn artifact(dir: &Path, suffix: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
+/// Validate against the checked-in schema, the public contract.
+fn assert_valid(v: &Value) {
+    let schema_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas/artifact.v1.schema.json");
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "artifact does not validate: {errors:#?}");
+}
+
+/// Run the binary off the async runtime (the scripted server lives in this process).
+async fn bakeoff_async(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        bakeoff(&a)
+    })
+    .await
+    .unwrap()
+}
+
 fn tolerance(target: u64) -> u64 {
     ((target as f64) * 0.005).ceil().max(16.0) as u64
 }
@@ -93,6 +117,7 @@ async fn targets_hit_exactly_at_32k_with_needles_at_several_depths_and_the_edge_
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let a = artifact(&out1, ".bakeoff.json");
+    assert_valid(&a);
     assert_eq!(a["suites"]["context"]["status"], "complete");
     assert_eq!(assert_rows_on_target(&a), 5);
     let depths: Vec<f64> = a["suites"]["context"]["items"]
@@ -135,6 +160,7 @@ async fn targets_hit_exactly_at_32k_with_needles_at_several_depths_and_the_edge_
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let a = artifact(&out2, ".bakeoff.json");
+    assert_valid(&a);
     assert_eq!(a["candidate"]["context_window"]["tokens"], 32768);
     assert_eq!(assert_rows_on_target(&a), 1);
     let it = &a["suites"]["context"]["items"][0];
@@ -174,6 +200,7 @@ async fn per_slot_window_is_found_and_respected_without_a_hint() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let a = artifact(&out, ".bakeoff.json");
+    assert_valid(&a);
     assert_eq!(a["candidate"]["context_window"]["tokens"], 8192);
     assert_eq!(a["candidate"]["context_window"]["source"], "llamacpp-slots");
     let items = a["suites"]["context"]["items"].as_array().unwrap();
@@ -235,4 +262,194 @@ async fn unknown_window_is_refused_not_guessed() {
             .contains("--max-model-len")
     );
     assert_eq!(a["suites"]["context"]["status"], "failed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_the_server_counts_off_target_is_an_instrument_miss_excluded_from_the_score() {
+    // llama.cpp-shaped server whose usage.prompt_tokens runs 200 tokens over for prompts
+    // above 1500 tokens: the 1k row is on target, the 2k row is not (tolerance 16).
+    let s = scripted::serve(scripted::llamacpp_like(8192, 200, 1500)).await;
+    let dir = tempdir();
+    let out = dir.path().to_str().unwrap().to_string();
+    let o = bakeoff_async(
+        [
+            "eval",
+            "run",
+            "--endpoint",
+            &s.url(),
+            "--suite",
+            "context",
+            "--out",
+            &out,
+            "--context-targets",
+            "1k,2k",
+            "--context-depths",
+            "50",
+            "--seed",
+            "7",
+        ]
+        .map(String::from)
+        .to_vec(),
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let a = artifact(dir.path(), ".bakeoff.json");
+    assert_valid(&a);
+    let c = &a["suites"]["context"];
+    let items = c["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0]["outcome"], "ok", "{}", items[0]);
+    assert_eq!(items[1]["outcome"], "instrument-miss", "{}", items[1]);
+    let x = &items[1]["extra"];
+    assert_eq!(x["planned_tokens"], x["target_tokens"]);
+    assert_eq!(
+        x["actual_prompt_tokens"].as_u64().unwrap(),
+        x["target_tokens"].as_u64().unwrap() + 200
+    );
+    // The model found the needle, but the request was not the size it claims: not scored.
+    assert_eq!(c["summary"]["scored"], 1, "{}", c["summary"]);
+    let flag = a["instrument_flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "instrument-miss")
+        .expect("instrument-miss flag");
+    assert_eq!(flag["count"], 1);
+    assert_eq!(c["summary"]["details"]["instrument_misses"], 1);
+    // The edge probe on this server: llama.cpp's 400 exceed_context_size_error.
+    assert_eq!(
+        a["endpoint"]["facts"]["overflow"]["behaviour"],
+        "rejected-exceed-context-size"
+    );
+    assert_eq!(a["run"]["seed"], 7);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_local_tokenizer_and_one_calibration_request_size_a_gateway_exactly() {
+    // A gateway with no /tokenize: the filler is cut with --tokenizer, the chat-template
+    // overhead comes from one max_tokens:1 request, and every row is verified by the server.
+    let dir = tempdir();
+    let tok = dir.path().join("tokenizer.json");
+    std::fs::write(
+        &tok,
+        bakeoff_text::byte_level_tokenizer_json(&[
+            ("Ġ", "t"),
+            ("h", "e"),
+            ("Ġt", "he"),
+            ("e", "r"),
+            ("i", "n"),
+            ("Ġ", "a"),
+        ]),
+    )
+    .unwrap();
+    let calibrations = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let s = scripted::serve(scripted::gateway_with_tokenizer(
+        tok.clone(),
+        8192,
+        calibrations.clone(),
+    ))
+    .await;
+    let out = dir.path().join("r");
+    let o = bakeoff_async(
+        [
+            "eval",
+            "run",
+            "--endpoint",
+            &s.url(),
+            "--suite",
+            "context",
+            "--out",
+            out.to_str().unwrap(),
+            "--context-targets",
+            "1k,3000",
+            "--context-depths",
+            "0,100",
+            "--tokenizer",
+            tok.to_str().unwrap(),
+        ]
+        .map(String::from)
+        .to_vec(),
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let a = artifact(&out, ".bakeoff.json");
+    assert_valid(&a);
+    assert_eq!(assert_rows_on_target(&a), 4);
+    let d = &a["suites"]["context"]["summary"]["details"];
+    assert!(
+        d["tokenizer_route"]
+            .as_str()
+            .unwrap()
+            .starts_with("local tokenizer.json"),
+        "{d}"
+    );
+    assert_eq!(d["prompt_counting"]["route"], "calibration", "{d}");
+    // The overflow probe is one more request past the window; it is no calibration.
+    assert_eq!(calibrations.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert!(a["run"]["seed"].is_u64());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gateway_without_tokenizer_is_refused_with_the_flag_to_give() {
+    let dir = tempdir();
+    let tok = dir.path().join("tokenizer.json");
+    std::fs::write(&tok, bakeoff_text::byte_level_tokenizer_json(&[])).unwrap();
+    let s = scripted::serve(scripted::gateway_with_tokenizer(
+        tok,
+        8192,
+        Default::default(),
+    ))
+    .await;
+    let out = dir.path().join("r");
+    let o = bakeoff_async(
+        [
+            "eval",
+            "run",
+            "--endpoint",
+            &s.url(),
+            "--suite",
+            "context",
+            "--out",
+            out.to_str().unwrap(),
+            "--context-targets",
+            "1k",
+            "--context-depths",
+            "50",
+        ]
+        .map(String::from)
+        .to_vec(),
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let a = artifact(&out, ".failure.json");
+    assert_valid(&a);
+    assert!(
+        a["failure"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--tokenizer"),
+        "{}",
+        a["failure"]
+    );
+    // A tokenizer file that is not one: usage error (2), one line naming the file.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{}").unwrap();
+    let o = bakeoff(&[
+        "eval",
+        "run",
+        "--endpoint",
+        "http://127.0.0.1:9",
+        "--suite",
+        "context",
+        "--out",
+        out.to_str().unwrap(),
+        "--tokenizer",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.json") && err.trim().lines().count() == 1,
+        "{err}"
+    );
 }

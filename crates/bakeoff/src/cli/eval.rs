@@ -99,9 +99,15 @@ pub struct RunArgs {
     /// Context suite: skip the one probe just past the window.
     #[arg(long)]
     pub no_overflow_probe: bool,
-    /// Seed for needles and filler order (runs are reproducible).
-    #[arg(long, default_value_t = 0x00C0_FFEE)]
-    pub seed: u64,
+    /// Seed for needles, document headers and filler order: give it to replay a run exactly.
+    /// Default: a fresh random seed per run (recorded in the artifact), so a repeated run never
+    /// sends byte-identical prompts that a prompt cache could answer.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Context suite: a local tokenizer.json (the served model's, from its Hugging Face
+    /// repository) to cut and count prompts with, for endpoints with no server /tokenize.
+    #[arg(long, value_name = "PATH")]
+    pub tokenizer: Option<PathBuf>,
     /// Intelligence battery (JSONL, docs/suites.md) instead of the shipped default.
     #[arg(long, value_name = "FILE")]
     pub battery: Option<PathBuf>,

@@ -32,15 +32,47 @@ pub async fn run(a: RunArgs) -> Result<Exit, CliError> {
         return Err(usage("--local-ctx and --local-parallel must be positive"));
     }
 
-    let (endpoint, local) = local_default::endpoint_or_start(
-        a.endpoint.endpoint.as_deref(),
-        &a.out,
-        a.local_ctx,
-        a.local_parallel,
-    )
-    .await?;
-    let client = client_for(&endpoint, &a.endpoint)?;
-    let result = measure(&a, &client, &suites, &opts, &suite_options, local.as_ref()).await;
+    // Ctrl-C (or SIGTERM) is watched from here on: while provisioning or starting the
+    // embedded server it stops cleanly (the server handle kills its process on drop); during
+    // preflight it stops the embedded server; during the suites it stops after the item in
+    // flight and keeps everything finished.
+    let (tx, mut rx) = watch::channel(false);
+    let watcher = tokio::spawn(async move {
+        wait_for_stop_signal().await;
+        let _ = tx.send(true);
+    });
+    let started = tokio::select! {
+        r = local_default::endpoint_or_start(
+            a.endpoint.endpoint.as_deref(),
+            &a.out,
+            a.local_ctx,
+            a.local_parallel,
+        ) => r,
+        _ = rx.changed() => Err(failed("interrupted by the operator before the endpoint was ready; nothing was measured")),
+    };
+    let (endpoint, local) = match started {
+        Ok(x) => x,
+        Err(e) => {
+            watcher.abort();
+            return Err(e);
+        }
+    };
+    let result = match client_for(&endpoint, &a.endpoint) {
+        Ok(client) => {
+            measure(
+                &a,
+                &client,
+                &suites,
+                &opts,
+                &suite_options,
+                local.as_ref(),
+                &mut rx,
+            )
+            .await
+        }
+        Err(e) => Err(e),
+    };
+    watcher.abort();
     local_default::stop(local).await;
     result
 }
@@ -52,9 +84,13 @@ async fn measure(
     opts: &bakeoff_suites::PreflightOptions,
     suite_options: &SuiteOptions,
     local: Option<&local_default::LocalServer>,
+    rx: &mut watch::Receiver<bool>,
 ) -> Result<Exit, CliError> {
     let start = Instant::now();
-    let mut pre = run_preflight(client, opts).await;
+    let mut pre = tokio::select! {
+        p = run_preflight(client, opts) => p,
+        _ = rx.changed() => return Err(failed("interrupted by the operator during preflight; nothing was measured")),
+    };
     let mut candidate = candidate(a, client, &pre, local);
     let endpoint = EndpointRecord {
         url: client.url().redacted(),
@@ -68,6 +104,12 @@ async fn measure(
         "thinking": suite_options.thinking.as_str(),
         "battery": suite_options.battery.as_ref().map(|p| p.display().to_string()),
         "limit": suite_options.limit,
+        "seed": suite_options.context.seed,
+        "tokenizer": suite_options
+            .context
+            .tokenizer
+            .as_ref()
+            .map(|t| t.path().display().to_string()),
     });
 
     if let Some(unfit) = &pre.unfit {
@@ -103,12 +145,6 @@ async fn measure(
     let mut journal = Journal::create(&a.out, &candidate.slug).map_err(usage)?;
     let mut journal_error = None;
 
-    // Ctrl-C (or SIGTERM) stops after the item in flight; everything finished is kept.
-    let (tx, mut rx) = watch::channel(false);
-    let watcher = tokio::spawn(async move {
-        wait_for_stop_signal().await;
-        let _ = tx.send(true);
-    });
     let ctx = SuiteContext {
         client,
         model: model.clone(),
@@ -120,8 +156,7 @@ async fn measure(
             journal_error.get_or_insert(e.to_string());
         }
     };
-    let outcome = run_suites(&ctx, suites, &mut rx, &mut on_item).await;
-    watcher.abort();
+    let outcome = run_suites(&ctx, suites, rx, &mut on_item).await;
     if let Some(e) = journal_error {
         candidate.notes.push(format!("journal write failed: {e}"));
     }
@@ -220,9 +255,29 @@ fn context_options(a: &RunArgs) -> Result<ContextOptions, CliError> {
             .transpose()
             .map_err(usage)?,
         depths: context::parse_depths(&a.context_depths).map_err(usage)?,
-        seed: a.seed,
+        seed: a.seed.unwrap_or_else(fresh_seed),
         overflow_probe: !a.no_overflow_probe,
+        tokenizer: a
+            .tokenizer
+            .as_deref()
+            .map(|p| bakeoff_text::LocalTokenizer::from_file(p).map(std::sync::Arc::new))
+            .transpose()
+            .map_err(usage)?,
     })
+}
+
+/// A per-run seed: std's randomly keyed hasher draws its keys from the OS, so two runs never
+/// share one unless `--seed` says so.
+fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    h.finish()
 }
 
 fn finish(a: &RunArgs, art: &Artifact, code: Exit) -> Result<Exit, CliError> {
