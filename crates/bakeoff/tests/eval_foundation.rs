@@ -465,16 +465,20 @@ async fn server_killed_mid_run_leaves_an_incomplete_artifact_with_finished_items
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_mid_run_leaves_an_incomplete_artifact() {
-    let _g = serial().await;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // Three requests answer (preflight's ready probe, the thinking probe, the first smoke
+    // item); the second smoke item is held open, so the signal always lands mid-request.
+    let seen = Arc::new(AtomicU64::new(0));
+    let s = scripted::serve(scripted::answers_then_holds(3, seen.clone())).await;
     let dir = tempdir();
-    let server = real_llama(8192, 1, &[], dir.path()).await;
     let out = dir.path().join("results");
     let child = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
         .args([
             "eval",
             "run",
             "--endpoint",
-            &server.url(),
+            &s.url(),
             "--out",
             out.to_str().unwrap(),
         ])
@@ -483,36 +487,75 @@ async fn ctrl_c_mid_run_leaves_an_incomplete_artifact() {
         .spawn()
         .unwrap();
     let out2 = out.clone();
-    tokio::task::spawn_blocking(move || wait_for_journal(&out2, 1, Duration::from_secs(120)))
+    tokio::task::spawn_blocking(move || wait_for_journal(&out2, 1, Duration::from_secs(60)))
         .await
         .unwrap();
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    while seen.load(Ordering::SeqCst) < 4 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    sigint(child.id());
     let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();
     let a = read_json(&only_file(&out, ".bakeoff.json"));
     assert_valid(&a);
-    if a["status"] == "incomplete" {
-        assert_eq!(code(&o), 1, "{}", text(&o));
-        assert!(
-            a["incomplete_reason"]
-                .as_str()
-                .unwrap()
-                .contains("interrupted")
-        );
-        assert!(!a["suites"]["smoke"]["items"].as_array().unwrap().is_empty());
-    } else {
-        // The run finished before the signal landed: still a complete, valid artifact.
-        assert_eq!(a["suites"]["smoke"]["items"].as_array().unwrap().len(), 6);
+    assert_eq!(a["status"], "incomplete", "{}", text(&o));
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(
+        a["incomplete_reason"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted")
+    );
+    // The finished item is kept; the interrupted one is not invented.
+    assert_eq!(a["suites"]["smoke"]["items"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_during_preflight_stops_at_once_with_a_one_line_error() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let seen = Arc::new(AtomicU64::new(0));
+    let s = scripted::serve(scripted::answers_then_holds(0, seen.clone())).await;
+    let dir = tempdir();
+    let out = dir.path().join("results");
+    let child = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args([
+            "eval",
+            "run",
+            "--endpoint",
+            &s.url(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The ready probe is in flight (held by the server): preflight is running.
+    while seen.load(Ordering::SeqCst) < 1 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    drop(server);
+    sigint(child.id());
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("interrupted") && err.contains("preflight"),
+        "{err}"
+    );
+}
+
+fn sigint(pid: u32) {
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
 }
 
 /// Regression: llama.cpp closes keep-alive connections after a few requests; a client that
