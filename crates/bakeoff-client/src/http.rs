@@ -147,6 +147,7 @@ impl Client {
         let mut reply = Reply::default();
         let sent = Instant::now();
         let error = self.stream_into(req, sent, &mut reply).await.err();
+        reply.settle();
         reply.e2e = sent.elapsed();
         Exchange { reply, error }
     }
@@ -267,7 +268,7 @@ impl Client {
                     body: truncate(&err.to_string()),
                 });
             }
-            reply.apply_chunk(chunk, at);
+            reply.apply_chunk(chunk, at)?;
         }
         Ok(())
     }

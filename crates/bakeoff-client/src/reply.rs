@@ -40,9 +40,17 @@ pub struct Reply {
     pub saw_done: bool,
 }
 
+/// More parallel tool calls than any real reply carries: a server-sent `index` beyond this is
+/// a broken (or hostile) stream, not a reason to allocate millions of slots.
+pub const MAX_TOOL_CALLS: usize = 128;
+
 impl Reply {
     /// Fold one stream chunk in. Only choice 0 is read: bakeoff never asks for `n > 1`.
-    pub(crate) fn apply_chunk(&mut self, chunk: StreamChunk, at: Duration) {
+    pub(crate) fn apply_chunk(
+        &mut self,
+        chunk: StreamChunk,
+        at: Duration,
+    ) -> Result<(), RequestError> {
         self.events += 1;
         if let Some(u) = chunk.usage {
             self.usage = Some(u);
@@ -51,7 +59,7 @@ impl Reply {
             self.timings = Some(t);
         }
         let Some(choice) = chunk.choices.into_iter().find(|c| c.index == 0) else {
-            return;
+            return Ok(());
         };
         let d = choice.delta;
         let mut stamp = ChunkStamp {
@@ -80,6 +88,14 @@ impl Reply {
                 .index
                 .unwrap_or(self.tool_calls.len().saturating_sub(1) as u32)
                 as usize;
+            if idx >= MAX_TOOL_CALLS {
+                return Err(RequestError::Decode {
+                    message: format!(
+                        "tool call index {idx} is past the {MAX_TOOL_CALLS} a reply can carry"
+                    ),
+                    snippet: String::new(),
+                });
+            }
             while self.tool_calls.len() <= idx {
                 self.tool_calls.push(ToolCall {
                     id: None,
@@ -118,6 +134,15 @@ impl Reply {
             }
             self.chunks.push(stamp);
         }
+        Ok(())
+    }
+
+    /// End of the reply: slots opened only because a server skipped an `index` (no id, no
+    /// name, no arguments) are not calls.
+    pub(crate) fn settle(&mut self) {
+        self.tool_calls.retain(|c| {
+            c.id.is_some() || !c.function.name.is_empty() || !c.function.arguments.is_empty()
+        });
     }
 
     pub(crate) fn apply_body(&mut self, body: NonStreamResponse) {

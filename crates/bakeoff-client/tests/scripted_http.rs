@@ -266,3 +266,137 @@ fn async_stream_gaps(
         },
     )
 }
+
+#[tokio::test]
+async fn a_stream_that_keeps_trickling_ends_at_the_total_timeout() {
+    // A chunk every 300 ms never trips the 500 ms idle timeout; the 1.5 s total must end it.
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            let parts: Vec<String> = (0..100).map(|_| chunk("x")).collect();
+            let s = async_stream_gaps(parts, Duration::from_millis(300));
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(s))
+                .unwrap()
+        }),
+    );
+    let (url, _h) = serve(app).await;
+    let t = Timeouts {
+        total: Duration::from_millis(1500),
+        ..short()
+    };
+    let ex = client(&url, t).chat_stream(&req()).await;
+    assert!(
+        matches!(ex.error, Some(RequestError::TotalTimeout { .. })),
+        "{:?}",
+        ex.error
+    );
+    assert!(!ex.reply.content.is_empty(), "the partial reply is kept");
+    assert!(ex.reply.e2e < Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn a_listener_that_never_accepts_is_a_connect_timeout() {
+    // A loopback listener with a backlog of 0 whose queue is already full: the kernel drops
+    // further SYNs, so a connect neither succeeds nor fails — only the connect timeout ends it.
+    let sock = tokio::net::TcpSocket::new_v4().unwrap();
+    sock.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = sock.listen(0).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        if let Ok(s) = std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+            held.push(s);
+        }
+    }
+    let t = Timeouts {
+        connect: Duration::from_millis(500),
+        first_byte: Duration::from_secs(5),
+        ..short()
+    };
+    let ex = client(&format!("http://{addr}"), t)
+        .chat_stream(&req())
+        .await;
+    assert!(
+        matches!(ex.error, Some(RequestError::ConnectTimeout { .. })),
+        "{:?}",
+        ex.error
+    );
+    assert_eq!(ex.error.as_ref().unwrap().kind(), "timeout-connect");
+    assert!(ex.error.as_ref().unwrap().is_unreachable());
+    drop(listener);
+}
+
+#[tokio::test]
+async fn a_failed_generation_is_sent_once_never_retried() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let hits = Arc::new(AtomicU64::new(0));
+    let h = hits.clone();
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(move || {
+            let h = h.clone();
+            async move {
+                h.fetch_add(1, Ordering::SeqCst);
+                Response::builder()
+                    .status(StatusCode::INTERNAL_SERVER_ERROR)
+                    .body(Body::from("{\"error\":{\"message\":\"engine core died\"}}"))
+                    .unwrap()
+            }
+        }),
+    );
+    let (url, _h) = serve(app).await;
+    let c = client(&url, short());
+    let ex = c.chat_stream(&req()).await;
+    assert!(matches!(
+        ex.error,
+        Some(RequestError::Http { status: 500, .. })
+    ));
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    let ex = c.chat(&req()).await;
+    assert!(ex.error.is_some());
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_tool_call_index_past_the_cap_is_a_decode_error_not_an_allocation() {
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":4000000000,\"function\":{\"name\":\"f\"}}]}}]}\n\ndata: [DONE]\n\n";
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from(body))
+                .unwrap()
+        }),
+    );
+    let (url, _h) = serve(app).await;
+    let ex = client(&url, short()).chat_stream(&req()).await;
+    assert!(
+        matches!(ex.error, Some(RequestError::Decode { .. })),
+        "{:?}",
+        ex.error
+    );
+    assert!(ex.reply.tool_calls.is_empty());
+}
+
+#[tokio::test]
+async fn skipped_tool_call_indices_leave_no_empty_calls() {
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":2,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from(body))
+                .unwrap()
+        }),
+    );
+    let (url, _h) = serve(app).await;
+    let ex = client(&url, short()).chat_stream(&req()).await;
+    assert!(ex.error.is_none(), "{:?}", ex.error);
+    assert_eq!(ex.reply.tool_calls.len(), 1);
+    assert_eq!(ex.reply.tool_calls[0].function.name, "f");
+}

@@ -31,12 +31,16 @@ impl SseEvent {
 
 /// A line longer than this is a protocol violation (or a hostile server), not a token.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// An event whose `data:` lines add up past this without a blank line to end it is one too.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// The stream broke the framing rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SseError {
     /// A single line grew past [`MAX_LINE_BYTES`] without a line ending.
     LineTooLong,
+    /// `data:` lines piled up past [`MAX_EVENT_BYTES`] without the blank line that ends an event.
+    EventTooLarge,
 }
 
 impl std::fmt::Display for SseError {
@@ -45,6 +49,10 @@ impl std::fmt::Display for SseError {
             SseError::LineTooLong => write!(
                 f,
                 "server-sent event line longer than {MAX_LINE_BYTES} bytes without a line ending"
+            ),
+            SseError::EventTooLarge => write!(
+                f,
+                "server-sent event data longer than {MAX_EVENT_BYTES} bytes without a blank line to end it"
             ),
         }
     }
@@ -70,6 +78,10 @@ impl SseParser {
 
     /// Feed one network chunk; completed events are appended to `out`.
     pub fn push(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+        // An empty chunk says nothing about whether a `\n` follows a pending `\r`.
+        if bytes.is_empty() {
+            return Ok(());
+        }
         if self.pending_cr {
             self.pending_cr = false;
             if let Some(rest) = bytes.strip_prefix(b"\n") {
@@ -87,7 +99,7 @@ impl SseParser {
                     bytes = &bytes[1..];
                 }
             }
-            self.finish_line(out);
+            self.finish_line(out)?;
         }
         if self.line.len() + bytes.len() > MAX_LINE_BYTES {
             return Err(SseError::LineTooLong);
@@ -99,13 +111,15 @@ impl SseParser {
     /// End of the byte stream: a final event without its blank line is still dispatched,
     /// since servers that close right after the last `data:` line exist.
     pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
-        if !self.line.is_empty() {
-            self.finish_line(out);
+        // At the end of the stream an oversized last line is simply dropped: nothing follows it.
+        if !self.line.is_empty() && self.finish_line(out).is_err() {
+            self.data.clear();
+            self.has_data = false;
         }
         self.dispatch(out);
     }
 
-    fn finish_line(&mut self, out: &mut Vec<SseEvent>) {
+    fn finish_line(&mut self, out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         let line = std::mem::take(&mut self.line);
         if line.is_empty() {
             self.dispatch(out);
@@ -120,6 +134,9 @@ impl SseParser {
             };
             match field {
                 "data" => {
+                    if self.data.len() + value.len() + 1 > MAX_EVENT_BYTES {
+                        return Err(SseError::EventTooLarge);
+                    }
                     if self.has_data {
                         self.data.push('\n');
                     }
@@ -134,6 +151,7 @@ impl SseParser {
         // Reuse the allocation for the next line.
         self.line = line;
         self.line.clear();
+        Ok(())
     }
 
     fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
@@ -238,6 +256,30 @@ mod tests {
         let s = "data: héllo\n\n".as_bytes();
         let ev = parse_all(&[&s[..8], &s[8..]]);
         assert_eq!(ev[0].data, "héllo");
+    }
+
+    #[test]
+    fn an_empty_chunk_between_cr_and_lf_keeps_one_line_ending() {
+        // `\r` | empty | `\n` is one CRLF: the event must not be cut in two.
+        let ev = parse_all(&[b"data: a\r", b"", b"\ndata: b\r\n\r\n"]);
+        assert_eq!(ev.len(), 1, "{ev:?}");
+        assert_eq!(ev[0].data, "a\nb");
+    }
+
+    #[test]
+    fn data_lines_without_a_blank_line_are_bounded() {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        let line = format!("data: {}\n", "x".repeat(1024 * 1024));
+        let mut failed = None;
+        for _ in 0..20 {
+            if let Err(e) = p.push(line.as_bytes(), &mut out) {
+                failed = Some(e);
+                break;
+            }
+        }
+        assert_eq!(failed, Some(SseError::EventTooLarge));
+        assert!(out.is_empty());
     }
 
     #[test]

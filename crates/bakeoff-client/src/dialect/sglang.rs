@@ -46,3 +46,42 @@ pub const OUTPUT_PINNING: super::OutputPinning = super::OutputPinning {
     ignore_eos: true,
     min_tokens: false,
 };
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_info_with_version_and_server_args_is_sglang() {
+        // `/server_info` = server_args (flattened) + scheduler_info + `internal_states` +
+        // `version` (python/sglang/srt/entrypoints/http_server.py; engine-facts.md §3).
+        let v: Value = serde_json::from_str(
+            r#"{"model_path":"Qwen/Qwen3-8B","tp_size":1,"context_length":null,
+                "max_total_num_tokens":412345,"max_req_input_len":32762,
+                "internal_states":[{"last_gen_throughput":0.0}],"version":"0.5.4.post1"}"#,
+        )
+        .unwrap();
+        assert_eq!(parse_server_info(&v).as_deref(), Some("0.5.4.post1"));
+        // The older `/get_server_info` shape nests the args; it is recognised the same way.
+        let old: Value =
+            serde_json::from_str(r#"{"server_args":{"model_path":"m"},"version":"0.4.3"}"#)
+                .unwrap();
+        assert_eq!(parse_server_info(&old).as_deref(), Some("0.4.3"));
+    }
+
+    #[test]
+    fn a_version_alone_is_not_sglang() {
+        // vLLM's `/version` is `{"version": …}` alone: that must not read as SGLang.
+        let v: Value = serde_json::from_str(r#"{"version":"0.11.0"}"#).unwrap();
+        assert_eq!(parse_server_info(&v), None);
+        assert_eq!(
+            parse_server_info(&serde_json::json!({"model_path": "m"})),
+            None
+        );
+        assert_eq!(
+            parse_server_info(&serde_json::json!({"model_path": "m", "version": 5})),
+            None
+        );
+    }
+}
