@@ -67,8 +67,14 @@ pub struct Client {
     timeouts: Timeouts,
 }
 
+/// The HTTP stack could not be set up (reqwest's builder failed).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot set up the HTTP client: {0}")]
+pub struct ClientBuildError(String);
+
 impl Client {
-    pub fn new(url: EndpointUrl, opts: ClientOptions) -> Self {
+    /// A client, or the error that kept it from being built — never a silently weaker one.
+    pub fn try_new(url: EndpointUrl, opts: ClientOptions) -> Result<Self, ClientBuildError> {
         // No proxy: a fleet endpoint on loopback or a LAN must never be routed through whatever
         // HTTP_PROXY the shell happens to carry. No retries exist in reqwest, and we add none.
         //
@@ -85,12 +91,28 @@ impl Client {
             .tcp_nodelay(true)
             .connect_timeout(opts.timeouts.connect)
             .build()
-            .unwrap_or_else(|_| reqwest::Client::new());
-        Self {
+            .map_err(|e| ClientBuildError(root_cause(&e)))?;
+        Ok(Self {
             http,
             url,
             key: opts.api_key,
             timeouts: opts.timeouts,
+        })
+    }
+
+    /// [`Client::try_new`] for callers that cannot fail. This build has no TLS backend and no
+    /// custom resolver, the only things that make reqwest's builder fail; should it fail anyway,
+    /// the fallback client still has every wait bounded, since each request runs under the
+    /// first-byte, idle and total deadlines (connect is inside the first-byte wait).
+    pub fn new(url: EndpointUrl, opts: ClientOptions) -> Self {
+        match Self::try_new(url.clone(), opts.clone()) {
+            Ok(c) => c,
+            Err(_) => Self {
+                http: reqwest::Client::new(),
+                url,
+                key: opts.api_key,
+                timeouts: opts.timeouts,
+            },
         }
     }
 

@@ -21,6 +21,6 @@ pub mod tokenize;
 mod url_util;
 
 pub use error::RequestError;
-pub use http::{ApiKey, Client, ClientOptions, Method, Timeouts};
+pub use http::{ApiKey, Client, ClientBuildError, ClientOptions, Method, Timeouts};
 pub use reply::{ChunkStamp, Exchange, Reply};
 pub use url_util::{EndpointUrl, UrlError};

@@ -163,6 +163,54 @@ mod tests {
     }
 
     #[test]
+    fn overflow_reactions() {
+        use crate::RequestError;
+        let llama_400 = RequestError::Http {
+            status: 400,
+            body: r#"{"error":{"code":400,"type":"exceed_context_size_error","message":"request (8256 tokens) exceeds the available context size (8192 tokens), try increasing it"}}"#.into(),
+        };
+        assert_eq!(
+            classify_overflow(EngineKind::LlamaCpp, Some(&llama_400), 8256, None),
+            "rejected-exceed-context-size"
+        );
+        // vLLM answers 400 with its own wording and no llama.cpp type (serving_engine.py
+        // _validate_input: "This model's maximum context length is … tokens").
+        let vllm_400 = RequestError::Http {
+            status: 400,
+            body: r#"{"object":"error","message":"This model's maximum context length is 8192 tokens. However, you requested 8256 tokens","type":"BadRequestError","code":400}"#.into(),
+        };
+        assert_eq!(
+            classify_overflow(EngineKind::Vllm, Some(&vllm_400), 8256, None),
+            "rejected-http-400"
+        );
+        // The same llama.cpp body from another engine kind is not trusted as llama.cpp's type.
+        assert_eq!(
+            classify_overflow(EngineKind::Generic, Some(&llama_400), 8256, None),
+            "rejected-http-400"
+        );
+        // Accepted, but the server counted fewer tokens than were sent: it cut the prompt.
+        assert_eq!(
+            classify_overflow(EngineKind::Generic, None, 8256, Some(8192)),
+            "silent-truncation"
+        );
+        assert_eq!(
+            classify_overflow(EngineKind::Vllm, None, 8256, Some(8256)),
+            "accepted-beyond-window"
+        );
+        assert_eq!(
+            classify_overflow(EngineKind::Vllm, None, 8256, None),
+            "accepted-without-usage"
+        );
+        let t = RequestError::FirstByteTimeout {
+            after: std::time::Duration::from_secs(1),
+        };
+        assert_eq!(
+            classify_overflow(EngineKind::Vllm, Some(&t), 1, None),
+            "timeout"
+        );
+    }
+
+    #[test]
     fn tokens_plain_and_with_pieces() {
         let v: Value = serde_json::from_str(r#"{"tokens":[1,2,3]}"#).unwrap();
         assert_eq!(parse_tokens(&v), Some(vec![1, 2, 3]));

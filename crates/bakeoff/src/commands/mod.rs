@@ -17,7 +17,7 @@ use std::time::Duration;
 use bakeoff_client::{ApiKey, Client, ClientOptions, EndpointUrl, Timeouts};
 
 use crate::cli::{Cli, Command, EndpointArgs, EvalCommand};
-use crate::exit::{CliError, Exit, usage};
+use crate::exit::{CliError, Exit, failed, usage};
 
 pub async fn run(cli: Cli) -> Result<Exit, CliError> {
     match cli.command {
@@ -82,13 +82,14 @@ fn timeouts(a: &EndpointArgs) -> Result<Timeouts, CliError> {
 
 fn client_for(url: &str, a: &EndpointArgs) -> Result<Client, CliError> {
     let url = EndpointUrl::parse(url).map_err(usage)?;
-    Ok(Client::new(
+    Client::try_new(
         url,
         ClientOptions {
             timeouts: timeouts(a)?,
             api_key: api_key(a)?,
         },
-    ))
+    )
+    .map_err(failed)
 }
 
 fn preflight_options(a: &EndpointArgs) -> Result<bakeoff_suites::PreflightOptions, CliError> {
