@@ -32,6 +32,11 @@ pub enum Observed {
         code: Option<i64>,
         oom_killed: Option<bool>,
     },
+    /// The state could not be read: the Docker engine did not answer (or answered an error
+    /// other than "no such container"). Not "down", and never taken for an exit.
+    Unknown {
+        reason: String,
+    },
 }
 
 impl Observed {
@@ -47,6 +52,7 @@ impl Observed {
             Observed::Restarting => "restarting".into(),
             Observed::Exited { code: Some(c), .. } => format!("exited ({c})"),
             Observed::Exited { code: None, .. } => "exited".into(),
+            Observed::Unknown { reason } => format!("unknown ({reason})"),
         }
     }
 }
@@ -64,6 +70,16 @@ impl Status {
     pub fn missing() -> Self {
         Self {
             observed: Observed::Missing,
+            restart_count: None,
+            id: None,
+        }
+    }
+
+    pub fn unknown(reason: impl Into<String>) -> Self {
+        Self {
+            observed: Observed::Unknown {
+                reason: reason.into(),
+            },
             restart_count: None,
             id: None,
         }

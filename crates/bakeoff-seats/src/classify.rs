@@ -93,6 +93,9 @@ const R_PORT: &str = "another process or seat already binds this port: stop it (
      on the port), or use seat swap OLD NEW for two seats that share a port";
 const R_EXIT: &str = "the engine exited before it was ready and no known signature matched: read the evidence \
      lines (the deep tail of its log)";
+const R_NOT_READY: &str = "the seat kept logging but no real completion succeeded within --ready-timeout: read the \
+     log for where it stalls; raise --ready-timeout for a load that is slow but moving \
+     (--load-budget projects it)";
 const R_LOAD: &str = "the model file could not be loaded: check the path the seat gives the engine (and the \
      container's mounts) and that the file is a complete checkpoint";
 
@@ -218,6 +221,14 @@ pub const TABLE: &[Row] = &[
         "process exit status / Docker State.ExitCode; llama.cpp b11434 tools/server/server.cpp:491 \
          (`exiting due to model loading error`)",
         R_EXIT,
+    ),
+    watch(
+        C::NotReady,
+        "--ready-timeout passed while the seat was up and still logging, and no real completion (the preflight's check) had succeeded",
+        "bakeoff's readiness definition (issue 6: ready means a real completion succeeds); seed 000 §1 \
+         (/v1/models answering is not ready); a container logging every 20 ms measured here \
+         (docker_backend.rs a_chatty_seat_still_reaches_the_ready_timeout)",
+        R_NOT_READY,
     ),
 ];
 

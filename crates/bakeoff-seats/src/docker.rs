@@ -37,6 +37,20 @@ pub const DOCKER_API: bollard::ClientVersion = bollard::ClientVersion {
     minor_version: 41,
 };
 const CONNECT_TIMEOUT_S: u64 = 30;
+/// How long a `stop` request may take beyond the seat's `stop_timeout_s`.
+const STOP_MARGIN_S: u64 = 30;
+
+/// The timeout of one `POST /containers/NAME/stop`. bollard's timeout covers the whole
+/// request, and the daemon answers only once the container has stopped — up to `t` seconds
+/// after the signal — so the client's usual 30 s would give up on any seat whose
+/// `stop_timeout_s` is near or above 30 s while Docker is still stopping it.
+pub fn stop_request_timeout(stop_timeout_s: u64) -> Duration {
+    Duration::from_secs(
+        stop_timeout_s
+            .saturating_add(STOP_MARGIN_S)
+            .max(CONNECT_TIMEOUT_S),
+    )
+}
 
 /// A restart policy string of the fleet file, checked.
 pub fn restart_policy(s: &str) -> Result<RestartPolicy, String> {
@@ -292,9 +306,13 @@ impl DockerBackend {
     }
 
     pub async fn stop(&mut self, keep: bool) -> Result<(), BackendError> {
-        let t = i32::try_from(self.seat.stop_timeout_s).unwrap_or(10);
-        match self
+        // The fleet file caps stop_timeout_s (fleet::MAX_STOP_TIMEOUT_S), so it fits.
+        let t = i32::try_from(self.seat.stop_timeout_s).unwrap_or(i32::MAX);
+        let docker = self
             .docker
+            .clone()
+            .with_timeout(stop_request_timeout(self.seat.stop_timeout_s));
+        match docker
             .stop_container(
                 &self.name,
                 Some(StopContainerOptions {
@@ -366,7 +384,10 @@ impl DockerBackend {
                     id: info.id.map(|i| i.chars().take(12).collect()),
                 }
             }
-            Err(_) => Status::missing(),
+            // Only "no such container" means it is not there; anything else (the engine
+            // not answering, a 500) means we cannot tell.
+            Err(e) if is_not_found(&e) => Status::missing(),
+            Err(e) => Status::unknown(format!("Docker engine: {e}")),
         }
     }
 
@@ -459,5 +480,21 @@ impl DockerBackend {
         lines.extend(split.finish());
         let skip = lines.len().saturating_sub(n);
         lines.split_off(skip)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stop request outlives the daemon's own wait (`t` seconds, then SIGKILL).
+    #[test]
+    fn the_stop_request_outlives_the_stop_grace() {
+        assert_eq!(stop_request_timeout(0), Duration::from_secs(30));
+        assert_eq!(stop_request_timeout(10), Duration::from_secs(40));
+        assert_eq!(stop_request_timeout(120), Duration::from_secs(150));
+        let max = crate::fleet::MAX_STOP_TIMEOUT_S;
+        assert!(stop_request_timeout(max) > Duration::from_secs(max));
+        assert!(i32::try_from(max).is_ok());
     }
 }

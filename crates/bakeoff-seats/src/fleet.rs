@@ -111,6 +111,10 @@ struct RawSeat {
     stop_timeout_s: Option<u64>,
 }
 
+/// The longest `stop_timeout_s` a seat may ask for (an hour): a stop is a wait the operator
+/// sits through, and the Docker stop request's own timeout is derived from it.
+pub const MAX_STOP_TIMEOUT_S: u64 = 3600;
+
 fn default_host() -> String {
     "local".into()
 }
@@ -372,6 +376,13 @@ impl Fleet {
             if s.port == 0 {
                 return Err(at("port must be 1-65535".into()));
             }
+            if let Some(t) = s.stop_timeout_s
+                && t > MAX_STOP_TIMEOUT_S
+            {
+                return Err(at(format!(
+                    "stop_timeout_s {t} is over the {MAX_STOP_TIMEOUT_S} s limit; use a value of 0-{MAX_STOP_TIMEOUT_S}"
+                )));
+            }
             if let Some(u) = s.gpu_memory_utilization
                 && !(u > 0.0 && u <= 1.0)
             {
@@ -527,6 +538,24 @@ impl Fleet {
             .iter()
             .filter(|r| r.seat.as_deref() == Some(seat))
             .collect()
+    }
+
+    /// The seat a route reaches right now. A route with an `api_base` reaches whatever serves
+    /// that host and port: when the seat it was resolved to (at parse time: the first
+    /// non-dormant one) is not up but a sibling on the same port is — after `seat swap` — the
+    /// alias is that sibling's. `is_up(seat)` says which seats are up.
+    pub fn route_seat_now(&self, route: &Route, is_up: impl Fn(&str) -> bool) -> Option<String> {
+        let resolved = route.seat.as_deref()?;
+        if route.api_base.is_none() || is_up(resolved) {
+            return Some(resolved.to_string());
+        }
+        let seat = self.seat(resolved)?;
+        Some(
+            self.port_siblings(seat)
+                .find(|s| is_up(&s.name))
+                .map_or(resolved, |s| s.name.as_str())
+                .to_string(),
+        )
     }
 
     /// The seat an `api_base` points at: same port and the host's address (loopback names

@@ -5,7 +5,9 @@
 //!   operation returns [`OpsError::NeedsConfirm`] with what it would have done (fail closed);
 //! - two seats that bind one port on one host are never up together: `up` refuses while a
 //!   sibling is up, and `swap OLD NEW` stops OLD first, then starts NEW, and brings OLD back
-//!   when NEW fails;
+//!   when NEW fails — every check that could refuse NEW (the gate, a third seat on the port,
+//!   the pre-start hooks, reaching its backend) runs before OLD is touched, and any error
+//!   after OLD is stopped becomes NEW's failure and takes the rollback path;
 //! - a `dormant` seat is created but not started by `up`;
 //! - every failure writes `<slug>.failure.json`.
 
@@ -41,6 +43,8 @@ pub enum OpsError {
     },
     #[error("refused before start: {0}")]
     PreStart(String),
+    #[error("swap {0} {0}: OLD and NEW are the same seat; name the seat to swap to")]
+    SameSeat(String),
     #[error(transparent)]
     Backend(#[from] BackendError),
     #[error("cannot write the failure artifact: {0}")]
@@ -70,6 +74,8 @@ pub struct SwapOutcome {
     pub old: String,
     pub new: String,
     pub new_outcome: UpOutcome,
+    /// When NEW failed: stopping NEW again failed with this (the rollback still ran).
+    pub new_stop_error: Option<String>,
     /// When NEW failed: OLD brought back (its own outcome).
     pub rollback: Option<UpOutcome>,
 }
@@ -161,12 +167,21 @@ impl Seats {
     pub async fn status_of(&self, seat: &Seat) -> Status {
         match self.backend(seat).await {
             Ok(mut b) => b.status().await,
-            Err(_) => Status::missing(),
+            // The backend could not be reached: its state is unknown, not "down".
+            Err(e) => Status::unknown(e.to_string()),
         }
     }
 
     async fn port_check(&self, seat: &Seat) -> Result<(), OpsError> {
-        for other in self.fleet.port_siblings(seat) {
+        self.port_check_except(seat, "").await
+    }
+
+    /// The port check, ignoring `except` (a swap's OLD, which is stopped next). A sibling
+    /// whose state is unknown (its Docker engine does not answer) does not block: if it does
+    /// hold the port, the start fails as a classified `port-in-use` and nothing serving is
+    /// touched.
+    async fn port_check_except(&self, seat: &Seat, except: &str) -> Result<(), OpsError> {
+        for other in self.fleet.port_siblings(seat).filter(|o| o.name != except) {
             if self.status_of(other).await.observed.is_up() {
                 return Err(OpsError::PortTaken {
                     seat: seat.name.clone(),
@@ -277,40 +292,95 @@ impl Seats {
     }
 
     /// Stop OLD, start NEW, wait for ready; when NEW fails, stop it and bring OLD back.
+    ///
+    /// Everything that could refuse NEW is checked while OLD still serves: an `Err` from this
+    /// function means OLD was not touched. Once OLD is stopped, every error becomes a failed
+    /// outcome and the rollback runs; the rollback's own outcome is reported as it happened.
     pub async fn swap(&self, old: &str, new: &str, confirm: bool) -> Result<SwapOutcome, OpsError> {
         let old_seat = self.seat(old)?.clone();
         let new_seat = self.seat(new)?.clone();
+        if old_seat.name == new_seat.name {
+            return Err(OpsError::SameSeat(old_seat.name));
+        }
         self.gate(&old_seat, "stop (swap out)", confirm)?;
         self.gate(&new_seat, "start (swap in)", confirm)?;
         let mut old_backend = self.backend(&old_seat).await?;
+        // NEW's backend must be reachable, no third seat may hold the port and the pre-start
+        // hooks must pass — before OLD stops serving.
+        let mut new_backend = self.backend(&new_seat).await?;
+        self.port_check_except(&new_seat, &old_seat.name).await?;
+        hooks::before_start(&self.fleet, &new_seat).map_err(OpsError::PreStart)?;
         // Keep OLD created: it is the rollback.
         old_backend.stop(true).await?;
-        let new_outcome = self.up(new, confirm, true).await?;
+        let new_outcome = match self.up(new, confirm, true).await {
+            Ok(o) => o,
+            Err(e) => self.failed_outcome(&new_seat, &e.to_string())?,
+        };
         if new_outcome.ok() {
             return Ok(SwapOutcome {
                 old: old.into(),
                 new: new.into(),
                 new_outcome,
+                new_stop_error: None,
                 rollback: None,
             });
         }
-        let mut new_backend = self.backend(&new_seat).await?;
-        new_backend.stop(new_seat.role == Role::Dormant).await?;
-        let rollback = self.up(old, confirm, true).await?;
+        let new_stop_error = new_backend
+            .stop(new_seat.role == Role::Dormant)
+            .await
+            .err()
+            .map(|e| e.to_string());
+        let rollback = match self.up(old, confirm, true).await {
+            Ok(o) => o,
+            Err(e) => self.failed_outcome(&old_seat, &e.to_string())?,
+        };
         Ok(SwapOutcome {
             old: old.into(),
             new: new.into(),
             new_outcome,
+            new_stop_error,
             rollback: Some(rollback),
+        })
+    }
+
+    /// An operation error turned into a failed outcome with its artifact (a swap never
+    /// returns early once OLD is stopped).
+    fn failed_outcome(&self, seat: &Seat, message: &str) -> Result<UpOutcome, OpsError> {
+        let report = error_report(message);
+        let failure_path = Some(self.write_failure(seat, &report)?);
+        Ok(UpOutcome {
+            seat: seat.name.clone(),
+            report: Some(report),
+            failure_path,
+            created_only: false,
+            elapsed_ms: 0,
         })
     }
 
     /// Every seat with its state and its aliases. `probe`: also send a real completion to
     /// each running seat.
     pub async fn status(&self, probe: bool) -> Vec<SeatStatus> {
-        let mut out = Vec::new();
+        let mut states = Vec::new();
         for seat in &self.fleet.seats {
-            let st = self.status_of(seat).await;
+            states.push(self.status_of(seat).await);
+        }
+        let up: std::collections::BTreeSet<&str> = self
+            .fleet
+            .seats
+            .iter()
+            .zip(&states)
+            .filter(|(_, st)| st.observed.is_up())
+            .map(|(s, _)| s.name.as_str())
+            .collect();
+        // Each alias under the seat that answers for it now (a swap moves a port's aliases).
+        let alias_seat: Vec<Option<String>> = self
+            .fleet
+            .routes
+            .iter()
+            .map(|r| self.fleet.route_seat_now(r, |n| up.contains(n)))
+            .collect();
+        let mut out = Vec::new();
+        for (seat, st) in self.fleet.seats.iter().zip(states) {
             let url = self.fleet.seat_url(seat);
             let (serving, detail) = if probe && st.observed == Observed::Running {
                 match watchdog::probe_client(&url) {
@@ -344,9 +414,11 @@ impl Seats {
                 id: st.id,
                 aliases: self
                     .fleet
-                    .aliases_of(&seat.name)
+                    .routes
                     .iter()
-                    .map(|r| r.alias.clone())
+                    .zip(&alias_seat)
+                    .filter(|(_, s)| s.as_deref() == Some(seat.name.as_str()))
+                    .map(|(r, _)| r.alias.clone())
                     .collect(),
                 serving,
                 detail,
@@ -372,7 +444,15 @@ impl Seats {
 
 /// A failure before the watchdog had anything to watch: the engine API refused the start.
 fn start_failure_report(e: &BackendError) -> WatchReport {
-    let line = e.to_string();
+    let mut r = error_report(&e.to_string());
+    r.message = format!("the start was refused: {e}");
+    r
+}
+
+/// A failure that is one error message, not a watched start: classified by the table when a
+/// signature matches (Docker's `port is already allocated`), else `exited`.
+fn error_report(line: &str) -> WatchReport {
+    let line = line.to_string();
     let tail = vec![line.clone()];
     let cause = crate::classify::root_cause(&tail);
     let class = cause
@@ -383,7 +463,7 @@ fn start_failure_report(e: &BackendError) -> WatchReport {
         state: watchdog::State::Failed,
         last_state: watchdog::State::Starting,
         class: Some(class),
-        message: format!("the start was refused: {line}"),
+        message: line,
         remediation: Some(crate::classify::remediation(class).to_string()),
         cause,
         phases: vec![],

@@ -62,8 +62,13 @@ impl Reading {
         }
     }
 
+    /// Over budget when the projection, or the time already spent, exceeds the budget.
     pub fn to_record(&self, budget_s: Option<f64>) -> SeatLoadProgress {
         let projected = self.projected_total_s();
+        let worst = match (projected, self.elapsed_s) {
+            (Some(p), Some(e)) => Some(p.max(e)),
+            (p, e) => p.or(e),
+        };
         SeatLoadProgress {
             source: self.source.to_string(),
             done: self.done,
@@ -72,7 +77,7 @@ impl Reading {
             seconds_per_item: self.seconds_per_item,
             projected_total_s: projected,
             budget_s,
-            over_budget: matches!((projected, budget_s), (Some(p), Some(b)) if p > b),
+            over_budget: matches!((worst, budget_s), (Some(w), Some(b)) if w > b),
         }
     }
 }

@@ -7,11 +7,14 @@
 //! back); only the preflight makes it ready, because `/health` 200 or `/v1/models` answering
 //! proves nothing (seed 000 §1: an engine wedged with `/v1/models` up).
 //!
-//! Verdicts, checked on every tick, in this order:
-//! 1. the backend reports the seat exited: `host-oom` when Docker says `OOMKilled`, otherwise
-//!    the root cause of the log tail, otherwise `exited` with the code;
-//! 2. `RestartCount` rose by `crash_loop_restarts` within `crash_loop_window`: `crash-loop`
-//!    (the root cause of the tail is recorded beside it);
+//! Verdicts, checked on every tick (after the lines already queued are read: a chatty seat
+//! cannot starve them), in this order:
+//! 1. `RestartCount` rose by `crash_loop_restarts` within `crash_loop_window`: `crash-loop`
+//!    (the root cause of the tail is recorded beside it). First, because a container between
+//!    two restarts also reads as exited;
+//! 2. the backend reports the seat exited: `host-oom` when Docker says `OOMKilled`, otherwise
+//!    the root cause of the log tail, otherwise `exited` with the code. A state that could not
+//!    be read (the Docker engine did not answer) is not an exit;
 //! 3. no log line for `silence_timeout` while not ready: `init-wedge`;
 //! 4. `ready_timeout` passed: `not-ready`.
 
@@ -193,6 +196,10 @@ pub async fn watch(
     let mut progress: Option<Reading> = None;
     let mut over_budget = false;
     let mut notes = Vec::new();
+    let mut state_unknown_noted = false;
+    // (entered loading, left loading): the time spent loading, for --load-budget when the
+    // engine prints no shard bar to project from (llama.cpp).
+    let mut loading: (Option<Instant>, Option<Instant>) = (None, None);
     let mut probe: Option<tokio::task::JoinHandle<PreflightOutcome>> = None;
     let mut next_probe = Instant::now();
     let mut next_status = Instant::now();
@@ -204,43 +211,60 @@ pub async fn watch(
     let budget_s = opts.load_budget.map(|b| b.as_secs_f64());
 
     let verdict = loop {
+        // Wait for a line or a tick, then take every line already queued, then run the
+        // checks: a seat that logs faster than the tick must still reach them (a `continue`
+        // per line starved them, and a chatty seat was watched forever).
+        let mut batch = Vec::new();
         tokio::select! {
-            line = rx.recv() => {
-                if let Some(line) = line {
-                    last_line = Instant::now();
-                    if let Some(s) = state_signal(&line)
-                        && s > state && state < State::Ready {
-                            state = s;
-                            phases.push(SeatPhase {
-                                state: s.as_str().into(),
-                                at_ms: start.elapsed().as_millis() as u64,
-                                line: Some(line.clone()),
-                            });
-                        }
-                    if let Some(r) = progress::parse(&line) {
-                        let rec = r.to_record(budget_s);
-                        if rec.over_budget && !over_budget {
-                            over_budget = true;
-                            notes.push(format!(
-                                "weight loading is projected to take {:.0} s, over the --load-budget of {:.0} s ({}/{} shards)",
-                                rec.projected_total_s.unwrap_or(0.0),
-                                budget_s.unwrap_or(0.0),
-                                rec.done.unwrap_or(0),
-                                rec.total.unwrap_or(0)
-                            ));
-                        }
-                        progress = Some(r);
-                    }
-                    if tail.len() == TAIL_LINES {
-                        tail.pop_front();
-                    }
-                    tail.push_back(line);
-                    continue;
-                }
+            line = rx.recv() => match line {
+                Some(line) => batch.push(line),
                 // The follower ended (it only does when the channel closes): keep ticking.
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+                None => tokio::time::sleep(Duration::from_millis(50)).await,
+            },
             _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+        while batch.len() < 4096 {
+            match rx.try_recv() {
+                Ok(line) => batch.push(line),
+                Err(_) => break,
+            }
+        }
+        for line in batch {
+            last_line = Instant::now();
+            if let Some(s) = state_signal(&line)
+                && s > state
+                && state < State::Ready
+            {
+                if s == State::Loading {
+                    loading.0 = Some(Instant::now());
+                } else if state == State::Loading {
+                    loading.1 = Some(Instant::now());
+                }
+                state = s;
+                phases.push(SeatPhase {
+                    state: s.as_str().into(),
+                    at_ms: start.elapsed().as_millis() as u64,
+                    line: Some(line.clone()),
+                });
+            }
+            if let Some(r) = progress::parse(&line) {
+                let rec = r.to_record(budget_s);
+                if rec.over_budget && !over_budget {
+                    over_budget = true;
+                    notes.push(format!(
+                        "weight loading is projected to take {:.0} s, over the --load-budget of {:.0} s ({}/{} shards)",
+                        rec.projected_total_s.unwrap_or(0.0),
+                        budget_s.unwrap_or(0.0),
+                        rec.done.unwrap_or(0),
+                        rec.total.unwrap_or(0)
+                    ));
+                }
+                progress = Some(r);
+            }
+            if tail.len() == TAIL_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(line);
         }
 
         // Readiness: a probe finished?
@@ -276,7 +300,18 @@ pub async fn watch(
         if Instant::now() >= next_status {
             next_status = Instant::now() + Duration::from_millis(300);
             let st = backend.status().await;
-            if let Some(rc) = st.restart_count {
+            if let Observed::Unknown { reason } = &st.observed {
+                // The backend could not say (the Docker engine did not answer): not an exit.
+                // Noted once; silence and --ready-timeout still end a watch that never hears
+                // back.
+                if !state_unknown_noted {
+                    state_unknown_noted = true;
+                    notes.push(format!(
+                        "the seat's state could not be read at +{:.1} s ({reason}); the watch went on",
+                        start.elapsed().as_secs_f64()
+                    ));
+                }
+            } else if let Some(rc) = st.restart_count {
                 let prev = restarts.last().map(|r| r.1).unwrap_or(baseline_restarts);
                 if rc > prev {
                     restarts.push((Instant::now(), rc));
@@ -293,12 +328,16 @@ pub async fn watch(
                     break Verdict::CrashLoop(rc - base);
                 }
             }
-            let exited = matches!(st.observed, Observed::Exited { .. } | Observed::Missing);
-            last_status = st;
-            if exited {
-                break Verdict::Exited;
+            if !matches!(st.observed, Observed::Unknown { .. }) {
+                let exited = matches!(st.observed, Observed::Exited { .. } | Observed::Missing);
+                last_status = st;
+                if exited {
+                    break Verdict::Exited;
+                }
             }
         }
+
+        check_load_elapsed(loading, opts.load_budget, &mut over_budget, &mut notes);
 
         if state < State::Ready && last_line.elapsed() >= opts.silence_timeout {
             break Verdict::Silent;
@@ -322,6 +361,9 @@ pub async fn watch(
     if let Some(p) = probe.take() {
         p.abort();
     }
+    // The verdict may have come on the tick the budget ran out.
+    check_load_elapsed(loading, opts.load_budget, &mut over_budget, &mut notes);
+    let progress = loading_record(progress, loading);
 
     let tail: Vec<String> = tail.into_iter().collect();
     let cause = classify::root_cause(&tail);
@@ -341,12 +383,17 @@ pub async fn watch(
         Verdict::Ready(report) => (
             State::Ready,
             None,
-            format!("ready in {:.1} s (a real completion succeeded)", start.elapsed().as_secs_f64()),
+            format!(
+                "ready in {:.1} s (a real completion succeeded)",
+                start.elapsed().as_secs_f64()
+            ),
             None,
             Some(*report),
         ),
         Verdict::Exited => {
-            let code_text = exit_code.map(|c| format!(" with code {c}")).unwrap_or_default();
+            let code_text = exit_code
+                .map(|c| format!(" with code {c}"))
+                .unwrap_or_default();
             if oom_killed == Some(true) {
                 (
                     State::Failed,
@@ -363,7 +410,11 @@ pub async fn watch(
                 (
                     State::Failed,
                     Some(c.class),
-                    format!("exited{code_text} while {}: {}", last_state.as_str(), c.line.trim()),
+                    format!(
+                        "exited{code_text} while {}: {}",
+                        last_state.as_str(),
+                        c.line.trim()
+                    ),
                     Some(c.remediation.to_string()),
                     None,
                 )
@@ -422,7 +473,7 @@ pub async fn watch(
                 last_state.as_str(),
                 cause_text(&cause)
             ),
-            Some("raise --ready-timeout, or read the log: the seat is still logging but never served".into()),
+            Some(classify::remediation(FailureClass::NotReady).to_string()),
             None,
         ),
     };
@@ -445,6 +496,63 @@ pub async fn watch(
         load_budget_s: budget_s,
         preflight,
         notes,
+    }
+}
+
+/// Flag a load that has already spent longer than `--load-budget` in `loading` — the check
+/// that works without a projection (llama.cpp prints no shard rate; a vLLM bar may stall).
+fn check_load_elapsed(
+    loading: (Option<Instant>, Option<Instant>),
+    budget: Option<Duration>,
+    over_budget: &mut bool,
+    notes: &mut Vec<String>,
+) {
+    let (Some(since), Some(budget)) = (loading.0, budget) else {
+        return;
+    };
+    let spent = loading.1.unwrap_or_else(Instant::now).duration_since(since);
+    if *over_budget || spent <= budget {
+        return;
+    }
+    *over_budget = true;
+    notes.push(format!(
+        "weight loading has taken {:.1} s{}, over the --load-budget of {:.1} s",
+        spent.as_secs_f64(),
+        if loading.1.is_none() { " so far" } else { "" },
+        budget.as_secs_f64()
+    ));
+}
+
+/// The load progress to record: the last parsed reading, with the time spent in `loading` as
+/// its elapsed time when the engine printed none (llama.cpp), or — when no progress line was
+/// parsed at all but the seat did reach `loading` — a reading of that time alone.
+fn loading_record(
+    progress: Option<Reading>,
+    loading: (Option<Instant>, Option<Instant>),
+) -> Option<Reading> {
+    let spent = loading.0.map(|since| {
+        loading
+            .1
+            .unwrap_or_else(Instant::now)
+            .duration_since(since)
+            .as_secs_f64()
+    });
+    match (progress, spent) {
+        (Some(mut r), Some(s)) => {
+            r.elapsed_s.get_or_insert(s);
+            Some(r)
+        }
+        (Some(r), None) => Some(r),
+        (None, Some(s)) => Some(Reading {
+            source: "watchdog (time in loading)",
+            done: None,
+            total: None,
+            percent: None,
+            elapsed_s: Some(s),
+            remaining_s: None,
+            seconds_per_item: None,
+        }),
+        (None, None) => None,
     }
 }
 

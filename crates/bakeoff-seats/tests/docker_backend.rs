@@ -246,3 +246,187 @@ async fn swap_rolls_back_when_the_new_seat_fails() {
     seats.down(&old, false).await.unwrap();
     seats.down(&new, false).await.unwrap();
 }
+
+/// The README's path: a process seat and a Docker seat on one port, swapped from the process
+/// to the container, which serves a real completion, then brought down.
+#[tokio::test]
+async fn swap_from_a_process_seat_to_a_docker_seat_on_one_port() {
+    let _g = bakeoff_testkit::serial().await;
+    let img = TestImage::build();
+    let dir = bakeoff_testkit::tempdir();
+    let docker_name = unique("bk-swap-in");
+    img.track(&docker_name);
+    let port = free_port();
+    let e = bakeoff_testkit::engine();
+    let process = format!(
+        r#"
+[[seat]]
+name = "gemma-proc"
+engine = "llama.cpp"
+role = "bench"
+port = {port}
+served_model_names = ["gemma-3-270m"]
+[seat.process]
+command = "{bin}"
+args = ["-m", "{model}", "--host", "127.0.0.1", "--port", "{{port}}", "-c", "1024", "-np", "1",
+        "--alias", "gemma-3-270m"]
+"#,
+        bin = e.llama_server.display(),
+        model = e.model.display()
+    );
+    let toml = format!(
+        "{process}{}",
+        docker_seat(
+            &docker_name,
+            "bench",
+            port,
+            &img.tag,
+            "/models/model.gguf",
+            "restart = \"no\"\nmemory = \"1g\""
+        )
+    );
+    let seats = fleet(dir.path(), &toml, quick_watch(30.0));
+    let _stop = StopOnDrop {
+        seats: &seats,
+        names: vec!["gemma-proc".into()],
+    };
+    let up = seats.up("gemma-proc", false, false).await.unwrap();
+    assert!(up.ok(), "{:?}", up.report.as_ref().map(|r| &r.message));
+    let sw = seats.swap("gemma-proc", &docker_name, false).await.unwrap();
+    let nr = sw.new_outcome.report.as_ref().unwrap();
+    assert!(sw.ok(), "{} {:?}", nr.message, nr.tail);
+    assert!(sw.rollback.is_none());
+    assert_eq!(nr.phases.last().map(|p| p.state.as_str()), Some("ready"));
+    let st = seats.status(true).await;
+    assert_eq!(
+        st[0].observed,
+        Observed::Missing,
+        "the process seat is stopped"
+    );
+    assert_eq!(st[1].observed, Observed::Running);
+    assert_eq!(st[1].serving, Some(true), "{:?}", st[1].detail);
+    seats.down(&docker_name, false).await.unwrap();
+    assert_eq!(seats.status(false).await[1].observed, Observed::Missing);
+}
+
+/// The container is created with what the fleet file says: env, mounts, labels (the
+/// operator's and bakeoff's), restart policy, memory limit (and no swap beyond it), the port
+/// published on loopback. A dormant seat is only created, so nothing runs.
+#[tokio::test]
+async fn the_container_carries_the_seat_configuration() {
+    let _g = bakeoff_testkit::serial().await;
+    let img = TestImage::build();
+    let dir = bakeoff_testkit::tempdir();
+    let name = unique("bk-cfg");
+    img.track(&name);
+    let port = free_port();
+    let host_dir = dir.path().join("weights");
+    std::fs::create_dir_all(&host_dir).unwrap();
+    let extra = format!(
+        "restart = \"on-failure:2\"\nmemory = \"512m\"\nenv = {{ LLAMA_ARG_THREADS = \"2\" }}\nmounts = [\"{}:/weights:ro\"]",
+        host_dir.display()
+    );
+    let seats = fleet(
+        dir.path(),
+        &docker_seat(
+            &name,
+            "dormant",
+            port,
+            &img.tag,
+            "/models/model.gguf",
+            &extra,
+        ),
+        quick_watch(30.0),
+    );
+    assert!(seats.up(&name, false, false).await.unwrap().created_only);
+    let out = std::process::Command::new("docker")
+        .args(["inspect", &name])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &v[0];
+    assert_eq!(c["State"]["Status"], "created");
+    let env: Vec<&str> = c["Config"]["Env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert!(env.contains(&"LLAMA_ARG_THREADS=2"), "{env:?}");
+    assert_eq!(
+        c["HostConfig"]["Binds"],
+        serde_json::json!([format!("{}:/weights:ro", host_dir.display())])
+    );
+    let labels = &c["Config"]["Labels"];
+    assert_eq!(labels["test.owner"], "bakeoff-seats-tests");
+    assert_eq!(labels["bakeoff.seat"], name.as_str());
+    assert_eq!(labels["bakeoff.role"], "dormant");
+    assert!(labels["bakeoff.config-hash"].is_string());
+    assert_eq!(c["HostConfig"]["RestartPolicy"]["Name"], "on-failure");
+    assert_eq!(c["HostConfig"]["RestartPolicy"]["MaximumRetryCount"], 2);
+    assert_eq!(c["HostConfig"]["Memory"], 512 * 1024 * 1024);
+    assert_eq!(c["HostConfig"]["MemorySwap"], 512 * 1024 * 1024);
+    assert_eq!(
+        c["HostConfig"]["PortBindings"]["8080/tcp"][0],
+        serde_json::json!({"HostIp": "127.0.0.1", "HostPort": port.to_string()})
+    );
+    assert_eq!(c["Config"]["Cmd"][0], "/opt/llama/bin/llama-server");
+    seats.down(&name, false).await.unwrap();
+}
+
+/// A seat that logs faster than the watchdog ticks — a container printing a line every 20 ms,
+/// which Docker's log stream delivers one by one, so a line is always queued — still reaches
+/// the verdict checks: `--ready-timeout` ends the watch with `not-ready`. (When the loop went
+/// back to waiting after every line, a queued line always beat the 100 ms tick and the watch
+/// never ended.)
+#[tokio::test]
+async fn a_chatty_seat_still_reaches_the_ready_timeout() {
+    let _g = bakeoff_testkit::serial().await;
+    let img = TestImage::shell();
+    let dir = bakeoff_testkit::tempdir();
+    let name = unique("bk-chatty");
+    img.track(&name);
+    let toml = format!(
+        r#"
+[[seat]]
+name = "{name}"
+engine = "generic"
+role = "bench"
+port = {port}
+stop_timeout_s = 1
+[seat.docker]
+image = "{image}"
+command = ["/bin/sh", "-c", "i=0; while :; do i=$((i+1)); echo \"chatter $i\"; /bin/sleep 0.02; done"]
+container_name = "{name}"
+restart = "no"
+"#,
+        port = free_port(),
+        image = img.tag
+    );
+    let mut watch = quick_watch(30.0);
+    watch.ready_timeout = std::time::Duration::from_secs(3);
+    let seats = fleet(dir.path(), &toml, watch);
+    // A generous outer bound: without it the regression hangs the suite instead of failing.
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(90),
+        seats.up(&name, false, false),
+    )
+    .await
+    .expect("the watch never reached its checks")
+    .unwrap();
+    let r = out.report.as_ref().unwrap();
+    assert_eq!(r.class, Some(FailureClass::NotReady), "{}", r.message);
+    assert!(
+        r.tail.iter().any(|l| l.starts_with("chatter ")),
+        "{:?}",
+        r.tail
+    );
+    let art = read_failure(out.failure_path.as_ref().unwrap());
+    assert_eq!(art["failure"]["class"], "not-ready");
+    seats.down(&name, false).await.unwrap();
+}

@@ -137,10 +137,44 @@ fn bad_fleet_files_name_the_fix() {
     assert!(err("[[seat]]\nname = \"Bad Name\"\nengine = \"vllm\"\nrole = \"bench\"\nport = 1\n[seat.process]\ncommand = \"x\"\n").contains("lower-case"));
     assert!(err("[[route]]\nalias = \"a\"\nseat = \"ghost\"\n").contains("not declared"));
     assert!(err(&seat("role2 = 1\n")).contains("unknown field"));
+    // A stop grace that would overflow a deadline (or the Docker API's int) is refused.
+    let huge = err(&seat(
+        "stop_timeout_s = 18446744073709551615\n[seat.process]\ncommand = \"x\"\n",
+    ));
+    assert!(
+        huge.contains("stop_timeout_s") && huge.contains("0-3600"),
+        "{huge}"
+    );
     let twice = format!(
         "{}{}",
         seat("[seat.process]\ncommand = \"x\"\n"),
         seat("[seat.process]\ncommand = \"x\"\n")
     );
     assert!(err(&twice).contains("declared twice"));
+}
+
+/// An `api_base` alias follows its port: resolved at parse time to the first non-dormant seat,
+/// it is listed under a same-port sibling when that one is up and its own seat is not (after a
+/// swap). An alias named by seat stays with its seat.
+#[test]
+fn an_api_base_alias_follows_the_seat_up_on_its_port() {
+    let seat = |name: &str| {
+        format!(
+            "[[seat]]\nname = \"{name}\"\nengine = \"llama.cpp\"\nrole = \"bench\"\nport = 8181\n[seat.process]\ncommand = \"x\"\n"
+        )
+    };
+    let toml = format!(
+        "{}{}[[route]]\nalias = \"by-address\"\napi_base = \"http://127.0.0.1:8181/v1\"\n\n[[route]]\nalias = \"by-name\"\nseat = \"a\"\n",
+        seat("a"),
+        seat("b")
+    );
+    let f = Fleet::parse(&toml, Path::new("fleet.toml")).unwrap();
+    let by_address = &f.routes[0];
+    let by_name = &f.routes[1];
+    assert_eq!(by_address.seat.as_deref(), Some("a"));
+    let now = |r, up: &[&str]| f.route_seat_now(r, |n| up.contains(&n));
+    assert_eq!(now(by_address, &["a"]).as_deref(), Some("a"));
+    assert_eq!(now(by_address, &["b"]).as_deref(), Some("b"));
+    assert_eq!(now(by_address, &[]).as_deref(), Some("a"));
+    assert_eq!(now(by_name, &["b"]).as_deref(), Some("a"));
 }

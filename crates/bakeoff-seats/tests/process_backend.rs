@@ -225,3 +225,101 @@ async fn two_seats_on_one_port_are_never_up_together() {
     assert!(st[1].observed.is_up());
     seats.down("second", false).await.unwrap();
 }
+
+/// A swap whose NEW is refused before it could start (here the checkpoint audit: a hard-coded
+/// `--quantization compressed-tensors` over unquantized BF16 weights, seed 003 §7) is refused
+/// while OLD still serves: OLD is never stopped. A swap onto itself is refused too.
+#[tokio::test]
+async fn a_swap_refused_before_start_leaves_old_serving() {
+    let _g = bakeoff_testkit::serial().await;
+    let dir = bakeoff_testkit::tempdir();
+    let port = free_port();
+    let model = bakeoff_testkit::model_path().display().to_string();
+    let bf16 = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../bakeoff-model/tests/fixtures/checkpoints/gemma-3-27b-it-bf16")
+        .display()
+        .to_string();
+    let refused = process_fleet("refused", port, &bf16).replace(
+        "\"--alias\"",
+        "\"--quantization\", \"compressed-tensors\", \"--alias\"",
+    );
+    let toml = format!("{}{refused}", process_fleet("serving", port, &model));
+    let seats = fleet(dir.path(), &toml, quick_watch(30.0));
+    let _stop = StopOnDrop {
+        seats: &seats,
+        names: vec!["serving".into(), "refused".into()],
+    };
+    assert!(seats.up("serving", false, false).await.unwrap().ok());
+    let pid_before = seats.status(false).await[0].id.clone();
+
+    let e = seats.swap("serving", "refused", false).await.unwrap_err();
+    assert!(matches!(e, bakeoff_seats::OpsError::PreStart(_)), "{e}");
+    assert!(e.to_string().contains("quantization"), "{e}");
+    let e = seats.swap("serving", "serving", false).await.unwrap_err();
+    assert!(matches!(e, bakeoff_seats::OpsError::SameSeat(_)), "{e}");
+
+    // OLD is the same process as before, and it still serves a real completion.
+    let st = seats.status(true).await;
+    assert_eq!(st[0].observed, bakeoff_seats::backend::Observed::Running);
+    assert_eq!(st[0].id, pid_before, "OLD was not restarted");
+    assert_eq!(st[0].serving, Some(true), "{:?}", st[0].detail);
+    assert!(!st[1].observed.is_up());
+    seats.down("serving", false).await.unwrap();
+}
+
+/// `--load-budget` without a shard bar to project from (llama.cpp prints none): the time
+/// already spent in `loading` is checked. llama-server given a FIFO logs its first loading
+/// line and blocks opening the file, so the load outlives a 1 s budget before the 3 s silence
+/// ends the watch; the note and the load record land in the failure artifact.
+#[tokio::test]
+async fn a_load_past_the_budget_is_flagged_without_a_projection() {
+    let _g = bakeoff_testkit::serial().await;
+    let dir = bakeoff_testkit::tempdir();
+    let fifo = dir.path().join("model.fifo");
+    let st = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut watch = quick_watch(3.0);
+    watch.load_budget = Some(std::time::Duration::from_secs(1));
+    let seats = fleet(
+        dir.path(),
+        &process_fleet("slow-load", free_port(), &fifo.display().to_string()),
+        watch,
+    );
+    let _stop = StopOnDrop {
+        seats: &seats,
+        names: vec!["slow-load".into()],
+    };
+    let out = seats.up("slow-load", false, false).await.unwrap();
+    let r = out.report.as_ref().unwrap();
+    assert_eq!(
+        r.class,
+        Some(bakeoff_artifact::FailureClass::InitWedge),
+        "{}",
+        r.message
+    );
+    assert!(r.load_over_budget, "{:?}", r.notes);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("over the --load-budget of 1.0 s")),
+        "{:?}",
+        r.notes
+    );
+    let art = read_failure(out.failure_path.as_ref().unwrap());
+    let lp = &art["seat"]["load_progress"];
+    assert_eq!(lp["over_budget"], true, "{lp}");
+    assert_eq!(lp["budget_s"], 1.0, "{lp}");
+    assert!(
+        art["candidate"]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("--load-budget")),
+        "{}",
+        art["candidate"]
+    );
+    seats.down("slow-load", false).await.unwrap();
+}

@@ -67,8 +67,111 @@ fn production_seat_refuses_without_confirm() {
     }
     // Nothing was started: no pid file.
     assert!(!dir.path().join(".bakeoff-seats/prod.process.json").exists());
-    let (code, out, _) = bakeoff(&["seat", "swap", "--fleet", &f, "prod", "prod"]);
+    // A swap onto the same seat is a usage error, whatever the role.
+    let (code, out, err) = bakeoff(&["seat", "swap", "--fleet", &f, "prod", "prod"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("same seat"), "{err}");
+}
+
+/// `swap BENCH PROD` touches a production seat (it starts it): refused without --confirm,
+/// with the "Would:" line naming what it would have started, and the bench seat untouched.
+#[test]
+fn a_swap_onto_a_production_seat_needs_confirm() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let f = write(
+        dir.path(),
+        &format!(
+            "{}{}",
+            seat("trial", "bench", port),
+            seat("prod", "production", port)
+        ),
+    );
+    let (code, out, err) = bakeoff(&["seat", "swap", "--fleet", &f, "trial", "prod"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let would = out
+        .lines()
+        .find(|l| l.contains("Would:"))
+        .unwrap_or_else(|| panic!("no Would: line in {out}"));
+    assert!(
+        would.contains("refused: prod is a production seat"),
+        "{would}"
+    );
+    assert!(would.contains("start (swap in) seat prod"), "{would}");
+    assert!(
+        would.contains(&format!("http://127.0.0.1:{port}")),
+        "{would}"
+    );
+    assert!(err.contains("nothing was done"), "{err}");
+    // The reverse direction stops the production seat: refused too.
+    let (code, out, _) = bakeoff(&["seat", "swap", "--fleet", &f, "prod", "trial"]);
     assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Would: stop (swap out) seat prod"), "{out}");
+    assert!(
+        !dir.path()
+            .join(".bakeoff-seats/trial.process.json")
+            .exists()
+    );
+    assert!(!dir.path().join(".bakeoff-seats/prod.process.json").exists());
+}
+
+/// Timeouts that do not fit a duration are a one-line usage error (exit 2), not a panic.
+#[test]
+fn out_of_range_timeouts_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), &seat("one", "bench", free_port()));
+    for (flag, v) in [
+        ("--silence-timeout", "1e20"),
+        ("--ready-timeout", "-5"),
+        ("--load-budget", "NaN"),
+        ("--crash-loop-window", "inf"),
+    ] {
+        let arg = format!("{flag}={v}");
+        let (code, out, err) = bakeoff(&["seat", "watch", "--fleet", &f, "one", &arg]);
+        assert_eq!(code, 2, "{flag} {v}: {out}{err}");
+        assert!(
+            err.contains(flag) && err.contains("positive number of seconds"),
+            "{err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+/// A Docker seat whose engine does not answer reads as `unknown (…)`, never as `down`.
+#[test]
+fn an_unreachable_docker_engine_is_unknown_not_down() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nothing listens on: the connection is refused at once.
+    let dead = free_port();
+    let toml = format!(
+        r#"
+[hosts.gone]
+docker = "tcp://127.0.0.1:{dead}"
+
+[[seat]]
+name = "far"
+host = "gone"
+engine = "llama.cpp"
+role = "bench"
+port = 8080
+[seat.docker]
+image = "bakeoff-llama:local"
+"#
+    );
+    let f = write(dir.path(), &toml);
+    let (code, out, err) = bakeoff(&["seat", "status", "--fleet", &f, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let state = v["seats"][0]["state"].as_str().unwrap();
+    assert!(state.starts_with("unknown ("), "{state}");
+    assert!(state.contains(&format!("127.0.0.1:{dead}")), "{state}");
+    let (_, out, _) = bakeoff(&["seat", "status", "--fleet", &f]);
+    assert!(
+        out.contains("far [bench docker]") && out.contains(": unknown ("),
+        "{out}"
+    );
+    assert!(!out.contains(": down"), "{out}");
 }
 
 #[test]
@@ -99,9 +202,14 @@ fn status_groups_aliases_under_their_seat_and_bad_fleets_are_usage_errors() {
 fn process_seat_up_swap_down_through_the_binary() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
+    // A gateway alias by address: it follows whichever seat serves the port.
     let f = write(
         dir.path(),
-        &format!("{}{}", seat("a", "bench", port), seat("b", "bench", port)),
+        &format!(
+            "{}{}\n[[route]]\nalias = \"bench-gemma\"\napi_base = \"http://127.0.0.1:{port}/v1\"\n",
+            seat("a", "bench", port),
+            seat("b", "bench", port)
+        ),
     );
     let (code, out, err) = bakeoff(&["seat", "up", "--fleet", &f, "a", "--silence-timeout", "60"]);
     let cleanup = |names: &[&str]| {
@@ -114,6 +222,9 @@ fn process_seat_up_swap_down_through_the_binary() {
     }
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("a: READY in"), "{out}");
+    let (_, out, _) = bakeoff(&["seat", "status", "--fleet", &f, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["seats"][0]["aliases"], serde_json::json!(["bench-gemma"]));
     // b shares the port: refused while a is up.
     let (code, _, err) = bakeoff(&["seat", "up", "--fleet", &f, "b"]);
     assert_eq!(code, 1);
@@ -131,6 +242,9 @@ fn process_seat_up_swap_down_through_the_binary() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["seats"][0]["state"], "down");
     assert_eq!(v["seats"][1]["state"], "running");
+    // The alias moved with the swap: it sits under the seat that now serves the port.
+    assert_eq!(v["seats"][0]["aliases"], serde_json::json!([]));
+    assert_eq!(v["seats"][1]["aliases"], serde_json::json!(["bench-gemma"]));
     let (code, out, _) = bakeoff(&["seat", "logs", "--fleet", &f, "b", "--tail", "500"]);
     assert_eq!(code, 0);
     assert!(out.contains("listening on"), "{out}");

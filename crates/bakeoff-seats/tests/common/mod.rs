@@ -81,6 +81,53 @@ impl TestImage {
         }
     }
 
+    /// A tiny image of this machine's `/bin/sh` and `/bin/sleep` with the libraries `ldd`
+    /// names (no registry: `docker import`), for seats that are a shell loop rather than an
+    /// engine.
+    pub fn shell() -> TestImage {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = vec!["/bin/sh".to_string(), "/bin/sleep".to_string()];
+        for bin in ["/bin/sh", "/bin/sleep"] {
+            let out = std::process::Command::new("ldd").arg(bin).output().unwrap();
+            for tok in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+                if tok.starts_with('/') && !files.iter().any(|f| f == tok) {
+                    files.push(tok.to_string());
+                }
+            }
+        }
+        let tarball = dir.path().join("shell.tar");
+        // -h: store what symlinks point at (merged /usr: /bin and /lib64 are links).
+        let st = std::process::Command::new("tar")
+            .arg("-chf")
+            .arg(&tarball)
+            .arg("-C")
+            .arg("/")
+            .args(files.iter().map(|f| f.trim_start_matches('/')))
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "tar: {}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        let tag = format!("{}:test", unique("bakeoff-seat-shell"));
+        let st = std::process::Command::new("docker")
+            .arg("import")
+            .arg(&tarball)
+            .arg(&tag)
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "docker import failed: {}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        TestImage {
+            tag,
+            containers: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
     pub fn track(&self, container: &str) {
         self.containers.lock().unwrap().push(container.to_string());
     }

@@ -109,7 +109,8 @@ pub async fn run(c: SeatCommand) -> Result<Exit, CliError> {
                         format!("{:?}", s.role).to_lowercase(),
                         s.backend,
                         s.url,
-                        s.observed.label(),
+                        // An unknown state carries the engine's error text.
+                        for_terminal(&s.observed.label(), 300),
                         rc,
                         serving
                     );
@@ -162,13 +163,24 @@ pub async fn run(c: SeatCommand) -> Result<Exit, CliError> {
                 print_json(&serde_json::json!({
                     "old": o.old, "new": o.new, "ok": o.ok(),
                     "new_outcome": up_json(&o.new_outcome),
+                    "new_stop_error": o.new_stop_error,
                     "rollback": o.rollback.as_ref().map(up_json),
                 }))?;
             } else {
                 println!("swap {} -> {}: stopped {}", o.old, o.new, o.old);
                 print_up(&o.new_outcome);
                 if let Some(r) = &o.rollback {
-                    println!("swap failed: stopped {}, brought {} back", o.new, o.old);
+                    // Worded from what happened: a rollback that failed is said to have failed.
+                    let stopped = match &o.new_stop_error {
+                        None => format!("stopped {}", o.new),
+                        Some(e) => format!("could not stop {}: {}", o.new, for_terminal(e, 300)),
+                    };
+                    let back = if r.ok() {
+                        format!("brought {} back", o.old)
+                    } else {
+                        format!("FAILED to bring {} back: neither seat is serving", o.old)
+                    };
+                    println!("swap failed: {stopped}; {back}");
                     print_up(r);
                 }
             }
@@ -192,12 +204,13 @@ impl WatchArgs {
 }
 
 fn secs(name: &str, v: f64) -> Result<Duration, CliError> {
-    if !(v.is_finite() && v > 0.0) {
-        return Err(usage(format!(
-            "{name} must be a positive number of seconds"
-        )));
+    // try_from: a huge value (1e20) would panic in from_secs_f64.
+    match Duration::try_from_secs_f64(v) {
+        Ok(d) if v.is_finite() && v > 0.0 => Ok(d),
+        _ => Err(usage(format!(
+            "{name} {v} must be a positive number of seconds (at most about 1.8e19)"
+        ))),
     }
-    Ok(Duration::from_secs_f64(v))
 }
 
 fn open(f: &FleetArgs, w: &WatchArgs) -> Result<Seats, CliError> {
@@ -257,7 +270,7 @@ fn gate_all(seats: &Seats, names: &[String], action: &str, confirm: bool) -> Res
 
 fn ops_error(e: OpsError) -> CliError {
     match e {
-        OpsError::UnknownSeat { .. } => usage(e),
+        OpsError::UnknownSeat { .. } | OpsError::SameSeat(_) => usage(e),
         OpsError::NeedsConfirm { .. } => {
             println!("{e}");
             failed("nothing was done")
