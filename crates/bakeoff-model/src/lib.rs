@@ -37,7 +37,8 @@ pub use kv::{
     kv_capacity, kv_cost, pool_over_max_len_ratio, vllm_sliding_window_tokens,
 };
 pub use llamacpp_kv::{
-    GgufKvGeometry, LlamaCppKvCache, LlamaCppKvEstimate, LlamaCppKvParams, llamacpp_kv_buffers,
+    GgufKvGeometry, LlamaCppKvCache, LlamaCppKvEstimate, LlamaCppKvParams, llamacpp_ctx_for_budget,
+    llamacpp_kv_buffers,
 };
 pub use logs::{EngineLogFacts, LlamaCppKvLine, parse_engine_log};
 pub use quant::{Finding, QuantizationInfo, Severity, check_quantization_flag};

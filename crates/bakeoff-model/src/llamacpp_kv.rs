@@ -251,6 +251,54 @@ pub fn llamacpp_kv_buffers(
     })
 }
 
+/// The largest llama-server `-c` whose KV buffers fit in `budget_bytes`, with every other
+/// setting of `params` kept (`-np`, `-kvu`, `-ub`, cache types). llama.cpp sizes its cache from
+/// `-c` (it has no memory-budget flag), so this is "the tokens a KV budget holds" in its terms:
+/// the non-SWA cache grows with `-c`, the SWA cache stops growing at its window. `None` when a
+/// cache type is unknown; `Some(0)` when not even one cell fits.
+pub fn llamacpp_ctx_for_budget(
+    geometry: &GgufKvGeometry,
+    params: &LlamaCppKvParams,
+    budget_bytes: u64,
+) -> Option<u64> {
+    let per_stream = |ctx: u64| {
+        if params.kv_unified {
+            ctx
+        } else {
+            ctx / params.n_seq_max.max(1)
+        }
+    };
+    let fits = |ctx: u64| -> Option<bool> {
+        let p = LlamaCppKvParams {
+            cells: per_stream(ctx),
+            ..params.clone()
+        };
+        // An overflowing size does not fit; an unknown cache type is an answer of its own.
+        cache_type_id(&p.cache_type_k)?;
+        cache_type_id(&p.cache_type_v)?;
+        Some(llamacpp_kv_buffers(geometry, &p).is_some_and(|e| e.total_bytes <= budget_bytes))
+    };
+    // Total bytes never shrink as -c grows, so the answer is found by bisection.
+    let (mut lo, mut hi) = (0u64, 1u64 << 40);
+    if fits(hi)? {
+        return Some(hi);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    // Whole cells per stream: `-c` beyond the last multiple of -np adds nothing.
+    Some(if params.kv_unified {
+        lo
+    } else {
+        lo - lo % params.n_seq_max.max(1)
+    })
+}
+
 impl LlamaCppKvCache {
     /// Whether a parsed `llama_kv_cache: size = …` line describes this cache: same cells,
     /// layers and sequences, and sizes equal at the log's two-decimal MiB precision.

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use bakeoff_model::gguf::{GgufValue, WeightsBytesSource};
 use bakeoff_model::{
-    GgufKvGeometry, LlamaCppKvParams, ModelError, llamacpp_kv_buffers, parse_engine_log, read_gguf,
-    read_gguf_file,
+    GgufKvGeometry, LlamaCppKvParams, ModelError, llamacpp_ctx_for_budget, llamacpp_kv_buffers,
+    parse_engine_log, read_gguf, read_gguf_file,
 };
 
 /// `$BAKEOFF_CACHE/models/…`, else `~/.cache/bakeoff/models/…` (scripts/provision.sh).
@@ -161,6 +161,49 @@ fn real_gguf_predicts_both_real_kv_lines() {
     assert!(est.caches[1].matches_log(&log.llamacpp_kv_caches[1]));
     // 96 + 120 MiB = the 216 MiB "context" of the memory breakdown.
     assert_eq!(est.total_bytes, 216 << 20);
+}
+
+#[test]
+fn real_gguf_budget_gives_the_largest_context_llama_cpp_can_allocate() {
+    let path = real_model();
+    let g = read_gguf_file(&path).unwrap();
+    let geo = GgufKvGeometry::from_gguf(&g, &path).unwrap();
+    let np8 = LlamaCppKvParams::from_server_flags(32_768, 8, false);
+    // 216 MiB is exactly what -c 32768 -np 8 allocates (the real log: 96 + 120 MiB): the
+    // non-SWA cache costs 3 layers × 256 × 2 B × 2 (K, V) = 3072 B per cell and the SWA cache
+    // stays at 1024 cells per stream once -c/-np passes 1024.
+    assert_eq!(llamacpp_ctx_for_budget(&geo, &np8, 216 << 20), Some(32_768));
+    // One byte less drops a whole cell per stream: 8 cells of -c.
+    assert_eq!(
+        llamacpp_ctx_for_budget(&geo, &np8, (216 << 20) - 1),
+        Some(32_760)
+    );
+    // q8_0 K and V: 8 blocks × 34 B = 272 B per 256-element row instead of 512.
+    // SWA: 1024 × 8 × 15 × 272 × 2 = 66,846,720 B; per non-SWA cell 3 × 272 × 2 = 1632 B;
+    // (226,492,416 − 66,846,720) / 1632 = 97,822.1 → 12,227 cells per stream → -c 97,816.
+    let q8 = LlamaCppKvParams {
+        cache_type_k: "q8_0".into(),
+        cache_type_v: "q8_0".into(),
+        ..np8.clone()
+    };
+    let fit = llamacpp_ctx_for_budget(&geo, &q8, 216 << 20).unwrap();
+    assert_eq!(fit, 97_816);
+    let at = llamacpp_kv_buffers(
+        &geo,
+        &LlamaCppKvParams {
+            cells: fit / 8,
+            ..q8.clone()
+        },
+    )
+    .unwrap();
+    assert!(at.total_bytes <= 216 << 20);
+    // Nothing fits in a budget smaller than the SWA cache; unknown cache types are None.
+    assert_eq!(llamacpp_ctx_for_budget(&geo, &np8, 1 << 20), Some(0));
+    let bad = LlamaCppKvParams {
+        cache_type_k: "q9_9".into(),
+        ..np8
+    };
+    assert_eq!(llamacpp_ctx_for_budget(&geo, &bad, 216 << 20), None);
 }
 
 #[test]

@@ -45,10 +45,12 @@ pub struct PlanArgs {
 pub struct KvArgs {
     /// A checkpoint directory, its config.json, or a .gguf file.
     pub path: PathBuf,
-    /// Sequence length the ratio is taken against (default: the model's context length).
+    /// Sequence length the ratio is taken against (default: the model's context length, for a
+    /// GGUF its `context_length`).
     #[arg(long)]
     pub max_model_len: Option<u64>,
     /// KV budget in GiB (vLLM's "Available KV cache memory"); default: from --log if it has one.
+    /// For a GGUF: the largest llama-server `-c` whose KV buffers fit in it.
     #[arg(long)]
     pub budget_gib: Option<f64>,
     /// vLLM `--kv-cache-dtype` (auto, fp8, bf16, …).
@@ -69,6 +71,14 @@ pub struct KvArgs {
     /// llama.cpp `-kvu`.
     #[arg(long)]
     pub kv_unified: bool,
+    /// llama.cpp `--cache-type-k` (`-ctk`) for a GGUF: f16, bf16, f32, q8_0, q4_0, q4_1, q5_0,
+    /// q5_1, iq4_nl.
+    #[arg(long, visible_alias = "ctk", default_value = "f16")]
+    pub cache_type_k: String,
+    /// llama.cpp `--cache-type-v` (`-ctv`) for a GGUF (same types; a quantized V cache needs
+    /// flash attention in llama.cpp).
+    #[arg(long, visible_alias = "ctv", default_value = "f16")]
+    pub cache_type_v: String,
     #[arg(long)]
     pub json: bool,
 }

@@ -188,24 +188,27 @@ fn checkpoint(a: AuditCheckpointArgs) -> Result<Exit, CliError> {
         let v = serde_json::json!({"checkpoint": report, "quantization_flag": a.quantization, "findings": findings});
         println!("{}", serde_json::to_string_pretty(&v).map_err(usage)?);
     } else {
-        println!("checkpoint {}", for_terminal(&report.path, 300));
-        println!("  architectures: {}", report.architectures.join(", "));
+        // Every string below comes from the checkpoint's files (or the command line): escaped
+        // so a hostile config.json cannot drive the terminal.
+        let t = |s: &str| for_terminal(s, 300);
+        println!("checkpoint {}", t(&report.path));
+        println!("  architectures: {}", t(&report.architectures.join(", ")));
         println!(
             "  model type: {}{}",
-            report.model_type.as_deref().unwrap_or("—"),
+            t(report.model_type.as_deref().unwrap_or("—")),
             report
                 .text_model_type
                 .as_deref()
-                .map(|t| format!(" (text: {t})"))
+                .map(|m| format!(" (text: {})", t(m)))
                 .unwrap_or_default()
         );
-        println!("  dtype: {}", report.dtype.as_deref().unwrap_or("—"));
+        println!("  dtype: {}", t(report.dtype.as_deref().unwrap_or("—")));
         match &report.weights {
             Some(w) => println!(
                 "  weights: {} ({} bytes, from {}, {} files)",
                 gib(w.bytes),
                 w.bytes,
-                w.source,
+                t(&w.source),
                 w.files.len()
             ),
             None => println!("  weights: none found"),
@@ -213,21 +216,21 @@ fn checkpoint(a: AuditCheckpointArgs) -> Result<Exit, CliError> {
         match &report.quantization {
             Some(q) => println!(
                 "  quantization_config: {} (from {}){}",
-                q.method,
-                q.source,
+                t(&q.method),
+                t(&q.source),
                 q.format
                     .as_deref()
-                    .map(|f| format!(", format {f}"))
+                    .map(|f| format!(", format {}", t(f)))
                     .unwrap_or_default()
             ),
             None => println!("  quantization_config: none (unquantized)"),
         }
         println!(
             "  serving flag: --quantization {}",
-            a.quantization.as_deref().unwrap_or("(none)")
+            t(a.quantization.as_deref().unwrap_or("(none)"))
         );
         for n in &report.notes {
-            println!("  note: {}", for_terminal(n, 300));
+            println!("  note: {}", t(n));
         }
         for f in &findings {
             let sev = match f.severity {
@@ -235,9 +238,13 @@ fn checkpoint(a: AuditCheckpointArgs) -> Result<Exit, CliError> {
                 Severity::Warning => "warning",
                 Severity::Note => "note",
             };
-            println!("  {sev} [{}]: {}", f.code, for_terminal(&f.message, 600));
+            println!(
+                "  {sev} [{}]: {}",
+                t(&f.code),
+                for_terminal(&f.message, 600)
+            );
             if let Some(fix) = &f.fix {
-                println!("    fix: {fix}");
+                println!("    fix: {}", for_terminal(fix, 600));
             }
         }
         if findings.is_empty() {

@@ -187,7 +187,8 @@ pub fn run(a: PlanArgs) -> Result<Exit, CliError> {
 pub fn kv(a: KvArgs) -> Result<Exit, CliError> {
     use bakeoff_model::{
         GgufKvGeometry, HfConfig, KvCacheDtype, KvCostOptions, LlamaCppKvParams, kv_capacity,
-        kv_cost, llamacpp_kv_buffers, parse_engine_log, pool_over_max_len_ratio, read_gguf_file,
+        kv_cost, llamacpp_ctx_for_budget, llamacpp_kv_buffers, parse_engine_log,
+        pool_over_max_len_ratio, read_gguf_file,
     };
     let log = match &a.log {
         Some(p) => Some(parse_engine_log(&std::fs::read_to_string(p).map_err(
@@ -203,18 +204,39 @@ pub fn kv(a: KvArgs) -> Result<Exit, CliError> {
         let g = read_gguf_file(&a.path).map_err(usage)?;
         let geo = GgufKvGeometry::from_gguf(&g, &a.path).map_err(usage)?;
         let ctx = a.ctx.or(g.context_length()).unwrap_or(4096);
-        let params = LlamaCppKvParams::from_server_flags(ctx, a.parallel, a.kv_unified);
+        for (flag, t) in [
+            ("--cache-type-k", &a.cache_type_k),
+            ("--cache-type-v", &a.cache_type_v),
+        ] {
+            if bakeoff_model::ggml_types::cache_type_id(t).is_none() {
+                return Err(usage(format!(
+                    "{flag} {t}: not a llama.cpp cache type; use f16, bf16, f32, q8_0, q4_0, q4_1, q5_0, q5_1 or iq4_nl"
+                )));
+            }
+        }
+        let params = LlamaCppKvParams {
+            cache_type_k: a.cache_type_k.to_ascii_lowercase(),
+            cache_type_v: a.cache_type_v.to_ascii_lowercase(),
+            ..LlamaCppKvParams::from_server_flags(ctx, a.parallel, a.kv_unified)
+        };
         let est = llamacpp_kv_buffers(&geo, &params)
-            .ok_or_else(|| usage("KV cache types unknown to bakeoff"))?;
+            .ok_or_else(|| {
+                usage(format!(
+                    "-c {ctx}: the KV buffers overflow, or a row of {}/{} is not whole quantization blocks; fix: a smaller -c or another cache type",
+                    params.cache_type_k, params.cache_type_v
+                ))
+            })?;
         lines.push(format!(
-            "{}: {} ({} layers, {} sliding, window {:?}); llama.cpp -c {ctx} -np {}{}",
+            "{}: {} ({} layers, {} sliding, window {:?}); llama.cpp -c {ctx} -np {}{} -ctk {} -ctv {}",
             a.path.display(),
             geo.architecture,
             geo.block_count,
             geo.swa_layers.iter().filter(|s| **s).count(),
             geo.sliding_window,
             a.parallel,
-            if a.kv_unified { " -kvu" } else { "" }
+            if a.kv_unified { " -kvu" } else { "" },
+            params.cache_type_k,
+            params.cache_type_v
         ));
         for c in &est.caches {
             let mut l = format!(
@@ -240,6 +262,48 @@ pub fn kv(a: KvArgs) -> Result<Exit, CliError> {
             lines.push(l);
         }
         lines.push(format!("  total KV buffers: {}", gib(est.total_bytes)));
+        // The pool ÷ max-model-len ratio, in llama.cpp's terms: -c cells hold the pool.
+        let len = a.max_model_len.or(g.context_length());
+        if let Some(len) = len {
+            lines.push(format!(
+                "  -c {ctx}: the pool holds {:.2}× a full-length ({len}-token) sequence",
+                pool_over_max_len_ratio(ctx, len)
+            ));
+        }
+        if let Some(b) = a.budget_gib {
+            if !(b.is_finite() && b >= 0.0) {
+                return Err(usage("--budget-gib must be a number of GiB, 0 or more"));
+            }
+            let budget = gib_to_bytes(b);
+            let fit = llamacpp_ctx_for_budget(&geo, &params, budget)
+                .ok_or_else(|| usage("KV cache types unknown to bakeoff"))?;
+            let mut l = format!(
+                "  budget {}: llama-server -c {fit} ({} tokens per sequence with -np {})",
+                gib(budget),
+                if a.kv_unified {
+                    fit
+                } else {
+                    fit / a.parallel.max(1)
+                },
+                a.parallel.max(1)
+            );
+            if let Some(len) = len {
+                l.push_str(&format!(
+                    "; the pool holds {:.2}× a full-length ({len}-token) sequence",
+                    pool_over_max_len_ratio(fit, len)
+                ));
+            }
+            lines.push(l);
+            out.insert(
+                "capacity".into(),
+                serde_json::json!({
+                    "bytes_budget": budget,
+                    "ctx": fit,
+                    "max_model_len": len,
+                    "pool_over_max_len_ratio": len.map(|l| pool_over_max_len_ratio(fit, l)),
+                }),
+            );
+        }
         out.insert(
             "geometry".into(),
             serde_json::to_value(&geo).map_err(usage)?,
