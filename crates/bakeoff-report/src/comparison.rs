@@ -53,6 +53,9 @@ pub struct Row {
     pub verdict: Option<VerdictKind>,
     pub verdict_reason: Option<String>,
     pub verdict_date: Option<String>,
+    /// Why the verdict may no longer describe the evidence: newer counted runs it did not
+    /// see, a configuration that changed since, a result it rested on now retracted.
+    pub verdict_caveats: Vec<String>,
 }
 
 impl Row {
@@ -60,6 +63,18 @@ impl Row {
         match self.verdict {
             Some(v) => v.as_words().to_string(),
             None => "none recorded".into(),
+        }
+    }
+
+    /// The verdict with its date and any caveat, as the terminal and markdown tables show it:
+    /// `accept (2026-08-24; ⚠ predates 2 newer runs)`.
+    pub fn verdict_with_date(&self) -> String {
+        let mut extra: Vec<String> = self.verdict_date.iter().cloned().collect();
+        extra.extend(self.verdict_caveats.iter().map(|c| format!("⚠ {c}")));
+        if extra.is_empty() {
+            self.verdict_text()
+        } else {
+            format!("{} ({})", self.verdict_text(), extra.join("; "))
         }
     }
 
@@ -179,10 +194,87 @@ fn row_for(slug: &str, entries: &[&Entry], verdict: Option<&VerdictRecord>) -> R
             .count(),
         retracted: entries.len() - counted.len(),
         failure,
+        verdict_caveats: verdict
+            .map(|v| verdict_caveats(&v.current.scope, entries, newest))
+            .unwrap_or_default(),
         verdict: verdict.map(|v| v.current.verdict),
         verdict_reason: verdict.map(|v| v.current.reason.clone()),
         verdict_date: verdict.map(|v| v.current.date.format("%Y-%m-%d").to_string()),
     }
+}
+
+/// What changed since a verdict was given over `scope`: counted runs it did not see, a
+/// configuration that differs from the newest counted artifact's, results it rested on that
+/// are now retracted. A verdict is scoped to what was tested; these say when that is stale.
+fn verdict_caveats(
+    scope: &crate::evidence::Scope,
+    entries: &[&Entry],
+    newest: Option<&Entry>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let newer = entries
+        .iter()
+        .filter(|e| !e.is_retracted() && !scope.artifacts.contains(&e.name))
+        .count();
+    if newer > 0 {
+        out.push(format!(
+            "predates {newer} newer run{}",
+            if newer == 1 { "" } else { "s" }
+        ));
+    }
+    let retracted = entries
+        .iter()
+        .filter(|e| e.is_retracted() && scope.artifacts.contains(&e.name))
+        .count();
+    if retracted > 0 {
+        out.push(format!(
+            "based on {retracted} retracted result{}",
+            if retracted == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some(e) = newest.filter(|e| !e.is_retracted()) {
+        let now = crate::evidence::Scope::of(&e.artifact, Vec::new());
+        let mut differs = Vec::new();
+        let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "unknown".into());
+        if now.model != scope.model {
+            differs.push(format!("model {} → {}", scope.model, now.model));
+        }
+        if now.engine != scope.engine || now.engine_version != scope.engine_version {
+            differs.push(format!(
+                "engine {} {} → {} {}",
+                scope.engine,
+                opt(&scope.engine_version),
+                now.engine,
+                opt(&now.engine_version)
+            ));
+        }
+        if now.quantization != scope.quantization {
+            differs.push(format!(
+                "quantization {} → {}",
+                opt(&scope.quantization),
+                opt(&now.quantization)
+            ));
+        }
+        if now.hardware != scope.hardware {
+            differs.push(format!(
+                "hardware {} → {}",
+                opt(&scope.hardware),
+                opt(&now.hardware)
+            ));
+        }
+        if now.window_tokens != scope.window_tokens {
+            let w = |t: Option<u64>| t.map(|t| t.to_string()).unwrap_or_else(|| "unknown".into());
+            differs.push(format!(
+                "window {} → {}",
+                w(scope.window_tokens),
+                w(now.window_tokens)
+            ));
+        }
+        if !differs.is_empty() {
+            out.push(format!("scope differs: {}", differs.join(", ")));
+        }
+    }
+    out
 }
 
 pub fn build(reg: &Registry) -> Comparison {

@@ -45,6 +45,10 @@ pub enum EvidenceError {
     AlreadyRetracted(PathBuf),
     #[error("--reason is empty: say why, it is the record")]
     NoReason,
+    /// The slug names the verdict file: one from a hostile artifact (`../x`) must not choose
+    /// where it is written.
+    #[error("{0}; fix: give the verdict to an artifact whose slug is safe (re-run it with --slug)")]
+    BadSlug(String),
 }
 
 /// A verdict, always scoped to the tested configuration.
@@ -248,6 +252,7 @@ pub fn set_verdict(
     if entry.reason.trim().is_empty() {
         return Err(EvidenceError::NoReason);
     }
+    bakeoff_artifact::slug::validate_slug(slug).map_err(EvidenceError::BadSlug)?;
     let path = verdict_path(dir, slug);
     let record = if path.exists() {
         let mut old = read_verdict(&path)?;
@@ -375,6 +380,15 @@ mod tests {
             set_verdict(dir.path(), "m", entry(VerdictKind::Accept, "  ")),
             Err(EvidenceError::NoReason)
         ));
+    }
+
+    #[test]
+    fn a_slug_that_would_leave_the_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = set_verdict(dir.path(), "../escape", entry(VerdictKind::Watch, "x")).unwrap_err();
+        assert!(matches!(e, EvidenceError::BadSlug(_)), "{e}");
+        assert!(e.to_string().contains("fix:"), "{e}");
+        assert!(!dir.path().join("../escape.verdict.json").exists());
     }
 
     #[test]

@@ -96,8 +96,15 @@ fn summary_table(out: &mut String, c: &Comparison) {
             verdict_class(r),
             h(&r.verdict_text()),
             match (&r.verdict_date, &r.verdict_reason) {
-                (Some(d), Some(why)) =>
-                    format!("<br><span class=\"muted\">{} — {}</span>", h(d), h(why)),
+                (Some(d), Some(why)) => format!(
+                    "<br><span class=\"muted\">{} — {}</span>{}",
+                    h(d),
+                    h(why),
+                    r.verdict_caveats
+                        .iter()
+                        .map(|c| format!("<br><strong>⚠ {}</strong>", h(c)))
+                        .collect::<String>()
+                ),
                 _ => String::new(),
             }
         );

@@ -337,7 +337,12 @@ pub fn comparison_table(c: &Comparison) -> String {
             };
             let _ = write!(out, " {cell} |");
         }
-        let _ = writeln!(out, " {} | {} |", r.evidence_text(), r.verdict_text());
+        let _ = writeln!(
+            out,
+            " {} | {} |",
+            r.evidence_text(),
+            md(&r.verdict_with_date())
+        );
     }
     out
 }

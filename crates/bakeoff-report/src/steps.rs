@@ -131,18 +131,38 @@ fn item_concurrency(i: &ItemRecord) -> Option<f64> {
     i.extra.as_object().and_then(|o| first_num(o, CONCURRENCY))
 }
 
-/// The steps of a suite, from its `summary.details`; a step without TTFT figures gets them
-/// from the suite's items that carry the same `extra.concurrency`.
+/// The steps of a suite, from its `summary.details`. The throughput suite stores a whole
+/// bakeoff-artifact `LoadReport` there, read typed; other shapes go through the tolerant
+/// reader below, and a step without TTFT figures gets them from the suite's items that carry
+/// the same `extra.concurrency`.
 pub fn steps_of(suite: &SuiteResult) -> Vec<Step> {
+    if let Ok(report) =
+        serde_json::from_value::<bakeoff_artifact::LoadReport>(suite.summary.details.clone())
+    {
+        return steps_of_load(&report);
+    }
     steps_in(&suite.summary.details, &suite.items)
 }
 
-/// The steps of a `bench run` artifact's load report (`artifact.load[name]`), which carries no
-/// suite.
+/// The steps of a load report (`bench run`'s `artifact.load[name]`, or the throughput suite's
+/// details), read from bakeoff-artifact's types: concurrency, output tokens per second, TTFT
+/// percentiles, completed requests.
 pub fn steps_of_load(report: &bakeoff_artifact::LoadReport) -> Vec<Step> {
-    serde_json::to_value(report)
-        .map(|v| steps_in(&v, &[]))
-        .unwrap_or_default()
+    report
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(index, st)| Step {
+            index,
+            concurrency: st.concurrency.map(f64::from),
+            tok_per_s: st.output_tokens_per_second,
+            ttft_p50_ms: st.latency.ttft.p50_ms,
+            ttft_p90_ms: st.latency.ttft.p90_ms,
+            ttft_p99_ms: st.latency.ttft.p99_ms,
+            requests: Some(st.ok as f64),
+            raw: serde_json::to_value(st).unwrap_or(Value::Null),
+        })
+        .collect()
 }
 
 fn steps_in(details: &Value, items: &[ItemRecord]) -> Vec<Step> {

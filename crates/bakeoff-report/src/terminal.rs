@@ -241,7 +241,7 @@ pub fn comparison(c: &crate::comparison::Comparison) -> String {
             });
         }
         row.push(r.evidence_text());
-        row.push(r.verdict_text());
+        row.push(for_terminal(&r.verdict_with_date(), 400));
         t.add_row(row);
     }
     t.to_string()

@@ -265,6 +265,20 @@ async fn report_verdict_retract_over_real_artifacts() {
         "reject-under-tested-configuration"
     );
 
+    // A verdict over the measured run, which is then retracted: the report must say the
+    // verdict rests on a retracted result.
+    let good_slug = good.trim_end_matches(".bakeoff.json").to_string();
+    let o = bakeoff(&[
+        "verdict",
+        &good_slug,
+        "watch",
+        "--reason",
+        "first look",
+        "--dir",
+        out,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+
     // Retract the measured run: the artifact's bytes stay the same.
     let good_path = results.join(&good);
     let before = std::fs::read(&good_path).unwrap();
@@ -299,6 +313,11 @@ async fn report_verdict_retract_over_real_artifacts() {
     );
     assert!(table.contains("superseded claims"), "{table}");
     assert!(table.contains("instrument under test"), "{table}");
+    // Verdicts carry their date, and a caveat when what they judged was retracted.
+    assert!(
+        table.contains("based on 1 retracted result"),
+        "the verdict's scope is re-checked: {table}"
+    );
     let md = std::fs::read_to_string(results.join("negative-results.md")).unwrap();
     assert!(md.contains("| Retracted | Artifact | Candidate | Claim withdrawn | Reason |"));
     assert!(
@@ -314,4 +333,86 @@ async fn report_verdict_retract_over_real_artifacts() {
         table_filters(tmp.path()),
     );
     snapshot("negative_results_after", &md, filters(tmp.path()));
+}
+
+#[test]
+fn log_add_list_archive_through_the_binary_and_escaped() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("logbook");
+    let d = dir.to_str().unwrap();
+    let add = |date: &str, title: &str, body: &str| {
+        bakeoff(&[
+            "log",
+            "add",
+            "--dir",
+            d,
+            "--date",
+            date,
+            "--title",
+            title,
+            "--summary",
+            "s",
+            "--body",
+            body,
+        ])
+    };
+    // A title carrying a terminal escape (clear screen) is stored as given and printed inert.
+    let o = add("2026-06-01", "closed \u{1b}[2J case", "Done.");
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(!stdout(&o).contains('\u{1b}'), "{:?}", stdout(&o));
+    let o = add(
+        "2026-06-02",
+        "LoRA on NVFP4",
+        "Retest before designing around it.",
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = add("2026-08-20", "young entry", "fine");
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // Multi-line titles are refused: the index keeps one line per entry.
+    let o = add("2026-08-21", "two\nlines", "x");
+    assert_eq!(code(&o), 2, "{}", text(&o));
+
+    let o = bakeoff(&["log", "list", "--dir", d]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let list = stdout(&o);
+    assert_eq!(list.lines().count(), 3, "{list}");
+    assert!(!list.contains('\u{1b}'), "{list:?}");
+    assert!(list.contains(r"closed \u{1b}[2J case"), "{list}");
+    assert!(list.contains("LoRA on NVFP4  [open: retest]"), "{list}");
+
+    // Archive at 30 days: the closed entry moves, the one with open work stays, the young
+    // one stays; the index length is reported against the target.
+    let o = bakeoff(&[
+        "log",
+        "archive",
+        "--dir",
+        d,
+        "--age",
+        "30",
+        "--today",
+        "2026-08-24",
+        "--target",
+        "2",
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let rep = stdout(&o);
+    assert!(!rep.contains('\u{1b}'), "{rep:?}");
+    assert!(
+        rep.starts_with("archived 1 entry to ARCHIVE.md; kept 1 aged entry with open deferred work, 0 where unsure, 1 younger than the age limit"),
+        "{rep}"
+    );
+    assert!(rep.contains("above the 2-line target"), "{rep}");
+    assert!(
+        std::fs::read_to_string(dir.join("ARCHIVE.md"))
+            .unwrap()
+            .contains("closed \u{1b}[2J case")
+    );
+    // An age before the earliest date is a usage error, not a panic.
+    let o = bakeoff(&["log", "archive", "--dir", d, "--age", "4294967295"]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("fix: give a smaller --age"),
+        "{}",
+        text(&o)
+    );
 }

@@ -2,6 +2,7 @@
 
 use std::io::Read as _;
 
+use bakeoff_report::escape::for_terminal;
 use bakeoff_report::logbook::{self, DEFAULT_MARKERS, NewEntry};
 use chrono::NaiveDate;
 
@@ -49,7 +50,11 @@ fn add(a: LogAddArgs) -> Result<Exit, CliError> {
         logbook::LogbookError::Empty(_) | logbook::LogbookError::MultiLine(_) => usage(e),
         other => failed(other),
     })?;
-    println!("added {} — {}", a.dir.dir.join(&e.file).display(), e.title);
+    println!(
+        "added {} — {}",
+        for_terminal(&a.dir.dir.join(&e.file).display().to_string(), 500),
+        for_terminal(&e.title, 300)
+    );
     Ok(Exit::Ok)
 }
 
@@ -59,9 +64,10 @@ fn list(a: LogDirArgs) -> Result<Exit, CliError> {
     if entries.is_empty() {
         println!(
             "no entries under {} (add one with `bakeoff log add`)",
-            a.dir.display()
+            for_terminal(&a.dir.display().to_string(), 500)
         );
     }
+    // File names, titles and the matched markers come from the entries' files: escaped.
     for e in &entries {
         let open = logbook::open_markers(&e.text, &markers);
         println!(
@@ -69,12 +75,12 @@ fn list(a: LogDirArgs) -> Result<Exit, CliError> {
             e.date
                 .map(|d| d.to_string())
                 .unwrap_or_else(|| "undated   ".into()),
-            e.file,
-            e.title,
+            for_terminal(&e.file, 300),
+            for_terminal(&e.title, 300),
             if open.is_empty() {
                 String::new()
             } else {
-                format!("  [open: {}]", open.join(", "))
+                format!("  [open: {}]", for_terminal(&open.join(", "), 300))
             }
         );
     }
@@ -93,6 +99,8 @@ fn archive(a: LogArchiveArgs) -> Result<Exit, CliError> {
             logbook::LogbookError::AgeTooLarge { .. } => usage(e),
             other => failed(other),
         })?;
-    print!("{}", r.render());
+    for l in r.render().lines() {
+        println!("{}", for_terminal(l, 2000));
+    }
     Ok(Exit::Ok)
 }

@@ -2,6 +2,7 @@
 //! modified; a dated DIR/<artifact-file>.retraction.json beside it says why, and reports stop
 //! counting it.
 
+use bakeoff_report::escape::for_terminal;
 use bakeoff_report::evidence::{EvidenceError, retract};
 
 use crate::cli::RetractArgs;
@@ -14,20 +15,22 @@ pub fn run(a: RetractArgs) -> Result<Exit, CliError> {
         }
         other => failed(other),
     })?;
+    // The artifact's name, slug and claims come from its file; the reason from the operator.
+    let t = |s: &str| for_terminal(s, 500);
     println!(
         "retracted {} ({}) on {}: {}",
-        r.artifact,
-        r.slug,
+        t(&r.artifact),
+        t(&r.slug),
         r.date.format("%Y-%m-%d"),
-        r.reason
+        t(&r.reason)
     );
     for c in &r.claims {
-        println!("  withdrawn: {}: {}", c.suite, c.claimed);
+        println!("  withdrawn: {}: {}", t(&c.suite), t(&c.claimed));
     }
     println!(
         "the artifact is unchanged (sha256 {}); wrote {}",
         &r.artifact_sha256[..r.artifact_sha256.len().min(16)],
-        path.display()
+        t(&path.display().to_string())
     );
     Ok(Exit::Ok)
 }

@@ -1,6 +1,7 @@
 //! `bakeoff verdict SLUG VERDICT --reason …`: the operator's verdict, scoped to the tested
 //! configuration, stored beside the artifacts as DIR/<slug>.verdict.json.
 
+use bakeoff_report::escape::for_terminal;
 use bakeoff_report::evidence::{Scope, VerdictEntry, VerdictKind, set_verdict};
 use bakeoff_report::registry;
 
@@ -28,7 +29,7 @@ pub fn run(a: VerdictArgs) -> Result<Exit, CliError> {
             if slugs.is_empty() {
                 "it holds none".to_string()
             } else {
-                format!("candidates there: {}", slugs.join(", "))
+                format!("candidates there: {}", for_terminal(&slugs.join(", "), 500))
             }
         )));
     };
@@ -45,21 +46,26 @@ pub fn run(a: VerdictArgs) -> Result<Exit, CliError> {
         not_attempted: a.not_attempted.clone(),
         production_impact: a.impact.clone(),
     };
-    let (path, record) = set_verdict(&a.dir, &a.slug, entry).map_err(failed)?;
+    let (path, record) = set_verdict(&a.dir, &a.slug, entry).map_err(|e| match e {
+        bakeoff_report::evidence::EvidenceError::BadSlug(_) => usage(e),
+        other => failed(other),
+    })?;
+    // The scope is copied from an artifact's file: escaped, like the slug the operator typed.
+    let t = |s: &str| for_terminal(s, 300);
     let s = &record.current.scope;
     println!(
         "verdict on {}: {} ({}) — scoped to {} on {} {}, quantization {}, window {}, hardware {}",
-        a.slug,
+        t(&a.slug),
         record.current.verdict,
         record.current.date.format("%Y-%m-%d"),
-        s.model,
-        s.engine,
-        s.engine_version.as_deref().unwrap_or("(version unknown)"),
-        s.quantization.as_deref().unwrap_or("unknown"),
+        t(&s.model),
+        t(&s.engine),
+        t(s.engine_version.as_deref().unwrap_or("(version unknown)")),
+        t(s.quantization.as_deref().unwrap_or("unknown")),
         s.window_tokens
             .map(|t| t.to_string())
             .unwrap_or_else(|| "unknown".into()),
-        s.hardware.as_deref().unwrap_or("not recorded"),
+        t(s.hardware.as_deref().unwrap_or("not recorded")),
     );
     if let Some(prev) = record.history.last() {
         println!(
@@ -68,6 +74,6 @@ pub fn run(a: VerdictArgs) -> Result<Exit, CliError> {
             prev.date.format("%Y-%m-%d")
         );
     }
-    println!("wrote {}", path.display());
+    println!("wrote {}", t(&path.display().to_string()));
     Ok(Exit::Ok)
 }
