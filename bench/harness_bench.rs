@@ -1,8 +1,9 @@
-//! `cargo run --release -p bakeoff-load --bin harness-bench` — the harness's own speed, as JSON
+//! `cargo run --release -p bakeoff-load --bin harness-bench` (bench/harness_bench.rs) — the harness's own speed, as JSON
 //! (docs/performance.md). Never a test: timings belong here, not in assertions.
 //!
 //! The calibration target runs in a child process (this binary with `--serve-target`), so the
-//! client process is measured alone: one tokio worker thread (one client core), its own RSS, its
+//! client process is measured alone: one tokio worker thread (one client core; the open-loop
+//! phase adds the dispatcher thread, which sleeps between sends), its own RSS, its
 //! own file descriptors (10,000 streams need 10,000 sockets; the soft RLIMIT_NOFILE is raised to
 //! the hard limit, as oha does).
 //!
@@ -213,6 +214,7 @@ async fn run_all(
     let scheduled_rate = schedule.len().saturating_sub(1) as f64
         / schedule.last().map(|d| d.as_secs_f64()).unwrap_or(1.0);
 
+    let rss_before_streams = calibrate::peak_rss_mib();
     // 3. Concurrent streams, last: closing 10,000 pooled connections afterwards keeps the
     //    runtime busy, which would show up as send lateness in a later phase.
     let open = calibrate::concurrent_streams(url, streams, rx.clone())
@@ -223,13 +225,14 @@ async fn run_all(
     Ok(serde_json::json!({
         "machine": {
             "available_parallelism": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-            "client_runtime": "tokio current_thread (one client core); target in a child process",
+            "client_runtime": "tokio current_thread (one client core) plus the open-loop dispatcher thread, which sleeps between sends; target in a child process",
             "rlimit_nofile": raise_nofile(),
         },
         "streamed_tokens": tok,
         "requests_per_second_1_token": rps,
         "concurrent_streams": { "requested": streams, "open_at_once": open },
         "client_peak_rss_mib": rss_after_streams,
+        "client_peak_rss_before_streams_phase_mib": rss_before_streams,
         "poisson": {
             "requested_rate": rate,
             "seconds": secs,

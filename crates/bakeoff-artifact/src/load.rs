@@ -103,6 +103,21 @@ pub struct MetricsDelta {
     pub client_server_token_ratio: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec_decode: Option<SpecDecode>,
+    /// The server's own mean TTFT over the step, ms: Δ`_sum` / Δ`_count` of its TTFT histogram
+    /// (vLLM and SGLang `…:time_to_first_token_seconds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_ttft_mean_ms: Option<f64>,
+    /// The server's own mean end-to-end latency over the step, ms
+    /// (`…:e2e_request_latency_seconds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_e2e_mean_ms: Option<f64>,
+    /// Client mean TTFT ÷ server mean TTFT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_server_ttft_ratio: Option<f64>,
+    /// Client mean E2E ÷ server mean E2E: above 1 by the network and the client's own time;
+    /// growing across a sweep when the client falls behind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_server_e2e_ratio: Option<f64>,
 }
 
 /// Goodput under `--slo`: requests meeting every objective.

@@ -127,7 +127,12 @@ pub struct StepAccumulator {
     lateness: LatencyRecorder,
     ttft_corrected: LatencyRecorder,
     e2e_corrected: LatencyRecorder,
-    pub measured: Vec<Measured>,
+    /// Per-request records, only when the plan keeps them (`keep_requests`).
+    records: Vec<RequestRecord>,
+    /// What reconciliation needs of each request that carried server timings: a few numbers,
+    /// never the ITL vectors (those go into the histogram and are dropped, so a long sweep's
+    /// memory does not grow with its token count; docs/performance.md).
+    recon: Vec<crate::reconcile::Sample>,
     keep: bool,
     sent: u64,
     ok: u64,
@@ -156,7 +161,8 @@ impl StepAccumulator {
             lateness: LatencyRecorder::new()?,
             ttft_corrected: LatencyRecorder::new()?,
             e2e_corrected: LatencyRecorder::new()?,
-            measured: Vec::new(),
+            records: Vec::new(),
+            recon: Vec::new(),
             keep,
             sent: 0,
             ok: 0,
@@ -222,7 +228,17 @@ impl StepAccumulator {
             let kind = m.record.error.clone().unwrap_or_else(|| "unknown".into());
             *self.errors.entry(kind).or_insert(0) += 1;
         }
-        self.measured.push(m);
+        if let Some(sample) = crate::reconcile::Sample::of(&m) {
+            self.recon.push(sample);
+        }
+        if self.keep {
+            self.records.push(m.record);
+        }
+    }
+
+    /// Requests added so far.
+    pub fn count(&self) -> u64 {
+        self.sent
     }
 
     /// Speculative decoding as llama.cpp's per-request `timings` saw it (`draft_n`,
@@ -296,14 +312,10 @@ impl StepAccumulator {
                 e2e: self.e2e.buckets(),
             },
             goodput,
-            reconciliation: crate::reconcile::step(&self.measured),
+            reconciliation: crate::reconcile::step(&self.recon),
             metrics: None,
             flags: Vec::new(),
-            requests: if self.keep {
-                self.measured.into_iter().map(|m| m.record).collect()
-            } else {
-                Vec::new()
-            },
+            requests: self.records,
         }
     }
 }

@@ -8,6 +8,10 @@
 //! - SGLang (`--enable-metrics`): `sglang:generation_tokens_total`, `sglang:spec_accept_length`.
 //! - llama.cpp (`--metrics`): `llamacpp:tokens_predicted_total`, `llamacpp:prompt_tokens_total`,
 //!   `llamacpp:n_decode_total`, `llamacpp:spec_decode_num_{draft_tokens,accepted_tokens,drafts}_total`.
+//! - Latency histograms (vLLM, SGLang): `…:time_to_first_token_seconds` and
+//!   `…:e2e_request_latency_seconds`; their `_sum`/`_count` deltas give the server's mean over
+//!   a step (vLLM docs "Metrics"; SGLang docs "Production Metrics"). llama.cpp has none: its
+//!   per-request `timings` reconcile instead.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -127,6 +131,8 @@ pub fn delta(before: &Scrape, after: &Scrape, client_output_tokens: u64) -> Opti
                 mean_accept_length: Some(len),
             }),
     };
+    let server_ttft_mean_ms = histogram_mean_ms(&deltas, family, "time_to_first_token_seconds");
+    let server_e2e_mean_ms = histogram_mean_ms(&deltas, family, "e2e_request_latency_seconds");
     Some(MetricsDelta {
         family: family.to_string(),
         client_server_token_ratio: generation_tokens
@@ -135,7 +141,32 @@ pub fn delta(before: &Scrape, after: &Scrape, client_output_tokens: u64) -> Opti
         generation_tokens,
         deltas,
         spec_decode,
+        server_ttft_mean_ms,
+        server_e2e_mean_ms,
+        client_server_ttft_ratio: None,
+        client_server_e2e_ratio: None,
     })
+}
+
+/// The mean of a server latency histogram over the step, ms: Δsum / Δcount (seconds).
+fn histogram_mean_ms(deltas: &BTreeMap<String, f64>, family: &str, name: &str) -> Option<f64> {
+    if family == "llamacpp" {
+        return None;
+    }
+    let sum = deltas.get(&format!("{family}:{name}_sum"))?;
+    let count = deltas.get(&format!("{family}:{name}_count"))?;
+    (*count > 0.0 && sum.is_finite()).then(|| sum / count * 1000.0)
+}
+
+/// Client means over server means, once the step's client latencies are known.
+pub fn attach_client_ratios(
+    m: &mut MetricsDelta,
+    client_ttft_mean_ms: Option<f64>,
+    client_e2e_mean_ms: Option<f64>,
+) {
+    let ratio = |c: Option<f64>, s: Option<f64>| Some(c? / s.filter(|s| *s > 0.0)?);
+    m.client_server_ttft_ratio = ratio(client_ttft_mean_ms, m.server_ttft_mean_ms);
+    m.client_server_e2e_ratio = ratio(client_e2e_mean_ms, m.server_e2e_mean_ms);
 }
 
 #[cfg(test)]
@@ -190,6 +221,37 @@ vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"m\"} 215.0\
         let s = parse("x{a=\"1\"} 2\nx{a=\"2\"} 3 1700000000\n");
         assert_eq!(s.values["x"], 5.0);
         assert!(delta(&s, &s, 0).is_none());
+    }
+
+    #[test]
+    fn server_latency_means_from_histogram_sums() {
+        // vLLM's histogram lines (vLLM docs, "Metrics"): 4 requests, TTFT sum 0.4 s → 100 ms,
+        // E2E sum 8 s → 2000 ms over the step.
+        let before = parse(
+            "vllm:generation_tokens_total 0\n\
+vllm:time_to_first_token_seconds_sum{model_name=\"m\"} 1.0\n\
+vllm:time_to_first_token_seconds_count{model_name=\"m\"} 10\n\
+vllm:e2e_request_latency_seconds_sum{model_name=\"m\"} 20.0\n\
+vllm:e2e_request_latency_seconds_count{model_name=\"m\"} 10\n",
+        );
+        let after = parse(
+            "vllm:generation_tokens_total 400\n\
+vllm:time_to_first_token_seconds_sum{model_name=\"m\"} 1.4\n\
+vllm:time_to_first_token_seconds_count{model_name=\"m\"} 14\n\
+vllm:e2e_request_latency_seconds_sum{model_name=\"m\"} 28.0\n\
+vllm:e2e_request_latency_seconds_count{model_name=\"m\"} 14\n",
+        );
+        let mut d = delta(&before, &after, 400).unwrap();
+        assert!((d.server_ttft_mean_ms.unwrap() - 100.0).abs() < 1e-9);
+        assert!((d.server_e2e_mean_ms.unwrap() - 2000.0).abs() < 1e-9);
+        attach_client_ratios(&mut d, Some(110.0), Some(2100.0));
+        assert!((d.client_server_ttft_ratio.unwrap() - 1.1).abs() < 1e-9);
+        assert!((d.client_server_e2e_ratio.unwrap() - 1.05).abs() < 1e-9);
+        // No requests in the step: no mean, no ratio.
+        let mut same = delta(&after, &after, 0).unwrap();
+        attach_client_ratios(&mut same, Some(1.0), Some(1.0));
+        assert_eq!(same.server_ttft_mean_ms, None);
+        assert_eq!(same.client_server_e2e_ratio, None);
     }
 
     #[test]

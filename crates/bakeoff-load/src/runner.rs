@@ -144,7 +144,7 @@ pub async fn run(
             cancel.clone(),
         )
         .await?;
-        report.warmup_requests = acc.measured.len() as u64;
+        report.warmup_requests = acc.count();
     }
 
     let mut metrics_ok = plan.scrape_metrics;
@@ -203,6 +203,13 @@ pub async fn run(
         }
         if let (Some(b), Some(a)) = (&before, &after) {
             step.metrics = prometheus::delta(b, a, step.output_tokens);
+            if let Some(m) = step.metrics.as_mut() {
+                prometheus::attach_client_ratios(
+                    m,
+                    step.latency.ttft.mean_ms,
+                    step.latency.e2e.mean_ms,
+                );
+            }
         }
         attach_timings_spec(&mut step, timings_spec);
         flag_step(plan, &mut step);
@@ -303,30 +310,44 @@ fn unwrap_acc(acc: Arc<Mutex<StepAccumulator>>) -> Result<StepAccumulator, LoadE
         .map_err(|_| LoadError::Internal("a request task panicked".into()))
 }
 
-/// Sleep until `t` with better than the timer's 1 ms grain: sleep to within a millisecond, then
-/// yield until the instant passes (uvloop's ~1 ms rounding made AIPerf under-deliver,
-/// ai-dynamo/aiperf#1185).
-async fn sleep_until_precise(t: Instant) {
+/// Block this thread until `t`: sleep to within `SPIN` of it, then spin. Tokio's timer has a
+/// 1 ms grain and rounds up (uvloop's ~1 ms rounding made AIPerf under-deliver,
+/// ai-dynamo/aiperf#1185); an OS sleep is accurate to tens of microseconds, and the spin covers
+/// the wake-up latency. The spin costs at most `SPIN` of one core per request. `false` when
+/// the operator interrupted.
+fn sleep_until_precise(t: Instant, cancel: &watch::Receiver<bool>) -> bool {
+    const SPIN: Duration = Duration::from_micros(100);
     loop {
+        if *cancel.borrow() {
+            return false;
+        }
         let now = Instant::now();
         if now >= t {
-            return;
+            return true;
         }
-        if t - now > Duration::from_micros(1500) {
-            tokio::time::sleep_until((t - Duration::from_millis(1)).into()).await;
+        let left = t - now;
+        if left > SPIN {
+            // Wake at least every 50 ms so an operator's interrupt is seen promptly.
+            std::thread::sleep((left - SPIN).min(Duration::from_millis(50)));
         } else {
-            tokio::task::yield_now().await;
+            std::hint::spin_loop();
         }
     }
 }
 
+/// Open loop. The dispatcher is an OS thread of its own, not a task: on the runtime it would
+/// share its thread with every in-flight stream (one client core in `harness-bench`), and a
+/// busy stream would make it late. It builds each request before its intended time, sleeps
+/// until that time, and hands the request to the runtime, whose task stamps the actual send
+/// and sends. Lateness therefore measures the runtime picking the request up, not the
+/// dispatcher's own work.
 async fn open_step(
     client: &Client,
     plan: &LoadPlan,
     spec: &StepSpec,
     run_nonce: u64,
     progress: Arc<dyn Progress>,
-    mut cancel: watch::Receiver<bool>,
+    cancel: watch::Receiver<bool>,
 ) -> Result<StepAccumulator, LoadError> {
     let Some((rate, arrival, cap)) = spec.rate else {
         return Err(LoadError::Internal("open step without a rate".into()));
@@ -342,45 +363,58 @@ async fn open_step(
         plan.slo,
         plan.keep_requests,
     )?));
+    // A capped step waits for a permit inside the request's task, after its intended time, so
+    // the wait shows as lateness (the semaphore is fair: order is kept).
     let sem = cap.map(|c| Arc::new(Semaphore::new(c.max(1))));
     let plan = Arc::new(plan.clone());
-    let mut set = JoinSet::new();
-    let start = Instant::now();
-    for (i, off) in offsets.into_iter().enumerate() {
-        tokio::select! {
-            _ = sleep_until_precise(start + off) => {}
-            _ = cancel.changed() => break,
-        }
-        if *cancel.borrow() {
-            break;
-        }
-        let permit = match &sem {
-            Some(s) => s.clone().acquire_owned().await.ok(),
-            None => None,
-        };
-        let (client, plan, acc, progress) =
-            (client.clone(), plan.clone(), acc.clone(), progress.clone());
-        let mut cancel = cancel.clone();
+    let runtime = tokio::runtime::Handle::current();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    let dispatcher = {
+        let (client, acc, cancel) = (client.clone(), acc.clone(), cancel.clone());
         let step_index = spec.index;
-        set.spawn(async move {
-            let i = i as u64;
-            let (req, max_tokens) = build_request(&plan, run_nonce, step_index, i);
-            let sent = start.elapsed();
-            let ex = tokio::select! {
-                ex = client.chat_stream(&req) => ex,
-                _ = cancel.changed() => return,
-            };
-            drop(permit);
-            let m = measure(i, off, sent, max_tokens, &ex);
-            progress.request_finished(m.ok);
-            if let Ok(mut a) = acc.lock() {
-                a.add(m);
-            }
-        });
-        // Reap finished tasks as we go so a long step does not hold every handle.
-        while set.try_join_next().is_some() {}
+        std::thread::Builder::new()
+            .name("bakeoff-dispatch".into())
+            .spawn(move || {
+                let start = Instant::now();
+                let mut handles = Vec::with_capacity(offsets.len());
+                for (i, off) in offsets.into_iter().enumerate() {
+                    let i = i as u64;
+                    let (req, max_tokens) = build_request(&plan, run_nonce, step_index, i);
+                    if !sleep_until_precise(start + off, &cancel) {
+                        break;
+                    }
+                    let (client, acc, progress, sem) =
+                        (client.clone(), acc.clone(), progress.clone(), sem.clone());
+                    let mut cancel = cancel.clone();
+                    handles.push(runtime.spawn(async move {
+                        let permit = match sem {
+                            Some(s) => s.acquire_owned().await.ok(),
+                            None => None,
+                        };
+                        let sent = start.elapsed();
+                        let ex = tokio::select! {
+                            ex = client.chat_stream(&req) => ex,
+                            _ = cancel.changed() => return,
+                        };
+                        drop(permit);
+                        let m = measure(i, off, sent, max_tokens, &ex);
+                        progress.request_finished(m.ok);
+                        if let Ok(mut a) = acc.lock() {
+                            a.add(m);
+                        }
+                    }));
+                }
+                let _ = done_tx.send(handles);
+            })
+            .map_err(|e| LoadError::Internal(format!("cannot start the dispatcher thread: {e}")))?
+    };
+    let handles = done_rx
+        .await
+        .map_err(|_| LoadError::Internal("the dispatcher thread stopped early".into()))?;
+    let _ = dispatcher.join();
+    for h in handles {
+        let _ = h.await;
     }
-    while set.join_next().await.is_some() {}
     unwrap_acc(acc)
 }
 
@@ -397,6 +431,10 @@ fn attach_timings_spec(step: &mut LoadStep, spec: Option<bakeoff_artifact::SpecD
                 generation_tokens: None,
                 client_server_token_ratio: None,
                 spec_decode: Some(spec),
+                server_ttft_mean_ms: None,
+                server_e2e_mean_ms: None,
+                client_server_ttft_ratio: None,
+                client_server_e2e_ratio: None,
             })
         }
     }

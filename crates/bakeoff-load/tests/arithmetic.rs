@@ -183,3 +183,40 @@ fn constant_schedule_and_duration_bound() {
     );
     assert_eq!(capped.len(), 5);
 }
+
+#[test]
+fn overhead_growth_from_server_histograms_when_no_timings() {
+    // vLLM and SGLang send no per-request timings: the flag reads the client/server E2E ratio
+    // from /metrics instead. Steps at 1.02×, 1.04× (within 5 % of the first) and 1.20×.
+    let mut steps = Vec::new();
+    for (label, ratio) in [("c=1", 1.02), ("c=2", 1.04), ("c=4", 1.20)] {
+        let mut acc = StepAccumulator::new(None, false).unwrap();
+        let mut ex = reply();
+        ex.reply.timings = None;
+        acc.add(measure(0, ms(0), ms(0), 5, &ex));
+        let mut s = acc.finish(label.into(), Duration::from_secs(1));
+        assert!(s.reconciliation.is_none(), "no per-request timings");
+        s.metrics = Some(bakeoff_artifact::MetricsDelta {
+            family: "vllm".into(),
+            deltas: Default::default(),
+            generation_tokens: None,
+            client_server_token_ratio: None,
+            spec_decode: None,
+            server_ttft_mean_ms: None,
+            server_e2e_mean_ms: Some(100.0),
+            client_server_ttft_ratio: None,
+            client_server_e2e_ratio: Some(ratio),
+        });
+        steps.push(s);
+    }
+    let flags = bakeoff_load::reconcile::flag_overhead_growth(&mut steps);
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert!(flags[0].message.starts_with("step c=4"));
+    assert!(
+        steps[2]
+            .flags
+            .iter()
+            .any(|f| f.code == "client-overhead-growing")
+    );
+    assert!(steps[1].flags.is_empty());
+}

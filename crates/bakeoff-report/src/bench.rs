@@ -25,13 +25,21 @@ pub fn sweep(report: &LoadReport) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_header(vec![
+    // Open-loop steps also show TTFT from the intended send (coordinated-omission corrected).
+    let open = report.steps.iter().any(|s| s.requested_rate.is_some());
+    let mut header = vec![
         "step",
         "ok/sent",
         "req/s",
         "out tok/s",
         "TTFT p50",
         "TTFT p99",
+    ];
+    if open {
+        header.push("TTFT p99 corr.");
+    }
+    header.extend([
+        "TTFOT p50",
         "TPOT p50",
         "ITL p99",
         "E2E p50",
@@ -39,16 +47,23 @@ pub fn sweep(report: &LoadReport) -> String {
         "decode c/s",
         "flags",
     ]);
+    t.set_header(header);
     for s in &report.steps {
         let ratio = s.reconciliation.as_ref().and_then(|r| r.decode_ratio_p50);
         let flags: Vec<&str> = s.flags.iter().map(|f| f.code.as_str()).collect();
-        t.add_row(vec![
+        let mut row = vec![
             for_terminal(&s.label, 40),
             format!("{}/{}", s.ok, s.sent),
             rate_cell(s),
             num(s.output_tokens_per_second, 1),
             num(s.latency.ttft.p50_ms, 1),
             num(s.latency.ttft.p99_ms, 1),
+        ];
+        if open {
+            row.push(num(s.latency.ttft_corrected.p99_ms, 1));
+        }
+        row.extend([
+            num(s.latency.ttfot.p50_ms, 1),
             num(s.latency.tpot.p50_ms, 2),
             num(s.latency.itl.p99_ms, 2),
             num(s.latency.e2e.p50_ms, 1),
@@ -56,6 +71,7 @@ pub fn sweep(report: &LoadReport) -> String {
             num(ratio, 3),
             flags.join(" "),
         ]);
+        t.add_row(row);
     }
     let mut out = t.to_string();
     out.push_str("\n(ms; \"decode c/s\" = client decode rate / server predicted_per_second; definitions in docs/metrics.md)\n");
@@ -79,12 +95,17 @@ pub fn sweep(report: &LoadReport) -> String {
                     for_terminal(&d.source, 40)
                 )
             });
+            let latency = match (m.client_server_ttft_ratio, m.client_server_e2e_ratio) {
+                (None, None) => String::new(),
+                (t, e) => format!(", client/server mean TTFT {} E2E {}", num(t, 3), num(e, 3)),
+            };
             out.push_str(&format!(
-                "{}: /metrics {} generated {} tokens, client/server token ratio {}{}\n",
+                "{}: /metrics {} generated {} tokens, client/server token ratio {}{}{}\n",
                 for_terminal(&s.label, 40),
                 for_terminal(&m.family, 20),
                 num(m.generation_tokens, 0),
                 num(m.client_server_token_ratio, 3),
+                latency,
                 spec.unwrap_or_default()
             ));
         }

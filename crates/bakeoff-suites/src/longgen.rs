@@ -48,6 +48,7 @@ pub fn plan(ctx: &SuiteContext<'_>, o: &LonggenOptions) -> LoadPlan {
     p.output_tokens = LengthSpec::Fixed(o.output_tokens);
     p.temperature = 0.0;
     p.pin = PinPolicy::for_engine(ctx.facts.engine);
+    crate::throughput::load_controls(ctx, &mut p);
     p
 }
 

@@ -46,6 +46,9 @@ pub struct ThroughputOptions {
     pub prompt_tokens: u32,
     pub output_tokens: u32,
     pub warmup_requests: u64,
+    /// The harness's own ceiling, measured once per run before the load suites (`eval run`
+    /// does, unless `--no-calibrate`): steps above half of it are flagged `client-bound`.
+    pub harness_ceiling: Option<bakeoff_artifact::HarnessCeiling>,
 }
 
 impl Default for ThroughputOptions {
@@ -57,6 +60,7 @@ impl Default for ThroughputOptions {
             prompt_tokens: 64,
             output_tokens: 32,
             warmup_requests: 1,
+            harness_ceiling: None,
         }
     }
 }
@@ -224,7 +228,16 @@ pub fn plan(ctx: &SuiteContext<'_>, o: &ThroughputOptions) -> LoadPlan {
     p.prompt_tokens = LengthSpec::Fixed(o.prompt_tokens);
     p.output_tokens = LengthSpec::Fixed(o.output_tokens);
     p.pin = PinPolicy::for_engine(ctx.facts.engine);
+    load_controls(ctx, &mut p);
     p
+}
+
+/// What every load suite's plan carries from the run: `--thinking` (the same controls every
+/// other suite sends) and the harness ceiling.
+pub fn load_controls(ctx: &SuiteContext<'_>, p: &mut LoadPlan) {
+    p.extra
+        .extend(ctx.options.thinking.controls(ctx.facts.engine));
+    p.ceiling = ctx.options.throughput.harness_ceiling.clone();
 }
 
 pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult {

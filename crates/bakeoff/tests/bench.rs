@@ -158,3 +158,77 @@ async fn bench_run_and_calibrate_against_the_loopback_target() {
         text(&o)
     );
 }
+
+#[tokio::test]
+async fn eval_run_load_suites_through_the_binary_record_the_ceiling_and_probes() {
+    let _g = serial().await;
+    let dir = tempdir();
+    let server = real_llama(8192, 2, &["--metrics"], dir.path()).await;
+    let out = dir.path().join("out");
+    let o = bakeoff(&[
+        "eval",
+        "run",
+        "--endpoint",
+        &server.url(),
+        "--suite",
+        "throughput,longgen",
+        "--load-concurrency",
+        "1,2",
+        "--load-requests",
+        "2",
+        "--load-prompt-tokens",
+        "16",
+        "--load-output-tokens",
+        "8",
+        "--longgen-probes",
+        "2",
+        "--longgen-tokens",
+        "48",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("c=1") && stdout.contains("c=2"), "{stdout}");
+    let p = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".bakeoff.json"))
+        .expect("an eval artifact");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&bakeoff_artifact::json_schema()).unwrap();
+    assert!(validator.is_valid(&v), "the artifact matches the schema");
+    assert_eq!(v["status"], "complete");
+
+    // The sweep: two steps, each measured, with the harness ceiling measured before it.
+    let t = &v["suites"]["throughput"]["summary"]["details"];
+    assert_eq!(t["steps"].as_array().unwrap().len(), 2);
+    assert!(t["ceiling"]["streamed_tokens_per_second"].as_f64().unwrap() > 0.0);
+    for s in t["steps"].as_array().unwrap() {
+        assert_eq!(s["ok"], 2, "{s}");
+        assert_eq!(s["metrics"]["client_server_token_ratio"], 1.0);
+    }
+    // Longgen: one record per probe with its decode rate, pinned to the asked length.
+    let probes = v["suites"]["longgen"]["summary"]["details"]["probes"]
+        .as_array()
+        .unwrap();
+    assert_eq!(probes.len(), 2);
+    for p in probes {
+        assert_eq!(p["output_tokens"], 48);
+        assert!(p["decode_tokens_per_second"].as_f64().unwrap() > 0.0);
+    }
+
+    // A level of zero is a usage error, named, before anything starts.
+    let o = bakeoff(&[
+        "eval",
+        "run",
+        "--endpoint",
+        &server.url(),
+        "--suite",
+        "throughput",
+        "--load-concurrency",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--load-concurrency"), "{}", text(&o));
+}

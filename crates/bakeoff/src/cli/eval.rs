@@ -115,6 +115,38 @@ pub struct RunArgs {
     /// intelligence items per family.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    #[command(flatten)]
+    pub load: LoadSuiteArgs,
+}
+
+/// The `throughput` and `longgen` suites (`bakeoff bench run` is the full instrument).
+#[derive(Debug, Args)]
+pub struct LoadSuiteArgs {
+    /// Throughput suite: concurrency levels of the closed-loop sweep.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "1,2,4",
+        value_delimiter = ','
+    )]
+    pub load_concurrency: Vec<u32>,
+    /// Throughput suite: requests per step.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub load_requests: u64,
+    /// Throughput suite: prompt and output lengths in tokens.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub load_prompt_tokens: u32,
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub load_output_tokens: u32,
+    /// Longgen suite: number of probes and output tokens per probe (temperature 0).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub longgen_probes: u64,
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub longgen_tokens: u32,
+    /// Skip the harness-ceiling measurement before the load suites (then no step can be
+    /// flagged client-bound).
+    #[arg(long)]
+    pub no_calibrate: bool,
 }
 
 #[derive(Debug, Args)]

@@ -276,6 +276,11 @@ async fn measure(
     })
 }
 
+/// The harness ceiling with the default calibration (what `bench run` measures first).
+pub(crate) async fn ceiling_default() -> Result<bakeoff_artifact::HarnessCeiling, CliError> {
+    ceiling(CalibrationOptions::default()).await
+}
+
 async fn ceiling(o: CalibrationOptions) -> Result<bakeoff_artifact::HarnessCeiling, CliError> {
     let target = CalibrationTarget::start()
         .await

@@ -145,6 +145,7 @@ async fn measure(
     let mut journal = Journal::create(&a.out, &candidate.slug).map_err(usage)?;
     let mut journal_error = None;
 
+    let suite_options = &with_ceiling(a, suites, suite_options).await?;
     let ctx = SuiteContext {
         client,
         model: model.clone(),
@@ -375,7 +376,65 @@ fn suite_options(a: &RunArgs) -> Result<SuiteOptions, CliError> {
         battery: a.battery.clone(),
         limit: a.limit,
         context: context_options(a)?,
+        throughput: throughput_options(a)?,
+        longgen: longgen_options(a)?,
         load_progress: super::bench::suite_progress(!a.json),
-        ..SuiteOptions::default()
     })
+}
+
+fn throughput_options(
+    a: &RunArgs,
+) -> Result<bakeoff_suites::throughput::ThroughputOptions, CliError> {
+    let l = &a.load;
+    if l.load_concurrency.is_empty() || l.load_concurrency.contains(&0) {
+        return Err(usage(
+            "--load-concurrency needs levels of at least 1, e.g. 1,2,4",
+        ));
+    }
+    if l.load_requests == 0 || l.load_prompt_tokens == 0 || l.load_output_tokens == 0 {
+        return Err(usage(
+            "--load-requests, --load-prompt-tokens and --load-output-tokens must be at least 1",
+        ));
+    }
+    Ok(bakeoff_suites::throughput::ThroughputOptions {
+        concurrency: l.load_concurrency.clone(),
+        requests_per_step: l.load_requests,
+        prompt_tokens: l.load_prompt_tokens,
+        output_tokens: l.load_output_tokens,
+        ..Default::default()
+    })
+}
+
+fn longgen_options(a: &RunArgs) -> Result<bakeoff_suites::longgen::LonggenOptions, CliError> {
+    let l = &a.load;
+    if l.longgen_probes == 0 || l.longgen_tokens == 0 {
+        return Err(usage(
+            "--longgen-probes and --longgen-tokens must be at least 1",
+        ));
+    }
+    Ok(bakeoff_suites::longgen::LonggenOptions {
+        probes: l.longgen_probes,
+        output_tokens: l.longgen_tokens,
+        ..Default::default()
+    })
+}
+
+/// The harness ceiling for the load suites, measured once per run against the built-in
+/// loopback target (as `bench run` does), so their steps can be flagged `client-bound`.
+async fn with_ceiling(
+    a: &RunArgs,
+    suites: &[SuiteName],
+    options: &SuiteOptions,
+) -> Result<SuiteOptions, CliError> {
+    let mut options = options.clone();
+    let load = suites
+        .iter()
+        .any(|s| matches!(s, SuiteName::Throughput | SuiteName::Longgen));
+    if load && !a.load.no_calibrate {
+        if !a.json {
+            eprintln!("[bakeoff] measuring the harness ceiling against the loopback target …");
+        }
+        options.throughput.harness_ceiling = Some(super::bench::ceiling_default().await?);
+    }
+    Ok(options)
 }
