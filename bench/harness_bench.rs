@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
 use bakeoff_load::calibrate::{self, CalibrationTarget};
-use bakeoff_load::{Arrival, LengthSpec, LoadPlan, Mode, NoProgress, StepBound};
+use bakeoff_load::{Arrival, LoadPlan, Mode, NoProgress, StepBound};
 
 fn raise_nofile() -> Option<u64> {
     use rustix::process::{Resource, getrlimit, setrlimit};
@@ -105,15 +105,7 @@ fn client(url: &str) -> Result<Client, String> {
 }
 
 fn plan(c: u32, tokens: u32, bound: StepBound) -> LoadPlan {
-    let mut p = LoadPlan::new("bakeoff-calibration");
-    p.mode = Mode::Closed {
-        concurrency: vec![c],
-    };
-    p.bound = bound;
-    p.warmup_requests = 0;
-    p.prompt_tokens = LengthSpec::Fixed(8);
-    p.output_tokens = LengthSpec::Fixed(tokens);
-    p.scrape_metrics = false;
+    let mut p = calibrate::calib_plan(c, tokens, bound);
     p.keep_requests = false;
     p
 }

@@ -260,7 +260,9 @@ fn calib_client(url: &str) -> Result<Client, LoadError> {
     ))
 }
 
-fn calib_plan(concurrency: u32, tokens: u32, bound: StepBound) -> LoadPlan {
+/// A closed-loop plan against the calibration target: 8-token prompts, `tokens` out, no
+/// `/metrics` (the target has none).
+pub fn calib_plan(concurrency: u32, tokens: u32, bound: StepBound) -> LoadPlan {
     let mut p = LoadPlan::new(MODEL_ID);
     p.mode = Mode::Closed {
         concurrency: vec![concurrency],

@@ -25,11 +25,16 @@ fn text(o: &Output) -> String {
 }
 
 fn artifact(dir: &std::path::Path) -> Value {
+    artifact_ending(dir, "-bench.bakeoff.json")
+}
+
+/// The artifact in `dir` whose name ends with `ending`, checked against the schema.
+fn artifact_ending(dir: &std::path::Path, ending: &str) -> Value {
     let p = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with("-bench.bakeoff.json"))
-        .expect("a bench artifact");
+        .find(|p| p.to_string_lossy().ends_with(ending))
+        .expect("an artifact");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
     let schema = bakeoff_artifact::json_schema();
     let validator = jsonschema::validator_for(&schema).unwrap();
@@ -190,14 +195,7 @@ async fn eval_run_load_suites_through_the_binary_record_the_ceiling_and_probes()
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("c=1") && stdout.contains("c=2"), "{stdout}");
-    let p = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with(".bakeoff.json"))
-        .expect("an eval artifact");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&bakeoff_artifact::json_schema()).unwrap();
-    assert!(validator.is_valid(&v), "the artifact matches the schema");
+    let v = artifact_ending(&out, ".bakeoff.json");
     assert_eq!(v["status"], "complete");
 
     // The sweep: two steps, each measured, with the harness ceiling measured before it.
