@@ -416,3 +416,122 @@ fn log_add_list_archive_through_the_binary_and_escaped() {
         text(&o)
     );
 }
+
+/// Wait until `dir` holds a run journal with at least `n` lines (as eval_foundation.rs does).
+fn wait_for_journal(dir: &Path, n: usize) {
+    let start = std::time::Instant::now();
+    loop {
+        let journal = std::fs::read_dir(dir).ok().and_then(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .find(|p| p.to_string_lossy().ends_with(".journal.jsonl"))
+        });
+        if journal.is_some_and(|p| {
+            std::fs::read_to_string(&p)
+                .unwrap_or_default()
+                .lines()
+                .count()
+                >= n
+        }) {
+            return;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "journal never reached {n} lines"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn report_draws_a_real_throughput_sweep_and_logs_a_real_interrupted_run() {
+    let _g = serial().await;
+    let tmp = tempdir();
+    let results = tmp.path().join("results");
+    let out = results.to_str().unwrap().to_owned();
+    let mut server = real_llama(8192, 2, &[], tmp.path()).await;
+    let url = server.url();
+
+    // A small real sweep: c = 1, 2, two requests a step, short prompts and outputs.
+    let o = bakeoff(&[
+        "eval",
+        "run",
+        "--endpoint",
+        &url,
+        "--suite",
+        "throughput",
+        "--load-concurrency",
+        "1,2",
+        "--load-requests",
+        "2",
+        "--load-prompt-tokens",
+        "16",
+        "--load-output-tokens",
+        "8",
+        "--no-calibrate",
+        "--out",
+        &out,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+
+    // A real interrupted run: the server is killed once the first smoke item is journalled.
+    // Its own subdirectory (the report reads DIR recursively), so the sweep's journal is not
+    // the one waited on.
+    let killed = results.join("killed");
+    let killed_out = killed.to_str().unwrap().to_owned();
+    let child = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args([
+            "eval",
+            "run",
+            "--endpoint",
+            &url,
+            "--suite",
+            "smoke",
+            "--slug",
+            "gemma-killed-mid-run",
+            "--out",
+            &killed_out,
+        ])
+        .env_remove("BAKEOFF_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::task::spawn_blocking(move || wait_for_journal(&killed, 1))
+        .await
+        .unwrap();
+    server.kill_now();
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(code(&o), 1, "{}", text(&o));
+
+    let csv_dir = tmp.path().join("csv");
+    let o = bakeoff(&["report", &out, "--csv", csv_dir.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let table = stdout(&o);
+    assert!(table.contains("peak "), "the sweep's peak tok/s: {table}");
+
+    // The chart is drawn from the real steps.
+    let html = std::fs::read_to_string(results.join("report.html")).unwrap();
+    assert!(html.contains("Concurrency vs output tok/s"), "no chart");
+    assert!(html.contains("<svg"), "no inline SVG");
+    assert!(!html.contains("no throughput data"));
+    // steps.csv: one row per step of the real sweep, with measured tok/s.
+    let steps = std::fs::read_to_string(csv_dir.join("steps.csv")).unwrap();
+    let rows: Vec<&str> = steps
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains(",throughput,"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{steps}");
+    for r in &rows {
+        let f: Vec<&str> = r.split(',').collect();
+        assert!(f[6].parse::<f64>().unwrap() > 0.0, "output tok/s: {r}");
+    }
+
+    // The negative-results log renders the incomplete run from its real artifact.
+    let md = std::fs::read_to_string(results.join("negative-results.md")).unwrap();
+    assert!(md.contains("incomplete run ("), "{md}");
+    assert!(md.contains("run incomplete: "), "{md}");
+    assert!(md.contains("unreachable"), "{md}");
+}
