@@ -22,7 +22,12 @@ fn main() -> std::process::ExitCode {
     match rt.block_on(commands::run(cli)) {
         Ok(code) => code.into(),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Messages can quote file contents and server replies: never let them drive the
+            // terminal.
+            eprintln!(
+                "error: {}",
+                bakeoff_report::escape::for_terminal(&format!("{e:#}"), 2000)
+            );
             e.exit().into()
         }
     }
