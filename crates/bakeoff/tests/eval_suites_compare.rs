@@ -44,9 +44,9 @@ async fn run_all_four_suites_then_compare_paired() {
     let dir = bakeoff_testkit::tempdir();
     let server = bakeoff_testkit::real_llama(8192, 1, &[], dir.path()).await;
     let (da, db) = (dir.path().join("a"), dir.path().join("b"));
-    let a = run_eval(&server.url(), &da, "off");
-    let b = run_eval(&server.url(), &db, "default");
-    drop(server);
+    let url = server.url();
+    let a = run_eval(&url, &da, "off");
+    let b = run_eval(&url, &db, "default");
     for suite in ["smoke", "tool", "session", "intelligence"] {
         assert!(
             !a["suites"][suite]["items"].as_array().unwrap().is_empty(),
@@ -95,6 +95,124 @@ async fn run_all_four_suites_then_compare_paired() {
         fams.iter()
             .all(|f| f["has_verdict"] == true && f["lost"].as_str().unwrap().contains("item"))
     );
+
+    // --battery FILE through the CLI: the first three shipped arithmetic items, with --limit 2
+    // (two of the family). Same ids and prompts as run A's arith-000, a different item set.
+    let shipped = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../bakeoff-suites/data/intelligence-default.jsonl"),
+    )
+    .unwrap();
+    let good = dir.path().join("mini.jsonl");
+    let lines: Vec<&str> = shipped
+        .lines()
+        .filter(|l| l.contains("\"family\":\"arithmetic\""))
+        .take(3)
+        .collect();
+    std::fs::write(
+        &good,
+        format!("// three arithmetic items\n{}\n", lines.join("\n")),
+    )
+    .unwrap();
+    let dc = dir.path().join("c");
+    let o = bakeoff()
+        .args([
+            "eval",
+            "run",
+            "--endpoint",
+            &url,
+            "--suite",
+            "intelligence",
+            "--limit",
+            "2",
+            "--thinking",
+            "off",
+            "--json",
+            "--battery",
+        ])
+        .arg(&good)
+        .arg("--out")
+        .arg(&dc)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let c: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let items = c["suites"]["intelligence"]["items"].as_array().unwrap();
+    let ids: Vec<&str> = items.iter().map(|i| i["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["arith-000", "arith-001"]);
+    assert_eq!(
+        c["suites"]["intelligence"]["summary"]["details"]["battery"],
+        good.display().to_string()
+    );
+    let pc = dc.join(format!("{slug}.bakeoff.json"));
+    drop(server);
+
+    // A (four suites, --limit 1) against C (two battery items): different item sets and n.
+    let o = bakeoff()
+        .args(["eval", "compare"])
+        .arg(&pa)
+        .arg(&pc)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(text.contains("no verdict: item sets differ"), "{text}");
+    assert!(text.contains("1 only in B"), "{text}");
+    assert!(text.contains("n-confound"), "{text}");
+    assert!(text.contains("--allow item-set,n"), "{text}");
+    let o = bakeoff()
+        .args(["eval", "compare", "--allow", "item-set,n", "--json"])
+        .arg(&pa)
+        .arg(&pc)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["no_verdict_reason"].is_null(), "{v}");
+    let fams = v["families"].as_array().unwrap();
+    assert_eq!(fams.len(), 1, "only arith-000 is in both: {v}");
+    assert_eq!(fams[0]["family"], "arithmetic");
+    assert_eq!(fams[0]["pairs"], 1);
+    assert_eq!(fams[0]["has_verdict"], true);
+
+    // A bad battery is refused before anything starts, naming the line.
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        format!(
+            "{}\n{}\n",
+            lines[0],
+            r#"{"id":"c1","family":"f","prompt":"p","options":["a","b"],"answers":["C"],"scoring":"choice"}"#
+        ),
+    )
+    .unwrap();
+    for (file, want) in [
+        (bad.clone(), "line 2"),
+        (dir.path().join("absent.jsonl"), "cannot read battery"),
+    ] {
+        let o = bakeoff()
+            .args([
+                "eval",
+                "run",
+                "--endpoint",
+                "http://127.0.0.1:9",
+                "--suite",
+                "intelligence",
+                "--battery",
+            ])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "one-line error: {err}");
+    }
 
     let o = bakeoff()
         .args(["eval", "compare", "--allow", "vibes"])
