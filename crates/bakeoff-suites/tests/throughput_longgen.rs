@@ -28,6 +28,7 @@ async fn throughput_and_longgen_against_the_real_llama_server() {
             prompt_tokens: 32,
             output_tokens: 16,
             warmup_requests: 1,
+            harness_ceiling: None,
         },
         longgen: LonggenOptions {
             probes: 2,
