@@ -165,10 +165,15 @@ impl Drop for StopOnDrop<'_> {
             if let Ok(t) = std::fs::read_to_string(&p)
                 && let Ok(v) = serde_json::from_str::<serde_json::Value>(&t)
                 && let Some(pid) = v["pid"].as_u64()
+                && pid > 1
+                && let Some(pid) = i32::try_from(pid)
+                    .ok()
+                    .and_then(rustix::process::Pid::from_raw)
             {
-                let _ = std::process::Command::new("kill")
-                    .args(["-KILL", &format!("-{pid}")])
-                    .output();
+                // Signal the group directly: `/usr/bin/kill -KILL -<pgid>` (procps-ng here)
+                // reads the negative pid as "-1" and sends SIGKILL to every process the user
+                // may signal — it took down the test runner, dockerd and the shell.
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
             }
         }
     }
