@@ -123,13 +123,8 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct LoadSuiteArgs {
     /// Throughput suite: concurrency levels of the closed-loop sweep.
-    #[arg(
-        long,
-        value_name = "LIST",
-        default_value = "1,2,4",
-        value_delimiter = ','
-    )]
-    pub load_concurrency: Vec<u32>,
+    #[arg(long, value_name = "LIST", default_value = "1,2,4")]
+    pub load_concurrency: String,
     /// Throughput suite: requests per step.
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub load_requests: u64,

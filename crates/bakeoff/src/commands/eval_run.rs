@@ -386,18 +386,18 @@ fn throughput_options(
     a: &RunArgs,
 ) -> Result<bakeoff_suites::throughput::ThroughputOptions, CliError> {
     let l = &a.load;
-    if l.load_concurrency.is_empty() || l.load_concurrency.contains(&0) {
-        return Err(usage(
-            "--load-concurrency needs levels of at least 1, e.g. 1,2,4",
-        ));
-    }
+    // The same level parser as `bench run --concurrency`.
+    let concurrency = bakeoff_load::plan::parse_levels(&l.load_concurrency)
+        .ok()
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| usage("--load-concurrency needs levels of at least 1, e.g. 1,2,4"))?;
     if l.load_requests == 0 || l.load_prompt_tokens == 0 || l.load_output_tokens == 0 {
         return Err(usage(
             "--load-requests, --load-prompt-tokens and --load-output-tokens must be at least 1",
         ));
     }
     Ok(bakeoff_suites::throughput::ThroughputOptions {
-        concurrency: l.load_concurrency.clone(),
+        concurrency,
         requests_per_step: l.load_requests,
         prompt_tokens: l.load_prompt_tokens,
         output_tokens: l.load_output_tokens,
