@@ -7,7 +7,10 @@ use serde_json::Value;
 use tokio::time::timeout;
 use url::Url;
 
+use tokio::io::AsyncWriteExt;
+
 use crate::error::MAX_ERROR_BODY;
+use crate::h1;
 use crate::{EndpointUrl, Exchange, Reply, RequestError};
 
 /// Every network wait is bounded. The first-byte budget must cover prompt processing: a long
@@ -85,6 +88,8 @@ impl Client {
         // concurrency (docs/performance.md). Since a generation request is never retried, every
         // request gets a fresh connection; on loopback or a LAN that costs a TCP handshake
         // (tens of microseconds), which the latency records include in TTFT like any client.
+        // Streamed chat completions do not go through reqwest at all (see `crate::h1`); they
+        // follow the same rules: no proxy, no retry, a fresh connection, TCP_NODELAY.
         let http = reqwest::Client::builder()
             .no_proxy()
             .pool_max_idle_per_host(0)
@@ -163,8 +168,8 @@ impl Client {
         }
     }
 
-    /// Streamed chat completion. Each network chunk is stamped on arrival, then framed and
-    /// parsed. Never retried.
+    /// Streamed chat completion over the lean HTTP/1.1 transport ([`crate::h1`]). Each network
+    /// read is stamped on arrival, then de-chunked and parsed. Never retried.
     pub async fn chat_stream(&self, req: &ChatRequest) -> Exchange {
         let mut reply = Reply::default();
         let sent = Instant::now();
@@ -174,6 +179,24 @@ impl Client {
         Exchange { reply, error }
     }
 
+    /// The `Authorization` value the lean transport sends: the API key, else the URL's
+    /// credentials as Basic auth (reqwest's builders do the same for every other call).
+    fn authorization(&self) -> Option<String> {
+        use base64::Engine as _;
+        if let Some(k) = &self.key {
+            return Some(format!("Bearer {}", k.0));
+        }
+        self.url.credentials().map(|(user, pass)| {
+            let pair = format!("{user}:{}", pass.unwrap_or_default());
+            format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(pair)
+            )
+        })
+    }
+
+    /// The streamed request over the lean HTTP/1.1 transport ([`crate::h1`]): connect, write
+    /// the request, then read — each read stamped before it is decoded and parsed.
     async fn stream_into(
         &self,
         req: &ChatRequest,
@@ -182,32 +205,67 @@ impl Client {
     ) -> Result<(), RequestError> {
         let t = self.timeouts;
         let deadline = sent + t.total;
-        let rb = self
-            .authorize(self.http.post(self.url.v1_path("chat/completions")))
-            .json(req);
         let first_byte_deadline = sent + t.first_byte.min(t.total);
-        let mut resp = match tokio::time::timeout_at(first_byte_deadline.into(), rb.send()).await {
+        let url = self.url.v1_path("chat/completions");
+        let body = serde_json::to_vec(req).map_err(|e| RequestError::Decode {
+            message: format!("cannot encode the request: {e}"),
+            snippet: String::new(),
+        })?;
+        let mut wire = h1::post_head(&url, self.authorization().as_deref(), body.len());
+        wire.extend_from_slice(&body);
+        drop(body);
+
+        let connect_deadline = (sent + t.connect).min(first_byte_deadline);
+        let mut stream =
+            match tokio::time::timeout_at(connect_deadline.into(), h1::connect(&url)).await {
+                Err(_) if sent + t.connect <= first_byte_deadline => {
+                    return Err(RequestError::ConnectTimeout {
+                        addr: self.url.host_port(),
+                        after: t.connect,
+                    });
+                }
+                Err(_) => return Err(first_byte_or_total(t, sent)),
+                Ok(Err(e)) => {
+                    return Err(RequestError::Connect {
+                        addr: self.url.host_port(),
+                        message: e.to_string(),
+                    });
+                }
+                Ok(Ok(s)) => s,
+            };
+        match tokio::time::timeout_at(first_byte_deadline.into(), stream.write_all(&wire)).await {
             Err(_) => return Err(first_byte_or_total(t, sent)),
-            Ok(Err(e)) => return Err(self.map_send_error(e)),
-            Ok(Ok(r)) => r,
-        };
-        let status = resp.status().as_u16();
-        reply.status = Some(status);
-        if !resp.status().is_success() {
-            let body = read_error_body(&mut resp, deadline).await;
-            reply.first_byte.get_or_insert(sent.elapsed());
-            return Err(RequestError::Http { status, body });
+            Ok(Err(e)) => {
+                return Err(RequestError::Stream {
+                    message: format!("sending the request: {e}"),
+                });
+            }
+            Ok(Ok(())) => {}
         }
+        drop(wire);
+
+        let mut response = h1::ResponseReader::default();
         let mut parser = SseParser::new();
         let mut events: Vec<SseEvent> = Vec::with_capacity(4);
         let mut wire_bytes = 0usize;
+        // A non-2xx reply: its body (capped) is kept as evidence, read for at most 10 s more.
+        let mut error_body: Option<Vec<u8>> = None;
+        let mut error_until: Option<Instant> = None;
         loop {
-            let wait_until = if reply.first_byte.is_none() {
+            let wait_until = if let Some(until) = error_until {
+                until
+            } else if reply.first_byte.is_none() {
                 first_byte_deadline
             } else {
                 (Instant::now() + t.idle).min(deadline)
             };
-            let chunk = match tokio::time::timeout_at(wait_until.into(), resp.chunk()).await {
+            let ready = tokio::time::timeout_at(wait_until.into(), stream.readable()).await;
+            if let Some(status) = reply.status.filter(|_| error_until.is_some())
+                && !matches!(ready, Ok(Ok(())))
+            {
+                return Err(http_error(status, error_body.as_deref()));
+            }
+            match ready {
                 Err(_) => {
                     return Err(if Instant::now() >= deadline {
                         RequestError::TotalTimeout { after: t.total }
@@ -221,24 +279,89 @@ impl Client {
                 }
                 Ok(Err(e)) => {
                     return Err(RequestError::Stream {
-                        message: root_cause(&e),
+                        message: e.to_string(),
                     });
                 }
-                Ok(Ok(None)) => break,
-                Ok(Ok(Some(bytes))) => bytes,
-            };
-            // The stamp is taken before any parsing: parse cost must not count as latency.
-            let at = sent.elapsed();
-            reply.first_byte.get_or_insert(at);
-            wire_bytes += chunk.len();
-            parser
-                .push(&chunk, &mut events)
-                .map_err(|e| RequestError::Stream {
-                    message: e.to_string(),
+                Ok(Ok(())) => {}
+            }
+            // Read, stamp and decode without an await in between, so the scratch buffer is
+            // this thread's alone for the whole step.
+            let step = h1::with_scratch(|buf| -> Result<ReadStep, RequestError> {
+                let n = match stream.try_read(buf) {
+                    Ok(0) => return Ok(ReadStep::Eof),
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        return Ok(ReadStep::Again);
+                    }
+                    Err(e) => {
+                        return Err(RequestError::Stream {
+                            message: e.to_string(),
+                        });
+                    }
+                };
+                // The stamp is taken before any parsing: parse cost must not count as latency.
+                let at = sent.elapsed();
+                let progress = response.feed(&buf[..n], &mut |status: u16, data: &[u8]| {
+                    if !(200..300).contains(&status) {
+                        let kept = error_body.get_or_insert_with(Vec::new);
+                        let room = MAX_ERROR_BODY.saturating_sub(kept.len());
+                        kept.extend_from_slice(&data[..data.len().min(room)]);
+                        return Ok(());
+                    }
+                    if data.is_empty() {
+                        return Ok(());
+                    }
+                    reply.first_byte.get_or_insert(at);
+                    wire_bytes += data.len();
+                    parser
+                        .push(data, &mut events)
+                        .map_err(|e| RequestError::Stream {
+                            message: e.to_string(),
+                        })?;
+                    self.drain_events(&mut events, at, reply)
                 })?;
-            self.drain_events(&mut events, at, reply)?;
+                Ok(ReadStep::Read(progress, at))
+            })?;
+            let progress = match step {
+                ReadStep::Again => continue,
+                ReadStep::Eof => {
+                    if let Some(status) = reply.status.filter(|_| error_until.is_some()) {
+                        return Err(http_error(status, error_body.as_deref()));
+                    }
+                    if let Err(why) = response.at_eof() {
+                        return Err(RequestError::Stream {
+                            message: why.to_string(),
+                        });
+                    }
+                    break;
+                }
+                ReadStep::Read(p, at) => {
+                    if reply.status.is_none()
+                        && let Some(status) = p.status
+                    {
+                        reply.status = Some(status);
+                        if !(200..300).contains(&status) {
+                            reply.first_byte.get_or_insert(at);
+                            error_until =
+                                Some((Instant::now() + Duration::from_secs(10)).min(deadline));
+                        }
+                    }
+                    p
+                }
+            };
+            if let Some(status) = reply.status.filter(|_| error_until.is_some())
+                && (progress.complete
+                    || error_body
+                        .as_ref()
+                        .is_some_and(|b| b.len() >= MAX_ERROR_BODY))
+            {
+                return Err(http_error(status, error_body.as_deref()));
+            }
             if reply.saw_done {
                 return Ok(());
+            }
+            if progress.complete {
+                break;
             }
         }
         parser.finish(&mut events);
@@ -419,6 +542,24 @@ pub enum Method {
     Post,
 }
 
+/// What one read of the streamed response gave.
+enum ReadStep {
+    /// A spurious wake-up: nothing to read yet.
+    Again,
+    /// The server closed the connection.
+    Eof,
+    /// Bytes, decoded; with the arrival stamp.
+    Read(h1::Progress, Duration),
+}
+
+/// A non-2xx reply with the part of its body that was kept.
+fn http_error(status: u16, body: Option<&[u8]>) -> RequestError {
+    RequestError::Http {
+        status,
+        body: truncate(&String::from_utf8_lossy(body.unwrap_or_default())),
+    }
+}
+
 fn first_byte_or_total(t: Timeouts, sent: Instant) -> RequestError {
     if sent.elapsed() >= t.total {
         RequestError::TotalTimeout { after: t.total }
@@ -427,18 +568,6 @@ fn first_byte_or_total(t: Timeouts, sent: Instant) -> RequestError {
             after: t.first_byte,
         }
     }
-}
-
-async fn read_error_body(resp: &mut reqwest::Response, deadline: Instant) -> String {
-    let mut body = Vec::new();
-    let limit = (Instant::now() + Duration::from_secs(10)).min(deadline);
-    while body.len() < MAX_ERROR_BODY {
-        match tokio::time::timeout_at(limit.into(), resp.chunk()).await {
-            Ok(Ok(Some(b))) => body.extend_from_slice(&b),
-            _ => break,
-        }
-    }
-    truncate(&String::from_utf8_lossy(&body))
 }
 
 fn truncate(s: &str) -> String {

@@ -15,6 +15,7 @@
 pub mod dialect;
 pub mod discovery;
 mod error;
+mod h1;
 mod http;
 mod reply;
 pub mod tokenize;

@@ -400,3 +400,115 @@ async fn skipped_tool_call_indices_leave_no_empty_calls() {
     assert_eq!(ex.reply.tool_calls.len(), 1);
     assert_eq!(ex.reply.tool_calls[0].function.name, "f");
 }
+
+/// A raw HTTP/1.1 server that answers one request with `response`, written `step` bytes at a
+/// time, and returns the request head it read.
+async fn raw_server(response: Vec<u8>, step: usize) -> (String, tokio::task::JoinHandle<String>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let h = tokio::spawn(async move {
+        let (mut s, _) = l.accept().await.unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Read the head and the Content-Length body.
+        loop {
+            let n = s.read(&mut buf).await.unwrap();
+            got.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&got).to_string();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let len: usize = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Content-Length: "))
+                    .unwrap()
+                    .trim()
+                    .parse()
+                    .unwrap();
+                if got.len() >= end + 4 + len {
+                    break;
+                }
+            }
+        }
+        for part in response.chunks(step) {
+            s.write_all(part).await.unwrap();
+            s.flush().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        String::from_utf8_lossy(&got).to_string()
+    });
+    (format!("http://{addr}"), h)
+}
+
+/// Chunked framing (RFC 9112 §7.1) as cpp-httplib and uvicorn send an SSE body, delivered 7
+/// bytes per write so the head, the chunk-size lines and the events all straddle reads; with
+/// credentials in the URL, which must arrive as Basic auth.
+#[tokio::test]
+async fn a_chunked_stream_split_across_reads_decodes_whole() {
+    let events = [
+        chunk("Hel"),
+        chunk("lo"),
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n".into(),
+        "data: [DONE]\n\n".to_string(),
+    ];
+    let mut resp =
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            .to_vec();
+    for e in &events {
+        resp.extend_from_slice(format!("{:x}\r\n{e}\r\n", e.len()).as_bytes());
+    }
+    resp.extend_from_slice(b"0\r\n\r\n");
+    let (url, h) = raw_server(resp, 7).await;
+    let url = url.replace("http://", "http://ops:s3cret@");
+    let ex = client(&url, short()).chat_stream(&req()).await;
+    assert!(ex.error.is_none(), "{:?}", ex.error);
+    assert_eq!(ex.reply.content, "Hello");
+    assert_eq!(ex.reply.status, Some(200));
+    assert!(ex.reply.saw_done);
+    let head = h.await.unwrap();
+    assert!(
+        head.starts_with("POST /v1/chat/completions HTTP/1.1\r\n"),
+        "{head}"
+    );
+    // base64("ops:s3cret")
+    assert!(
+        head.contains("Authorization: Basic b3BzOnMzY3JldA==\r\n"),
+        "{head}"
+    );
+}
+
+/// A body cut inside a chunk (the server died mid-stream) is a stream error, the partial reply
+/// kept; an error status whose body has a `Content-Length` keeps that body as evidence.
+#[tokio::test]
+async fn a_cut_chunked_body_and_a_length_delimited_error() {
+    let mut resp = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    let e = chunk("par");
+    resp.extend_from_slice(format!("{:x}\r\n{e}\r\n", e.len()).as_bytes());
+    resp.extend_from_slice(b"40\r\ndata: {\"cho");
+    let (url, _h) = raw_server(resp, 64).await;
+    let ex = client(&url, short()).chat_stream(&req()).await;
+    match &ex.error {
+        Some(RequestError::Stream { message }) => {
+            assert!(
+                message.contains("before the response body ended"),
+                "{message}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(ex.reply.content, "par");
+
+    let body = r#"{"error":{"message":"the request exceeds the available context size","type":"exceed_context_size_error"}}"#;
+    let resp = format!(
+        "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let (url, _h) = raw_server(resp.into_bytes(), 5).await;
+    let ex = client(&url, short()).chat_stream(&req()).await;
+    match &ex.error {
+        Some(RequestError::Http {
+            status: 400,
+            body: b,
+        }) => assert_eq!(b, body),
+        other => panic!("{other:?}"),
+    }
+}

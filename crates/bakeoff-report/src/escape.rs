@@ -20,6 +20,17 @@ pub fn for_terminal(s: &str, max: usize) -> String {
     out
 }
 
+/// As [`for_terminal`], but a text longer than `max` keeps its end (`…` + the last `max`
+/// characters): for paths, whose file name is the part an operator reads.
+pub fn for_terminal_keep_end(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return for_terminal(s, max);
+    }
+    let tail: String = s.chars().skip(n - max).collect();
+    format!("…{}", for_terminal(&tail, max))
+}
+
 /// For HTML text and attribute values: `& < > " '` become entities, and control characters
 /// other than newline and tab are dropped, so no reply can open a tag, close an attribute or
 /// start a script.
@@ -91,6 +102,8 @@ mod tests {
     #[test]
     fn cut_to_length() {
         assert_eq!(for_terminal("abcdef", 3), "abc…");
+        assert_eq!(for_terminal_keep_end("/a/b/c.jinja", 7), "…c.jinja");
+        assert_eq!(for_terminal_keep_end("c.jinja", 7), "c.jinja");
     }
 
     #[test]

@@ -146,7 +146,16 @@ async fn audit_template_of_the_real_llama_server() {
     let url = server.url();
     let fixtures = root().join("crates/bakeoff-text/tests/fixtures/templates");
     let reference = fixtures.join("llama-server-b11434-default.jinja");
-    let llama = fixtures.join("meta-llama-Llama-3.1-8B-Instruct.jinja");
+    // A deep path, longer than the table's column: the row must keep the file name (CI checks
+    // out under a longer root than a workstation does).
+    let deep = dir.path().join("d".repeat(130));
+    std::fs::create_dir_all(&deep).unwrap();
+    let llama = deep.join("meta-llama-Llama-3.1-8B-Instruct.jinja");
+    std::fs::copy(
+        fixtures.join("meta-llama-Llama-3.1-8B-Instruct.jinja"),
+        &llama,
+    )
+    .unwrap();
     let gemma2 = fixtures.join("google-gemma-2-2b-it.jinja");
     let out = tokio::task::spawn_blocking(move || {
         bakeoff(&[

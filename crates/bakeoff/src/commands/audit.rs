@@ -7,7 +7,7 @@ use bakeoff_client::discovery::{DiscoveryOptions, discover};
 use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
 use bakeoff_model::{Severity, blocks_start, check_serving_flag, inspect_checkpoint};
 use bakeoff_plan::gpu::gib;
-use bakeoff_report::escape::for_terminal;
+use bakeoff_report::escape::{for_terminal, for_terminal_keep_end};
 use bakeoff_text::{
     ExtractedTemplate, extract_templates, fixed_conversation, render_diff, template_table,
 };
@@ -126,16 +126,19 @@ async fn template(a: AuditTemplateArgs) -> Result<Exit, CliError> {
             println!();
             println!(
                 "rendered prompt of the fixed conversation (system, user, assistant, user; one tool), compared with {}:",
-                for_terminal(&base.label, 200)
+                for_terminal_keep_end(&base.label, 200)
             );
             for r in &rows {
                 if std::ptr::eq(r, base) {
                     continue;
                 }
                 match render_diff(base, r) {
-                    None => println!("  {}: identical prompt", for_terminal(&r.label, 200)),
+                    None => println!(
+                        "  {}: identical prompt",
+                        for_terminal_keep_end(&r.label, 200)
+                    ),
                     Some(d) => {
-                        println!("  {}: prompt differs", for_terminal(&r.label, 200));
+                        println!("  {}: prompt differs", for_terminal_keep_end(&r.label, 200));
                         for l in d.lines() {
                             println!("    {}", for_terminal(l, 400));
                         }
@@ -154,13 +157,22 @@ fn render_state(r: &bakeoff_text::TemplateRow) -> String {
     }
 }
 
-/// A plain aligned table (cells escaped: paths and template text come from files).
+/// A plain aligned table (cells escaped: paths and template text come from files). The first
+/// column is a path or URL: a long one keeps its end, where the file name is.
 fn print_table(header: &[&str], rows: &[Vec<String>]) {
     let cells: Vec<Vec<String>> = std::iter::once(header.iter().map(|h| (*h).to_owned()).collect())
-        .chain(
-            rows.iter()
-                .map(|r| r.iter().map(|c| for_terminal(c, 120)).collect()),
-        )
+        .chain(rows.iter().map(|r| {
+            r.iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    if i == 0 {
+                        for_terminal_keep_end(c, 120)
+                    } else {
+                        for_terminal(c, 120)
+                    }
+                })
+                .collect()
+        }))
         .collect();
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
