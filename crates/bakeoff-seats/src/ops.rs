@@ -286,6 +286,11 @@ impl Seats {
     pub async fn restart(&self, name: &str, confirm: bool) -> Result<UpOutcome, OpsError> {
         let seat = self.seat(name)?.clone();
         self.gate(&seat, "restart", confirm)?;
+        // What can refuse the start is checked while the seat still serves, as `swap` does: a
+        // fleet file edited since the seat started (a new `--quantization`, another model) must
+        // not take a serving seat down and then fail to bring it back. The port check cannot
+        // run here: the seat itself holds its port until it stops.
+        hooks::before_start(&self.fleet, &seat).map_err(OpsError::PreStart)?;
         let mut backend = self.backend(&seat).await?;
         backend.stop(true).await?;
         self.up(name, confirm, true).await

@@ -267,6 +267,46 @@ async fn a_swap_refused_before_start_leaves_old_serving() {
     seats.down("serving", false).await.unwrap();
 }
 
+/// A restart whose fleet file was edited since the seat started, so the start would now be
+/// refused (the same checkpoint audit as above), is refused while the seat still serves: the
+/// seat is not stopped first and left down.
+#[tokio::test]
+async fn a_restart_refused_before_start_leaves_the_seat_serving() {
+    let _g = bakeoff_testkit::serial().await;
+    let dir = bakeoff_testkit::tempdir();
+    let port = free_port();
+    let model = bakeoff_testkit::model_path().display().to_string();
+    let seats = fleet(
+        dir.path(),
+        &process_fleet("serving", port, &model),
+        quick_watch(30.0),
+    );
+    let _stop = StopOnDrop {
+        seats: &seats,
+        names: vec!["serving".into()],
+    };
+    assert!(seats.up("serving", false, false).await.unwrap().ok());
+    let pid_before = seats.status(false).await[0].id.clone();
+
+    let bf16 = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../bakeoff-model/tests/fixtures/checkpoints/gemma-3-27b-it-bf16")
+        .display()
+        .to_string();
+    let edited = process_fleet("serving", port, &bf16).replace(
+        "\"--alias\"",
+        "\"--quantization\", \"compressed-tensors\", \"--alias\"",
+    );
+    let edited = fleet(dir.path(), &edited, quick_watch(30.0));
+    let e = edited.restart("serving", false).await.unwrap_err();
+    assert!(matches!(e, bakeoff_seats::OpsError::PreStart(_)), "{e}");
+
+    let st = seats.status(true).await;
+    assert_eq!(st[0].observed, bakeoff_seats::backend::Observed::Running);
+    assert_eq!(st[0].id, pid_before, "the seat was restarted anyway");
+    assert_eq!(st[0].serving, Some(true), "{:?}", st[0].detail);
+    seats.down("serving", false).await.unwrap();
+}
+
 /// `--load-budget` without a shard bar to project from (llama.cpp prints none): the time
 /// already spent in `loading` is checked. llama-server given a FIFO logs its first loading
 /// line and blocks opening the file, so the load outlives a 1 s budget before the 3 s silence
