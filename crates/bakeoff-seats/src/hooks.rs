@@ -39,7 +39,7 @@ pub fn before_start(_fleet: &Fleet, seat: &Seat) -> Result<(), String> {
 /// The seat's model path on this host and its `--quantization` flag, read from the launch
 /// arguments (`-m`/`--model`, or `serve MODEL` as vLLM takes it). A Docker seat's container
 /// path is mapped back to the host through its mounts.
-fn model_and_quantization(seat: &Seat) -> Option<(PathBuf, Option<String>)> {
+pub(crate) fn model_and_quantization(seat: &Seat) -> Option<(PathBuf, Option<String>)> {
     let (args, mounts): (&[String], &[String]) = match &seat.launch {
         Launch::Process(p) => (&p.args, &[]),
         Launch::Docker(d) => (&d.command, &d.mounts),

@@ -496,8 +496,13 @@ pub fn failure_artifact(fleet: &Fleet, seat: &Seat, r: &WatchReport) -> Artifact
             .cloned()
             .unwrap_or_else(|| "unknown".into()),
         engine: seat.engine.kind(),
-        engine_version: None,
-        quantization: None,
+        // A negative result is scoped to the exact configuration: for a container seat the image
+        // (tag or digest) is the engine build, and `--quantization` is what the seat was told.
+        engine_version: match &seat.launch {
+            crate::fleet::Launch::Docker(d) => Some(format!("image {}", d.image)),
+            crate::fleet::Launch::Process(_) => None,
+        },
+        quantization: hooks::model_and_quantization(seat).and_then(|(_, q)| q),
         context_window: ContextWindow::UNKNOWN,
         hardware: None,
         notes: r.notes.clone(),

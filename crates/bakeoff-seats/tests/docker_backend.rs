@@ -105,6 +105,11 @@ async fn restart_policy_over_a_bad_model_path_is_a_crash_loop() {
     assert!(r.restart_count.unwrap() >= 3);
     let art = read_failure(out.failure_path.as_ref().unwrap());
     assert_eq!(art["failure"]["class"], "crash-loop");
+    // The negative result is scoped to the image that failed.
+    assert_eq!(
+        art["candidate"]["engine_version"],
+        format!("image {}", img.tag).as_str()
+    );
     assert!(art["seat"]["restart_count"].as_u64().unwrap() >= 3);
     assert!(
         art["seat"]["evidence_lines"]
