@@ -155,6 +155,40 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &Comparison) {
             out.push_str("</td></tr>");
         }
         out.push_str("</tbody></table>");
+        family_scores(out, reg, s);
+    }
+}
+
+/// The suite's per-family figures for each counted candidate, when the suite stores them.
+fn family_scores(out: &mut String, reg: &Registry, suite: &str) {
+    let mut rows = String::new();
+    for e in reg.counted() {
+        let Some(sr) = e.artifact.suites.get(suite) else {
+            continue;
+        };
+        for f in crate::families::of(sr) {
+            let bar = f
+                .score
+                .as_ref()
+                .map(|sc| svg::interval_bar(sc.estimate, sc.low, sc.high))
+                .unwrap_or_default();
+            let _ = write!(
+                rows,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{bar}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+                h(&e.artifact.candidate.slug),
+                h(&f.family),
+                h(&crate::terminal::score_text(&f.score)),
+                h(&f.chance_text()),
+                h(&f.versus_chance),
+                h(&f.notes())
+            );
+        }
+    }
+    if !rows.is_empty() {
+        let _ = write!(
+            out,
+            "<table class=\"families\"><thead><tr><th>candidate</th><th>family</th><th>score</th><th>interval (0–100%)</th><th>chance</th><th>vs chance</th><th>notes</th></tr></thead><tbody>{rows}</tbody></table>"
+        );
     }
 }
 

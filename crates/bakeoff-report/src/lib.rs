@@ -15,6 +15,7 @@ pub mod comparison;
 pub mod csv_export;
 pub mod escape;
 pub mod evidence;
+pub mod families;
 pub mod html;
 pub mod logbook;
 pub mod markdown;

@@ -180,6 +180,11 @@ pub fn run_summary(a: &Artifact, path: &str) -> String {
         }
     );
     let mut out = format!("{head}\n{t}\n");
+    if let Some(ft) = family_table(a) {
+        out.push_str(&format!(
+            "per family (Wilson 95%; a family below chance is flagged):\n{ft}\n"
+        ));
+    }
     for f in &a.instrument_flags {
         out.push_str(&format!(
             "flag {}: {}\n",
@@ -199,6 +204,34 @@ pub fn run_summary(a: &Artifact, path: &str) -> String {
 }
 
 /// The comparison table: candidates × suites, with each candidate's scoped verdict.
+/// Each suite's families, when any suite stores them (intelligence does).
+fn family_table(a: &Artifact) -> Option<Table> {
+    let mut t = table();
+    t.set_header(vec![
+        "suite",
+        "family",
+        "score (Wilson 95%)",
+        "chance",
+        "vs chance",
+        "notes",
+    ]);
+    let mut any = false;
+    for (name, s) in &a.suites {
+        for f in crate::families::of(s) {
+            any = true;
+            t.add_row(vec![
+                name.clone(),
+                for_terminal(&f.family, 40),
+                score_text(&f.score),
+                f.chance_text(),
+                for_terminal(&f.versus_chance, 40),
+                f.notes(),
+            ]);
+        }
+    }
+    any.then_some(t)
+}
+
 pub fn comparison(c: &crate::comparison::Comparison) -> String {
     let mut t = table();
     let mut header: Vec<String> = [

@@ -151,7 +151,53 @@ async fn run_all_four_suites_then_compare_paired() {
         good.display().to_string()
     );
     let pc = dc.join(format!("{slug}.bakeoff.json"));
+
+    // Without --json the run ends with the terminal summary, per-family figures included, and
+    // the HTML report of that directory carries the same families.
+    let dd = dir.path().join("d");
+    let o = bakeoff()
+        .args([
+            "eval",
+            "run",
+            "--endpoint",
+            &url,
+            "--suite",
+            "intelligence",
+            "--thinking",
+            "off",
+            "--battery",
+        ])
+        .arg(&good)
+        .arg("--out")
+        .arg(&dd)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("per family (Wilson 95%"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("intelligence") && l.contains("arithmetic") && l.contains("/3 = ")),
+        "{text}"
+    );
     drop(server);
+    let o = bakeoff().arg("report").arg(&dd).output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let html = std::fs::read_to_string(dd.join("report.html")).unwrap();
+    assert!(
+        html.contains("<table class=\"families\">") && html.contains("<td>arithmetic</td>"),
+        "no per-family table in the HTML report"
+    );
 
     // A (four suites, --limit 1) against C (two battery items): different item sets and n.
     let o = bakeoff()

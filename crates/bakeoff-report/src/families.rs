@@ -1,0 +1,113 @@
+//! Per-family figures of a suite, as the suites store them in `summary.details.families`
+//! (`bakeoff_suites::instrument::FamilyStats`): each family's proportion with its Wilson 95 %
+//! interval, its chance floor and its effect against chance, in items and in points. A report
+//! shows them beside the suite score, so a family flagged `instrument-failure` (left out of the
+//! score) is visible where the score is read.
+
+use bakeoff_artifact::{Score, SuiteResult};
+use serde::Deserialize;
+
+/// One family of one suite. Unknown or missing fields read as empty: an artifact written by
+/// another version still renders.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct FamilyRow {
+    pub family: String,
+    #[serde(default)]
+    pub items: u64,
+    #[serde(default)]
+    pub score: Option<Score>,
+    #[serde(default)]
+    pub chance_floor: f64,
+    #[serde(default)]
+    pub versus_chance: String,
+    #[serde(default)]
+    pub flag: Option<String>,
+    #[serde(default = "counted_by_default")]
+    pub counted: bool,
+    #[serde(default)]
+    pub extraction_failures: Vec<String>,
+    #[serde(default)]
+    pub thinking_artifacts: u64,
+}
+
+fn counted_by_default() -> bool {
+    true
+}
+
+/// The suite's families, in the order the suite stored them; none when it stores none.
+pub fn of(suite: &SuiteResult) -> Vec<FamilyRow> {
+    suite
+        .summary
+        .details
+        .get("families")
+        .and_then(|v| v.as_array())
+        .map(|rows| {
+            rows.iter()
+                .filter_map(|r| serde_json::from_value::<FamilyRow>(r.clone()).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl FamilyRow {
+    /// The chance floor as a percentage (`0%` for open answers).
+    pub fn chance_text(&self) -> String {
+        format!("{:.1}%", self.chance_floor * 100.0)
+    }
+
+    /// What else a reader must know: the flag, whether the family counts, how many answers
+    /// could not be extracted and how many replies never left their reasoning.
+    pub fn notes(&self) -> String {
+        let mut notes = Vec::new();
+        if let Some(f) = &self.flag {
+            notes.push(f.clone());
+        }
+        if !self.counted {
+            notes.push("not counted in the suite score".into());
+        }
+        if !self.extraction_failures.is_empty() {
+            notes.push(format!(
+                "{} extraction failure(s)",
+                self.extraction_failures.len()
+            ));
+        }
+        if self.thinking_artifacts > 0 {
+            notes.push(format!("{} thinking artifact(s)", self.thinking_artifacts));
+        }
+        notes.join("; ")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_read_from_details_and_notes_say_what_matters() {
+        let mut s: SuiteResult = serde_json::from_value(serde_json::json!({
+            "status": "complete",
+            "summary": { "planned": 2, "finished": 2, "outcomes": {}, "passed": 0, "scored": 2,
+                         "flags": [], "details": {} },
+            "items": []
+        }))
+        .unwrap();
+        assert!(of(&s).is_empty());
+        s.summary.details = serde_json::json!({ "families": [
+            { "family": "ordering", "items": 36, "chance_floor": 0.261,
+              "score": { "successes": 0, "n": 36, "estimate": 0.0, "low": 0.0, "high": 0.096 },
+              "versus_chance": "−9 items (−26.1 pts)", "flag": "instrument-failure",
+              "counted": false, "extraction_failures": ["a", "b"], "thinking_artifacts": 1 },
+            { "family": "arithmetic" },
+            "not an object"
+        ]});
+        let rows = of(&s);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].chance_text(), "26.1%");
+        assert_eq!(
+            rows[0].notes(),
+            "instrument-failure; not counted in the suite score; 2 extraction failure(s); 1 thinking artifact(s)"
+        );
+        assert!(rows[1].counted && rows[1].notes().is_empty());
+    }
+}
