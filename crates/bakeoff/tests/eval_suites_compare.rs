@@ -9,6 +9,42 @@ fn bakeoff() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bakeoff"))
 }
 
+/// `eval run --suite intelligence --thinking off --battery FILE --out DIR` plus `extra`; must
+/// exit 0; returns stdout.
+fn run_battery(
+    url: &str,
+    battery: &std::path::Path,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> String {
+    let o = bakeoff()
+        .args([
+            "eval",
+            "run",
+            "--endpoint",
+            url,
+            "--suite",
+            "intelligence",
+            "--thinking",
+            "off",
+        ])
+        .args(extra)
+        .arg("--battery")
+        .arg(battery)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
 fn run_eval(url: &str, out: &std::path::Path, thinking: &str) -> serde_json::Value {
     let o = bakeoff()
         .args([
@@ -115,33 +151,7 @@ async fn run_all_four_suites_then_compare_paired() {
     )
     .unwrap();
     let dc = dir.path().join("c");
-    let o = bakeoff()
-        .args([
-            "eval",
-            "run",
-            "--endpoint",
-            &url,
-            "--suite",
-            "intelligence",
-            "--limit",
-            "2",
-            "--thinking",
-            "off",
-            "--json",
-            "--battery",
-        ])
-        .arg(&good)
-        .arg("--out")
-        .arg(&dc)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let stdout = run_battery(&url, &good, &dc, &["--limit", "2", "--json"]);
     let c: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let items = c["suites"]["intelligence"]["items"].as_array().unwrap();
     let ids: Vec<&str> = items.iter().map(|i| i["id"].as_str().unwrap()).collect();
@@ -155,30 +165,7 @@ async fn run_all_four_suites_then_compare_paired() {
     // Without --json the run ends with the terminal summary, per-family figures included, and
     // the HTML report of that directory carries the same families.
     let dd = dir.path().join("d");
-    let o = bakeoff()
-        .args([
-            "eval",
-            "run",
-            "--endpoint",
-            &url,
-            "--suite",
-            "intelligence",
-            "--thinking",
-            "off",
-            "--battery",
-        ])
-        .arg(&good)
-        .arg("--out")
-        .arg(&dd)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{text}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let text = run_battery(&url, &good, &dd, &[]);
     assert!(text.contains("per family (Wilson 95%"), "{text}");
     assert!(
         text.lines()
