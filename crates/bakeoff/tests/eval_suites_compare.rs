@@ -9,32 +9,9 @@ fn bakeoff() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bakeoff"))
 }
 
-/// `eval run --suite intelligence --thinking off --battery FILE --out DIR` plus `extra`; must
-/// exit 0; returns stdout.
-fn run_battery(
-    url: &str,
-    battery: &std::path::Path,
-    out: &std::path::Path,
-    extra: &[&str],
-) -> String {
-    let o = bakeoff()
-        .args([
-            "eval",
-            "run",
-            "--endpoint",
-            url,
-            "--suite",
-            "intelligence",
-            "--thinking",
-            "off",
-        ])
-        .args(extra)
-        .arg("--battery")
-        .arg(battery)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .unwrap();
+/// `bakeoff ARGS…`, which must exit 0; returns stdout.
+fn ok_stdout(args: &[&std::ffi::OsStr]) -> String {
+    let o = bakeoff().args(args).output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     assert_eq!(
         o.status.code(),
@@ -45,33 +22,56 @@ fn run_battery(
     stdout
 }
 
+/// `eval run --suite intelligence --thinking off --battery FILE --out DIR` plus `extra`.
+fn run_battery(
+    url: &str,
+    battery: &std::path::Path,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> String {
+    let mut args: Vec<&std::ffi::OsStr> = [
+        "eval",
+        "run",
+        "--endpoint",
+        url,
+        "--suite",
+        "intelligence",
+        "--thinking",
+        "off",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| std::ffi::OsStr::new(*s))
+    .collect();
+    args.extend([
+        std::ffi::OsStr::new("--battery"),
+        battery.as_os_str(),
+        std::ffi::OsStr::new("--out"),
+        out.as_os_str(),
+    ]);
+    ok_stdout(&args)
+}
+
 fn run_eval(url: &str, out: &std::path::Path, thinking: &str) -> serde_json::Value {
-    let o = bakeoff()
-        .args([
-            "eval",
-            "run",
-            "--endpoint",
-            url,
-            "--suite",
-            "smoke,tool,session,intelligence",
-            "--limit",
-            "1",
-            "--json",
-            "--thinking",
-            thinking,
-            "--out",
-        ])
-        .arg(out)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_str(&stdout).unwrap()
+    let mut args: Vec<&std::ffi::OsStr> = [
+        "eval",
+        "run",
+        "--endpoint",
+        url,
+        "--suite",
+        "smoke,tool,session,intelligence",
+        "--limit",
+        "1",
+        "--json",
+        "--thinking",
+        thinking,
+        "--out",
+    ]
+    .iter()
+    .map(|s| std::ffi::OsStr::new(*s))
+    .collect();
+    args.push(out.as_os_str());
+    serde_json::from_str(&ok_stdout(&args)).unwrap()
 }
 
 #[tokio::test]
