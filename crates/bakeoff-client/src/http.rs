@@ -138,13 +138,17 @@ impl Client {
         }
     }
 
+    /// The reqwest calls send the same `Authorization` as the streamed path. A value that is
+    /// not a valid header (a control character in the key) fails the request at `send`.
     fn authorize(&self, rb: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        let rb = match self.url.credentials() {
-            Some((user, pass)) => rb.basic_auth(user, pass),
-            None => rb,
-        };
-        match &self.key {
-            Some(k) => rb.bearer_auth(&k.0),
+        match self.authorization() {
+            Some(v) => match reqwest::header::HeaderValue::from_str(&v) {
+                Ok(mut value) => {
+                    value.set_sensitive(true);
+                    rb.header(reqwest::header::AUTHORIZATION, value)
+                }
+                Err(_) => rb.header(reqwest::header::AUTHORIZATION, v),
+            },
             None => rb,
         }
     }
@@ -179,8 +183,8 @@ impl Client {
         Exchange { reply, error }
     }
 
-    /// The `Authorization` value the lean transport sends: the API key, else the URL's
-    /// credentials as Basic auth (reqwest's builders do the same for every other call).
+    /// The `Authorization` value of every call: the API key, else the URL's credentials as
+    /// Basic auth.
     fn authorization(&self) -> Option<String> {
         use base64::Engine as _;
         if let Some(k) = &self.key {
@@ -211,7 +215,17 @@ impl Client {
             message: format!("cannot encode the request: {e}"),
             snippet: String::new(),
         })?;
-        let mut wire = h1::post_head(&url, self.authorization().as_deref(), body.len());
+        let authorization = self.authorization();
+        if let Some(v) = &authorization
+            && let Err(e) = reqwest::header::HeaderValue::from_str(v)
+        {
+            // As reqwest refuses the same value at `send`: never written into the head, where a
+            // line break would smuggle in headers of its own.
+            return Err(RequestError::Stream {
+                message: format!("cannot send the Authorization header: {e}"),
+            });
+        }
+        let mut wire = h1::post_head(&url, authorization.as_deref(), body.len());
         wire.extend_from_slice(&body);
         drop(body);
 
@@ -248,11 +262,12 @@ impl Client {
         let mut parser = SseParser::new();
         let mut events: Vec<SseEvent> = Vec::with_capacity(4);
         let mut wire_bytes = 0usize;
-        // A non-2xx reply: its body (capped) is kept as evidence, read for at most 10 s more.
-        let mut error_body: Option<Vec<u8>> = None;
-        let mut error_until: Option<Instant> = None;
+        // A non-2xx reply: its status, and until when its body (capped, kept as evidence) is
+        // read — at most 10 s more.
+        let mut failing: Option<(u16, Instant)> = None;
+        let mut error_body: Vec<u8> = Vec::new();
         loop {
-            let wait_until = if let Some(until) = error_until {
+            let wait_until = if let Some((_, until)) = failing {
                 until
             } else if reply.first_byte.is_none() {
                 first_byte_deadline
@@ -260,10 +275,10 @@ impl Client {
                 (Instant::now() + t.idle).min(deadline)
             };
             let ready = tokio::time::timeout_at(wait_until.into(), stream.readable()).await;
-            if let Some(status) = reply.status.filter(|_| error_until.is_some())
+            if let Some((status, _)) = failing
                 && !matches!(ready, Ok(Ok(())))
             {
-                return Err(http_error(status, error_body.as_deref()));
+                return Err(http_error(status, &error_body));
             }
             match ready {
                 Err(_) => {
@@ -303,9 +318,8 @@ impl Client {
                 let at = sent.elapsed();
                 let progress = response.feed(&buf[..n], &mut |status: u16, data: &[u8]| {
                     if !(200..300).contains(&status) {
-                        let kept = error_body.get_or_insert_with(Vec::new);
-                        let room = MAX_ERROR_BODY.saturating_sub(kept.len());
-                        kept.extend_from_slice(&data[..data.len().min(room)]);
+                        let room = MAX_ERROR_BODY.saturating_sub(error_body.len());
+                        error_body.extend_from_slice(&data[..data.len().min(room)]);
                         return Ok(());
                     }
                     if data.is_empty() {
@@ -325,8 +339,8 @@ impl Client {
             let progress = match step {
                 ReadStep::Again => continue,
                 ReadStep::Eof => {
-                    if let Some(status) = reply.status.filter(|_| error_until.is_some()) {
-                        return Err(http_error(status, error_body.as_deref()));
+                    if let Some((status, _)) = failing {
+                        return Err(http_error(status, &error_body));
                     }
                     if let Err(why) = response.at_eof() {
                         return Err(RequestError::Stream {
@@ -342,20 +356,17 @@ impl Client {
                         reply.status = Some(status);
                         if !(200..300).contains(&status) {
                             reply.first_byte.get_or_insert(at);
-                            error_until =
-                                Some((Instant::now() + Duration::from_secs(10)).min(deadline));
+                            let until = (Instant::now() + Duration::from_secs(10)).min(deadline);
+                            failing = Some((status, until));
                         }
                     }
                     p
                 }
             };
-            if let Some(status) = reply.status.filter(|_| error_until.is_some())
-                && (progress.complete
-                    || error_body
-                        .as_ref()
-                        .is_some_and(|b| b.len() >= MAX_ERROR_BODY))
+            if let Some((status, _)) = failing
+                && (progress.complete || error_body.len() >= MAX_ERROR_BODY)
             {
-                return Err(http_error(status, error_body.as_deref()));
+                return Err(http_error(status, &error_body));
             }
             if reply.saw_done {
                 return Ok(());
@@ -553,10 +564,10 @@ enum ReadStep {
 }
 
 /// A non-2xx reply with the part of its body that was kept.
-fn http_error(status: u16, body: Option<&[u8]>) -> RequestError {
+fn http_error(status: u16, body: &[u8]) -> RequestError {
     RequestError::Http {
         status,
-        body: truncate(&String::from_utf8_lossy(body.unwrap_or_default())),
+        body: truncate(&String::from_utf8_lossy(body)),
     }
 }
 

@@ -512,3 +512,27 @@ async fn a_cut_chunked_body_and_a_length_delimited_error() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A key with a line break in it (a pasted value) is refused before anything is sent: it must
+/// never reach the request head, where it would add headers of its own.
+#[tokio::test]
+async fn a_key_with_a_line_break_is_refused_not_sent() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let c = Client::new(
+        EndpointUrl::parse(&format!("http://127.0.0.1:{port}")).unwrap(),
+        ClientOptions {
+            timeouts: short(),
+            api_key: bakeoff_client::ApiKey::new("sk-1\r\nX-Injected: 1".into()),
+        },
+    );
+    match c.chat_stream(&req()).await.error {
+        Some(RequestError::Stream { message }) => {
+            assert!(message.contains("Authorization"), "{message}");
+            assert!(!message.contains("sk-1"), "the key leaked: {message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
