@@ -148,11 +148,9 @@ pub fn delta(before: &Scrape, after: &Scrape, client_output_tokens: u64) -> Opti
     })
 }
 
-/// The mean of a server latency histogram over the step, ms: Δsum / Δcount (seconds).
+/// The mean of a server latency histogram over the step, ms: Δsum / Δcount (seconds). llama.cpp
+/// exports no such histograms, so its lookup finds nothing.
 fn histogram_mean_ms(deltas: &BTreeMap<String, f64>, family: &str, name: &str) -> Option<f64> {
-    if family == "llamacpp" {
-        return None;
-    }
     let sum = deltas.get(&format!("{family}:{name}_sum"))?;
     let count = deltas.get(&format!("{family}:{name}_count"))?;
     (*count > 0.0 && sum.is_finite()).then(|| sum / count * 1000.0)

@@ -43,7 +43,7 @@ pub fn of(suite: &SuiteResult) -> Vec<FamilyRow> {
         .and_then(|v| v.as_array())
         .map(|rows| {
             rows.iter()
-                .filter_map(|r| serde_json::from_value::<FamilyRow>(r.clone()).ok())
+                .filter_map(|r| FamilyRow::deserialize(r).ok())
                 .collect()
         })
         .unwrap_or_default()

@@ -8,6 +8,7 @@
 //! means "no throughput data", never an invented number.
 
 use bakeoff_artifact::{ItemRecord, SuiteResult};
+use serde::Deserialize;
 use serde_json::Value;
 
 /// One load step as the report shows it.
@@ -136,9 +137,8 @@ fn item_concurrency(i: &ItemRecord) -> Option<f64> {
 /// reader below, and a step without TTFT figures gets them from the suite's items that carry
 /// the same `extra.concurrency`.
 pub fn steps_of(suite: &SuiteResult) -> Vec<Step> {
-    if let Ok(report) =
-        serde_json::from_value::<bakeoff_artifact::LoadReport>(suite.summary.details.clone())
-    {
+    // Read in place: the details of a throughput suite hold every request record.
+    if let Ok(report) = bakeoff_artifact::LoadReport::deserialize(&suite.summary.details) {
         return steps_of_load(&report);
     }
     steps_in(&suite.summary.details, &suite.items)

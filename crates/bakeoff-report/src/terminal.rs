@@ -203,7 +203,6 @@ pub fn run_summary(a: &Artifact, path: &str) -> String {
     out
 }
 
-/// The comparison table: candidates × suites, with each candidate's scoped verdict.
 /// Each suite's families, when any suite stores them (intelligence does).
 fn family_table(a: &Artifact) -> Option<Table> {
     let mut t = table();
@@ -232,6 +231,7 @@ fn family_table(a: &Artifact) -> Option<Table> {
     any.then_some(t)
 }
 
+/// The comparison table: candidates × suites, with each candidate's scoped verdict.
 pub fn comparison(c: &crate::comparison::Comparison) -> String {
     let mut t = table();
     let mut header: Vec<String> = [
