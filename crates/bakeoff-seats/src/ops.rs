@@ -173,15 +173,19 @@ impl Seats {
     }
 
     async fn port_check(&self, seat: &Seat) -> Result<(), OpsError> {
-        self.port_check_except(seat, "").await
+        self.port_check_except(seat, None).await
     }
 
     /// The port check, ignoring `except` (a swap's OLD, which is stopped next). A sibling
     /// whose state is unknown (its Docker engine does not answer) does not block: if it does
     /// hold the port, the start fails as a classified `port-in-use` and nothing serving is
     /// touched.
-    async fn port_check_except(&self, seat: &Seat, except: &str) -> Result<(), OpsError> {
-        for other in self.fleet.port_siblings(seat).filter(|o| o.name != except) {
+    async fn port_check_except(&self, seat: &Seat, except: Option<&str>) -> Result<(), OpsError> {
+        for other in self
+            .fleet
+            .port_siblings(seat)
+            .filter(|o| Some(o.name.as_str()) != except)
+        {
             if self.status_of(other).await.observed.is_up() {
                 return Err(OpsError::PortTaken {
                     seat: seat.name.clone(),
@@ -216,22 +220,36 @@ impl Seats {
                 elapsed_ms: t0.elapsed().as_millis() as u64,
             });
         }
+        self.start_and_watch(&seat, &mut backend, t0, true).await
+    }
+
+    /// The tail of `up`, `restart`, `swap` and a swap's rollback: a seat already up is watched
+    /// to ready; otherwise it is started and watched. `checks`: first run the port check and
+    /// the pre-start hooks (`up` and a rollback; `restart` and `swap` ran theirs before they
+    /// stopped anything). A start the engine API refused is a failed outcome, not an `Err`.
+    async fn start_and_watch(
+        &self,
+        seat: &Seat,
+        backend: &mut Backend,
+        t0: Instant,
+        checks: bool,
+    ) -> Result<UpOutcome, OpsError> {
         if backend.status().await.observed.is_up() {
             // Already up: watch it anyway, so `up` still means "ready".
-            let report = self.watch_backend(&seat, &mut backend).await;
-            return self.finish(&seat, report, t0).await;
+            let report = self.watch_backend(seat, backend).await;
+            return self.finish(seat, report, t0).await;
         }
-        self.port_check(&seat).await?;
-        hooks::before_start(&self.fleet, &seat).map_err(OpsError::PreStart)?;
+        if checks {
+            self.port_check(seat).await?;
+            hooks::before_start(&self.fleet, seat).map_err(OpsError::PreStart)?;
+        }
         if let Err(e) = backend.start().await {
             // A start the engine API refused (Docker: port already allocated, no such image)
             // is still a classified failure with an artifact.
-            let report = start_failure_report(&e);
-            let out = self.finish(&seat, report, t0).await?;
-            return Ok(out);
+            return self.finish(seat, start_failure_report(&e), t0).await;
         }
-        let report = self.watch_backend(&seat, &mut backend).await;
-        self.finish(&seat, report, t0).await
+        let report = self.watch_backend(seat, backend).await;
+        self.finish(seat, report, t0).await
     }
 
     async fn watch_backend(&self, seat: &Seat, backend: &mut Backend) -> WatchReport {
@@ -291,9 +309,11 @@ impl Seats {
         // not take a serving seat down and then fail to bring it back. The port check cannot
         // run here: the seat itself holds its port until it stops.
         hooks::before_start(&self.fleet, &seat).map_err(OpsError::PreStart)?;
+        let t0 = Instant::now();
         let mut backend = self.backend(&seat).await?;
         backend.stop(true).await?;
-        self.up(name, confirm, true).await
+        self.port_check(&seat).await?;
+        self.start_and_watch(&seat, &mut backend, t0, false).await
     }
 
     /// Stop OLD, start NEW, wait for ready; when NEW fails, stop it and bring OLD back.
@@ -313,13 +333,18 @@ impl Seats {
         // NEW's backend must be reachable, no third seat may hold the port and the pre-start
         // hooks must pass — before OLD stops serving.
         let mut new_backend = self.backend(&new_seat).await?;
-        self.port_check_except(&new_seat, &old_seat.name).await?;
+        self.port_check_except(&new_seat, Some(&old_seat.name))
+            .await?;
         hooks::before_start(&self.fleet, &new_seat).map_err(OpsError::PreStart)?;
         // Keep OLD created: it is the rollback.
         old_backend.stop(true).await?;
-        let new_outcome = match self.up(new, confirm, true).await {
+        let t0 = Instant::now();
+        let new_outcome = match self
+            .start_and_watch(&new_seat, &mut new_backend, t0, false)
+            .await
+        {
             Ok(o) => o,
-            Err(e) => self.failed_outcome(&new_seat, &e.to_string())?,
+            Err(e) => self.failed_outcome(&new_seat, &e.to_string()),
         };
         if new_outcome.ok() {
             return Ok(SwapOutcome {
@@ -335,9 +360,14 @@ impl Seats {
             .await
             .err()
             .map(|e| e.to_string());
-        let rollback = match self.up(old, confirm, true).await {
+        // OLD's own checks run again: its fleet entry may have changed since it started.
+        let t0 = Instant::now();
+        let rollback = match self
+            .start_and_watch(&old_seat, &mut old_backend, t0, true)
+            .await
+        {
             Ok(o) => o,
-            Err(e) => self.failed_outcome(&old_seat, &e.to_string())?,
+            Err(e) => self.failed_outcome(&old_seat, &e.to_string()),
         };
         Ok(SwapOutcome {
             old: old.into(),
@@ -348,18 +378,25 @@ impl Seats {
         })
     }
 
-    /// An operation error turned into a failed outcome with its artifact (a swap never
-    /// returns early once OLD is stopped).
-    fn failed_outcome(&self, seat: &Seat, message: &str) -> Result<UpOutcome, OpsError> {
-        let report = error_report(message);
-        let failure_path = Some(self.write_failure(seat, &report)?);
-        Ok(UpOutcome {
+    /// An operation error turned into a failed outcome with its artifact. It cannot fail: a
+    /// swap never returns early once OLD is stopped, so a failure file that cannot be written
+    /// is noted in the outcome (no `failure_path`) and the rollback still runs.
+    fn failed_outcome(&self, seat: &Seat, message: &str) -> UpOutcome {
+        let mut report = error_report(message);
+        let failure_path = match self.write_failure(seat, &report) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                report.notes.push(e.to_string());
+                None
+            }
+        };
+        UpOutcome {
             seat: seat.name.clone(),
             report: Some(report),
             failure_path,
             created_only: false,
             elapsed_ms: 0,
-        })
+        }
     }
 
     /// Every seat with its state and its aliases. `probe`: also send a real completion to

@@ -267,6 +267,56 @@ async fn a_swap_refused_before_start_leaves_old_serving() {
     seats.down("serving", false).await.unwrap();
 }
 
+/// A swap whose NEW fails where no failure file can be written (the results directory is
+/// under a regular file): OLD was already stopped, so the swap still rolls back and returns
+/// an outcome — the write error is in NEW's outcome, not an `Err` that leaves OLD down.
+#[tokio::test]
+async fn a_failed_swap_rolls_back_when_no_failure_file_can_be_written() {
+    let _g = bakeoff_testkit::serial().await;
+    let dir = bakeoff_testkit::tempdir();
+    let port = free_port();
+    let model = bakeoff_testkit::model_path().display().to_string();
+    let toml = format!(
+        "{}{}",
+        process_fleet("serving", port, &model),
+        process_fleet("broken", port, "/nonexistent/model.gguf")
+    );
+    let mut seats = fleet(dir.path(), &toml, quick_watch(30.0));
+    let blocker = dir.path().join("not-a-directory");
+    std::fs::write(&blocker, "").unwrap();
+    seats.out_dir = blocker.join("results");
+    let _stop = StopOnDrop {
+        seats: &seats,
+        names: vec!["serving".into(), "broken".into()],
+    };
+    assert!(seats.up("serving", false, false).await.unwrap().ok());
+
+    let sw = seats.swap("serving", "broken", false).await.unwrap();
+    assert!(!sw.ok());
+    assert!(sw.new_outcome.failure_path.is_none());
+    let r = sw.new_outcome.report.as_ref().unwrap();
+    assert!(
+        r.message.contains("cannot write the failure artifact")
+            && r.notes
+                .iter()
+                .any(|n| n.contains("cannot write the failure artifact")),
+        "{} {:?}",
+        r.message,
+        r.notes
+    );
+    let rollback = sw.rollback.as_ref().unwrap();
+    assert!(
+        rollback.ok(),
+        "{:?}",
+        rollback.report.as_ref().map(|r| &r.message)
+    );
+    let st = seats.status(true).await;
+    assert_eq!(st[0].observed, bakeoff_seats::backend::Observed::Running);
+    assert_eq!(st[0].serving, Some(true), "{:?}", st[0].detail);
+    assert!(!st[1].observed.is_up());
+    seats.down("serving", false).await.unwrap();
+}
+
 /// A restart whose fleet file was edited since the seat started, so the start would now be
 /// refused (the same checkpoint audit as above), is refused while the seat still serves: the
 /// seat is not stopped first and left down.
