@@ -249,15 +249,12 @@ pub async fn watch(
             }
             if let Some(r) = progress::parse(&line) {
                 let rec = r.to_record(budget_s);
-                if rec.over_budget && !over_budget {
+                if rec.over_budget
+                    && !over_budget
+                    && let Some(b) = budget_s
+                {
                     over_budget = true;
-                    notes.push(format!(
-                        "weight loading is projected to take {:.0} s, over the --load-budget of {:.0} s ({}/{} shards)",
-                        rec.projected_total_s.unwrap_or(0.0),
-                        budget_s.unwrap_or(0.0),
-                        rec.done.unwrap_or(0),
-                        rec.total.unwrap_or(0)
-                    ));
+                    notes.push(progress_budget_note(&r, b));
                 }
                 progress = Some(r);
             }
@@ -499,6 +496,22 @@ pub async fn watch(
     }
 }
 
+/// The note for a progress reading over `--load-budget`, worded from what tripped it: the
+/// projection when it is over the budget, otherwise the time the bar says was already spent
+/// (a stalled vLLM bar, `[12:00<?, ?it/s]`, projects nothing).
+fn progress_budget_note(r: &Reading, budget_s: f64) -> String {
+    let shards = format!("{}/{} shards", r.done.unwrap_or(0), r.total.unwrap_or(0));
+    match r.projected_total_s().filter(|p| *p > budget_s) {
+        Some(p) => format!(
+            "weight loading is projected to take {p:.0} s, over the --load-budget of {budget_s:.0} s ({shards})"
+        ),
+        None => format!(
+            "weight loading has taken {:.0} s, over the --load-budget of {budget_s:.0} s ({shards}; no projection)",
+            r.elapsed_s.unwrap_or(0.0)
+        ),
+    }
+}
+
 /// Flag a load that has already spent longer than `--load-budget` in `loading` — the check
 /// that works without a projection (llama.cpp prints no shard rate; a vLLM bar may stall).
 fn check_load_elapsed(
@@ -562,4 +575,35 @@ enum Verdict {
     CrashLoop(u64),
     Silent,
     Timeout,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_note_says_what_tripped_it() {
+        // A stalled bar projects nothing: the note is the time already spent, not "0 s".
+        let stalled = progress::parse(
+            "Loading safetensors checkpoint shards:  25% Completed | 1/4 [12:00<?, ?it/s]",
+        )
+        .unwrap();
+        assert!(stalled.to_record(Some(600.0)).over_budget);
+        let note = progress_budget_note(&stalled, 600.0);
+        assert!(note.contains("has taken 720 s"), "{note}");
+        assert!(
+            note.contains("--load-budget of 600 s (1/4 shards"),
+            "{note}"
+        );
+        assert!(!note.contains("projected"), "{note}");
+
+        let slow = progress::parse(
+            "Loading safetensors checkpoint shards:  25% Completed | 1/4 [01:00<03:00, 60.00s/it]",
+        )
+        .unwrap();
+        assert!(slow.to_record(Some(200.0)).over_budget);
+        let note = progress_budget_note(&slow, 200.0);
+        assert!(note.contains("projected to take 240 s"), "{note}");
+    }
 }
