@@ -40,10 +40,7 @@ pub fn before_start(_fleet: &Fleet, seat: &Seat) -> Result<(), String> {
 /// arguments (`-m`/`--model`, or `serve MODEL` as vLLM takes it). A Docker seat's container
 /// path is mapped back to the host through its mounts.
 pub(crate) fn model_and_quantization(seat: &Seat) -> Option<(PathBuf, Option<String>)> {
-    let (args, mounts): (&[String], &[String]) = match &seat.launch {
-        Launch::Process(p) => (&p.args, &[]),
-        Launch::Docker(d) => (&d.command, &d.mounts),
-    };
+    let (args, mounts) = args_and_mounts(seat);
     let model = flag(args, &["-m", "--model"]).or_else(|| {
         args.iter()
             .position(|a| a == "serve")
@@ -51,9 +48,22 @@ pub(crate) fn model_and_quantization(seat: &Seat) -> Option<(PathBuf, Option<Str
             .filter(|m| !m.starts_with('-'))
             .map(String::as_str)
     })?;
-    let quant = flag(args, &["--quantization", "-q"]).map(str::to_string);
     let path = host_path(Path::new(model), mounts)?;
-    Some((path, quant))
+    Some((path, quantization_flag(seat)))
+}
+
+/// The seat's `--quantization` (`-q`) flag, whatever its model is (a hub id, a container path
+/// outside the mounts, no `-m` at all).
+pub(crate) fn quantization_flag(seat: &Seat) -> Option<String> {
+    flag(args_and_mounts(seat).0, &["--quantization", "-q"]).map(str::to_string)
+}
+
+/// The engine's arguments and (for a Docker seat) its `host:container` mounts.
+fn args_and_mounts(seat: &Seat) -> (&[String], &[String]) {
+    match &seat.launch {
+        Launch::Process(p) => (&p.args, &[]),
+        Launch::Docker(d) => (&d.command, &d.mounts),
+    }
 }
 
 fn flag<'a>(args: &'a [String], names: &[&str]) -> Option<&'a str> {
@@ -173,5 +183,29 @@ args = ["serve", "{ckpt}"]
         assert!(err.contains("CompressedTensorsConfig"), "{err}");
         let ok = fleet.seats.iter().find(|s| s.name == "trainee-ok").unwrap();
         assert!(before_start(&fleet, ok).is_ok());
+    }
+
+    /// A hub id is not audited, but its `--quantization` is still the seat's (the failure
+    /// artifact scopes a negative result by it).
+    #[test]
+    fn the_quantization_flag_is_read_without_a_local_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = r#"
+[[seat]]
+name = "hub"
+engine = "vllm"
+role = "bench"
+port = 18997
+[seat.process]
+command = "vllm"
+args = ["serve", "Qwen/Qwen3-8B", "--quantization=fp8"]
+"#;
+        let fleet = Fleet::parse(text, &dir.path().join("fleet.toml")).unwrap();
+        let seat = &fleet.seats[0];
+        assert_eq!(model_and_quantization(seat), None);
+        assert_eq!(quantization_flag(seat).as_deref(), Some("fp8"));
+        let r = crate::ops::error_report("exited");
+        let art = crate::ops::failure_artifact(&fleet, seat, &r);
+        assert_eq!(art.candidate.quantization.as_deref(), Some("fp8"));
     }
 }

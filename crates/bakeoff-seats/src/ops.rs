@@ -493,7 +493,7 @@ fn start_failure_report(e: &BackendError) -> WatchReport {
 
 /// A failure that is one error message, not a watched start: classified by the table when a
 /// signature matches (Docker's `port is already allocated`), else `exited`.
-fn error_report(line: &str) -> WatchReport {
+pub(crate) fn error_report(line: &str) -> WatchReport {
     let line = line.to_string();
     let tail = vec![line.clone()];
     let cause = crate::classify::root_cause(&tail);
@@ -539,7 +539,7 @@ pub fn failure_artifact(fleet: &Fleet, seat: &Seat, r: &WatchReport) -> Artifact
             crate::fleet::Launch::Docker(d) => Some(format!("image {}", d.image)),
             crate::fleet::Launch::Process(_) => None,
         },
-        quantization: hooks::model_and_quantization(seat).and_then(|(_, q)| q),
+        quantization: hooks::quantization_flag(seat),
         context_window: ContextWindow::UNKNOWN,
         hardware: None,
         notes: r.notes.clone(),
