@@ -45,11 +45,7 @@ const STOP_MARGIN_S: u64 = 30;
 /// after the signal — so the client's usual 30 s would give up on any seat whose
 /// `stop_timeout_s` is near or above 30 s while Docker is still stopping it.
 pub fn stop_request_timeout(stop_timeout_s: u64) -> Duration {
-    Duration::from_secs(
-        stop_timeout_s
-            .saturating_add(STOP_MARGIN_S)
-            .max(CONNECT_TIMEOUT_S),
-    )
+    Duration::from_secs(stop_timeout_s.saturating_add(STOP_MARGIN_S))
 }
 
 /// A restart policy string of the fleet file, checked.
@@ -306,12 +302,13 @@ impl DockerBackend {
     }
 
     pub async fn stop(&mut self, keep: bool) -> Result<(), BackendError> {
-        // The fleet file caps stop_timeout_s (fleet::MAX_STOP_TIMEOUT_S), so it fits.
-        let t = i32::try_from(self.seat.stop_timeout_s).unwrap_or(i32::MAX);
+        let grace = self.seat.stop_grace();
+        // At most fleet::MAX_STOP_TIMEOUT_S: it fits.
+        let t = i32::try_from(grace).unwrap_or(i32::MAX);
         let docker = self
             .docker
             .clone()
-            .with_timeout(stop_request_timeout(self.seat.stop_timeout_s));
+            .with_timeout(stop_request_timeout(grace));
         match docker
             .stop_container(
                 &self.name,

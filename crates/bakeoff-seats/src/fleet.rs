@@ -233,6 +233,13 @@ pub struct Seat {
 }
 
 impl Seat {
+    /// Seconds to wait after SIGTERM / `docker stop` before killing: `stop_timeout_s`, capped at
+    /// [`MAX_STOP_TIMEOUT_S`] (the fleet file refuses more; a `Seat` built in code is capped
+    /// here, so no backend overflows an `Instant` or Docker's `i32`).
+    pub fn stop_grace(&self) -> u64 {
+        self.stop_timeout_s.min(MAX_STOP_TIMEOUT_S)
+    }
+
     pub fn backend_name(&self) -> &'static str {
         match self.launch {
             Launch::Process(_) => "process",

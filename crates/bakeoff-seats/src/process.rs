@@ -207,12 +207,7 @@ impl ProcessBackend {
         let pid = rustix::process::Pid::from_raw(st.pid as i32)
             .ok_or_else(|| self.err(format!("bad pid {}", st.pid)))?;
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
-        // Capped as the fleet file caps it: an unchecked huge value must not overflow Instant.
-        let grace = self
-            .seat
-            .stop_timeout_s
-            .min(crate::fleet::MAX_STOP_TIMEOUT_S);
-        let deadline = Instant::now() + Duration::from_secs(grace);
+        let deadline = Instant::now() + Duration::from_secs(self.seat.stop_grace());
         loop {
             if let Some(c) = &mut self.child {
                 let _ = c.try_wait();
