@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::escape::for_spreadsheet as cell;
 use crate::registry::Registry;
-use crate::steps::{steps_of, steps_of_load};
+use crate::steps::sweeps_of;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CsvError {
@@ -133,19 +133,7 @@ pub fn export(reg: &Registry, dir: &Path) -> Result<Vec<(PathBuf, usize)>, CsvEr
     w.write_record(STEP_HEADER).map_err(werr(&steps_path))?;
     let mut n_steps = 0;
     for e in &reg.entries {
-        // Suites' steps, then `bench run` sweeps (`artifact.load`, no suite: `bench NAME`).
-        let sweeps = e
-            .artifact
-            .suites
-            .iter()
-            .map(|(name, s)| (name.clone(), steps_of(s)))
-            .chain(
-                e.artifact
-                    .load
-                    .iter()
-                    .map(|(name, l)| (format!("bench {name}"), steps_of_load(l))),
-            );
-        for (suite, steps) in sweeps {
+        for (suite, steps) in sweeps_of(&e.artifact) {
             for st in steps {
                 let row = vec![
                     e.name.clone(),

@@ -112,6 +112,16 @@ fn summary_table(out: &mut String, c: &Comparison) {
     out.push_str("</tbody></table>");
 }
 
+/// A score's Wilson interval drawn on a 0–100 % bar (empty when not scored).
+fn score_bar(score: &Option<bakeoff_artifact::Score>) -> String {
+    score
+        .as_ref()
+        .map(|sc| svg::interval_bar(sc.estimate, sc.low, sc.high))
+        .unwrap_or_default()
+}
+
+/// Each suite's score per counted candidate and, under it, the per-family figures when the
+/// suite stores them.
 fn suite_scores(out: &mut String, reg: &Registry, c: &Comparison) {
     out.push_str("<h2 id=\"scores\">Per-suite scores with intervals</h2>");
     for s in &c.suites {
@@ -120,6 +130,7 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &Comparison) {
             "<h3>{}</h3><table><thead><tr><th>candidate</th><th>artifact</th><th>score</th><th>interval (0–100%)</th><th>outcomes</th><th>flags</th></tr></thead><tbody>",
             h(s)
         );
+        let mut families = String::new();
         for e in reg.counted() {
             let Some(sr) = e.artifact.suites.get(s) else {
                 continue;
@@ -130,18 +141,13 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &Comparison) {
                 .iter()
                 .map(|(k, v)| format!("{k} {v}"))
                 .collect();
-            let bar = sr
-                .summary
-                .score
-                .as_ref()
-                .map(|sc| svg::interval_bar(sc.estimate, sc.low, sc.high))
-                .unwrap_or_default();
             let _ = write!(
                 out,
-                "<td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{bar}</td><td>{}</td><td>",
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>",
                 h(&e.artifact.candidate.slug),
                 h(&e.name),
                 h(&crate::terminal::score_text(&sr.summary.score)),
+                score_bar(&sr.summary.score),
                 h(&outcomes.join(", "))
             );
             for f in &sr.summary.flags {
@@ -153,42 +159,27 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &Comparison) {
                 );
             }
             out.push_str("</td></tr>");
+            for f in crate::families::of(sr) {
+                let _ = write!(
+                    families,
+                    "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+                    h(&e.artifact.candidate.slug),
+                    h(&f.family),
+                    h(&crate::terminal::score_text(&f.score)),
+                    score_bar(&f.score),
+                    h(&f.chance_text()),
+                    h(&f.versus_chance),
+                    h(&f.notes())
+                );
+            }
         }
         out.push_str("</tbody></table>");
-        family_scores(out, reg, s);
-    }
-}
-
-/// The suite's per-family figures for each counted candidate, when the suite stores them.
-fn family_scores(out: &mut String, reg: &Registry, suite: &str) {
-    let mut rows = String::new();
-    for e in reg.counted() {
-        let Some(sr) = e.artifact.suites.get(suite) else {
-            continue;
-        };
-        for f in crate::families::of(sr) {
-            let bar = f
-                .score
-                .as_ref()
-                .map(|sc| svg::interval_bar(sc.estimate, sc.low, sc.high))
-                .unwrap_or_default();
+        if !families.is_empty() {
             let _ = write!(
-                rows,
-                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{bar}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
-                h(&e.artifact.candidate.slug),
-                h(&f.family),
-                h(&crate::terminal::score_text(&f.score)),
-                h(&f.chance_text()),
-                h(&f.versus_chance),
-                h(&f.notes())
+                out,
+                "<table class=\"families\"><thead><tr><th>candidate</th><th>family</th><th>score</th><th>interval (0–100%)</th><th>chance</th><th>vs chance</th><th>notes</th></tr></thead><tbody>{families}</tbody></table>"
             );
         }
-    }
-    if !rows.is_empty() {
-        let _ = write!(
-            out,
-            "<table class=\"families\"><thead><tr><th>candidate</th><th>family</th><th>score</th><th>interval (0–100%)</th><th>chance</th><th>vs chance</th><th>notes</th></tr></thead><tbody>{rows}</tbody></table>"
-        );
     }
 }
 
@@ -198,17 +189,7 @@ fn charts(out: &mut String, reg: &Registry) {
     let mut tok = Vec::new();
     let mut ttft_series = Vec::new();
     for e in reg.counted() {
-        let from_suites = e
-            .artifact
-            .suites
-            .iter()
-            .map(|(name, s)| (name.clone(), steps_of(s)));
-        let from_load = e
-            .artifact
-            .load
-            .iter()
-            .map(|(name, l)| (format!("bench {name}"), crate::steps::steps_of_load(l)));
-        for (name, steps) in from_suites.chain(from_load) {
+        for (name, steps) in crate::steps::sweeps_of(&e.artifact) {
             if steps.is_empty() {
                 continue;
             }

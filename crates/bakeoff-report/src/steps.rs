@@ -144,6 +144,19 @@ pub fn steps_of(suite: &SuiteResult) -> Vec<Step> {
     steps_in(&suite.summary.details, &suite.items)
 }
 
+/// Every sweep of an artifact: each suite's steps under the suite's name, then each `bench run`
+/// sweep (`artifact.load`, no suite) as `bench NAME`.
+pub fn sweeps_of(a: &bakeoff_artifact::Artifact) -> impl Iterator<Item = (String, Vec<Step>)> + '_ {
+    a.suites
+        .iter()
+        .map(|(name, s)| (name.clone(), steps_of(s)))
+        .chain(
+            a.load
+                .iter()
+                .map(|(name, l)| (format!("bench {name}"), steps_of_load(l))),
+        )
+}
+
 /// The steps of a load report (`bench run`'s `artifact.load[name]`, or the throughput suite's
 /// details), read from bakeoff-artifact's types: concurrency, output tokens per second, TTFT
 /// percentiles, completed requests.

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use bakeoff_suites::longgen::LonggenOptions;
+use bakeoff_suites::throughput::ThroughputOptions;
 use clap::{Args, Subcommand};
 
 #[derive(Debug, Subcommand)]
@@ -119,29 +121,40 @@ pub struct RunArgs {
     pub load: LoadSuiteArgs,
 }
 
-/// The `throughput` and `longgen` suites (`bakeoff bench run` is the full instrument).
+/// The `throughput` and `longgen` suites (`bakeoff bench run` is the full instrument). The
+/// defaults are the suites' own.
 #[derive(Debug, Args)]
 pub struct LoadSuiteArgs {
     /// Throughput suite: concurrency levels of the closed-loop sweep.
-    #[arg(long, value_name = "LIST", default_value = "1,2,4")]
+    #[arg(long, value_name = "LIST", default_value_t = default_load_levels())]
     pub load_concurrency: String,
     /// Throughput suite: requests per step.
-    #[arg(long, value_name = "N", default_value_t = 8)]
+    #[arg(long, value_name = "N", default_value_t = ThroughputOptions::default().requests_per_step)]
     pub load_requests: u64,
     /// Throughput suite: prompt and output lengths in tokens.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = ThroughputOptions::default().prompt_tokens)]
     pub load_prompt_tokens: u32,
-    #[arg(long, value_name = "N", default_value_t = 32)]
+    #[arg(long, value_name = "N", default_value_t = ThroughputOptions::default().output_tokens)]
     pub load_output_tokens: u32,
     /// Longgen suite: number of probes and output tokens per probe (temperature 0).
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    #[arg(long, value_name = "N", default_value_t = LonggenOptions::default().probes)]
     pub longgen_probes: u64,
-    #[arg(long, value_name = "N", default_value_t = 1024)]
+    #[arg(long, value_name = "N", default_value_t = LonggenOptions::default().output_tokens)]
     pub longgen_tokens: u32,
     /// Skip the harness-ceiling measurement before the load suites (then no step can be
     /// flagged client-bound).
     #[arg(long)]
     pub no_calibrate: bool,
+}
+
+/// The suite's own default levels, as `--load-concurrency` takes them ("1,2,4").
+fn default_load_levels() -> String {
+    let levels: Vec<String> = ThroughputOptions::default()
+        .concurrency
+        .iter()
+        .map(u32::to_string)
+        .collect();
+    levels.join(",")
 }
 
 #[derive(Debug, Args)]

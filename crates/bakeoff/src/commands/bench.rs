@@ -239,10 +239,7 @@ async fn measure(
     let mut plan = plan_from(a, &model, &pre)?;
 
     if !a.no_calibrate {
-        if !a.json {
-            eprintln!("[bakeoff] measuring the harness ceiling against the loopback target …");
-        }
-        plan.ceiling = Some(ceiling(CalibrationOptions::default()).await?);
+        plan.ceiling = Some(harness_ceiling(a.json).await?);
     }
 
     let (tx, rx) = watch::channel(false);
@@ -276,8 +273,14 @@ async fn measure(
     })
 }
 
-/// The harness ceiling with the default calibration (what `bench run` measures first).
-pub(crate) async fn ceiling_default() -> Result<bakeoff_artifact::HarnessCeiling, CliError> {
+/// The harness ceiling with the default calibration, measured against a fresh loopback target
+/// (what `bench run` and `eval run`'s load suites measure first); announced unless `quiet`.
+pub(crate) async fn harness_ceiling(
+    quiet: bool,
+) -> Result<bakeoff_artifact::HarnessCeiling, CliError> {
+    if !quiet {
+        eprintln!("[bakeoff] measuring the harness ceiling against the loopback target …");
+    }
     ceiling(CalibrationOptions::default()).await
 }
 

@@ -431,10 +431,7 @@ async fn with_ceiling(
         .iter()
         .any(|s| matches!(s, SuiteName::Throughput | SuiteName::Longgen));
     if load && !a.load.no_calibrate {
-        if !a.json {
-            eprintln!("[bakeoff] measuring the harness ceiling against the loopback target …");
-        }
-        options.throughput.harness_ceiling = Some(super::bench::ceiling_default().await?);
+        options.throughput.harness_ceiling = Some(super::bench::harness_ceiling(a.json).await?);
     }
     Ok(options)
 }
