@@ -261,31 +261,24 @@ pub fn llamacpp_ctx_for_budget(
     params: &LlamaCppKvParams,
     budget_bytes: u64,
 ) -> Option<u64> {
-    let per_stream = |ctx: u64| {
-        if params.kv_unified {
-            ctx
-        } else {
-            ctx / params.n_seq_max.max(1)
-        }
-    };
-    let fits = |ctx: u64| -> Option<bool> {
-        let p = LlamaCppKvParams {
-            cells: per_stream(ctx),
-            ..params.clone()
-        };
-        // An overflowing size does not fit; an unknown cache type is an answer of its own.
-        cache_type_id(&p.cache_type_k)?;
-        cache_type_id(&p.cache_type_v)?;
-        Some(llamacpp_kv_buffers(geometry, &p).is_some_and(|e| e.total_bytes <= budget_bytes))
+    // An unknown cache type is an answer of its own, checked once.
+    cache_type_id(&params.cache_type_k)?;
+    cache_type_id(&params.cache_type_v)?;
+    let mut p = params.clone();
+    let mut fits = |ctx: u64| {
+        p.cells =
+            LlamaCppKvParams::from_server_flags(ctx, params.n_seq_max, params.kv_unified).cells;
+        // An overflowing size does not fit.
+        llamacpp_kv_buffers(geometry, &p).is_some_and(|e| e.total_bytes <= budget_bytes)
     };
     // Total bytes never shrink as -c grows, so the answer is found by bisection.
     let (mut lo, mut hi) = (0u64, 1u64 << 40);
-    if fits(hi)? {
+    if fits(hi) {
         return Some(hi);
     }
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if fits(mid)? {
+        if fits(mid) {
             lo = mid;
         } else {
             hi = mid;

@@ -190,6 +190,11 @@ pub fn kv(a: KvArgs) -> Result<Exit, CliError> {
         kv_cost, llamacpp_ctx_for_budget, llamacpp_kv_buffers, parse_engine_log,
         pool_over_max_len_ratio, read_gguf_file,
     };
+    if let Some(b) = a.budget_gib
+        && !(b.is_finite() && b >= 0.0)
+    {
+        return Err(usage("--budget-gib must be a number of GiB, 0 or more"));
+    }
     let log = match &a.log {
         Some(p) => Some(parse_engine_log(&std::fs::read_to_string(p).map_err(
             |e| usage(format!("{}: cannot read the log ({e})", p.display())),
@@ -271,20 +276,13 @@ pub fn kv(a: KvArgs) -> Result<Exit, CliError> {
             ));
         }
         if let Some(b) = a.budget_gib {
-            if !(b.is_finite() && b >= 0.0) {
-                return Err(usage("--budget-gib must be a number of GiB, 0 or more"));
-            }
             let budget = gib_to_bytes(b);
-            let fit = llamacpp_ctx_for_budget(&geo, &params, budget)
-                .ok_or_else(|| usage("KV cache types unknown to bakeoff"))?;
+            // `None` only for an unknown cache type, refused above.
+            let fit = llamacpp_ctx_for_budget(&geo, &params, budget).unwrap_or_default();
             let mut l = format!(
                 "  budget {}: llama-server -c {fit} ({} tokens per sequence with -np {})",
                 gib(budget),
-                if a.kv_unified {
-                    fit
-                } else {
-                    fit / a.parallel.max(1)
-                },
+                LlamaCppKvParams::from_server_flags(fit, a.parallel, a.kv_unified).cells,
                 a.parallel.max(1)
             );
             if let Some(len) = len {
