@@ -27,6 +27,19 @@ args = ["-m", "{model}", "--host", "127.0.0.1", "--port", "{{port}}", "-c", "102
     )
 }
 
+/// A seat the checkpoint audit refuses before it starts: a hard-coded `--quantization
+/// compressed-tensors` over the unquantized BF16 fixture checkpoint (seed 003 §7).
+fn audit_refused_seat(name: &str, port: u16) -> String {
+    let bf16 = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../bakeoff-model/tests/fixtures/checkpoints/gemma-3-27b-it-bf16")
+        .display()
+        .to_string();
+    process_fleet(name, port, &bf16).replace(
+        "\"--alias\"",
+        "\"--quantization\", \"compressed-tensors\", \"--alias\"",
+    )
+}
+
 #[tokio::test]
 async fn process_seat_comes_up_ready_then_goes_down() {
     let _g = bakeoff_testkit::serial().await;
@@ -235,15 +248,11 @@ async fn a_swap_refused_before_start_leaves_old_serving() {
     let dir = bakeoff_testkit::tempdir();
     let port = free_port();
     let model = bakeoff_testkit::model_path().display().to_string();
-    let bf16 = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../bakeoff-model/tests/fixtures/checkpoints/gemma-3-27b-it-bf16")
-        .display()
-        .to_string();
-    let refused = process_fleet("refused", port, &bf16).replace(
-        "\"--alias\"",
-        "\"--quantization\", \"compressed-tensors\", \"--alias\"",
+    let toml = format!(
+        "{}{}",
+        process_fleet("serving", port, &model),
+        audit_refused_seat("refused", port)
     );
-    let toml = format!("{}{refused}", process_fleet("serving", port, &model));
     let seats = fleet(dir.path(), &toml, quick_watch(30.0));
     let _stop = StopOnDrop {
         seats: &seats,
@@ -338,15 +347,11 @@ async fn a_restart_refused_before_start_leaves_the_seat_serving() {
     assert!(seats.up("serving", false, false).await.unwrap().ok());
     let pid_before = seats.status(false).await[0].id.clone();
 
-    let bf16 = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../bakeoff-model/tests/fixtures/checkpoints/gemma-3-27b-it-bf16")
-        .display()
-        .to_string();
-    let edited = process_fleet("serving", port, &bf16).replace(
-        "\"--alias\"",
-        "\"--quantization\", \"compressed-tensors\", \"--alias\"",
+    let edited = fleet(
+        dir.path(),
+        &audit_refused_seat("serving", port),
+        quick_watch(30.0),
     );
-    let edited = fleet(dir.path(), &edited, quick_watch(30.0));
     let e = edited.restart("serving", false).await.unwrap_err();
     assert!(matches!(e, bakeoff_seats::OpsError::PreStart(_)), "{e}");
 

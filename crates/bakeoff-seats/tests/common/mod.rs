@@ -65,20 +65,7 @@ impl TestImage {
             String::from_utf8_lossy(&out.stderr)
         );
         let tarball = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        let tag = format!("{}:test", unique("bakeoff-seat-test"));
-        let st = std::process::Command::new("docker")
-            .args(["import", &tarball, &tag])
-            .output()
-            .unwrap();
-        assert!(
-            st.status.success(),
-            "docker import failed: {}",
-            String::from_utf8_lossy(&st.stderr)
-        );
-        TestImage {
-            tag,
-            containers: std::sync::Mutex::new(Vec::new()),
-        }
+        import(Path::new(&tarball), "bakeoff-seat-test")
     }
 
     /// A tiny image of this machine's `/bin/sh` and `/bin/sleep` with the libraries `ldd`
@@ -110,26 +97,31 @@ impl TestImage {
             "tar: {}",
             String::from_utf8_lossy(&st.stderr)
         );
-        let tag = format!("{}:test", unique("bakeoff-seat-shell"));
-        let st = std::process::Command::new("docker")
-            .arg("import")
-            .arg(&tarball)
-            .arg(&tag)
-            .output()
-            .unwrap();
-        assert!(
-            st.status.success(),
-            "docker import failed: {}",
-            String::from_utf8_lossy(&st.stderr)
-        );
-        TestImage {
-            tag,
-            containers: std::sync::Mutex::new(Vec::new()),
-        }
+        import(&tarball, "bakeoff-seat-shell")
     }
 
     pub fn track(&self, container: &str) {
         self.containers.lock().unwrap().push(container.to_string());
+    }
+}
+
+/// `docker import TARBALL <unique PREFIX>:test`, removed on drop.
+fn import(tarball: &Path, prefix: &str) -> TestImage {
+    let tag = format!("{}:test", unique(prefix));
+    let st = std::process::Command::new("docker")
+        .arg("import")
+        .arg(tarball)
+        .arg(&tag)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "docker import failed: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    TestImage {
+        tag,
+        containers: std::sync::Mutex::new(Vec::new()),
     }
 }
 
