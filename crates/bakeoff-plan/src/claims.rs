@@ -281,11 +281,7 @@ pub fn seat_claim(seat: &PlanSeat, gpu: u32, total_bytes: Option<u64>, o: &Overh
             (None, "llama.cpp: no budget flag; claim = weights + KV buffers from the GGUF and -c/-np + compute buffer + CUDA context".to_owned())
         }
     };
-    let outside: u64 = parts
-        .iter()
-        .filter(|p| !p.inside_budget)
-        .map(|p| p.bytes)
-        .fold(0, u64::saturating_add);
+    let outside = crate::sat_sum(parts.iter().filter(|p| !p.inside_budget).map(|p| p.bytes));
     let expected = match seat.engine {
         Engine::LlamaCpp => Some(outside),
         _ => budget.map(|b| b.saturating_add(outside)),

@@ -61,17 +61,10 @@ pub struct Footprint {
 impl Footprint {
     // Saturating: sizes come from files and flags, and a hostile one must not panic the sum.
     pub fn total(&self) -> u64 {
-        self.terms
-            .iter()
-            .map(|t| t.bytes)
-            .fold(0, u64::saturating_add)
+        crate::sat_sum(self.terms.iter().map(|t| t.bytes))
     }
     fn kv(&self) -> u64 {
-        self.terms
-            .iter()
-            .filter(|t| t.is_kv)
-            .map(|t| t.bytes)
-            .fold(0, u64::saturating_add)
+        crate::sat_sum(self.terms.iter().filter(|t| t.is_kv).map(|t| t.bytes))
     }
 }
 
@@ -97,10 +90,7 @@ pub fn coexist(
     margin_bytes: u64,
     seats: Vec<Footprint>,
 ) -> Coexistence {
-    let sum: u64 = seats
-        .iter()
-        .map(Footprint::total)
-        .fold(0, u64::saturating_add);
+    let sum = crate::sat_sum(seats.iter().map(Footprint::total));
     let left = i64::try_from(i128::from(total_bytes) - i128::from(sum)).unwrap_or(i64::MIN);
     let fits = left >= margin_bytes as i64;
     let mut lines = vec![format!("GPU {gpu}: {} total", gib(total_bytes))];
@@ -135,7 +125,7 @@ pub fn coexist(
         gib_signed(i128::from(left)),
         gib(margin_bytes)
     ));
-    let kv: u64 = seats.iter().map(Footprint::kv).fold(0, u64::saturating_add);
+    let kv = crate::sat_sum(seats.iter().map(Footprint::kv));
     let before_kv = i128::from(total_bytes) - i128::from(sum.saturating_sub(kv));
     let verdict = if fits {
         format!(

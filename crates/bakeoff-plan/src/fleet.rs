@@ -5,11 +5,9 @@
 //! launch arguments for the flags that size memory (`--gpu-memory-utilization`,
 //! `--max-model-len`, `-c`, `-np`, …).
 
-use serde::Deserialize;
-
-/// A string or a list of strings (`command = "vllm serve X"` or `command = ["vllm", …]`).
-#[derive(Deserialize, Debug, Clone)]
-#[serde(untagged)]
+/// A command as one string, split on whitespace (a process seat's `command = "vllm serve X"`),
+/// or as a list of arguments (a Docker seat's `command = ["--model", …]`).
+#[derive(Debug, Clone)]
 pub enum StrOrList {
     One(String),
     Many(Vec<String>),
@@ -24,21 +22,18 @@ impl StrOrList {
     }
 }
 
-/// How a seat is launched: process or Docker, in whichever table the fleet file uses.
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(default)]
+/// How a seat is launched: a process or a Docker container.
+#[derive(Debug, Clone, Default)]
 pub struct LaunchSpec {
     pub command: Option<StrOrList>,
     pub args: Vec<String>,
     pub image: Option<String>,
-    #[serde(alias = "container_name")]
+    /// The container name.
     pub name: Option<String>,
-    #[serde(alias = "gpu_ids", alias = "device_ids")]
     pub gpus: Option<Vec<u32>>,
 }
 
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(default)]
+#[derive(Debug, Clone, Default)]
 pub struct SeatSpec {
     pub name: String,
     pub host: Option<String>,
@@ -48,7 +43,6 @@ pub struct SeatSpec {
     /// The model path or id, when not in the launch arguments.
     pub model: Option<String>,
     pub port: Option<u16>,
-    #[serde(alias = "served_model_names")]
     pub served_names: Vec<String>,
     pub gpu_memory_utilization: Option<f64>,
     pub role: Option<String>,
@@ -62,7 +56,7 @@ pub struct SeatSpec {
 
 /// The engines the plan knows how to price.
 #[derive(
-    serde::Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, Copy, PartialEq, Eq,
+    serde::Serialize, serde::Deserialize, schemars::JsonSchema, Debug, Clone, Copy, PartialEq, Eq,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Engine {

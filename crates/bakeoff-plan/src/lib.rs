@@ -26,3 +26,9 @@ pub use fleet::{Engine, PlanSeat};
 pub use gpu::{GpuProcess, GpuReading, ReadingSource, Readings};
 pub use plan::{FleetView, GpuPlan, MeasuredSeat, PlanOptions, SeatOnGpu, build_plan};
 pub use report::{Comparison, PlanReport, PlanRequest, compare_readings, render_text, run_plan};
+
+/// A saturating sum: sizes come from files, flags and the driver, and a hostile one must not
+/// panic the plan.
+pub(crate) fn sat_sum(v: impl IntoIterator<Item = u64>) -> u64 {
+    v.into_iter().fold(0, u64::saturating_add)
+}

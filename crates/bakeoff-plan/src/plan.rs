@@ -301,10 +301,7 @@ fn gpu_plan(
     // Saturating sums (None when any seat has no claim): sizes come from files, flags and the
     // driver, and a hostile one must not panic the plan.
     let claimed: Option<u64> = sum_all(seats.iter().map(|s| s.claim.expected_bytes));
-    let unmapped: u64 = other
-        .iter()
-        .filter_map(|p| p.used_bytes)
-        .fold(0, u64::saturating_add);
+    let unmapped = crate::sat_sum(other.iter().filter_map(|p| p.used_bytes));
     let planned_use: Option<u64> =
         sum_all(seats.iter().map(|s| s.effective_bytes)).map(|u| u.saturating_add(unmapped));
     let signed = |t: u64, u: u64| i64::try_from(i128::from(t) - i128::from(u)).unwrap_or(i64::MIN);
