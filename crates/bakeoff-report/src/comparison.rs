@@ -233,43 +233,7 @@ fn verdict_caveats(
         ));
     }
     if let Some(e) = newest.filter(|e| !e.is_retracted()) {
-        let now = crate::evidence::Scope::of(&e.artifact, Vec::new());
-        let mut differs = Vec::new();
-        let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "unknown".into());
-        if now.model != scope.model {
-            differs.push(format!("model {} → {}", scope.model, now.model));
-        }
-        if now.engine != scope.engine || now.engine_version != scope.engine_version {
-            differs.push(format!(
-                "engine {} {} → {} {}",
-                scope.engine,
-                opt(&scope.engine_version),
-                now.engine,
-                opt(&now.engine_version)
-            ));
-        }
-        if now.quantization != scope.quantization {
-            differs.push(format!(
-                "quantization {} → {}",
-                opt(&scope.quantization),
-                opt(&now.quantization)
-            ));
-        }
-        if now.hardware != scope.hardware {
-            differs.push(format!(
-                "hardware {} → {}",
-                opt(&scope.hardware),
-                opt(&now.hardware)
-            ));
-        }
-        if now.window_tokens != scope.window_tokens {
-            let w = |t: Option<u64>| t.map(|t| t.to_string()).unwrap_or_else(|| "unknown".into());
-            differs.push(format!(
-                "window {} → {}",
-                w(scope.window_tokens),
-                w(now.window_tokens)
-            ));
-        }
+        let differs = scope.changes_to(&crate::evidence::Scope::of(&e.artifact, Vec::new()));
         if !differs.is_empty() {
             out.push(format!("scope differs: {}", differs.join(", ")));
         }

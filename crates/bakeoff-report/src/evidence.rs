@@ -121,6 +121,48 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// The configuration fields that differ from this scope in `now`, each as
+    /// `"field before → after"` (the artifact lists are not compared).
+    pub fn changes_to(&self, now: &Scope) -> Vec<String> {
+        let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "unknown".into());
+        let mut differs = Vec::new();
+        if now.model != self.model {
+            differs.push(format!("model {} → {}", self.model, now.model));
+        }
+        if now.engine != self.engine || now.engine_version != self.engine_version {
+            differs.push(format!(
+                "engine {} {} → {} {}",
+                self.engine,
+                opt(&self.engine_version),
+                now.engine,
+                opt(&now.engine_version)
+            ));
+        }
+        if now.quantization != self.quantization {
+            differs.push(format!(
+                "quantization {} → {}",
+                opt(&self.quantization),
+                opt(&now.quantization)
+            ));
+        }
+        if now.hardware != self.hardware {
+            differs.push(format!(
+                "hardware {} → {}",
+                opt(&self.hardware),
+                opt(&now.hardware)
+            ));
+        }
+        if now.window_tokens != self.window_tokens {
+            let w = |t: Option<u64>| t.map(|t| t.to_string()).unwrap_or_else(|| "unknown".into());
+            differs.push(format!(
+                "window {} → {}",
+                w(self.window_tokens),
+                w(now.window_tokens)
+            ));
+        }
+        differs
+    }
+
     pub fn of(a: &Artifact, artifacts: Vec<String>) -> Self {
         let c = &a.candidate;
         Scope {
