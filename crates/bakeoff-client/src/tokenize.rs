@@ -2,7 +2,7 @@
 //!
 //! Two questions, each answered by the engine's dialect:
 //! - the tokens of a text, with the text of each token (so a prompt can be cut exactly on a
-//!   token boundary without re-tokenizing in a loop);
+//!   token boundary without re-tokenizing in a loop), or only how many there are;
 //! - how many tokens the server will see for a whole chat request, chat template included:
 //!   llama.cpp `/apply-template` + `/tokenize`, vLLM `/tokenize` with `messages`, else one
 //!   `max_tokens: 1` calibration request reading `usage.prompt_tokens`.
@@ -43,6 +43,16 @@ pub enum TokenizeError {
 
 const LIMIT: Duration = Duration::from_secs(120);
 
+impl TokenizeError {
+    /// A non-2xx reply, its body cut to 300 chars for the message.
+    fn status(status: u16, body: &str) -> Self {
+        TokenizeError::Status {
+            status,
+            body: body.chars().take(300).collect(),
+        }
+    }
+}
+
 impl Client {
     async fn post_ok(&self, path: &str, body: &Value) -> Result<Value, TokenizeError> {
         let (status, v) = self
@@ -50,15 +60,10 @@ impl Client {
             .await?;
         match v {
             Some(v) if (200..300).contains(&status) => Ok(v),
-            other => Err(TokenizeError::Status {
+            other => Err(TokenizeError::status(
                 status,
-                body: other
-                    .map(|v| v.to_string())
-                    .unwrap_or_default()
-                    .chars()
-                    .take(300)
-                    .collect(),
-            }),
+                &other.map(|v| v.to_string()).unwrap_or_default(),
+            )),
         }
     }
 
@@ -119,7 +124,7 @@ impl Client {
                     });
                 match strs {
                     Some(s) if s.len() == ids.len() => {
-                        let bytes = vocab_pieces_to_bytes(&s);
+                        let bytes = crate::dialect::vocab_pieces_to_bytes(&s);
                         ends_from_pieces(text, ids, &bytes)
                     }
                     _ => Err(TokenizeError::Shape(
@@ -129,6 +134,23 @@ impl Client {
             }
             EngineKind::Generic => Err(TokenizeError::Unsupported { engine }),
         }
+    }
+
+    /// How many tokens `text` is (no special tokens): the same tokens as
+    /// [`Client::tokenize_pieces`], through the engine's plain `/tokenize` call (no pieces asked
+    /// for, none decoded).
+    pub async fn count_text_tokens(
+        &self,
+        engine: EngineKind,
+        model: &str,
+        text: &str,
+    ) -> Result<usize, TokenizeError> {
+        let call = crate::dialect::tokenize_call(engine, model, text)
+            .ok_or(TokenizeError::Unsupported { engine })?;
+        let v = self.post_ok(call.path, &call.body).await?;
+        crate::dialect::parse_tokens(&v)
+            .map(|t| t.len())
+            .ok_or_else(|| TokenizeError::Shape("no tokens".into()))
     }
 
     /// Tokens the server will count for this chat request (template and special tokens
@@ -181,17 +203,14 @@ impl Client {
     /// The last counting route, for servers with no template-aware count: send `req` once with
     /// `max_tokens: 1` and read the server's `usage.prompt_tokens` — what the server really
     /// counted, chat template and special tokens included. It costs one (tiny) generation, so
-    /// callers run it once and derive the template overhead from it.
-    pub async fn calibrate_chat_tokens(&self, req: &ChatRequest) -> Result<u64, TokenizeError> {
-        let mut req = req.clone();
+    /// callers run it once and derive the template overhead from it. `req`'s own `max_tokens`
+    /// is replaced by 1 here.
+    pub async fn calibrate_chat_tokens(&self, mut req: ChatRequest) -> Result<u64, TokenizeError> {
         req.max_tokens = Some(1);
         let ex = self.chat_stream(&req).await;
         if let Some(e) = ex.error {
             return Err(match e {
-                RequestError::Http { status, body } => TokenizeError::Status {
-                    status,
-                    body: body.chars().take(300).collect(),
-                },
+                RequestError::Http { status, body } => TokenizeError::status(status, &body),
                 other => TokenizeError::Request(other),
             });
         }
@@ -201,38 +220,6 @@ impl Client {
             )
         })
     }
-}
-
-/// Raw vocabulary strings (vLLM/SGLang `token_strs` are `convert_ids_to_tokens` output, not
-/// text) back to the bytes each token stands for:
-/// - GPT-2-style byte-level BPE (GPT-2, Llama 3, Qwen): every byte is drawn as one printable
-///   char (`Ġ` = space, `Ċ` = newline: the `bytes_to_unicode` table); recognised when a piece
-///   holds a char outside the table's printable ASCII, and every char maps back;
-/// - SentencePiece (Llama 2, Gemma, Mistral): `▁` is a space and `<0xNN>` a byte-fallback token.
-fn vocab_pieces_to_bytes(pieces: &[String]) -> Vec<Vec<u8>> {
-    let table = bakeoff_text::byte_symbols();
-    let byte_of = |c: char| table.iter().position(|&t| t == c).map(|b| b as u8);
-    let spm = pieces.iter().any(|p| p.contains('\u{2581}'));
-    let byte_level = !spm
-        && pieces.iter().any(|p| !p.is_ascii())
-        && pieces
-            .iter()
-            .all(|p| p.chars().all(|c| byte_of(c).is_some()));
-    pieces
-        .iter()
-        .map(|p| {
-            if byte_level {
-                return p.chars().filter_map(byte_of).collect();
-            }
-            if let Some(hex) = p.strip_prefix("<0x").and_then(|h| h.strip_suffix('>'))
-                && hex.len() == 2
-                && let Ok(b) = u8::from_str_radix(hex, 16)
-            {
-                return vec![b];
-            }
-            p.replace('\u{2581}', " ").into_bytes()
-        })
-        .collect()
 }
 
 /// Turn token pieces (as bytes) into end offsets, checking that they rebuild the text exactly.
@@ -267,6 +254,7 @@ fn ends_from_pieces(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::dialect::vocab_pieces_to_bytes;
 
     fn b(v: &[&str]) -> Vec<Vec<u8>> {
         v.iter().map(|s| s.as_bytes().to_vec()).collect()

@@ -27,7 +27,9 @@ use std::sync::Arc;
 
 use bakeoff_client::Client;
 use bakeoff_client::tokenize::TokenizeError;
-use bakeoff_text::{LocalTokenizer, SplitMix64, TokenizedFiller, build_filler};
+use bakeoff_text::{
+    LocalTokenizer, LocalTokenizerError, SplitMix64, TokenizedFiller, build_filler,
+};
 use bakeoff_wire::{ChatRequest, Message};
 use serde_json::json;
 
@@ -203,12 +205,78 @@ fn needle(rng: &mut SplitMix64) -> (String, String) {
 }
 
 /// Which tokenizer cuts the filler and counts plain text.
-#[derive(Clone)]
 enum TextRoute {
     /// The server's `/tokenize` (with pieces).
     Server,
     /// A local `tokenizer.json`.
     Local(Arc<LocalTokenizer>),
+}
+
+impl TextRoute {
+    /// `--tokenizer` when given, else the server.
+    fn new(tokenizer: Option<&Arc<LocalTokenizer>>) -> Self {
+        match tokenizer {
+            Some(t) => TextRoute::Local(Arc::clone(t)),
+            None => TextRoute::Server,
+        }
+    }
+
+    /// The route as artifacts record it; `server` is what discovery recorded for the server's.
+    fn label(&self, server: Option<&String>) -> Option<String> {
+        match self {
+            TextRoute::Local(t) => Some(t.route()),
+            TextRoute::Server => server.cloned(),
+        }
+    }
+
+    /// Tokens of `text` (no special tokens) with each token's end offset. The local tokenizer
+    /// runs off the async runtime: a window-sized text takes a while to encode.
+    async fn pieces(
+        &self,
+        client: &Client,
+        engine: EngineKind,
+        model: &str,
+        text: &str,
+    ) -> Result<(usize, Vec<usize>), TokenizeError> {
+        match self {
+            TextRoute::Server => {
+                let p = client.tokenize_pieces(engine, model, text).await?;
+                Ok((p.ids.len(), p.ends))
+            }
+            TextRoute::Local(t) => {
+                let (ids, ends) = run_local(t, text.to_string(), |t, text| t.ends(text)).await?;
+                Ok((ids.len(), ends))
+            }
+        }
+    }
+
+    /// How many tokens `text` is (no special tokens): the count [`TextRoute::pieces`] gives,
+    /// without computing the boundaries.
+    async fn count(
+        &self,
+        client: &Client,
+        engine: EngineKind,
+        model: &str,
+        text: String,
+    ) -> Result<usize, TokenizeError> {
+        match self {
+            TextRoute::Server => client.count_text_tokens(engine, model, &text).await,
+            TextRoute::Local(t) => run_local(t, text, |t, text| t.count(text)).await,
+        }
+    }
+}
+
+/// Run `f` on the local tokenizer off the async runtime.
+async fn run_local<T: Send + 'static>(
+    t: &Arc<LocalTokenizer>,
+    text: String,
+    f: impl FnOnce(&LocalTokenizer, &str) -> Result<T, LocalTokenizerError> + Send + 'static,
+) -> Result<T, TokenizeError> {
+    let t = Arc::clone(t);
+    tokio::task::spawn_blocking(move || f(&t, &text))
+        .await
+        .map_err(|e| TokenizeError::Shape(format!("local tokenizer task failed: {e}")))?
+        .map_err(|e| TokenizeError::Shape(e.to_string()))
 }
 
 /// How a whole chat prompt (template included) is counted.
@@ -230,39 +298,16 @@ struct Sizer<'a> {
     counting: Counting,
 }
 
-/// The user text of one context request.
-fn user_text(header: &str, haystack: &str, question: &str) -> String {
-    format!("{header}\n\n{haystack}\n\n{question}")
-}
-
 /// The messages of one context request.
 fn messages(header: &str, haystack: &str, question: &str) -> Vec<Message> {
-    vec![Message::user(user_text(header, haystack, question))]
+    vec![Message::user(format!(
+        "{header}\n\n{haystack}\n\n{question}"
+    ))]
 }
 
-/// Tokens of `text` (no special tokens) with each token's end offset, by either route. The
-/// local tokenizer runs off the async runtime: a window-sized text takes a while to encode.
-async fn text_pieces(
-    route: &TextRoute,
-    client: &Client,
-    engine: EngineKind,
-    model: &str,
-    text: &str,
-) -> Result<(usize, Vec<usize>), TokenizeError> {
-    match route {
-        TextRoute::Server => {
-            let p = client.tokenize_pieces(engine, model, text).await?;
-            Ok((p.ids.len(), p.ends))
-        }
-        TextRoute::Local(t) => {
-            let (t, text) = (Arc::clone(t), text.to_string());
-            let (ids, ends) = tokio::task::spawn_blocking(move || t.ends(&text))
-                .await
-                .map_err(|e| TokenizeError::Shape(format!("local tokenizer task failed: {e}")))?
-                .map_err(|e| TokenizeError::Shape(e.to_string()))?;
-            Ok((ids.len(), ends))
-        }
-    }
+/// The text of `msgs` with no template: their contents, joined as they are.
+fn joined_content(msgs: &[Message]) -> String {
+    msgs.iter().filter_map(|m| m.content.as_deref()).collect()
 }
 
 impl Sizer<'_> {
@@ -275,9 +320,10 @@ impl Sizer<'_> {
                     .await
             }
             Counting::Calibrated { overhead } => {
-                let text: String = msgs.iter().filter_map(|m| m.content.as_deref()).collect();
-                let (n, _) =
-                    text_pieces(&self.text, self.client, self.engine, self.model, &text).await?;
+                let n = self
+                    .text
+                    .count(self.client, self.engine, self.model, joined_content(msgs))
+                    .await?;
                 Ok((n as i64 + overhead).max(0) as u64)
             }
         }
@@ -359,14 +405,8 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     let largest = planned.iter().filter_map(|p| p.clamped).max().unwrap_or(0);
     let probe_size = window_tokens + OVERFLOW_BY;
     let need_tokens = largest.max(if opts.overflow_probe { probe_size } else { 0 }) as usize + 2048;
-    let text_route = match &opts.tokenizer {
-        Some(t) => TextRoute::Local(Arc::clone(t)),
-        None => TextRoute::Server,
-    };
-    let route_label = match &opts.tokenizer {
-        Some(t) => Some(t.route()),
-        None => ctx.facts.tokenize.route.clone(),
-    };
+    let text_route = TextRoute::new(opts.tokenizer.as_ref());
+    let route_label = text_route.label(ctx.facts.tokenize.route.as_ref());
     let filler = match tokenize_filler(
         &text_route,
         ctx.client,
@@ -385,22 +425,11 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
             );
         }
     };
-    let mut sizer = Sizer {
-        client: ctx.client,
-        engine,
-        model: &ctx.model,
-        filler,
-        text: text_route,
-        counting: Counting::Server,
-    };
-    let Some(counting) = rec.guard(choose_counting(&sizer, ctx)).await else {
+    let Some(counting) = rec.guard(choose_counting(&text_route, ctx)).await else {
         return rec.result(total_planned, items);
     };
-    let calibration = match counting {
-        Ok((c, note)) => {
-            sizer.counting = c;
-            note
-        }
+    let (counting, calibration) = match counting {
+        Ok(c) => c,
         Err(e) => {
             return refuse_with(
                 rec,
@@ -410,6 +439,14 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
                 &format!("cannot count the chat prompt as the server does: {e}"),
             );
         }
+    };
+    let sizer = Sizer {
+        client: ctx.client,
+        engine,
+        model: &ctx.model,
+        filler,
+        text: text_route,
+        counting,
     };
     let starts = sizer
         .filler
@@ -574,33 +611,31 @@ pub fn overflow_fact(result: &SuiteResult) -> Option<bakeoff_artifact::OverflowF
 /// gives the chat-template overhead over the text's own tokens. Returns the counting and what
 /// to record about it.
 async fn choose_counting(
-    sizer: &Sizer<'_>,
+    route: &TextRoute,
     ctx: &SuiteContext<'_>,
 ) -> Result<(Counting, serde_json::Value), TokenizeError> {
+    let (client, engine, model) = (ctx.client, ctx.facts.engine, ctx.model.as_str());
     let msgs = messages(
         "Document calibration.",
         "The calibration sentence is here.",
         "Reply with OK.",
     );
-    match sizer
-        .client
-        .count_chat_tokens(sizer.engine, sizer.model, &msgs)
-        .await
-    {
+    match client.count_chat_tokens(engine, model, &msgs).await {
         Ok(_) => return Ok((Counting::Server, json!({"route": "server"}))),
         // The server is there but cannot count a chat request: calibrate.
         Err(TokenizeError::Unsupported { .. } | TokenizeError::Status { .. })
         | Err(TokenizeError::Shape(_)) => {}
         Err(e) => return Err(e),
     }
-    let text: String = msgs.iter().filter_map(|m| m.content.as_deref()).collect();
-    let (text_tokens, _) =
-        text_pieces(&sizer.text, sizer.client, sizer.engine, sizer.model, &text).await?;
+    let text_tokens = route
+        .count(client, engine, model, joined_content(&msgs))
+        .await?;
     // The calibration request carries the same engine extras (thinking mode) as the real ones:
-    // a template that reads `enable_thinking` changes the overhead.
-    let mut req = ChatRequest::new(&ctx.model, msgs, 1, true);
-    ctx.options.thinking.apply(sizer.engine, &mut req);
-    let total = sizer.client.calibrate_chat_tokens(&req).await?;
+    // a template that reads `enable_thinking` changes the overhead. `calibrate_chat_tokens`
+    // sends it with `max_tokens: 1`.
+    let mut req = ChatRequest::new(model, msgs, 1, true);
+    ctx.options.thinking.apply(engine, &mut req);
+    let total = client.calibrate_chat_tokens(req).await?;
     let overhead = total as i64 - text_tokens as i64;
     Ok((
         Counting::Calibrated { overhead },
@@ -625,10 +660,10 @@ async fn tokenize_filler(
     seed: u64,
 ) -> Result<TokenizedFiller, TokenizeError> {
     let (sample, _) = build_filler(100, seed);
-    let (sample_tokens, _) = text_pieces(route, client, engine, model, &sample).await?;
+    let (sample_tokens, _) = route.pieces(client, engine, model, &sample).await?;
     let sentences = (need_tokens * 100 / sample_tokens.max(1)) * 11 / 10 + 100;
     let (text, bounds) = build_filler(sentences, seed);
-    let (n, ends) = text_pieces(route, client, engine, model, &text).await?;
+    let (n, ends) = route.pieces(client, engine, model, &text).await?;
     if n < need_tokens {
         return Err(TokenizeError::Shape(format!(
             "filler tokenized to {n} tokens, fewer than the {need_tokens} needed"

@@ -6,6 +6,8 @@ pub mod llamacpp;
 pub mod sglang;
 pub mod vllm;
 
+use std::sync::OnceLock;
+
 use bakeoff_artifact::EngineKind;
 use serde_json::Value;
 
@@ -105,6 +107,57 @@ pub fn parse_tokens(body: &Value) -> Option<Vec<u32>> {
                 .and_then(|v| u32::try_from(v).ok())
         })
         .collect()
+}
+
+/// Raw vocabulary strings (vLLM/SGLang `token_strs` are `convert_ids_to_tokens` output, not
+/// text) back to the bytes each token stands for:
+/// - GPT-2-style byte-level BPE (GPT-2, Llama 3, Qwen): every byte is drawn as one printable
+///   char (`Ġ` = space, `Ċ` = newline: the `bytes_to_unicode` table); recognised when a piece
+///   holds a char outside the table's printable ASCII, and every char maps back;
+/// - SentencePiece (Llama 2, Gemma, Mistral): `▁` is a space and `<0xNN>` a byte-fallback token.
+pub(crate) fn vocab_pieces_to_bytes(pieces: &[String]) -> Vec<Vec<u8>> {
+    let spm = pieces.iter().any(|p| p.contains('\u{2581}'));
+    if !spm
+        && pieces.iter().any(|p| !p.is_ascii())
+        && let Some(bytes) = pieces
+            .iter()
+            .map(|p| p.chars().map(byte_of_symbol).collect::<Option<Vec<u8>>>())
+            .collect::<Option<Vec<_>>>()
+    {
+        return bytes;
+    }
+    pieces
+        .iter()
+        .map(|p| {
+            if let Some(hex) = p.strip_prefix("<0x").and_then(|h| h.strip_suffix('>'))
+                && hex.len() == 2
+                && let Ok(b) = u8::from_str_radix(hex, 16)
+            {
+                return vec![b];
+            }
+            p.replace('\u{2581}', " ").into_bytes()
+        })
+        .collect()
+}
+
+/// The byte a GPT-2 byte-level symbol stands for (the reverse of
+/// [`bakeoff_text::byte_symbols`]); `None` for a char outside the table.
+fn byte_of_symbol(c: char) -> Option<u8> {
+    // The table's symbols are code points below 256 + 68 (the 68 non-printable bytes are
+    // shifted to 256..).
+    static REVERSE: OnceLock<[Option<u8>; 324]> = OnceLock::new();
+    let table = REVERSE.get_or_init(|| {
+        let mut t = [None; 324];
+        for (b, sym) in (0u8..=255).zip(bakeoff_text::byte_symbols()) {
+            if let Some(slot) = t.get_mut(sym as usize)
+                && slot.is_none()
+            {
+                *slot = Some(b);
+            }
+        }
+        t
+    });
+    table.get(c as usize).copied().flatten()
 }
 
 /// Quantization named in a model id or file name (`…-Q4_K_M.gguf`, `…-NVFP4`, `…-AWQ`), lower
@@ -208,6 +261,16 @@ mod tests {
             classify_overflow(EngineKind::Vllm, Some(&t), 1, None),
             "timeout"
         );
+    }
+
+    #[test]
+    fn byte_symbols_map_back() {
+        for (b, sym) in (0u8..=255).zip(bakeoff_text::byte_symbols()) {
+            assert_eq!(byte_of_symbol(sym), Some(b));
+        }
+        assert_eq!(byte_of_symbol('\u{2581}'), None);
+        assert_eq!(byte_of_symbol(' '), None);
+        assert_eq!(byte_of_symbol('\u{144}'), None);
     }
 
     #[test]
