@@ -277,8 +277,10 @@ pub fn kv(a: KvArgs) -> Result<Exit, CliError> {
         }
         if let Some(b) = a.budget_gib {
             let budget = gib_to_bytes(b);
-            // `None` only for an unknown cache type, refused above.
-            let fit = llamacpp_ctx_for_budget(&geo, &params, budget).unwrap_or_default();
+            // `None` only for an unknown cache type, refused above; kept as an error rather
+            // than a silent `-c 0` should that ever change.
+            let fit = llamacpp_ctx_for_budget(&geo, &params, budget)
+                .ok_or_else(|| usage("KV cache types unknown to bakeoff"))?;
             let mut l = format!(
                 "  budget {}: llama-server -c {fit} ({} tokens per sequence with -np {})",
                 gib(budget),
