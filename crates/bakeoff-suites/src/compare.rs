@@ -111,6 +111,9 @@ pub struct SkippedSuite {
     pub reason: String,
 }
 
+/// The instrument flag that leaves a family unscored in a run ([`crate::instrument`]).
+const INSTRUMENT_FAILURE: &str = "instrument-failure";
+
 /// Suites whose items pass or fail, and so can be paired item by item.
 pub const PAIRED_SUITES: &[&str] = &["smoke", "tool", "session", "intelligence", "context"];
 
@@ -198,7 +201,7 @@ fn family_flags(a: &Artifact) -> BTreeMap<Key, String> {
             for name in not.iter().filter_map(|v| v.as_str()) {
                 m.insert(
                     (suite.clone(), name.to_string()),
-                    "instrument-failure".to_string(),
+                    INSTRUMENT_FAILURE.to_string(),
                 );
             }
         }
@@ -335,23 +338,27 @@ pub fn compare(
         .into_iter()
         .map(|((suite, family), pairs)| {
             let key = (suite.clone(), family.clone());
-            let flags: Vec<String> = [("A", fa.get(&key)), ("B", fb.get(&key))]
-                .into_iter()
+            let sides = [("A", fa.get(&key)), ("B", fb.get(&key))];
+            let flags: Vec<String> = sides
+                .iter()
                 .filter_map(|(side, f)| f.map(|f| format!("{side}: {f}")))
                 .collect();
-            let failed: Vec<&str> = [("A", fa.get(&key)), ("B", fb.get(&key))]
-                .into_iter()
-                .filter(|(_, f)| f.is_some_and(|f| f == "instrument-failure"))
-                .map(|(side, _)| side)
+            let failed: Vec<&str> = sides
+                .iter()
+                .filter(|(_, f)| f.is_some_and(|f| f == INSTRUMENT_FAILURE))
+                .map(|(side, _)| *side)
                 .collect();
-            let mut fc = family_comparison(suite, family, &pairs, no_verdict_reason.is_none());
-            if fc.has_verdict && !failed.is_empty() {
-                fc.has_verdict = false;
-                fc.verdict = format!(
-                    "no verdict: run {} flagged this family instrument-failure (its score is below chance beyond doubt, so the family was not scored)",
+            let block = if no_verdict_reason.is_some() {
+                Some(NOT_COMPARABLE.to_string())
+            } else if !failed.is_empty() {
+                Some(format!(
+                    "no verdict: run {} flagged this family {INSTRUMENT_FAILURE} (its score is below chance beyond doubt, so the family was not scored)",
                     failed.join(" and ")
-                );
-            }
+                ))
+            } else {
+                None
+            };
+            let mut fc = family_comparison(suite, family, &pairs, block);
             fc.instrument_flags = flags;
             fc
         })
@@ -370,11 +377,16 @@ pub fn compare(
     }
 }
 
+/// The per-family verdict when confounds block every verdict.
+const NOT_COMPARABLE: &str = "no verdict: the runs are not comparable (see confounds)";
+
+/// One family's paired figures and verdict; `block` is the reason there is no verdict (the runs
+/// are not comparable, or a run failed the instrument check on the family), if any.
 fn family_comparison(
     suite: String,
     family: String,
     pairs: &[(bool, bool)],
-    verdict_allowed: bool,
+    block: Option<String>,
 ) -> FamilyComparison {
     let n = pairs.len() as u64;
     let paired = PairedComparison::from_pairs(pairs.iter().copied()).ok();
@@ -393,16 +405,13 @@ fn family_comparison(
             "0 items (no data)".into(),
         ),
     };
-    let (verdict, has_verdict) = match (&paired, verdict_allowed) {
-        (_, false) => (
-            "no verdict: the runs are not comparable (see confounds)".to_string(),
-            false,
-        ),
-        (None, true) => (
+    let (verdict, has_verdict) = match (&paired, block) {
+        (_, Some(reason)) => (reason, false),
+        (None, None) => (
             "no verdict: no item was scored in both runs".to_string(),
             false,
         ),
-        (Some(p), true) => {
+        (Some(p), None) => {
             let detect = match mdd.as_ref().and_then(|m| m.difference.zip(m.items)) {
                 Some((d, items)) => format!(
                     "smallest detectable difference at n={n}: {items} items ({:.1} pts)",
@@ -465,7 +474,7 @@ mod tests {
         pairs.extend(vec![(true, false); 5]);
         pairs.extend(vec![(false, true); 4]);
         pairs.extend(vec![(false, false); 3]);
-        let f = family_comparison("intelligence".into(), "arith".into(), &pairs, true);
+        let f = family_comparison("intelligence".into(), "arith".into(), &pairs, None);
         assert_eq!(f.lost, "\u{2212}5 items (\u{2212}15.6 pts)");
         assert_eq!(f.gained, "+4 items (+12.5 pts)");
         assert!(
@@ -478,7 +487,7 @@ mod tests {
             "{}",
             f.verdict
         );
-        let f = family_comparison("s".into(), "f".into(), &pairs, false);
+        let f = family_comparison("s".into(), "f".into(), &pairs, Some(NOT_COMPARABLE.into()));
         assert!(!f.has_verdict);
     }
 

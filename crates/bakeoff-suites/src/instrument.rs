@@ -237,10 +237,7 @@ pub fn apply(suite: &str, summary: &mut SuiteSummary, tallies: &[Tally]) {
     summary
         .flags
         .extend(thinking_artifacts_flag(suite, tallies));
-    let mut details = match std::mem::take(&mut summary.details) {
-        serde_json::Value::Object(m) => m,
-        _ => serde_json::Map::new(),
-    };
+    let details = summary::details_mut(summary);
     details.insert(
         "families".into(),
         serde_json::to_value(&fams).unwrap_or(serde_json::Value::Null),
@@ -248,7 +245,6 @@ pub fn apply(suite: &str, summary: &mut SuiteSummary, tallies: &[Tally]) {
     if !excluded.is_empty() {
         details.insert("families_not_scored".into(), serde_json::json!(excluded));
     }
-    summary.details = serde_json::Value::Object(details);
 }
 
 #[cfg(test)]

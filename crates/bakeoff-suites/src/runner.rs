@@ -207,6 +207,27 @@ impl RunOutcome {
     }
 }
 
+/// The first `limit` items of each group (`key`), in input order; all of them when `limit` is
+/// `None`. A quick run still covers every category or family.
+pub fn first_per<T, K: Ord>(
+    items: impl IntoIterator<Item = T>,
+    limit: Option<usize>,
+    mut key: impl FnMut(&T) -> K,
+) -> Vec<T> {
+    let Some(limit) = limit else {
+        return items.into_iter().collect();
+    };
+    let mut counts: BTreeMap<K, usize> = BTreeMap::new();
+    items
+        .into_iter()
+        .filter(|it| {
+            let n = counts.entry(key(it)).or_insert(0);
+            *n += 1;
+            *n <= limit
+        })
+        .collect()
+}
+
 pub async fn run_suites(
     ctx: &SuiteContext<'_>,
     suites: &[SuiteName],

@@ -97,7 +97,7 @@ impl TurnCheck {
 /// `needle` occurs in `hay` with a word boundary on each side: the neighbouring characters are
 /// not alphanumeric, and a digit next to a decimal point or comma that is followed or preceded by
 /// another digit also counts as part of the number ("4" is not in "4.5" or "1,400").
-pub fn contains_word(hay: &str, needle: &str) -> bool {
+fn contains_word(hay: &str, needle: &str) -> bool {
     if needle.is_empty() {
         return true;
     }

@@ -52,14 +52,7 @@ pub fn reasoning_totals(items: &[ItemRecord]) -> serde_json::Value {
         .sum();
     let tokens: Vec<u64> = items
         .iter()
-        .filter_map(|i| {
-            i.response
-                .usage
-                .as_ref()?
-                .completion_tokens_details
-                .as_ref()?
-                .reasoning_tokens
-        })
+        .filter_map(|i| i.response.usage.as_ref()?.reasoning_tokens())
         .collect();
     serde_json::json!({
         "items_with_reasoning": with_reasoning,
@@ -69,14 +62,21 @@ pub fn reasoning_totals(items: &[ItemRecord]) -> serde_json::Value {
     })
 }
 
+/// A suite summary's `details` as an object to insert into; anything else there (`null` from
+/// [`summarize`]) is replaced by an empty object first.
+pub fn details_mut(summary: &mut SuiteSummary) -> &mut serde_json::Map<String, serde_json::Value> {
+    // At most two rounds: the second always finds the object the first put there.
+    loop {
+        match summary.details {
+            serde_json::Value::Object(ref mut m) => return m,
+            ref mut other => *other = serde_json::Value::Object(serde_json::Map::new()),
+        }
+    }
+}
+
 /// Put [`reasoning_totals`] into `details.reasoning` of a suite summary.
 pub fn add_reasoning(summary: &mut SuiteSummary, items: &[ItemRecord]) {
-    let mut details = match std::mem::take(&mut summary.details) {
-        serde_json::Value::Object(m) => m,
-        _ => serde_json::Map::new(),
-    };
-    details.insert("reasoning".into(), reasoning_totals(items));
-    summary.details = serde_json::Value::Object(details);
+    details_mut(summary).insert("reasoning".into(), reasoning_totals(items));
 }
 
 /// `failed` when nothing was measured, `incomplete` when interrupted, else `complete`.

@@ -9,7 +9,7 @@
 
 use bakeoff_artifact::{EngineKind, FlagSeverity, InstrumentFlag, ThinkingModeCheck};
 use bakeoff_client::{Client, dialect};
-use bakeoff_wire::{ChatRequest, Message};
+use bakeoff_wire::{ChatRequest, Message, Usage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ThinkingMode {
@@ -68,7 +68,7 @@ pub const THINKING_ALLOWANCE: u32 = 4096;
 
 impl ThinkingMode {
     /// The output budget for a suite whose answer fits in `answer_tokens`.
-    pub fn budget(self, answer_tokens: u32) -> u32 {
+    fn budget(self, answer_tokens: u32) -> u32 {
         match self {
             Self::On => answer_tokens.saturating_add(THINKING_ALLOWANCE),
             Self::Off | Self::Default => answer_tokens,
@@ -149,12 +149,7 @@ pub async fn verify(
     mode.apply(engine, &mut req);
     let controls = serde_json::Value::Object(mode.controls(engine));
     let ex = client.chat_stream(&req).await;
-    let reasoning_tokens = ex
-        .reply
-        .usage
-        .as_ref()
-        .and_then(|u| u.completion_tokens_details.as_ref())
-        .and_then(|d| d.reasoning_tokens);
+    let reasoning_tokens = ex.reply.usage.as_ref().and_then(Usage::reasoning_tokens);
     let (took_effect, message) = match &ex.error {
         Some(e) => (None, format!("the thinking probe failed: {e}")),
         None => judge(

@@ -161,6 +161,13 @@ pub struct Usage {
     pub completion_tokens_details: Option<CompletionTokensDetails>,
 }
 
+impl Usage {
+    /// `completion_tokens_details.reasoning_tokens`, when the server reported it.
+    pub fn reasoning_tokens(&self) -> Option<u64> {
+        self.completion_tokens_details.as_ref()?.reasoning_tokens
+    }
+}
+
 /// llama.cpp's per-request server timings (tools/server/server-task.cpp `result_timings`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Timings {

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::instrument::{self, Tally};
 use crate::outcome::{Check, classify, record};
-use crate::runner::{Recorder, SuiteContext};
+use crate::runner::{Recorder, SuiteContext, first_per};
 use battery::BatteryItem;
 use extract::{Extracted, extract, matches};
 
@@ -31,16 +31,7 @@ pub fn load(path: Option<&std::path::Path>) -> Result<Vec<BatteryItem>, battery:
 
 /// The first `limit` items of each family, in battery order.
 pub fn subset(items: Vec<BatteryItem>, limit: Option<usize>) -> Vec<BatteryItem> {
-    let Some(limit) = limit else { return items };
-    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
-    items
-        .into_iter()
-        .filter(|it| {
-            let c = counts.entry(it.family.clone()).or_insert(0);
-            *c += 1;
-            *c <= limit
-        })
-        .collect()
+    first_per(items, limit, |it| it.family.clone())
 }
 
 pub fn request(model: &str, item: &BatteryItem) -> ChatRequest {
@@ -134,18 +125,16 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     let mut result = rec.result(items.len(), done);
     instrument::apply("intelligence", &mut result.summary, &tallies);
     crate::summary::add_reasoning(&mut result.summary, &result.items);
-    if let serde_json::Value::Object(m) = &mut result.summary.details {
-        m.insert(
-            "battery".into(),
-            json!(
-                ctx.options
-                    .battery
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| "default".into())
-            ),
-        );
-    }
+    crate::summary::details_mut(&mut result.summary).insert(
+        "battery".into(),
+        json!(
+            ctx.options
+                .battery
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "default".into())
+        ),
+    );
     result
 }
 

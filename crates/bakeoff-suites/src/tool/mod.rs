@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::instrument::{self, Tally, is_thinking_artifact};
 use crate::outcome::{outcome_of_error, record};
-use crate::runner::{Recorder, SuiteContext};
+use crate::runner::{Recorder, SuiteContext, first_per};
 use checker::{ExpectedCall, check_calls};
 use landing::{Landing, locate};
 
@@ -101,16 +101,7 @@ pub fn request(model: &str, data: &ToolData, case: &ToolCase) -> ChatRequest {
 /// The first `limit` cases of each category, in file order, so a quick run still covers
 /// single, multiple, parallel, nested and irrelevance.
 pub fn subset(cases: &[ToolCase], limit: Option<usize>) -> Vec<&ToolCase> {
-    let limit = limit.unwrap_or(usize::MAX);
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    cases
-        .iter()
-        .filter(|c| {
-            let n = counts.entry(c.category.as_str()).or_insert(0);
-            *n += 1;
-            *n <= limit
-        })
-        .collect()
+    first_per(cases, limit, |c| c.category.as_str())
 }
 
 /// What the check found, beyond the outcome.
@@ -361,13 +352,12 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     instrument::apply("tool", &mut result.summary, &tallies);
     crate::summary::add_reasoning(&mut result.summary, &result.items);
     let (code, message) = diagnose(&landing_counts);
-    if let Value::Object(m) = &mut result.summary.details {
-        m.insert("landing".into(), json!(landing_counts));
-        m.insert(
-            "diagnosis".into(),
-            json!({ "code": code, "message": message, "text_calls_that_would_pass": would_pass }),
-        );
-    }
+    let details = crate::summary::details_mut(&mut result.summary);
+    details.insert("landing".into(), json!(landing_counts));
+    details.insert(
+        "diagnosis".into(),
+        json!({ "code": code, "message": message, "text_calls_that_would_pass": would_pass }),
+    );
     let flag = match code {
         "server-lacks-tool-parser" | "tool-parser-unreliable" => {
             Some(("tool-parser-missing", FlagSeverity::Warning))
@@ -389,11 +379,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
 }
 
 pub(crate) fn reasoning_tokens(ex: &Exchange) -> Option<u64> {
-    ex.reply
-        .usage
-        .as_ref()
-        .and_then(|u| u.completion_tokens_details.as_ref())
-        .and_then(|d| d.reasoning_tokens)
+    ex.reply.usage.as_ref()?.reasoning_tokens()
 }
 
 /// For tests: the item records of a run carry these fields.
