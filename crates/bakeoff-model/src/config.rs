@@ -44,6 +44,16 @@ pub struct ConfigSummary {
     pub max_position_embeddings: Option<u64>,
 }
 
+/// The longest sequence vLLM derives from a config ([`HfConfig::derived_max_model_len`]).
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct DerivedMaxLen {
+    pub tokens: u64,
+    /// The key it came from, as vLLM's refusal names it: `max_position_embeddings=8192`.
+    pub key: String,
+    /// The RoPE scaling applied (`yarn factor 40`), when one was.
+    pub rope_scaling: Option<String>,
+}
+
 /// A parsed `config.json` and the path it came from (for error messages).
 #[derive(Debug, Clone)]
 pub struct HfConfig {
@@ -145,6 +155,90 @@ impl HfConfig {
                 .map(str::to_owned),
             dtype: self.dtype().map(str::to_owned),
             max_position_embeddings: self.u64_of("max_position_embeddings"),
+        }
+    }
+
+    /// The longest sequence vLLM accepts without `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`: its
+    /// "derived max_model_len" (vllm/config/model.py `_get_and_verify_max_len`). The smallest of
+    /// the length keys (`max_position_embeddings`, `n_positions`, `max_seq_len`, `seq_length`,
+    /// `max_target_positions`, `max_sequence_length`, `max_seq_length`, `seq_len`), with
+    /// `model_max_length` taking over when set, times the RoPE scaling `factor` for rope types
+    /// other than `su`, `longrope` and `llama3` (YaRN from `original_max_position_embeddings`),
+    /// and no scaling for Gemma 3 (its length is already scaled). Not read: the tokenizer
+    /// config's `model_max_length`, which vLLM also takes the minimum with. `None` when the
+    /// config names no length.
+    pub fn derived_max_model_len(&self) -> Option<DerivedMaxLen> {
+        const KEYS: [&str; 8] = [
+            "max_position_embeddings",
+            "n_positions",
+            "max_seq_len",
+            "seq_length",
+            "max_target_positions",
+            "max_sequence_length",
+            "max_seq_length",
+            "seq_len",
+        ];
+        let mut best: Option<(&str, u64)> = None;
+        for k in KEYS {
+            if let Some(v) = self.u64_of(k)
+                && best.is_none_or(|(_, b)| v < b)
+            {
+                best = Some((k, v));
+            }
+        }
+        if let Some(v) = self.u64_of("model_max_length").filter(|v| *v > 0) {
+            best = Some(("model_max_length", v));
+        }
+        let (key, base) = best?;
+        let mut tokens = base as f64;
+        let mut rope = None;
+        if !self.model_type().contains("gemma3")
+            && let Some(rp) = self.rope_parameters()
+        {
+            let kind = rp
+                .get("rope_type")
+                .or_else(|| rp.get("type"))
+                .and_then(Value::as_str)
+                .unwrap_or("default");
+            if !matches!(kind, "su" | "longrope" | "llama3") {
+                let factor = rp.get("factor").and_then(Value::as_f64).unwrap_or(1.0);
+                if kind == "yarn"
+                    && let Some(o) = rp
+                        .get("original_max_position_embeddings")
+                        .and_then(Value::as_u64)
+                {
+                    tokens = o as f64;
+                }
+                if factor.is_finite() && factor > 0.0 {
+                    tokens *= factor;
+                }
+                if factor != 1.0 || kind == "yarn" {
+                    rope = Some(format!("{kind} factor {factor}"));
+                }
+            }
+        }
+        Some(DerivedMaxLen {
+            tokens: if tokens.is_finite() && tokens >= 1.0 {
+                tokens as u64
+            } else {
+                base
+            },
+            key: format!("{key}={base}"),
+            rope_scaling: rope,
+        })
+    }
+
+    /// `rope_scaling` (or transformers 5's `rope_parameters`), as one set of parameters: a map
+    /// per layer type is read through its first entry (vLLM assumes they share the factor).
+    fn rope_parameters(&self) -> Option<&serde_json::Map<String, Value>> {
+        let rp = self
+            .field("rope_scaling")
+            .or_else(|| self.field("rope_parameters"))?
+            .as_object()?;
+        if rp.contains_key("rope_type") || rp.contains_key("type") || rp.contains_key("factor") {
+            Some(rp)
+        } else {
+            rp.values().find_map(Value::as_object)
         }
     }
 

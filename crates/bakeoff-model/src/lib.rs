@@ -29,7 +29,7 @@ pub use checkpoint::{
     CheckpointReport, WeightsFormat, WeightsSummary, audit_seat_checkpoint, blocks_start,
     check_serving_flag, inspect_checkpoint,
 };
-pub use config::{ConfigSummary, HfConfig, kv_geometry_from_config};
+pub use config::{ConfigSummary, DerivedMaxLen, HfConfig, kv_geometry_from_config};
 pub use error::{ModelError, Result};
 pub use gguf::{GgufFile, GgufValue, read_gguf, read_gguf_file};
 pub use kv::{
@@ -38,9 +38,9 @@ pub use kv::{
 };
 pub use llamacpp_kv::{
     GgufKvGeometry, LlamaCppKvCache, LlamaCppKvEstimate, LlamaCppKvParams, llamacpp_ctx_for_budget,
-    llamacpp_kv_buffers,
+    llamacpp_kv_buffers, llamacpp_slot_context,
 };
-pub use logs::{EngineLogFacts, LlamaCppKvLine, parse_engine_log};
+pub use logs::{EngineLogFacts, LlamaCppKvLine, LlamaCppSlots, parse_engine_log};
 pub use quant::{Finding, QuantizationInfo, Severity, check_quantization_flag};
 pub use safetensors::{SafetensorsSummary, read_safetensors_header, read_safetensors_index};
 

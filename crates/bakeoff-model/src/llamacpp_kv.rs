@@ -157,6 +157,18 @@ impl LlamaCppKvParams {
     }
 }
 
+/// The context one llama-server slot gets: `n_ctx_seq` (the cells of one stream — `-c / -np`,
+/// or `-c` with `-kvu`) capped at the model's training context, as b11434's
+/// tools/server/server-context.cpp `n_ctx_slot()` does (it logs `the slot context (N) exceeds the
+/// training context of the model (M) - capping`; src/llama-context.cpp warns `n_ctx_seq (N) >
+/// n_ctx_train (M) -- possible training context overflow`). `--kv-unified-per-slot` is not
+/// modelled. `n_ctx_train` is the GGUF's `context_length`; `None` leaves the cells as they are.
+pub fn llamacpp_slot_context(params: &LlamaCppKvParams, n_ctx_train: Option<u64>) -> u64 {
+    n_ctx_train
+        .filter(|t| *t > 0)
+        .map_or(params.cells, |t| params.cells.min(t))
+}
+
 /// One KV cache llama.cpp would allocate, in the terms of its log line.
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
 pub struct LlamaCppKvCache {

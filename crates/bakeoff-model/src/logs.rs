@@ -38,6 +38,11 @@ static LLAMA_KV: LazyLock<Option<Regex>> = LazyLock::new(|| {
         r"\s*(\d+)(?:/(\d+))?\s*seqs\),\s*K\s*\((\w+)\):\s*([\d.]+)\s*MiB,\s*V\s*\((\w+)\):\s*([\d.]+)\s*MiB"
     ))
 });
+// tools/server/server-context.cpp `SRV_INF("initializing, n_slots = %d, n_ctx_slot = %d,
+// kv_unified = '%s'\n")`: printed at the default verbosity (3), unlike the KV lines (4).
+static SLOTS: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    re(r"initializing, n_slots = (\d+), n_ctx_slot = (\d+)(?:, kv_unified = '(\w+)')?")
+});
 static BREAKDOWN_DEVICE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(concat!(
         r"\|\s*-\s*(.+?)\s*\|\s*(\d+)\s*=\s*(\d+)\s*\+\s*\(\s*(\d+)\s*=\s*(\d+)\s*\+\s*(\d+)\s*\+\s*(\d+)\s*\)",
@@ -80,6 +85,16 @@ pub struct LlamaCppKvLine {
     pub swa: Option<bool>,
 }
 
+/// llama-server's `initializing, n_slots = 8, n_ctx_slot = 4096, kv_unified = 'false'` line:
+/// the slots and the context each got, at the default verbosity.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct LlamaCppSlots {
+    pub n_slots: u64,
+    pub n_ctx_slot: u64,
+    /// `None` in builds that do not print it.
+    pub kv_unified: Option<bool>,
+}
+
 /// One device row of llama.cpp's `memory breakdown [MiB]` table (printed at exit).
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
 pub struct MemoryBreakdownRow {
@@ -105,8 +120,10 @@ pub struct EngineLogFacts {
     /// `Available KV cache memory: X GiB` (negative when weights left no room).
     pub vllm_available_kv_cache_gib: Option<f64>,
     pub vllm_model_loading: Option<VllmModelLoading>,
-    /// KV cache lines of the last llama.cpp context created in the log.
+    /// KV cache lines of the last llama.cpp context created in the log (verbosity 4 only).
     pub llamacpp_kv_caches: Vec<LlamaCppKvLine>,
+    /// llama-server's slot line (default verbosity), the last one.
+    pub llamacpp_slots: Option<LlamaCppSlots>,
     /// Rows of the last memory breakdown table.
     pub llamacpp_memory_breakdown: Vec<MemoryBreakdownRow>,
 }
@@ -171,6 +188,15 @@ pub fn parse_engine_log(text: &str) -> EngineLogFacts {
             if let Some(kv) = kv_line(&c, next_kv_is_swa.take()) {
                 facts.llamacpp_kv_caches.push(kv);
             }
+        }
+        if let Some(c) = caps(&SLOTS, line)
+            && let (Some(n_slots), Some(n_ctx_slot)) = (int(&c[1]), int(&c[2]))
+        {
+            facts.llamacpp_slots = Some(LlamaCppSlots {
+                n_slots,
+                n_ctx_slot,
+                kv_unified: c.get(3).map(|m| m.as_str() == "true"),
+            });
         }
         if line.contains("memory_breakdown_print") {
             if line.contains("memory breakdown [MiB]") {
@@ -238,6 +264,7 @@ mod tests {
             &AVAILABLE_KV,
             &MODEL_LOADING,
             &LLAMA_KV,
+            &SLOTS,
             &BREAKDOWN_DEVICE,
             &BREAKDOWN_HOST,
         ] {
@@ -355,6 +382,25 @@ common_memory_breakdown_print: |   - Host               |                    263
         assert_eq!(
             (host.device.as_str(), host.self_mib, host.total_mib),
             ("Host", 263, None)
+        );
+    }
+
+    #[test]
+    fn llamacpp_slot_line_at_default_verbosity() {
+        // From a real llama-server b11434 run at the default verbosity (-c 32768 -np 8 on the
+        // test model): the only line of the log that says what the KV cache holds.
+        let f = parse_engine_log(
+            "0.00.003.420 I cmn  common_param: common_params_print_info: verbosity = 3 (adjust with the `-lv N` CLI arg)\n\
+             0.01.610.978 I srv    load_model: initializing, n_slots = 8, n_ctx_slot = 4096, kv_unified = 'false'\n",
+        );
+        assert!(f.llamacpp_kv_caches.is_empty());
+        assert_eq!(
+            f.llamacpp_slots,
+            Some(LlamaCppSlots {
+                n_slots: 8,
+                n_ctx_slot: 4096,
+                kv_unified: Some(false)
+            })
         );
     }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use bakeoff_model::gguf::{GgufValue, WeightsBytesSource};
 use bakeoff_model::{
     GgufKvGeometry, LlamaCppKvParams, ModelError, llamacpp_ctx_for_budget, llamacpp_kv_buffers,
-    parse_engine_log, read_gguf, read_gguf_file,
+    llamacpp_slot_context, parse_engine_log, read_gguf, read_gguf_file,
 };
 
 /// `$BAKEOFF_CACHE/models/…`, else `~/.cache/bakeoff/models/…` (scripts/provision.sh).
@@ -385,4 +385,22 @@ fn hostile_lengths_are_refused_before_allocating() {
         read_gguf(Cursor::new(&b), Path::new("h.gguf")),
         Err(ModelError::Truncated { .. })
     ));
+}
+
+/// llama-server gives each slot `n_ctx_seq` capped at the training context (b11434
+/// server-context.cpp `n_ctx_slot()`): `-c 32768 -np 8` → 4096 per slot; `-c 1392981 -np 1`
+/// (what 4 GiB of KV would buy on the test model) → capped at its 32,768.
+#[test]
+fn slot_context_is_capped_at_the_training_context() {
+    let g = read_gguf_file(&real_model()).unwrap();
+    let train = g.context_length();
+    assert_eq!(train, Some(32_768));
+    let p = |c, np, kvu| LlamaCppKvParams::from_server_flags(c, np, kvu);
+    assert_eq!(llamacpp_slot_context(&p(32_768, 8, false), train), 4096);
+    assert_eq!(
+        llamacpp_slot_context(&p(1_392_981, 1, false), train),
+        32_768
+    );
+    assert_eq!(llamacpp_slot_context(&p(262_144, 8, true), train), 32_768);
+    assert_eq!(llamacpp_slot_context(&p(65_536, 1, false), None), 65_536);
 }

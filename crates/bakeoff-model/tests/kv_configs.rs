@@ -250,3 +250,49 @@ fn hostile_config_values_do_not_panic() {
         }
     }
 }
+
+fn config(dir: &str, name: &str) -> bakeoff_model::HfConfig {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(dir)
+        .join(name);
+    bakeoff_model::HfConfig::read(&path).unwrap()
+}
+
+/// vLLM's derived max_model_len (vllm/config/model.py `_get_and_verify_max_len`): what it
+/// accepts without VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. Issue 11 item 18 warns past it.
+#[test]
+fn derived_max_model_len_follows_vllm() {
+    // Llama 3 8B: max_position_embeddings 8192, no RoPE scaling.
+    let d = config("configs", "llama-3-8b.json")
+        .derived_max_model_len()
+        .unwrap();
+    assert_eq!(
+        (d.tokens, d.key.as_str()),
+        (8192, "max_position_embeddings=8192")
+    );
+    assert_eq!(d.rope_scaling, None);
+    // DeepSeek-V3: YaRN, original_max_position_embeddings 4096 × factor 40 = 163,840.
+    let d = config("configs", "deepseek-v3.json")
+        .derived_max_model_len()
+        .unwrap();
+    assert_eq!(d.tokens, 163_840);
+    assert_eq!(d.rope_scaling.as_deref(), Some("yarn factor 40"));
+    // Llama 3.1: rope_type llama3 is not multiplied (131,072 as written).
+    let d = config("checkpoints/llama-3.1-8b-instruct-awq", "config.json")
+        .derived_max_model_len()
+        .unwrap();
+    assert_eq!(d.tokens, 131_072);
+    // Gemma 3: the length is already scaled (linear factor 8 not applied again).
+    let d = config("configs", "gemma-3-270m.json")
+        .derived_max_model_len()
+        .unwrap();
+    assert_eq!(d.tokens, 32_768);
+    // A config that names no length derives nothing.
+    let none = bakeoff_model::HfConfig::parse(
+        r#"{"num_hidden_layers": 2}"#,
+        std::path::Path::new("config.json"),
+    )
+    .unwrap();
+    assert_eq!(none.derived_max_model_len(), None);
+}

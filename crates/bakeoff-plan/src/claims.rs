@@ -7,7 +7,17 @@
 //! and spilled past the budget (vllm PR #21489, RFC #27951); since v0.21.0 vLLM estimates them
 //! inside the budget by default (PR #30515, `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`) — an
 //! estimate that has been wrong both ways (#45178, #57475). An unknown version is priced by the
-//! older rule, which charges more. The default utilization is 0.92 (0.9 in older releases).
+//! older rule, which charges more. Without the flag vLLM's default utilization applies: 0.92
+//! (vllm/config/cache.py `gpu_memory_utilization: float = Field(default=0.92, …)`; 0.9 in older
+//! releases), so a seat without the flag claims 0.92 of the card — never a "minimum".
+//!
+//! SGLang without `--mem-fraction-static` derives the fraction at start from the card's memory,
+//! the chunked-prefill size and the CUDA-graph batch size (python/sglang/srt/server_args.py
+//! `_handle_gpu_memory_settings`): no constant to price, so the claim lists it as unpriced.
+//!
+//! A claim is the sum of the terms we can price plus the list of terms we cannot
+//! ([`SeatClaim::unpriced`]); a claim with unpriced terms is a lower bound, and every answer
+//! built on it (headroom, coexistence) says so instead of answering YES.
 //!
 //! llama.cpp: no budget flag; the seat holds the GGUF's weights plus the KV buffers it
 //! allocates for `-c`/`-np` (bakeoff-model's `llamacpp_kv_buffers`, checked against the real
@@ -21,7 +31,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use bakeoff_model::{
-    GgufKvGeometry, LlamaCppKvParams, inspect_checkpoint, llamacpp_kv_buffers, read_gguf_file,
+    GgufKvGeometry, HfConfig, KvCacheDtype, KvCostOptions, LlamaCppKvParams, inspect_checkpoint,
+    kv_cost, llamacpp_kv_buffers, read_gguf_file,
 };
 
 use crate::fleet::{Engine, PlanSeat, flag_value, has_flag};
@@ -72,14 +83,22 @@ pub struct SeatClaim {
     pub engine: Engine,
     pub engine_version: Option<String>,
     pub gpu: u32,
+    /// The utilization the budget is priced at: the seat's flag, or the engine's default
+    /// (`utilization_is_default`).
     pub gpu_memory_utilization: Option<f64>,
+    /// True when `gpu_memory_utilization` is the engine's default (vLLM 0.92), not a flag.
+    pub utilization_is_default: bool,
     /// `utilization × total` for vLLM/SGLang; `None` for llama.cpp (no budget flag).
     pub budget_bytes: Option<u64>,
     /// The rule applied, in words, with the version it depends on.
     pub rule: String,
     pub parts: Vec<ClaimPart>,
-    /// Everything the seat is expected to hold on this GPU: the budget plus what lies outside it.
+    /// Everything the seat is expected to hold on this GPU that we can price: the budget plus
+    /// what lies outside it. A lower bound when `unpriced` is not empty.
     pub expected_bytes: Option<u64>,
+    /// Terms this seat holds that no file or flag here prices (`weights: model … is not a local
+    /// path here`), each with the fix. Empty when `expected_bytes` is the whole claim.
+    pub unpriced: Vec<String>,
     /// Weights on this GPU (per rank), when the model is a local path.
     pub weights_bytes: Option<u64>,
     pub notes: Vec<String>,
@@ -114,25 +133,47 @@ fn part(what: impl Into<String>, bytes: u64, inside: bool, estimated: bool) -> C
     }
 }
 
-/// Weights per rank for a local checkpoint, with a note when it cannot be read.
-fn local_weights(seat: &PlanSeat, notes: &mut Vec<String>) -> Option<u64> {
-    let model = seat.model.as_deref()?;
+/// Weights per rank for a local checkpoint; `Err(why)` when they cannot be sized here.
+fn local_weights(seat: &PlanSeat) -> Result<u64, String> {
+    let Some(model) = seat.model.as_deref() else {
+        return Err("no model in the launch arguments (--model, -m, `serve MODEL`)".into());
+    };
     let path = Path::new(model);
     if !path.exists() {
-        notes.push(format!(
-            "model `{model}` is not a local path here: weights not sized (give a local path to size them)"
+        return Err(format!(
+            "model `{model}` is not a local path here (give a local path, or run the plan on the seat's host, to size them)"
         ));
-        return None;
     }
     match inspect_checkpoint(path) {
         Ok(r) => r
             .weights
-            .map(|w| w.bytes / seat.tensor_parallel_size.max(1)),
-        Err(e) => {
-            notes.push(format!("weights not sized: {e}"));
-            None
-        }
+            .map(|w| w.bytes / seat.tensor_parallel_size.max(1))
+            .ok_or_else(|| format!("no weights found in `{model}`")),
+        Err(e) => Err(e.to_string()),
     }
+}
+
+/// KV bytes of one full-length sequence for a local HF checkpoint, per rank, and that length.
+pub(crate) fn one_sequence_kv(seat: &PlanSeat) -> Option<(u64, u64)> {
+    let model = seat.model.as_deref()?;
+    let cfg = HfConfig::read(&Path::new(model).join("config.json")).ok()?;
+    let geo = cfg.kv_geometry().ok()?;
+    let len = seat
+        .max_model_len
+        .or(cfg.derived_max_model_len().map(|d| d.tokens))
+        .or(cfg.summary().max_position_embeddings)?;
+    let dtype = flag_value(&seat.args, &["--kv-cache-dtype"])
+        .and_then(KvCacheDtype::parse)
+        .unwrap_or(KvCacheDtype::Auto);
+    let cost = kv_cost(
+        &geo,
+        &KvCostOptions {
+            kv_cache_dtype: dtype,
+            tensor_parallel_size: seat.tensor_parallel_size,
+            mamba_ssm_dtype_bytes: None,
+        },
+    );
+    Some((cost.bytes_per_sequence(len), len))
 }
 
 /// The claim of `seat` on GPU `gpu` of `total_bytes` (unknown when no reading and no
@@ -140,15 +181,22 @@ fn local_weights(seat: &PlanSeat, notes: &mut Vec<String>) -> Option<u64> {
 pub fn seat_claim(seat: &PlanSeat, gpu: u32, total_bytes: Option<u64>, o: &Overheads) -> SeatClaim {
     let mut notes = Vec::new();
     let mut parts = Vec::new();
-    let weights = local_weights(seat, &mut notes);
+    let mut unpriced = Vec::new();
+    let weights_or = local_weights(seat);
+    let weights = weights_or.as_ref().ok().copied();
+    let weights_why = weights_or.err();
+    let mut utilization_is_default = false;
+    let mut util_used = seat.gpu_memory_utilization;
     let (budget, rule) = match seat.engine {
         Engine::Vllm => {
             let util = seat.gpu_memory_utilization.unwrap_or_else(|| {
+                utilization_is_default = true;
                 notes.push(format!(
-                    "no gpu_memory_utilization: vLLM's default {VLLM_DEFAULT_UTILIZATION} assumed (0.9 before it changed)"
+                    "no gpu_memory_utilization: vLLM's default {VLLM_DEFAULT_UTILIZATION} applies (vllm/config/cache.py; 0.9 in older releases), and vLLM refuses to start unless that much is free"
                 ));
                 VLLM_DEFAULT_UTILIZATION
             });
+            util_used = Some(util);
             let budget = total_bytes.map(|t| (t as f64 * util).round() as u64);
             let graphs_inside = vllm_graphs_inside_budget(seat.engine_version.as_deref());
             let eager = has_flag(&seat.args, &["--enforce-eager"]);
@@ -159,10 +207,15 @@ pub fn seat_claim(seat: &PlanSeat, gpu: u32, total_bytes: Option<u64>, o: &Overh
                 (false, None) => "version unknown: priced by the pre-v0.21 rule (CUDA graphs outside the budget), which charges more; set engine_version".to_owned(),
             };
             let rule = format!(
-                "vLLM {}: budget = gpu_memory_utilization {util} × total{}, holding weights, activations and KV; CUDA context{} outside it; {graph_rule}",
+                "vLLM {}: budget = gpu_memory_utilization {util}{} × total{}, holding weights, activations and KV; CUDA context{} outside it; {graph_rule}",
                 seat.engine_version
                     .as_deref()
                     .unwrap_or("(version unknown)"),
+                if utilization_is_default {
+                    " (vLLM's default)"
+                } else {
+                    ""
+                },
                 total_bytes
                     .map(|t| format!(" {} = {}", gib(t), gib((t as f64 * util).round() as u64)))
                     .unwrap_or_default(),
@@ -172,25 +225,77 @@ pub fn seat_claim(seat: &PlanSeat, gpu: u32, total_bytes: Option<u64>, o: &Overh
                     ""
                 },
             );
-            if let Some(b) = budget {
-                parts.push(part(format!("budget {util} × total"), b, true, false));
-                if let Some(w) = weights {
-                    parts.push(part("weights (in the budget)", w, true, false));
-                    if w >= b {
+            let kv_bytes_flag = flag_value(&seat.args, &["--kv-cache-memory-bytes"]);
+            match (budget, kv_bytes_flag) {
+                (_, Some(v)) => {
+                    // vLLM skips profiling and ignores the utilization (cache.py): the seat
+                    // holds the weights, this much KV, and its activations.
+                    notes.push("--kv-cache-memory-bytes skips profiling and ignores gpu_memory_utilization: priced as weights + that KV + activations".into());
+                    match weights {
+                        Some(w) => parts.push(part("weights", w, false, false)),
+                        None => unpriced.push(format!(
+                            "weights: {}",
+                            weights_why.clone().unwrap_or_default()
+                        )),
+                    }
+                    match parse_bytes_flag(v) {
+                        Some(kv) => {
+                            parts.push(part("KV (--kv-cache-memory-bytes)", kv, false, false))
+                        }
+                        None => unpriced.push(format!(
+                            "KV: --kv-cache-memory-bytes {v} is not a byte count"
+                        )),
+                    }
+                    unpriced.push(
+                        "peak activations: profiled by vLLM at start; measure a fresh seat".into(),
+                    );
+                }
+                (Some(b), None) => {
+                    parts.push(part(
+                        format!(
+                            "budget {util}{} × total",
+                            if utilization_is_default {
+                                " (default)"
+                            } else {
+                                ""
+                            }
+                        ),
+                        b,
+                        true,
+                        false,
+                    ));
+                    if let Some(why) = &weights_why {
                         notes.push(format!(
-                            "the budget {} is smaller than the weights {}: vLLM will fail (`No available memory for the cache blocks`)",
-                            gib(b), gib(w)
-                        ));
-                    } else {
-                        notes.push(format!(
-                            "{} of the budget left for activations and KV after the weights",
-                            gib(b - w)
+                            "weights not sized ({why}): they lie inside the budget, so the claim does not depend on them"
                         ));
                     }
+                    if let Some(w) = weights {
+                        parts.push(part("weights (in the budget)", w, true, false));
+                        if w >= b {
+                            notes.push(format!(
+                                "the budget {} is smaller than the weights {}: vLLM will fail (`No available memory for the cache blocks`)",
+                                gib(b), gib(w)
+                            ));
+                        } else {
+                            notes.push(format!(
+                                "{} of the budget left for activations and KV after the weights",
+                                gib(b - w)
+                            ));
+                            if let Some((kv, len)) = one_sequence_kv(seat)
+                                && b - w < kv
+                            {
+                                notes.push(format!(
+                                    "one {len}-token sequence needs {} of KV, more than the {} left after the weights: vLLM refuses to start (kv_cache_utils.py `_check_enough_kv_cache_memory`)",
+                                    gib(kv),
+                                    gib(b - w)
+                                ));
+                            }
+                        }
+                    }
                 }
-            }
-            if flag_value(&seat.args, &["--kv-cache-memory-bytes"]).is_some() {
-                notes.push("--kv-cache-memory-bytes skips profiling and ignores gpu_memory_utilization: the budget above is not what this seat will hold".into());
+                (None, None) => unpriced.push(
+                    "budget: the GPU's total memory is unknown; pass --gpu-memory-gib".into(),
+                ),
             }
             parts.push(part(
                 "CUDA context + non-torch",
@@ -209,7 +314,7 @@ pub fn seat_claim(seat: &PlanSeat, gpu: u32, total_bytes: Option<u64>, o: &Overh
                     true,
                 ));
             }
-            (budget, rule)
+            (budget.filter(|_| kv_bytes_flag.is_none()), rule)
         }
         Engine::Sglang | Engine::Generic => {
             let util = seat.gpu_memory_utilization;
@@ -220,16 +325,32 @@ pub fn seat_claim(seat: &PlanSeat, gpu: u32, total_bytes: Option<u64>, o: &Overh
                 (Engine::Sglang, Some(u)) => format!(
                     "SGLang: mem_fraction_static {u} × total holds weights and the KV pool; activations, CUDA graphs and the CUDA context are outside it"
                 ),
+                (Engine::Sglang, None) => "SGLang without --mem-fraction-static: the fraction is derived at start from the card's memory, chunked prefill and CUDA-graph batch size (server_args.py `_handle_gpu_memory_settings`); not priced here".to_owned(),
                 (_, Some(u)) => {
                     format!("generic: gpu_memory_utilization {u} × total, taken as the whole claim")
                 }
                 (_, None) => "no utilization flag: claim unknown; measure the seat".to_owned(),
             };
-            if let Some(b) = budget {
-                parts.push(part("budget × total", b, true, false));
+            match (budget, util) {
+                (Some(b), _) => parts.push(part("budget × total", b, true, false)),
+                (None, Some(_)) => unpriced.push(
+                    "budget: the GPU's total memory is unknown; pass --gpu-memory-gib".into(),
+                ),
+                (None, None) if seat.engine == Engine::Sglang => unpriced.push(
+                    "budget: SGLang derives mem_fraction_static at start; set --mem-fraction-static (or gpu_memory_utilization in the fleet file) to plan this seat".into(),
+                ),
+                (None, None) => unpriced.push(
+                    "budget: no utilization flag; set gpu_memory_utilization in the fleet file, or measure the running seat".into(),
+                ),
             }
-            if let Some(w) = weights {
-                parts.push(part("weights", w, budget.is_some(), false));
+            match weights {
+                Some(w) => parts.push(part("weights", w, budget.is_some(), false)),
+                // Inside a known budget the weights change nothing; outside one they are a term.
+                None if budget.is_none() => unpriced.push(format!(
+                    "weights: {}",
+                    weights_why.clone().unwrap_or_default()
+                )),
+                None => {}
             }
             parts.push(part(
                 "CUDA context + non-torch",
@@ -254,16 +375,21 @@ pub fn seat_claim(seat: &PlanSeat, gpu: u32, total_bytes: Option<u64>, o: &Overh
             if ngl0 {
                 notes.push("-ngl 0: weights and KV stay in host memory".into());
             } else {
-                if let Some(w) = weights {
-                    parts.push(part("weights (GGUF tensors)", w / gpus, false, false));
+                match weights {
+                    Some(w) => parts.push(part("weights (GGUF tensors)", w / gpus, false, false)),
+                    None => unpriced.push(format!(
+                        "weights: {}",
+                        weights_why.clone().unwrap_or_default()
+                    )),
                 }
-                if let Some(kv) = llamacpp_kv(seat, &mut notes) {
-                    parts.push(part(
+                match llamacpp_kv(seat, &mut notes) {
+                    Ok(kv) => parts.push(part(
                         "KV buffers (-c, -np, cache types)",
                         kv / gpus,
                         false,
                         false,
-                    ));
+                    )),
+                    Err(why) => unpriced.push(format!("KV buffers: {why}")),
                 }
                 if gpus > 1 {
                     notes.push(
@@ -282,38 +408,61 @@ pub fn seat_claim(seat: &PlanSeat, gpu: u32, total_bytes: Option<u64>, o: &Overh
         }
     };
     let outside = crate::sat_sum(parts.iter().filter(|p| !p.inside_budget).map(|p| p.bytes));
-    let expected = match seat.engine {
-        Engine::LlamaCpp => Some(outside),
-        _ => budget.map(|b| b.saturating_add(outside)),
-    };
+    // What we can price: a budget (when there is one) plus everything outside it. With
+    // unpriced terms this is a lower bound, and says so through `unpriced`.
+    let expected = Some(budget.map_or(outside, |b| b.saturating_add(outside)));
     SeatClaim {
         seat: seat.name.clone(),
         engine: seat.engine,
         engine_version: seat.engine_version.clone(),
         gpu,
-        gpu_memory_utilization: seat.gpu_memory_utilization,
+        gpu_memory_utilization: util_used,
+        utilization_is_default,
         budget_bytes: budget,
         rule,
         parts,
         expected_bytes: expected,
+        unpriced,
         weights_bytes: weights,
         notes,
     }
 }
 
-/// KV bytes a llama.cpp seat allocates, from its GGUF and `-c`, `-np`, `-kvu`, `-ctk`, `-ctv`,
-/// `-ub`, `--swa-full`.
-fn llamacpp_kv(seat: &PlanSeat, notes: &mut Vec<String>) -> Option<u64> {
-    let model = seat.model.as_deref()?;
-    let path = Path::new(model);
-    let g = read_gguf_file(path).ok()?;
-    let geo = match GgufKvGeometry::from_gguf(&g, path) {
-        Ok(geo) => geo,
-        Err(e) => {
-            notes.push(format!("KV not sized: {e}"));
-            return None;
-        }
+/// `--kv-cache-memory-bytes` as vLLM reads it: a number of bytes, optionally with a k/m/g/t
+/// (decimal) or ki/mi/gi/ti (binary) suffix.
+fn parse_bytes_flag(v: &str) -> Option<u64> {
+    let t = v.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.trim().parse().ok()?;
+    let mult: f64 = match unit.trim_end_matches('b') {
+        "" => 1.0,
+        "k" => 1e3,
+        "m" => 1e6,
+        "g" => 1e9,
+        "t" => 1e12,
+        "ki" => 1024.0,
+        "mi" => 1024.0 * 1024.0,
+        "gi" => 1024.0 * 1024.0 * 1024.0,
+        "ti" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
     };
+    let b = n * mult;
+    (b.is_finite() && b >= 1.0 && b < u64::MAX as f64).then(|| b.round() as u64)
+}
+
+/// KV bytes a llama.cpp seat allocates, from its GGUF and `-c`, `-np`, `-kvu`, `-ctk`, `-ctv`,
+/// `-ub`, `--swa-full`; `Err(why)` when they cannot be sized.
+fn llamacpp_kv(seat: &PlanSeat, notes: &mut Vec<String>) -> Result<u64, String> {
+    let Some(model) = seat.model.as_deref() else {
+        return Err("no model (-m) in the launch arguments".into());
+    };
+    let path = Path::new(model);
+    if !path.exists() {
+        return Err(format!("model `{model}` is not a local path here"));
+    }
+    let g = read_gguf_file(path).map_err(|e| e.to_string())?;
+    let geo = GgufKvGeometry::from_gguf(&g, path).map_err(|e| e.to_string())?;
     let a = &seat.args;
     let num = |names: &[&str]| flag_value(a, names).and_then(|v| v.parse::<u64>().ok());
     let ctx = num(&["-c", "--ctx-size"])
@@ -333,9 +482,20 @@ fn llamacpp_kv(seat: &PlanSeat, notes: &mut Vec<String>) -> Option<u64> {
     if let Some(t) = flag_value(a, &["-ctv", "--cache-type-v"]) {
         p.cache_type_v = t.to_owned();
     }
-    let est = llamacpp_kv_buffers(&geo, &p);
-    if est.is_none() {
-        notes.push("KV not sized: unknown cache type".into());
+    if let Some(train) = g.context_length()
+        && p.cells > train
+    {
+        notes.push(format!(
+            "-c {ctx} gives each slot {} tokens, past the model's training context {train}: llama-server caps each slot at {train} (`the slot context … exceeds the training context of the model … - capping`); the KV buffers are still allocated for -c",
+            p.cells
+        ));
     }
-    est.map(|e| e.total_bytes)
+    llamacpp_kv_buffers(&geo, &p)
+        .map(|e| e.total_bytes)
+        .ok_or_else(|| {
+            format!(
+                "cache type {}/{} unknown, or the buffers overflow",
+                p.cache_type_k, p.cache_type_v
+            )
+        })
 }

@@ -1,21 +1,18 @@
-//! "Can SEAT-A and SEAT-B coexist on GPU N?": each seat's footprint — weights + KV budget +
-//! overheads, or what it measurably holds when it is running — added up against the card,
-//! answered yes or no with every term shown.
+//! "Can SEAT-A and SEAT-B coexist on GPU N?": each seat's footprint — what it measurably holds
+//! when it is running there, else its claim on that GPU, the same claim the per-GPU section
+//! prints — added up against the card, answered YES, NO or UNKNOWN with every term shown.
 //!
-//! A vLLM seat with a utilization flag holds its whole budget (`util × total`) plus what lies
-//! outside it; without the flag, its minimum is the weights plus **one full-length sequence**
-//! of KV, because vLLM refuses to start when the KV memory cannot hold one request of
-//! `max_model_len` (kv_cache_utils.py `_check_enough_kv_cache_memory`), plus the overheads.
-//! Peak activations are profiled by vLLM at start and are not estimated here: the verdict says
-//! so.
-
-use std::path::Path;
+//! A vLLM seat holds its whole budget (`util × total`, vLLM's default 0.92 when the flag is
+//! absent) plus what lies outside it; it checks at start that this much is free. A claim with
+//! unpriced terms (weights of a model that is not a local path here, SGLang without
+//! `--mem-fraction-static`, …) is a lower bound: if the known terms already do not fit the
+//! answer is NO, otherwise it is UNKNOWN — never YES. A seat that runs on the CPU holds no GPU
+//! memory. Peak activations are profiled by vLLM at start and are inside its budget; the
+//! verdict says so.
 
 use serde::{Deserialize, Serialize};
 
-use bakeoff_model::{HfConfig, KvCacheDtype, KvCostOptions, kv_cost};
-
-use crate::fleet::{Engine, PlanSeat, flag_value};
+use crate::fleet::{Engine, PlanSeat};
 use crate::gpu::{gib, gib_signed};
 use crate::plan::SeatOnGpu;
 
@@ -52,9 +49,11 @@ impl Term {
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
 pub struct Footprint {
     pub seat: String,
-    /// `measured`, `claimed` or `minimum`.
+    /// `measured`, `claimed` or `cpu`.
     pub basis: String,
     pub terms: Vec<Term>,
+    /// Terms this seat holds that are not priced (with the fix); the total is then a lower bound.
+    pub unpriced: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -68,6 +67,16 @@ impl Footprint {
     }
 }
 
+/// YES, NO or UNKNOWN.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Answer {
+    Yes,
+    No,
+    /// The known terms fit, but some are not priced: not a YES.
+    Unknown,
+}
+
 /// The answer.
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
 pub struct Coexistence {
@@ -76,8 +85,10 @@ pub struct Coexistence {
     pub margin_bytes: u64,
     pub seats: Vec<Footprint>,
     pub sum_bytes: u64,
-    /// total − sum (negative when over).
+    /// total − sum (negative when over); with unpriced terms, at most this.
     pub left_bytes: i64,
+    pub answer: Answer,
+    /// `answer == Yes`.
     pub fits: bool,
     /// The arithmetic, one line per term, then the verdict.
     pub lines: Vec<String>,
@@ -92,7 +103,16 @@ pub fn coexist(
 ) -> Coexistence {
     let sum = crate::sat_sum(seats.iter().map(Footprint::total));
     let left = i64::try_from(i128::from(total_bytes) - i128::from(sum)).unwrap_or(i64::MIN);
-    let fits = left >= margin_bytes as i64;
+    let complete = seats.iter().all(|s| s.unpriced.is_empty());
+    // Unpriced terms only add: known terms that do not fit are a NO; known terms that fit are
+    // not a YES until everything is priced.
+    let answer = if left < margin_bytes as i64 {
+        Answer::No
+    } else if complete {
+        Answer::Yes
+    } else {
+        Answer::Unknown
+    };
     let mut lines = vec![format!("GPU {gpu}: {} total", gib(total_bytes))];
     for s in &seats {
         let terms: Vec<String> = s
@@ -108,48 +128,72 @@ pub fn coexist(
             })
             .collect();
         lines.push(format!(
-            "  {} [{}]: {} = {}",
+            "  {} [{}]: {} = {}{}",
             s.seat,
             s.basis,
-            terms.join(" + "),
+            if terms.is_empty() {
+                "nothing on the GPU".to_owned()
+            } else {
+                terms.join(" + ")
+            },
+            if s.unpriced.is_empty() {
+                ""
+            } else {
+                "at least "
+            },
             gib(s.total())
         ));
+        for u in &s.unpriced {
+            lines.push(format!("    not priced: {u}"));
+        }
         for n in &s.notes {
             lines.push(format!("    note: {n}"));
         }
     }
     lines.push(format!(
-        "  sum {} of {}: {} left, margin {}",
+        "  sum {}{} of {}: {}{} left, margin {}",
+        if complete { "" } else { "at least " },
         gib(sum),
         gib(total_bytes),
+        if complete { "" } else { "at most " },
         gib_signed(i128::from(left)),
         gib(margin_bytes)
     ));
     let kv = crate::sat_sum(seats.iter().map(Footprint::kv));
     let before_kv = i128::from(total_bytes) - i128::from(sum.saturating_sub(kv));
-    let verdict = if fits {
-        format!(
+    let verdict = match answer {
+        Answer::Yes => format!(
             "YES: {} coexist on GPU {gpu} with {} to spare beyond the margin",
             names(&seats),
             gib_signed(i128::from(left) - i128::from(margin_bytes))
-        )
-    } else if kv > 0 && before_kv < i128::from(margin_bytes) {
+        ),
+        Answer::Unknown => format!(
+            "UNKNOWN: {} leave at most {} on GPU {gpu} by the terms priced, but {} are not priced (see above): not a YES until they are, or until the seats are measured running",
+            names(&seats),
+            gib_signed(i128::from(left)),
+            seats
+                .iter()
+                .filter(|s| !s.unpriced.is_empty())
+                .map(|s| format!("{}'s {}", s.seat, terms_named(&s.unpriced)))
+                .collect::<Vec<_>>()
+                .join(" and "),
+        ),
         // Only said when some term is KV: otherwise the budget split is unknown.
-        format!(
+        Answer::No if kv > 0 && before_kv < i128::from(margin_bytes) => format!(
             "NO: {} do not fit on GPU {gpu} before a byte of KV cache ({} left for KV, activations and margin)",
             names(&seats),
             gib_signed(before_kv)
-        )
-    } else {
-        format!(
-            "NO: {} leave {} on GPU {gpu}, under the {} margin",
+        ),
+        Answer::No => format!(
+            "NO: {} leave {}{} on GPU {gpu}, under the {} margin",
             names(&seats),
+            if complete { "" } else { "at most " },
             gib_signed(i128::from(left)),
             gib(margin_bytes)
-        )
+        ),
     };
     lines.push(verdict);
-    lines.push("  (vLLM's peak activations are profiled at start and not included)".into());
+    lines.push("  (vLLM's peak activations are profiled at start, inside its budget)".into());
     Coexistence {
         gpu,
         total_bytes,
@@ -157,9 +201,19 @@ pub fn coexist(
         seats,
         sum_bytes: sum,
         left_bytes: left,
-        fits,
+        answer,
+        fits: answer == Answer::Yes,
         lines,
     }
+}
+
+/// `weights`, `budget and weights`: the names of unpriced terms (the text before each colon).
+fn terms_named(unpriced: &[String]) -> String {
+    unpriced
+        .iter()
+        .map(|u| u.split(':').next().unwrap_or(u).trim().to_owned())
+        .collect::<Vec<_>>()
+        .join(" and ")
 }
 
 fn names(seats: &[Footprint]) -> String {
@@ -170,30 +224,9 @@ fn names(seats: &[Footprint]) -> String {
         .join(" and ")
 }
 
-/// KV bytes of one full-length sequence for a local HF checkpoint, per rank.
-fn one_sequence_kv(seat: &PlanSeat) -> Option<(u64, u64)> {
-    let model = seat.model.as_deref()?;
-    let cfg = HfConfig::read(&Path::new(model).join("config.json")).ok()?;
-    let geo = cfg.kv_geometry().ok()?;
-    let len = seat
-        .max_model_len
-        .or(cfg.summary().max_position_embeddings)?;
-    let dtype = flag_value(&seat.args, &["--kv-cache-dtype"])
-        .and_then(KvCacheDtype::parse)
-        .unwrap_or(KvCacheDtype::Auto);
-    let cost = kv_cost(
-        &geo,
-        &KvCostOptions {
-            kv_cache_dtype: dtype,
-            tensor_parallel_size: seat.tensor_parallel_size,
-            mamba_ssm_dtype_bytes: None,
-        },
-    );
-    Some((cost.bytes_per_sequence(len), len))
-}
-
-/// The footprint of a seat as planned on a GPU: measured when running, else from its claim.
-pub fn footprint(on_gpu: &SeatOnGpu, seat: &PlanSeat) -> Footprint {
+/// The footprint of a seat as planned on a GPU: measured when it runs there, else its claim —
+/// the same terms, the same total and the same unpriced terms as the per-GPU section.
+pub fn footprint(on_gpu: &SeatOnGpu, _seat: &PlanSeat) -> Footprint {
     let c = &on_gpu.claim;
     let mut notes = c.notes.clone();
     if let Some(m) = &on_gpu.measured {
@@ -206,83 +239,57 @@ pub fn footprint(on_gpu: &SeatOnGpu, seat: &PlanSeat) -> Footprint {
             seat: c.seat.clone(),
             basis: "measured".into(),
             terms: vec![Term::new(format!("held (pids {:?}{up})", m.pids), m.bytes)],
+            unpriced: Vec::new(),
             notes,
         };
     }
-    let outside = c
-        .parts
-        .iter()
-        .filter(|p| !p.inside_budget && !p.what.starts_with("weights"))
-        .map(|p| {
-            let t = Term::new(p.what.clone(), p.bytes);
-            let t = if p.what.starts_with("KV") { t.kv() } else { t };
-            if p.estimated { t.estimate() } else { t }
-        });
-    let budget = seat.gpu_memory_utilization.and(c.budget_bytes);
-    if c.engine == Engine::Vllm
-        && seat.gpu_memory_utilization.is_none()
-        && let Some(b) = c.budget_bytes
-    {
-        notes.push(format!(
-            "no gpu_memory_utilization: vLLM's default would claim {}; the minimum this seat needs is shown",
-            gib(b)
-        ));
-    }
-    match (c.engine, budget) {
+    let term = |p: &crate::claims::ClaimPart| {
+        let t = Term::new(p.what.clone(), p.bytes);
+        let t = if p.what.starts_with("KV") { t.kv() } else { t };
+        if p.estimated { t.estimate() } else { t }
+    };
+    let outside = c.parts.iter().filter(|p| !p.inside_budget).map(term);
+    let mut terms = Vec::new();
+    match (c.engine, c.budget_bytes) {
         (Engine::Vllm | Engine::Sglang | Engine::Generic, Some(b)) => {
-            let mut terms = Vec::new();
             match c.weights_bytes {
                 Some(w) if w <= b => {
                     terms.push(Term::new("weights", w));
                     terms.push(Term::new("KV + activations (rest of the budget)", b - w).kv());
                 }
-                _ => terms.push(Term::new("budget util × total", b)),
+                _ => terms.push(Term::new(
+                    if c.utilization_is_default {
+                        "budget (engine default util) × total"
+                    } else {
+                        "budget util × total"
+                    },
+                    b,
+                )),
             }
             terms.extend(outside);
-            Footprint {
-                seat: c.seat.clone(),
-                basis: "claimed".into(),
-                terms,
-                notes,
-            }
         }
-        (Engine::Vllm, None) | (Engine::Sglang | Engine::Generic, None) => {
-            let mut terms = Vec::new();
-            if let Some(w) = c.weights_bytes {
-                terms.push(Term::new("weights", w));
-            } else {
-                notes
-                    .push("weights unknown (model not a local path): footprint understated".into());
-            }
-            match one_sequence_kv(seat) {
-                Some((kv, len)) => {
-                    terms.push(Term::new(format!("KV for one {len}-token sequence"), kv).kv())
-                }
-                None => notes
-                    .push("KV for one full-length sequence unknown (no local config.json)".into()),
-            }
-            terms.extend(outside);
-            Footprint {
-                seat: c.seat.clone(),
-                basis: "minimum".into(),
-                terms,
-                notes,
-            }
-        }
-        (Engine::LlamaCpp, _) => Footprint {
-            seat: c.seat.clone(),
-            basis: "claimed".into(),
-            terms: c
-                .parts
-                .iter()
-                .map(|p| {
-                    let t = Term::new(p.what.clone(), p.bytes);
-                    let t = if p.what.starts_with("KV") { t.kv() } else { t };
-                    if p.estimated { t.estimate() } else { t }
-                })
-                .collect(),
-            notes,
-        },
+        _ => terms.extend(outside),
+    }
+    Footprint {
+        seat: c.seat.clone(),
+        basis: "claimed".into(),
+        terms,
+        unpriced: c.unpriced.clone(),
+        notes,
+    }
+}
+
+/// The footprint of a seat that runs on the CPU: nothing on any GPU.
+pub fn cpu_footprint(seat: &PlanSeat) -> Footprint {
+    Footprint {
+        seat: seat.name.clone(),
+        basis: "cpu".into(),
+        terms: Vec::new(),
+        unpriced: Vec::new(),
+        notes: vec![format!(
+            "runs on the CPU ({}): holds no GPU memory",
+            seat.cpu_only.as_deref().unwrap_or("no GPU assigned")
+        )],
     }
 }
 
@@ -299,6 +306,7 @@ mod saturation_tests {
                 Term::new("weights", u64::MAX),
                 Term::new("KV", u64::MAX).kv(),
             ],
+            unpriced: Vec::new(),
             notes: Vec::new(),
         };
         assert_eq!(fp("a").total(), u64::MAX);

@@ -47,6 +47,9 @@ pub struct SeatSpec {
     pub gpu_memory_utilization: Option<f64>,
     pub role: Option<String>,
     pub gpus: Option<Vec<u32>>,
+    /// GPUs the seat's host declares (`[hosts.NAME] gpus`); `Some(0)`: a CPU-only host, whose
+    /// seats hold no GPU memory.
+    pub host_gpus: Option<u32>,
     pub quantization: Option<String>,
     pub max_model_len: Option<u64>,
     pub launch: Option<LaunchSpec>,
@@ -85,7 +88,11 @@ pub struct PlanSeat {
     pub host: String,
     pub engine: Engine,
     pub engine_version: Option<String>,
+    /// The GPUs it uses; empty for a seat that runs on the CPU (`cpu_only` says why).
     pub gpus: Vec<u32>,
+    /// Why the seat holds no GPU memory: its host declares `gpus = 0`, or its launch hides every
+    /// GPU (`CUDA_VISIBLE_DEVICES=""`). `None` for a GPU seat.
+    pub cpu_only: Option<String>,
     pub port: Option<u16>,
     pub container_name: Option<String>,
     pub model: Option<String>,
@@ -110,6 +117,25 @@ pub fn flag_value<'a>(args: &'a [String], names: &[&str]) -> Option<&'a str> {
         }
     }
     None
+}
+
+/// The GPU indexes a `CUDA_VISIBLE_DEVICES` value exposes, as CUDA reads it: `Some(vec![])` when
+/// it hides every GPU (empty, or an invalid first entry such as `-1`: CUDA stops at the first
+/// invalid entry), `None` when it names GPUs by UUID (`GPU-…`, `MIG-…`), which no index here maps.
+pub fn cuda_visible_devices(value: &str) -> Option<Vec<u32>> {
+    let entries: Vec<&str> = value.split(',').map(str::trim).collect();
+    if entries
+        .iter()
+        .any(|e| e.starts_with("GPU-") || e.starts_with("MIG-"))
+    {
+        return None;
+    }
+    Some(
+        entries
+            .iter()
+            .map_while(|e| e.parse::<u32>().ok())
+            .collect(),
+    )
 }
 
 /// Whether a boolean flag is present.
@@ -156,19 +182,31 @@ impl SeatSpec {
                 })
         });
         let num = |names: &[&str]| flag_value(&args, names).and_then(|v| v.parse::<u64>().ok());
+        let host = self.host.clone().unwrap_or_else(|| default_host.to_owned());
+        let assigned = self
+            .gpus
+            .clone()
+            .or_else(|| launches.iter().find_map(|l| l.gpus.clone()));
+        let (gpus, cpu_only) = match (self.host_gpus, assigned) {
+            (Some(0), _) => (Vec::new(), Some(format!("host {host} declares gpus = 0"))),
+            (_, Some(g)) if g.is_empty() => (
+                Vec::new(),
+                Some("its launch hides every GPU (CUDA_VISIBLE_DEVICES names none)".to_owned()),
+            ),
+            (_, Some(g)) => (g, None),
+            // No assignment on a host with GPUs: CUDA's first device.
+            (_, None) => (vec![0], None),
+        };
         PlanSeat {
             name: self.name.clone(),
-            host: self.host.clone().unwrap_or_else(|| default_host.to_owned()),
+            host,
             engine,
             engine_version: self
                 .engine_version
                 .clone()
                 .or_else(|| image.and_then(version_from_image)),
-            gpus: self
-                .gpus
-                .clone()
-                .or_else(|| launches.iter().find_map(|l| l.gpus.clone()))
-                .unwrap_or_else(|| vec![0]),
+            gpus,
+            cpu_only,
             port: self.port,
             container_name: launches.iter().find_map(|l| l.name.clone()),
             model,

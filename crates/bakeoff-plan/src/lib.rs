@@ -2,7 +2,9 @@
 //! its engine and version), what each process really holds (NVML through nvml-wrapper, with
 //! nvidia-smi as the fallback and as a second opinion), host PIDs mapped to seats through
 //! `/proc`, the headroom left with a warning under a margin, an uptime note for long-running
-//! seats, and the coexistence question "can A and B share GPU N", answered with the arithmetic.
+//! seats, and the coexistence question "can A and B share GPU N", answered with the arithmetic
+//! (YES, NO, or UNKNOWN when a term is not priced). Seats on one host and port are alternatives
+//! (never up together) and count once; seats on a CPU-only host claim no GPU memory.
 //!
 //! This crate reads — the driver, `/proc`, checkpoint headers — and never starts, stops or
 //! signals anything. No GPU is not an error: NVML is reported unavailable and the plan still
@@ -20,11 +22,14 @@ pub mod procinfo;
 pub mod report;
 
 pub use claims::{ClaimPart, Overheads, SeatClaim, seat_claim, vllm_graphs_inside_budget};
-pub use coexist::{Coexistence, Footprint, Term, coexist, footprint};
+pub use coexist::{Answer, Coexistence, Footprint, Term, coexist, cpu_footprint, footprint};
 pub use error::{PlanError, Result};
 pub use fleet::{Engine, PlanSeat};
 pub use gpu::{GpuProcess, GpuReading, ReadingSource, Readings};
-pub use plan::{FleetView, GpuPlan, MeasuredSeat, PlanOptions, SeatOnGpu, build_plan};
+pub use plan::{
+    CpuSeat, FleetView, GpuPlan, MeasuredSeat, PlanOptions, SeatOnGpu, alternative_groups,
+    build_plan, cpu_seats,
+};
 pub use report::{Comparison, PlanReport, PlanRequest, compare_readings, render_text, run_plan};
 
 /// A saturating sum: sizes come from files, flags and the driver, and a hostile one must not

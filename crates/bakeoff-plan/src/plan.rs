@@ -8,6 +8,12 @@
 //!
 //! A seat up for longer than `long_uptime_s` gets a note: footprints grow with uptime, so
 //! headroom should be measured against a freshly started seat.
+//!
+//! Seats that bind the same port on the same host are **alternatives** (bakeoff-seats refuses to
+//! start one while the other is up; `bakeoff seat swap` moves between them): a GPU's claim
+//! counts the largest of each such group, never their sum, and the plan says so. Seats on a host
+//! with `gpus = 0` (or whose launch hides every GPU) run on the CPU: they claim no GPU memory and
+//! are listed apart ([`cpu_seats`]).
 
 use std::collections::BTreeMap;
 
@@ -76,6 +82,11 @@ pub struct GpuPlan {
     pub other_processes: Vec<GpuProcess>,
     pub headroom_by_claims_bytes: Option<i64>,
     pub headroom_planned_bytes: Option<i64>,
+    /// True when some seat's claim has unpriced terms: the headrooms are then upper bounds.
+    pub headroom_is_upper_bound: bool,
+    /// Groups of seats here that share a host and port (never up together): each group counts
+    /// as its largest member.
+    pub alternatives: Vec<Vec<String>>,
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
 }
@@ -88,9 +99,54 @@ pub struct FleetView {
     pub local_hosts: Vec<String>,
 }
 
-/// Σ of all, saturating; `None` when any is `None`.
-fn sum_all(mut v: impl Iterator<Item = Option<u64>>) -> Option<u64> {
-    v.try_fold(0u64, |acc, x| x.map(|x| acc.saturating_add(x)))
+/// A seat that runs on the CPU and claims no GPU memory.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+pub struct CpuSeat {
+    pub seat: String,
+    pub host: String,
+    pub engine: crate::fleet::Engine,
+    pub model: Option<String>,
+    /// Why it is a CPU seat (`host local declares gpus = 0`).
+    pub why: String,
+}
+
+/// The seats of `fleet` that hold no GPU memory.
+pub fn cpu_seats(fleet: &FleetView) -> Vec<CpuSeat> {
+    fleet
+        .seats
+        .iter()
+        .filter(|s| s.gpus.is_empty())
+        .map(|s| CpuSeat {
+            seat: s.name.clone(),
+            host: s.host.clone(),
+            engine: s.engine,
+            model: s.model.clone(),
+            why: s
+                .cpu_only
+                .clone()
+                .unwrap_or_else(|| "no GPU assigned".into()),
+        })
+        .collect()
+}
+
+/// Indexes of `seats` grouped by (host, port): seats sharing both are alternatives. A seat
+/// without a port is a group of its own. Groups keep the seats' order.
+pub fn alternative_groups(seats: &[&PlanSeat]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, s) in seats.iter().enumerate() {
+        let same = s.port.and_then(|port| {
+            groups.iter().position(|g| {
+                g.first()
+                    .and_then(|&j| seats.get(j))
+                    .is_some_and(|o| o.port == Some(port) && o.host == s.host)
+            })
+        });
+        match same {
+            Some(g) => groups[g].push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups
 }
 
 fn uptime_words(s: u64) -> String {
@@ -180,6 +236,27 @@ pub fn build_plan(
         .collect()
 }
 
+/// The size of GPU `index` of `host`: a reading when the host is this machine, else
+/// `--gpu-memory-gib`.
+pub(crate) fn gpu_total(
+    fleet: &FleetView,
+    readings: &Readings,
+    host: &str,
+    index: u32,
+) -> Option<u64> {
+    let local = fleet.local_hosts.iter().any(|h| h == host);
+    local
+        .then(|| readings.gpus.iter().find(|g| g.index == index))
+        .flatten()
+        .map(|r| r.total_bytes)
+        .or_else(|| {
+            fleet
+                .gpu_memory
+                .get(&(host.to_owned(), index))
+                .map(|m| gib_to_bytes(*m))
+        })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn gpu_plan(
     fleet: &FleetView,
@@ -230,6 +307,20 @@ fn gpu_plan(
         .iter()
         .filter(|s| s.host == host && s.gpus.contains(&index))
         .collect();
+    if reading.is_some() {
+        let cpu: Vec<&str> = fleet
+            .seats
+            .iter()
+            .filter(|s| s.host == host && s.gpus.is_empty())
+            .map(|s| s.name.as_str())
+            .collect();
+        if !cpu.is_empty() {
+            notes.push(format!(
+                "GPU {index} is read on host {host}, yet seat(s) {} are planned on the CPU (their host declares gpus = 0, or their launch hides every GPU); if they use this GPU, declare `gpus` under [hosts.{host}]",
+                cpu.join(", ")
+            ));
+        }
+    }
 
     // Map processes to seats.
     let mut measured: BTreeMap<String, MeasuredSeat> = BTreeMap::new();
@@ -263,15 +354,12 @@ fn gpu_plan(
     }
 
     let mut seats = Vec::new();
-    let mut util_sum = 0.0;
     for s in &seats_here {
         let claim = seat_claim(s, index, total, &opts.overheads);
-        if let Some(u) = claim.gpu_memory_utilization {
-            util_sum += u;
-        }
         let m = measured.remove(&s.name);
         if let (Some(m), Some(exp)) = (&m, claim.expected_bytes)
             && m.bytes > exp
+            && claim.unpriced.is_empty()
         {
             warnings.push(format!(
                 "seat {} holds {} measured against {} claimed (+{} outside its flags): claims understate it",
@@ -298,15 +386,94 @@ fn gpu_plan(
         });
     }
 
+    // Seats on one host and port are never up together: each group counts its largest member.
+    let groups = alternative_groups(&seats_here);
+    let mut alternatives = Vec::new();
+    let mut util_sum = 0.0;
+    let mut claimed: Option<u64> = Some(0);
+    let mut planned_seats: Option<u64> = Some(0);
+    for g in &groups {
+        let members: Vec<&SeatOnGpu> = g.iter().filter_map(|&i| seats.get(i)).collect();
+        util_sum += members
+            .iter()
+            .filter_map(|m| m.claim.gpu_memory_utilization)
+            .fold(0.0, f64::max);
+        let claim_max = members
+            .iter()
+            .map(|m| m.claim.expected_bytes)
+            .try_fold(0u64, |acc, x| x.map(|x| acc.max(x)));
+        // A running member holds what it holds; an alternative may be swapped in later.
+        let running = crate::sat_sum(
+            members
+                .iter()
+                .filter_map(|m| m.measured.as_ref().map(|x| x.bytes)),
+        );
+        let planned_max = members
+            .iter()
+            .map(|m| m.effective_bytes)
+            .try_fold(running, |acc, x| x.map(|x| acc.max(x)));
+        claimed = claimed.zip(claim_max).map(|(a, b)| a.saturating_add(b));
+        planned_seats = planned_seats
+            .zip(planned_max)
+            .map(|(a, b)| a.saturating_add(b));
+        if members.len() > 1 {
+            let names: Vec<String> = members.iter().map(|m| m.claim.seat.clone()).collect();
+            let port = seats_here
+                .get(g[0])
+                .and_then(|s| s.port)
+                .map(|p| p.to_string())
+                .unwrap_or_default();
+            let largest = members
+                .iter()
+                .max_by_key(|m| m.claim.expected_bytes.unwrap_or(0))
+                .map(|m| {
+                    format!(
+                        "{} {}",
+                        m.claim.seat,
+                        m.claim
+                            .expected_bytes
+                            .map(gib)
+                            .unwrap_or_else(|| "unknown".into())
+                    )
+                })
+                .unwrap_or_default();
+            let sum = members
+                .iter()
+                .map(|m| m.claim.expected_bytes)
+                .try_fold(0u64, |acc, x| x.map(|x| acc.saturating_add(x)));
+            notes.push(format!(
+                "seats {} share port {port} on {host}: alternatives, never up together (`bakeoff seat swap`); GPU {index}'s claim counts the larger, {largest}, not the sum{}",
+                names.join(" and "),
+                sum.map(|s| format!(" ({})", gib(s))).unwrap_or_default()
+            ));
+            alternatives.push(names);
+        }
+    }
+
     // Saturating sums (None when any seat has no claim): sizes come from files, flags and the
     // driver, and a hostile one must not panic the plan.
-    let claimed: Option<u64> = sum_all(seats.iter().map(|s| s.claim.expected_bytes));
     let unmapped = crate::sat_sum(other.iter().filter_map(|p| p.used_bytes));
-    let planned_use: Option<u64> =
-        sum_all(seats.iter().map(|s| s.effective_bytes)).map(|u| u.saturating_add(unmapped));
+    let planned_use: Option<u64> = planned_seats.map(|u| u.saturating_add(unmapped));
     let signed = |t: u64, u: u64| i64::try_from(i128::from(t) - i128::from(u)).unwrap_or(i64::MIN);
     let headroom_by_claims = total.zip(claimed).map(|(t, c)| signed(t, c));
     let headroom_planned = total.zip(planned_use).map(|(t, u)| signed(t, u));
+    let unpriced: Vec<String> = seats
+        .iter()
+        .filter(|s| s.measured.is_none())
+        .flat_map(|s| {
+            s.claim
+                .unpriced
+                .iter()
+                .map(move |u| format!("seat {}: {u}", s.claim.seat))
+        })
+        .collect();
+    let upper_bound = !unpriced.is_empty();
+    if upper_bound {
+        notes.push(format!(
+            "claims leave terms unpriced ({}): the headroom is at most what is shown",
+            unpriced.join("; ")
+        ));
+    }
     if util_sum > 1.0 {
         warnings.push(format!(
             "GPU {index}: the utilization flags add up to {util_sum:.2} of the card: the later seat cannot start (vLLM checks its budget against free memory)"
@@ -316,7 +483,8 @@ fn gpu_plan(
         && h < opts.margin_bytes as i64
     {
         warnings.push(format!(
-            "GPU {index} on {host}: claims plus overheads leave {} of headroom, under the {} margin",
+            "GPU {index} on {host}: claims plus overheads leave {}{} of headroom, under the {} margin",
+            if upper_bound { "at most " } else { "" },
             gib_signed(i128::from(h)),
             gib(opts.margin_bytes)
         ));
@@ -339,6 +507,8 @@ fn gpu_plan(
         other_processes: other,
         headroom_by_claims_bytes: headroom_by_claims,
         headroom_planned_bytes: headroom_planned,
+        headroom_is_upper_bound: upper_bound,
+        alternatives,
         warnings,
         notes,
     }

@@ -6,10 +6,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::coexist::{Coexistence, coexist, footprint};
+use crate::coexist::{Answer, Coexistence, coexist, cpu_footprint, footprint};
 use crate::error::{PlanError, Result};
 use crate::gpu::{Readings, gib, gib_signed};
-use crate::plan::{FleetView, GpuPlan, PlanOptions, build_plan};
+use crate::plan::{CpuSeat, FleetView, GpuPlan, PlanOptions, build_plan, cpu_seats};
 use crate::procinfo::{ProcFacts, ProcFs};
 
 /// NVML and nvidia-smi side by side for one GPU.
@@ -70,14 +70,19 @@ pub struct PlanReport {
     pub nvidia_smi: Readings,
     pub comparison: Vec<Comparison>,
     pub gpus: Vec<GpuPlan>,
+    /// Seats that run on the CPU and claim no GPU memory.
+    pub cpu_seats: Vec<CpuSeat>,
     pub coexistence: Option<Coexistence>,
 }
 
 impl PlanReport {
-    /// Whether any GPU carries a warning, or a coexistence question was answered no.
+    /// Whether any GPU carries a warning, or a coexistence question was not answered YES.
     pub fn has_warnings(&self) -> bool {
         self.gpus.iter().any(|g| !g.warnings.is_empty())
-            || self.coexistence.as_ref().is_some_and(|c| !c.fits)
+            || self
+                .coexistence
+                .as_ref()
+                .is_some_and(|c| c.answer != Answer::Yes)
     }
 }
 
@@ -150,6 +155,7 @@ pub fn run_plan(req: &PlanRequest<'_>, opts: &PlanOptions) -> Result<PlanReport>
         nvml,
         nvidia_smi: smi,
         gpus,
+        cpu_seats: cpu_seats(view),
         coexistence,
     })
 }
@@ -186,8 +192,21 @@ pub fn coexist_question(
             })
     };
     let (mut sa, mut sb) = (find(a)?, find(b)?);
+    // Alternatives in the fleet (same host and port) are never up together: say so, and answer
+    // the question asked — could both run at once.
+    let swap_pair = (sa.host == sb.host && sa.port.is_some() && sa.port == sb.port).then(|| {
+        format!(
+            "note: {a} and {b} share port {} on {}: the fleet runs them as alternatives (`bakeoff seat swap`), never together; the answer above is for both running at once",
+            sa.port.map(|p| p.to_string()).unwrap_or_default(),
+            sa.host
+        )
+    });
     let host = sa.host.clone();
+    let cpu = [sa.gpus.is_empty(), sb.gpus.is_empty()];
     for s in [&mut sa, &mut sb] {
+        if s.gpus.is_empty() {
+            continue;
+        }
         // Measured only where the seat really runs on that GPU.
         if !s.gpus.contains(&gpu) {
             s.port = None;
@@ -201,24 +220,43 @@ pub fn coexist_question(
         gpu_memory: view.gpu_memory.clone(),
         local_hosts: view.local_hosts.clone(),
     };
-    let plans = build_plan(&pair, readings, facts, names, opts);
-    let plan = plans
-        .into_iter()
-        .find(|p| p.index == gpu && p.host == host)
-        .ok_or_else(|| PlanError::invalid(format!("GPU {gpu} not found"), "check --gpu"))?;
-    let total = plan.total_bytes.ok_or_else(|| {
+    let total = crate::plan::gpu_total(view, readings, &host, gpu).ok_or_else(|| {
         PlanError::invalid(
             format!("GPU {gpu}: total memory unknown"),
             "pass --gpu-memory-gib (e.g. 94.97 for an H100 NVL), or run on the host that has it",
         )
     })?;
-    let fps = plan
-        .seats
-        .iter()
-        .zip([&sa, &sb])
-        .map(|(on, s)| footprint(on, s))
-        .collect();
-    Ok(coexist(gpu, total, opts.margin_bytes, fps))
+    let plan = if cpu.iter().all(|c| *c) {
+        None
+    } else {
+        Some(
+            build_plan(&pair, readings, facts, names, opts)
+                .into_iter()
+                .find(|p| p.index == gpu && p.host == host)
+                .ok_or_else(|| PlanError::invalid(format!("GPU {gpu} not found"), "check --gpu"))?,
+        )
+    };
+    let mut fps = Vec::new();
+    for (s, on_cpu) in [(&sa, cpu[0]), (&sb, cpu[1])] {
+        if on_cpu {
+            fps.push(cpu_footprint(s));
+            continue;
+        }
+        let on = plan
+            .iter()
+            .flat_map(|p| &p.seats)
+            .find(|o| o.claim.seat == s.name)
+            .ok_or_else(|| {
+                PlanError::invalid(
+                    format!("seat {} was not placed on GPU {gpu}", s.name),
+                    "check --coexist and --gpu",
+                )
+            })?;
+        fps.push(footprint(on, s));
+    }
+    let mut c = coexist(gpu, total, opts.margin_bytes, fps);
+    c.lines.extend(swap_pair);
+    Ok(c)
 }
 
 fn opt_gib(b: Option<u64>) -> String {
@@ -259,12 +297,24 @@ pub fn render_text(r: &PlanReport) -> String {
         for s in &g.seats {
             let c = &s.claim;
             line(format!(
-                "  seat {} ({:?}{}): claims {}{}",
+                "  seat {} ({:?}{}): claims {}{}{}",
                 c.seat,
                 c.engine,
                 c.gpu_memory_utilization
-                    .map(|u| format!(", util {u}"))
+                    .map(|u| format!(
+                        ", util {u}{}",
+                        if c.utilization_is_default {
+                            " (engine default)"
+                        } else {
+                            ""
+                        }
+                    ))
                     .unwrap_or_default(),
+                if c.unpriced.is_empty() {
+                    ""
+                } else {
+                    "at least "
+                },
                 opt_gib(c.expected_bytes),
                 match &s.measured {
                     Some(m) => format!(
@@ -290,6 +340,9 @@ pub fn render_text(r: &PlanReport) -> String {
                     if p.estimated { " [estimate]" } else { "" }
                 ));
             }
+            for u in &c.unpriced {
+                line(format!("    not priced: {u}"));
+            }
             for n in &c.notes {
                 line(format!("    note: {n}"));
             }
@@ -304,7 +357,12 @@ pub fn render_text(r: &PlanReport) -> String {
         }
         if g.utilization_sum > 0.0 {
             line(format!(
-                "  utilization flags: {:.2} of the card",
+                "  utilization flags{}: {:.2} of the card",
+                if g.seats.iter().any(|s| s.claim.utilization_is_default) {
+                    " (and engine defaults where a flag is absent)"
+                } else {
+                    ""
+                },
                 g.utilization_sum
             ));
         }
@@ -317,8 +375,13 @@ pub fn render_text(r: &PlanReport) -> String {
             v.map(|b| gib_signed(i128::from(b)))
                 .unwrap_or_else(|| "unknown".into())
         };
+        let at_most = if g.headroom_is_upper_bound {
+            "at most "
+        } else {
+            ""
+        };
         line(format!(
-            "  headroom: {} by claims, {} planned (running seats as measured)",
+            "  headroom: {at_most}{} by claims, {at_most}{} planned (running seats as measured)",
             h(g.headroom_by_claims_bytes),
             h(g.headroom_planned_bytes)
         ));
@@ -327,6 +390,23 @@ pub fn render_text(r: &PlanReport) -> String {
         }
         for w in &g.warnings {
             line(format!("  WARNING: {w}"));
+        }
+    }
+    if !r.cpu_seats.is_empty() {
+        line(String::new());
+        line("CPU seats (no GPU memory claimed):".into());
+        for c in &r.cpu_seats {
+            line(format!(
+                "  seat {} ({:?}) on {}: CPU, {}{}",
+                c.seat,
+                c.engine,
+                c.host,
+                c.why,
+                c.model
+                    .as_deref()
+                    .map(|m| format!("; model {m}"))
+                    .unwrap_or_default()
+            ));
         }
     }
     if !r.comparison.is_empty() {

@@ -5,13 +5,14 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use bakeoff_plan::fleet::{LaunchSpec, SeatSpec, StrOrList};
+use bakeoff_plan::fleet::{LaunchSpec, SeatSpec, StrOrList, cuda_visible_devices};
 use bakeoff_plan::gpu::{GIB, MIB, gib_to_bytes};
 use bakeoff_plan::nvidia_smi::{join, parse_compute_apps, parse_query_gpu};
 use bakeoff_plan::procinfo::{ProcFacts, ProcFs, container_id};
+use bakeoff_plan::report::coexist_question;
 use bakeoff_plan::{
-    FleetView, Footprint, GpuProcess, GpuReading, PlanOptions, ReadingSource, Readings, Term,
-    build_plan, coexist, vllm_graphs_inside_budget,
+    Answer, FleetView, Footprint, GpuProcess, GpuReading, PlanOptions, ReadingSource, Readings,
+    Term, build_plan, coexist, cpu_seats, vllm_graphs_inside_budget,
 };
 
 fn fixtures() -> PathBuf {
@@ -165,6 +166,7 @@ fn seed_003_bf16_does_not_coexist_with_gen() {
         seat: "gen".into(),
         basis: "measured".into(),
         terms: vec![Term::new("held", gib_to_bytes(45.6))],
+        unpriced: vec![],
         notes: vec![],
     };
     let bf16 = Footprint {
@@ -175,6 +177,7 @@ fn seed_003_bf16_does_not_coexist_with_gen() {
             Term::new("KV for one 32768-token sequence", gib_to_bytes(1.0)).kv(),
             Term::new("CUDA context", 512 * MIB).estimate(),
         ],
+        unpriced: vec![],
         notes: vec![],
     };
     let c = coexist(0, gib_to_bytes(CARD), 2 << 30, vec![gen_fp.clone(), bf16]);
@@ -190,12 +193,58 @@ fn seed_003_bf16_does_not_coexist_with_gen() {
         seat: "small".into(),
         basis: "claimed".into(),
         terms: vec![Term::new("weights", 10 << 30)],
+        unpriced: vec![],
         notes: vec![],
     };
-    let c = coexist(0, gib_to_bytes(CARD), 2 << 30, vec![gen_fp, small]);
+    let c = coexist(
+        0,
+        gib_to_bytes(CARD),
+        2 << 30,
+        vec![gen_fp.clone(), small.clone()],
+    );
     assert!(c.fits);
+    assert_eq!(c.answer, Answer::Yes);
     assert!(
         c.lines.iter().any(|l| l.starts_with("YES")),
+        "{:?}",
+        c.lines
+    );
+
+    // The same small seat with a term nobody priced: the known terms fit, but that is not a
+    // YES (issue 11 item 16: unknown weights never make a YES).
+    let unpriced = Footprint {
+        unpriced: vec!["weights: model `/srv/models/x` is not a local path here".into()],
+        ..small
+    };
+    let c = coexist(
+        0,
+        gib_to_bytes(CARD),
+        2 << 30,
+        vec![gen_fp.clone(), unpriced.clone()],
+    );
+    assert_eq!(c.answer, Answer::Unknown);
+    assert!(!c.fits);
+    let verdict = c.lines.iter().find(|l| l.starts_with("UNKNOWN")).unwrap();
+    assert!(
+        verdict.contains("small's weights are not priced"),
+        "{verdict}"
+    );
+    assert!(
+        !c.lines.iter().any(|l| l.starts_with("YES")),
+        "{:?}",
+        c.lines
+    );
+    // Known terms that already do not fit are a NO whatever the unpriced ones hold.
+    let big = Footprint {
+        terms: vec![Term::new("budget", gib_to_bytes(60.0))],
+        ..unpriced
+    };
+    let c = coexist(0, gib_to_bytes(CARD), 2 << 30, vec![gen_fp, big]);
+    assert_eq!(c.answer, Answer::No);
+    assert!(
+        c.lines
+            .iter()
+            .any(|l| l.starts_with("NO") && l.contains("at most")),
         "{:?}",
         c.lines
     );
@@ -314,4 +363,253 @@ fn pids_map_to_containers_and_ports_through_proc() {
     assert_eq!(f.ports, vec![8016]);
     // 260000 s up, started at 1500 ticks / 100 Hz = 15 s after boot.
     assert_eq!(f.uptime_s, Some(259_985));
+}
+
+fn no_flag_vllm(name: &str, port: u16, version: &str, gpu: &str) -> SeatSpec {
+    SeatSpec {
+        name: name.into(),
+        host: Some("gpu-box".into()),
+        engine: "vllm".into(),
+        port: Some(port),
+        host_gpus: Some(2),
+        docker: Some(LaunchSpec {
+            image: Some(format!("vllm/vllm-openai:v{version}")),
+            command: Some(StrOrList::Many(vec![
+                "--model".into(),
+                "/srv/models/meromero".into(),
+            ])),
+            gpus: Some(vec![gpu.parse().unwrap()]),
+            ..LaunchSpec::default()
+        }),
+        ..SeatSpec::default()
+    }
+}
+
+fn remote_view(seats: &[SeatSpec]) -> FleetView {
+    FleetView {
+        seats: seats.iter().map(|s| s.to_plan_seat("gpu-box")).collect(),
+        gpu_memory: BTreeMap::from([
+            (("gpu-box".to_owned(), 0), CARD),
+            (("gpu-box".to_owned(), 1), CARD),
+        ]),
+        local_hosts: vec!["local".into()],
+    }
+}
+
+/// Issue 11 item 16: a vLLM seat without `gpu_memory_utilization` is priced at vLLM's default
+/// 0.92 of the card — in the per-GPU section and in the coexistence answer alike — and two
+/// seats whose known terms exceed the card are a NO, not "YES … 47.33 GiB to spare".
+#[test]
+fn a_vllm_seat_without_the_flag_claims_the_default_budget_everywhere() {
+    let with_flag = SeatSpec {
+        name: "char-rp".into(),
+        gpu_memory_utilization: Some(0.47),
+        ..no_flag_vllm("char-rp", 8016, "0.26.0", "1")
+    };
+    let without = no_flag_vllm("meromero-charrp", 8017, "0.24.0", "1");
+    let v = remote_view(&[with_flag, without]);
+    let plans = build_plan(
+        &v,
+        &no_gpu(),
+        &|_| ProcFacts::default(),
+        &BTreeMap::new(),
+        &PlanOptions::default(),
+    );
+    let g = plans.iter().find(|g| g.index == 1).unwrap();
+    let claim = |n: &str| {
+        g.seats
+            .iter()
+            .find(|s| s.claim.seat == n)
+            .unwrap()
+            .claim
+            .clone()
+    };
+    let m = claim("meromero-charrp");
+    assert_eq!(m.gpu_memory_utilization, Some(0.92));
+    assert!(m.utilization_is_default);
+    // 0.92 × 94.97 GiB = 87.37 GiB + 0.5 GiB CUDA context (est.) = 87.87 GiB; the weights are
+    // not sized (not a local path) but lie inside the budget: nothing is unpriced.
+    let budget = (CARD * GIB * 0.92).round() as u64;
+    assert_eq!(m.expected_bytes, Some(budget + 512 * MIB));
+    assert!(m.unpriced.is_empty(), "{:?}", m.unpriced);
+    let c = claim("char-rp");
+    // Per-GPU headroom: 94.97 − 45.14 − 87.87 = −38.04 GiB.
+    let h = g.headroom_by_claims_bytes.unwrap() as f64 / GIB;
+    assert!((h + 38.04).abs() < 0.01, "{h}");
+    assert!((g.utilization_sum - 1.39).abs() < 1e-9);
+
+    let co = coexist_question(
+        &v,
+        &no_gpu(),
+        &|_| ProcFacts::default(),
+        &BTreeMap::new(),
+        &PlanOptions::default(),
+        "char-rp",
+        "meromero-charrp",
+        1,
+    )
+    .unwrap();
+    assert_eq!(co.answer, Answer::No);
+    assert!(!co.fits);
+    // The coexistence footprints are the per-GPU claims, term for term.
+    let fp = |n: &str| co.seats.iter().find(|f| f.seat == n).unwrap().total();
+    assert_eq!(Some(fp("meromero-charrp")), m.expected_bytes);
+    assert_eq!(Some(fp("char-rp")), c.expected_bytes);
+    assert_eq!(co.left_bytes, g.headroom_by_claims_bytes.unwrap());
+    assert!(
+        !co.lines.iter().any(|l| l.starts_with("YES")),
+        "{:?}",
+        co.lines
+    );
+}
+
+/// SGLang without `--mem-fraction-static` derives its fraction at start: not priced, so the
+/// answer is UNKNOWN — and the per-GPU section says the headroom is an upper bound.
+#[test]
+fn sglang_without_its_fraction_is_unknown_not_yes() {
+    let sglang = SeatSpec {
+        name: "sg".into(),
+        engine: "sglang".into(),
+        ..no_flag_vllm("sg", 30000, "0.5.0", "0")
+    };
+    let small = SeatSpec {
+        name: "small".into(),
+        gpu_memory_utilization: Some(0.2),
+        ..no_flag_vllm("small", 8000, "0.26.0", "0")
+    };
+    let v = remote_view(&[sglang, small]);
+    let plans = build_plan(
+        &v,
+        &no_gpu(),
+        &|_| ProcFacts::default(),
+        &BTreeMap::new(),
+        &PlanOptions::default(),
+    );
+    let g = plans.iter().find(|g| g.index == 0).unwrap();
+    assert!(g.headroom_is_upper_bound);
+    let sg = &g.seats.iter().find(|s| s.claim.seat == "sg").unwrap().claim;
+    assert!(
+        sg.unpriced
+            .iter()
+            .any(|u| u.starts_with("budget:") && u.contains("mem-fraction-static")),
+        "{:?}",
+        sg.unpriced
+    );
+    let co = coexist_question(
+        &v,
+        &no_gpu(),
+        &|_| ProcFacts::default(),
+        &BTreeMap::new(),
+        &PlanOptions::default(),
+        "sg",
+        "small",
+        0,
+    )
+    .unwrap();
+    assert_eq!(co.answer, Answer::Unknown, "{:?}", co.lines);
+}
+
+/// Issue 11 item 17: two seats on one host and port are alternatives (never up together): the
+/// GPU's claim counts the larger, not the sum, and the plan says so.
+#[test]
+fn a_swap_pair_counts_once_on_its_gpu() {
+    let a = SeatSpec {
+        name: "char-rp".into(),
+        gpu_memory_utilization: Some(0.47),
+        ..no_flag_vllm("char-rp", 8016, "0.26.0", "1")
+    };
+    let b = no_flag_vllm("meromero-charrp", 8016, "0.24.0", "1");
+    let v = remote_view(&[a, b]);
+    let plans = build_plan(
+        &v,
+        &no_gpu(),
+        &|_| ProcFacts::default(),
+        &BTreeMap::new(),
+        &PlanOptions::default(),
+    );
+    let g = plans.iter().find(|g| g.index == 1).unwrap();
+    let larger = (CARD * GIB * 0.92).round() as u64 + 512 * MIB;
+    assert_eq!(g.claimed_bytes, Some(larger));
+    // 94.97 − 87.87 = 7.10 GiB.
+    let h = g.headroom_by_claims_bytes.unwrap() as f64 / GIB;
+    assert!((h - 7.10).abs() < 0.01, "{h}");
+    assert!((g.utilization_sum - 0.92).abs() < 1e-9);
+    assert_eq!(
+        g.alternatives,
+        vec![vec!["char-rp".to_owned(), "meromero-charrp".to_owned()]]
+    );
+    let n = g.notes.join("\n");
+    assert!(
+        n.contains("share port 8016 on gpu-box: alternatives, never up together")
+            && n.contains("counts the larger, meromero-charrp 87.87 GiB, not the sum (133.01 GiB)"),
+        "{n}"
+    );
+    assert!(g.warnings.is_empty(), "{:?}", g.warnings);
+}
+
+/// Issue 11 item 17: a seat on a host that declares `gpus = 0`, or whose launch hides every
+/// GPU, runs on the CPU: it claims no GPU memory (no "GPU 0", no CUDA context) and is listed
+/// as a CPU seat.
+#[test]
+fn seats_on_a_cpu_only_host_claim_no_gpu_memory() {
+    let proc_seat = SeatSpec {
+        name: "gemma-proc".into(),
+        host: Some("local".into()),
+        engine: "llama.cpp".into(),
+        port: Some(8181),
+        host_gpus: Some(0),
+        process: Some(LaunchSpec {
+            command: Some(StrOrList::One("llama-server".into())),
+            args: ["-m", "/nonexistent/m.gguf", "-c", "2048"]
+                .map(String::from)
+                .to_vec(),
+            ..LaunchSpec::default()
+        }),
+        ..SeatSpec::default()
+    };
+    let hidden = SeatSpec {
+        name: "hidden".into(),
+        host_gpus: Some(1),
+        process: Some(LaunchSpec {
+            command: Some(StrOrList::One("llama-server".into())),
+            gpus: cuda_visible_devices(""),
+            ..LaunchSpec::default()
+        }),
+        ..proc_seat.clone()
+    };
+    let v = FleetView {
+        seats: vec![
+            proc_seat.to_plan_seat("local"),
+            hidden.to_plan_seat("local"),
+        ],
+        gpu_memory: BTreeMap::new(),
+        local_hosts: vec!["local".into()],
+    };
+    assert!(v.seats.iter().all(|s| s.gpus.is_empty()));
+    let plans = build_plan(
+        &v,
+        &no_gpu(),
+        &|_| ProcFacts::default(),
+        &BTreeMap::new(),
+        &PlanOptions::default(),
+    );
+    assert!(plans.is_empty(), "{plans:?}");
+    let cpu = cpu_seats(&v);
+    assert_eq!(cpu.len(), 2);
+    assert_eq!(cpu[0].why, "host local declares gpus = 0");
+    assert!(
+        cpu[1].why.contains("CUDA_VISIBLE_DEVICES"),
+        "{}",
+        cpu[1].why
+    );
+    // CUDA stops at the first invalid entry; UUIDs map to no index here.
+    assert_eq!(cuda_visible_devices("-1"), Some(vec![]));
+    assert_eq!(cuda_visible_devices("1,0"), Some(vec![1, 0]));
+    assert_eq!(cuda_visible_devices("GPU-8f0c"), None);
+    // Without an assignment on a host with GPUs, CUDA's first device.
+    let on_gpu_host = SeatSpec {
+        host_gpus: Some(2),
+        ..proc_seat
+    };
+    assert_eq!(on_gpu_host.to_plan_seat("local").gpus, vec![0]);
 }

@@ -429,3 +429,406 @@ fn audit_checkpoint_escapes_what_the_files_say() {
     assert!(text.contains(r"Evil\u{1b}[2JForCausalLM"), "{text}");
     assert!(text.contains(r"x\u{1b}]0;pwned\u{7}"), "{text}");
 }
+
+fn cache_dir() -> PathBuf {
+    std::env::var_os("BAKEOFF_CACHE")
+        .filter(|c| !c.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/bakeoff")))
+        .unwrap()
+}
+
+/// Issue 11 item 14: zero, negative and NaN values of every numeric flag of `plan` and `kv`
+/// are usage errors (exit 2) in one line that names the flag and the fix — never "0 tokens",
+/// never a silent `--tp 1`.
+#[test]
+fn numeric_flags_refuse_zero_negative_and_nan() {
+    let cfg = root().join("crates/bakeoff-model/tests/fixtures/configs/llama-3-8b.json");
+    let cfg = cfg.to_str().unwrap();
+    let gguf = real_model();
+    let gguf = gguf.to_str().unwrap();
+    let fleet = root().join("crates/bakeoff/tests/fixtures/fleet-seed-003.toml");
+    let fleet = fleet.to_str().unwrap();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "--max-model-len",
+            vec!["kv", cfg, "--budget-gib", "20", "--max-model-len", "0"],
+        ),
+        (
+            "--max-model-len",
+            vec!["kv", cfg, "--max-model-len", "-4096"],
+        ),
+        ("--tp", vec!["kv", cfg, "--budget-gib", "20", "--tp", "0"]),
+        ("--tp", vec!["kv", cfg, "--tp", "-2"]),
+        ("--budget-gib", vec!["kv", cfg, "--budget-gib", "0"]),
+        ("--budget-gib", vec!["kv", cfg, "--budget-gib", "-1"]),
+        ("--budget-gib", vec!["kv", cfg, "--budget-gib", "NaN"]),
+        ("--budget-gib", vec!["kv", cfg, "--budget-gib", "inf"]),
+        ("--ctx", vec!["kv", gguf, "--ctx", "0"]),
+        ("--parallel", vec!["kv", gguf, "--parallel", "0"]),
+        ("--parallel", vec!["kv", gguf, "--parallel", "-8"]),
+        (
+            "--gpu-memory-gib",
+            vec!["plan", "--fleet", fleet, "--gpu-memory-gib", "0"],
+        ),
+        (
+            "--gpu-memory-gib",
+            vec!["plan", "--fleet", fleet, "--gpu-memory-gib", "NaN"],
+        ),
+        (
+            "--gpu-memory-gib",
+            vec!["plan", "--fleet", fleet, "--gpu-memory-gib", "-94.97"],
+        ),
+        ("--margin", vec!["plan", "--fleet", fleet, "--margin", "-1"]),
+        (
+            "--margin",
+            vec!["plan", "--fleet", fleet, "--margin", "NaN"],
+        ),
+        (
+            "--cuda-context-gib",
+            vec!["plan", "--fleet", fleet, "--cuda-context-gib", "0"],
+        ),
+        (
+            "--cuda-graphs-gib",
+            vec!["plan", "--fleet", fleet, "--cuda-graphs-gib", "-1"],
+        ),
+        (
+            "--gpu",
+            vec![
+                "plan",
+                "--fleet",
+                fleet,
+                "--coexist",
+                "gen,char-rp",
+                "--gpu",
+                "-1",
+            ],
+        ),
+    ];
+    for (flag, args) in cases {
+        let out = bakeoff(&args);
+        let err = s(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}{err}",
+            s(&out.stdout)
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: {}", s(&out.stdout));
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("error: {flag} ")) && err.contains("; fix: "),
+            "{args:?}: {err}"
+        );
+    }
+    // 0 is a margin ("no margin"), and GPU 0 is a GPU.
+    let out = bakeoff(&[
+        "plan",
+        "--fleet",
+        fleet,
+        "--gpu-memory-gib",
+        "94.97",
+        "--margin",
+        "0",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+}
+
+/// Issue 11 item 16, the command from the issue: the seat without `--gpu-memory-utilization`
+/// is priced at vLLM's default 0.92 (87.87 GiB with its CUDA context), the same number the
+/// per-GPU section shows, so the two seats cannot both run on the 94.97 GiB card: NO, exit 1.
+#[test]
+fn coexist_prices_a_seat_without_the_flag_at_vllms_default() {
+    let fleet = root().join("examples/fleet.toml");
+    let out = bakeoff(&[
+        "plan",
+        "--fleet",
+        fleet.to_str().unwrap(),
+        "--coexist",
+        "char-rp,meromero-charrp",
+        "--gpu",
+        "1",
+        "--gpu-memory-gib",
+        "94.97",
+    ]);
+    let text = s(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", s(&out.stderr));
+    assert!(!text.lines().any(|l| l.starts_with("YES")), "{text}");
+    // Per-GPU section and coexistence answer agree, seat by seat.
+    assert!(
+        text.contains("seat meromero-charrp (Vllm, util 0.92 (engine default)): claims 87.87 GiB"),
+        "{text}"
+    );
+    assert!(
+        text.contains("seat char-rp (Vllm, util 0.47): claims 45.14 GiB"),
+        "{text}"
+    );
+    assert!(
+        text.contains("meromero-charrp [claimed]: 87.37 GiB budget (engine default util) × total + 0.50 GiB CUDA context + non-torch (est.) = 87.87 GiB"),
+        "{text}"
+    );
+    assert!(text.contains("char-rp [claimed]: 44.64 GiB budget util × total + 0.50 GiB CUDA context + non-torch (est.) = 45.14 GiB"), "{text}");
+    assert!(
+        text.contains("sum 133.01 GiB of 94.97 GiB: -38.04 GiB left, margin 2.00 GiB"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "NO: char-rp and meromero-charrp leave -38.04 GiB on GPU 1, under the 2.00 GiB margin"
+        ),
+        "{text}"
+    );
+    // They are a swap pair in this fleet: said, and the per-GPU claim counts one of them.
+    assert!(
+        text.contains("char-rp and meromero-charrp share port 8016 on gpu-box: the fleet runs them as alternatives"),
+        "{text}"
+    );
+
+    // Terms that cannot be priced (a GGUF that is not a local path here) never make a YES.
+    let fleet = root().join("crates/bakeoff/tests/fixtures/fleet-unpriced.toml");
+    let out = bakeoff(&[
+        "plan",
+        "--fleet",
+        fleet.to_str().unwrap(),
+        "--coexist",
+        "bench,small",
+        "--gpu",
+        "0",
+        "--gpu-memory-gib",
+        "94.97",
+    ]);
+    let text = s(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", s(&out.stderr));
+    assert!(!text.lines().any(|l| l.starts_with("YES")), "{text}");
+    assert!(
+        text.contains("UNKNOWN: bench and small leave at most")
+            && text.contains("bench's weights and KV buffers are not priced"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "not priced: weights: model `/srv/models/model.gguf` is not a local path here"
+        ),
+        "{text}"
+    );
+    // The per-GPU section says its headroom is an upper bound, for the same reason.
+    assert!(text.contains("headroom: at most "), "{text}");
+    assert!(
+        text.contains("seat bench (LlamaCpp): claims at least 0.75 GiB"),
+        "{text}"
+    );
+}
+
+/// Issue 11 item 17 on the README's example fleet: the llama.cpp seats of host `local`
+/// (`gpus = 0`) run on the CPU — no "GPU 0 on local", no CUDA context charged — with `{cache}`
+/// expanded in their model path; and the swap pair on gpu-box's GPU 1 (both on port 8016)
+/// counts once, the larger of the two.
+#[test]
+fn plan_places_cpu_seats_expands_cache_and_counts_a_swap_pair_once() {
+    let fleet = root().join("examples/fleet.toml");
+    let out = bakeoff(&[
+        "plan",
+        "--fleet",
+        fleet.to_str().unwrap(),
+        "--gpu-memory-gib",
+        "94.97",
+    ]);
+    let text = s(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", s(&out.stderr));
+    assert!(!text.contains("GPU 0 on local"), "{text}");
+    assert!(!text.contains("{cache}"), "{text}");
+    assert!(
+        text.contains("CPU seats (no GPU memory claimed):"),
+        "{text}"
+    );
+    let model = cache_dir().join("models/gemma-3-270m-q4_k_m.gguf");
+    assert!(
+        text.contains(&format!(
+            "seat gemma-proc (LlamaCpp) on local: CPU, host local declares gpus = 0; model {}",
+            model.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("seat gemma-docker (LlamaCpp) on local: CPU, host local declares gpus = 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("seats char-rp and meromero-charrp share port 8016 on gpu-box: alternatives, never up together (`bakeoff seat swap`); GPU 1's claim counts the larger, meromero-charrp 87.87 GiB, not the sum (133.01 GiB)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("claimed 87.87 GiB; measured used unknown"),
+        "{text}"
+    );
+    assert!(
+        text.contains("headroom: 7.10 GiB by claims, 7.10 GiB planned"),
+        "{text}"
+    );
+    let out = bakeoff(&[
+        "plan",
+        "--fleet",
+        fleet.to_str().unwrap(),
+        "--gpu-memory-gib",
+        "94.97",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cpu_seats"].as_array().unwrap().len(), 2);
+    assert_eq!(v["gpus"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        v["gpus"][0]["alternatives"][0],
+        serde_json::json!(["char-rp", "meromero-charrp"])
+    );
+
+    // On a host with a GPU, the `{cache}` model is the real GGUF, sized like any local path:
+    // 246,587,904 B of weights and 216 MiB of KV for -c 32768 -np 8.
+    let fleet = root().join("crates/bakeoff/tests/fixtures/fleet-cache.toml");
+    let out = bakeoff(&[
+        "plan",
+        "--fleet",
+        fleet.to_str().unwrap(),
+        "--gpu-memory-gib",
+        "94.97",
+    ]);
+    let text = s(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", s(&out.stderr));
+    assert!(!text.contains("not a local path"), "{text}");
+    assert!(text.contains("0.23 GiB  weights (GGUF tensors)"), "{text}");
+    assert!(
+        text.contains("0.21 GiB  KV buffers (-c, -np, cache types)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("seat bench (LlamaCpp): claims 1.19 GiB"),
+        "{text}"
+    );
+}
+
+/// Issue 11 item 18: a real llama-server b11434 log at its default verbosity has no
+/// `llama_kv_cache: size =` lines (they come at -lv 4). That is "not in the log", with the fix,
+/// and exit 0 — never a mismatch.
+#[tokio::test]
+async fn kv_reads_a_default_verbosity_log_of_the_real_llama_server() {
+    let _g = bakeoff_testkit::serial().await;
+    let dir = bakeoff_testkit::tempdir();
+    let server = bakeoff_testkit::real_llama(32768, 8, &[], dir.path()).await;
+    let log = server.log_path().clone();
+    drop(server);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("llama_kv_cache: size ="), "{text}");
+    let gguf = real_model();
+    let run = move |np: &'static str| {
+        let (gguf, log) = (gguf.clone(), log.clone());
+        tokio::task::spawn_blocking(move || {
+            bakeoff(&[
+                "kv",
+                gguf.to_str().unwrap(),
+                "--ctx",
+                "32768",
+                "--parallel",
+                np,
+                "--log",
+                log.to_str().unwrap(),
+            ])
+        })
+    };
+    let out = run("8").await.unwrap();
+    let text = s(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", s(&out.stderr));
+    assert_eq!(
+        text.matches("[not in the log (raise verbosity: -lv 4)]")
+            .count(),
+        2,
+        "{text}"
+    );
+    assert!(!text.contains("NOT in the log"), "{text}");
+    // What the default log does say — the slots and each one's context — is compared.
+    assert!(
+        text.contains("slots: -np 8, 4096 tokens each  [the log agrees: n_slots = 8, n_ctx_slot = 4096, kv_unified = false]"),
+        "{text}"
+    );
+    // And still catches flags that are not the logged server's.
+    let out = run("4").await.unwrap();
+    let text = s(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", s(&out.stderr));
+    assert!(text.contains("[the log DISAGREES: n_slots = 8"), "{text}");
+    assert!(!text.contains("NOT in the log"), "{text}");
+}
+
+/// Issue 11 item 18: a budget answer never passes the model's training context. On the test
+/// model (32,768 tokens) 4 GiB of KV would allocate `-c 1392981`, but llama-server caps each
+/// slot at 32,768: the answer is -c 32768, with the warning and the engine's own words. A
+/// config.json asked for 262,144 tokens on an 8,192-token model is warned about likewise.
+#[test]
+fn kv_caps_budget_answers_at_the_training_context_and_warns() {
+    let gguf = real_model();
+    let out = bakeoff(&["kv", gguf.to_str().unwrap(), "--budget-gib", "4"]);
+    let text = s(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", s(&out.stderr));
+    assert!(
+        text.contains(
+            "budget 4.00 GiB: llama-server -c 32768 (32768 tokens per sequence with -np 1)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("capped at the model's training context (32768 tokens per sequence × -np 1): the budget would hold -c 1392981"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("WARNING: ")
+            && l.contains(
+                "n_ctx_seq (1392981) > n_ctx_train (32768) -- possible training context overflow"
+            )),
+        "{text}"
+    );
+    let out = bakeoff(&["kv", gguf.to_str().unwrap(), "--budget-gib", "4", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["capacity"]["ctx"], 32_768);
+    assert_eq!(v["capacity"]["ctx_for_budget"], 1_392_981);
+    assert_eq!(v["capacity"]["capped_at_training_context"], true);
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1);
+    // -np 8: each slot may hold 32,768, so the cap is 8 × 32,768.
+    let out = bakeoff(&[
+        "kv",
+        gguf.to_str().unwrap(),
+        "--budget-gib",
+        "4",
+        "--parallel",
+        "8",
+    ]);
+    let text = s(&out.stdout);
+    assert!(
+        text.contains(
+            "budget 4.00 GiB: llama-server -c 262144 (32768 tokens per sequence with -np 8)"
+        ),
+        "{text}"
+    );
+
+    let cfg = root().join("crates/bakeoff-model/tests/fixtures/configs/llama-3-8b.json");
+    let out = bakeoff(&[
+        "kv",
+        cfg.to_str().unwrap(),
+        "--max-model-len",
+        "262144",
+        "--budget-gib",
+        "16",
+    ]);
+    let text = s(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", s(&out.stderr));
+    let warning = text
+        .lines()
+        .find(|l| l.starts_with("WARNING: --max-model-len 262144"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        warning.contains("vLLM derives 8192 (max_position_embeddings=8192 in config.json)")
+            && warning.contains("unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"),
+        "{warning}"
+    );
+    assert!(text.contains("one 8192-token sequence: 1.00 GiB"), "{text}");
+    assert!(
+        text.contains("budget 16.00 GiB: 131072 tokens; the pool holds 16.00× a full-length (8192-token) sequence (capped at the model's 8192 tokens, not the 262144 asked)"),
+        "{text}"
+    );
+}

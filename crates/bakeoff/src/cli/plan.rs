@@ -1,5 +1,7 @@
 //! `bakeoff plan` and `bakeoff kv`: GPU memory claims, measured usage, headroom, coexistence;
-//! KV bytes per token and the tokens a budget holds.
+//! KV bytes per token and the tokens a budget holds. Numeric flags are parsed as signed numbers
+//! so that a zero, negative or NaN value reaches the command's own check, which refuses it in
+//! one line naming the flag and the fix (exit 2).
 
 use std::path::PathBuf;
 
@@ -13,28 +15,28 @@ pub struct PlanArgs {
     /// Print the whole plan as JSON (NVML and nvidia-smi readings side by side).
     #[arg(long)]
     pub json: bool,
-    /// Warn when headroom is below this many GiB.
-    #[arg(long, default_value_t = 2.0)]
+    /// Warn when headroom is below this many GiB (0: no margin).
+    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     pub margin: f64,
     /// Answer "can A and B coexist on --gpu N": `--coexist A,B`.
     #[arg(long, requires = "gpu")]
     pub coexist: Option<String>,
-    /// The GPU index for --coexist.
-    #[arg(long)]
-    pub gpu: Option<u32>,
+    /// The GPU index for --coexist (0, 1, … as nvidia-smi numbers them).
+    #[arg(long, allow_negative_numbers = true)]
+    pub gpu: Option<i64>,
     /// Memory of each GPU in GiB, for planning where no GPU can be read (e.g. 94.97 for an
     /// H100 NVL as PyTorch reports it).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub gpu_memory_gib: Option<f64>,
     /// A seat's engine version when its Docker image tag does not say it: `SEAT=0.26.0`
     /// (decides which vLLM CUDA-graph rule applies). Repeatable.
     #[arg(long = "engine-version", value_name = "SEAT=VERSION")]
     pub engine_versions: Vec<String>,
     /// Estimated CUDA context + non-torch memory per process, GiB.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub cuda_context_gib: f64,
     /// Estimated CUDA-graph memory of vLLM before v0.21 (outside its budget), GiB.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub cuda_graphs_gib: f64,
     /// The nvidia-smi binary.
     #[arg(long, default_value = "nvidia-smi", hide = true)]
@@ -46,28 +48,30 @@ pub struct KvArgs {
     /// A checkpoint directory, its config.json, or a .gguf file.
     pub path: PathBuf,
     /// Sequence length the ratio is taken against (default: the model's context length, for a
-    /// GGUF its `context_length`).
-    #[arg(long)]
-    pub max_model_len: Option<u64>,
+    /// GGUF its `context_length`). A length past the model's own is warned about and the
+    /// answer capped at it.
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_model_len: Option<i64>,
     /// KV budget in GiB (vLLM's "Available KV cache memory"); default: from --log if it has one.
-    /// For a GGUF: the largest llama-server `-c` whose KV buffers fit in it.
-    #[arg(long)]
+    /// For a GGUF: the largest llama-server `-c` whose KV buffers fit in it, capped at the
+    /// model's training context per sequence.
+    #[arg(long, allow_negative_numbers = true)]
     pub budget_gib: Option<f64>,
     /// vLLM `--kv-cache-dtype` (auto, fp8, bf16, …).
     #[arg(long, default_value = "auto")]
     pub kv_cache_dtype: String,
     /// Tensor-parallel size (KV heads are split, or replicated when fewer than ranks).
-    #[arg(long, default_value_t = 1)]
-    pub tp: u64,
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub tp: i64,
     /// An engine log to cross-check against (vLLM `GPU KV cache size`, llama.cpp KV lines).
     #[arg(long)]
     pub log: Option<PathBuf>,
     /// llama.cpp `-c` for a GGUF (default: the model's context length).
-    #[arg(long)]
-    pub ctx: Option<u64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub ctx: Option<i64>,
     /// llama.cpp `-np` for a GGUF.
-    #[arg(long, default_value_t = 1)]
-    pub parallel: u64,
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub parallel: i64,
     /// llama.cpp `-kvu`.
     #[arg(long)]
     pub kv_unified: bool,
