@@ -30,6 +30,7 @@ use tokio::sync::mpsc;
 
 use crate::backend::{BackendError, LineSplitter, Observed, Status};
 use crate::fleet::{DockerLaunch, Fleet, Launch, Seat};
+use crate::redact::Redactor;
 
 /// The API version the client speaks (Docker 20.10 = 1.41).
 pub const DOCKER_API: bollard::ClientVersion = bollard::ClientVersion {
@@ -88,6 +89,8 @@ pub struct DockerBackend {
     launch: DockerLaunch,
     fleet_name: String,
     name: String,
+    /// Every log line read back goes through it (see `process.rs`).
+    redactor: Redactor,
 }
 
 fn is_not_found(e: &bollard::errors::Error) -> bool {
@@ -152,6 +155,7 @@ impl DockerBackend {
             seat: seat.clone(),
             launch,
             fleet_name: fleet.name.clone(),
+            redactor: Redactor::for_seat(seat),
         })
     }
 
@@ -391,6 +395,7 @@ impl DockerBackend {
     pub fn follow(&self, tx: mpsc::Sender<String>) -> tokio::task::JoinHandle<()> {
         let docker = self.docker.clone();
         let name = self.name.clone();
+        let redactor = self.redactor.clone();
         tokio::spawn(async move {
             // With timestamps=true each line starts with an RFC 3339 timestamp. A reopened
             // stream resumes at `since` (1-second resolution), so lines at or before the last
@@ -438,7 +443,7 @@ impl DockerBackend {
                             // A `\r`-split continuation carries no timestamp of its own.
                             None => l,
                         };
-                        if tx.send(text).await.is_err() {
+                        if tx.send(redactor.text(&text)).await.is_err() {
                             return;
                         }
                     }
@@ -476,7 +481,11 @@ impl DockerBackend {
         }
         lines.extend(split.finish());
         let skip = lines.len().saturating_sub(n);
-        lines.split_off(skip)
+        lines
+            .split_off(skip)
+            .iter()
+            .map(|l| self.redactor.text(l))
+            .collect()
     }
 }
 

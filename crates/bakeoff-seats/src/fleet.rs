@@ -259,32 +259,20 @@ impl Seat {
         }
     }
 
-    /// The seat's configuration as recorded in artifacts: secret-looking env values redacted.
-    pub fn redacted_config(&self) -> serde_json::Value {
-        let mut v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
-        for backend in ["process", "docker"] {
-            if let Some(env) = v
-                .get_mut("launch")
-                .and_then(|l| l.get_mut(backend))
-                .and_then(|b| b.get_mut("env"))
-                .and_then(|e| e.as_object_mut())
-            {
-                for (k, val) in env.iter_mut() {
-                    if looks_secret(k) {
-                        *val = serde_json::Value::String("<redacted>".into());
-                    }
-                }
-            }
+    /// The seat as it may be written or printed: its launch with secrets redacted
+    /// ([`crate::redact`], the one rule for arguments, environment values, headers and URLs).
+    /// Only for output: a seat is always launched from `self`, with the real values.
+    pub fn redacted(&self) -> Seat {
+        Seat {
+            launch: crate::redact::launch(&self.launch),
+            ..self.clone()
         }
-        v
     }
-}
 
-fn looks_secret(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"]
-        .iter()
-        .any(|w| n.contains(w))
+    /// The seat's configuration as recorded in artifacts: [`Seat::redacted`] as JSON.
+    pub fn redacted_config(&self) -> serde_json::Value {
+        serde_json::to_value(self.redacted()).unwrap_or(serde_json::Value::Null)
+    }
 }
 
 /// A gateway alias and the seat it resolves to.
@@ -323,9 +311,10 @@ impl Fleet {
     /// Parse and validate `text` as the fleet file at `path` (relative paths in it are
     /// relative to the file's directory).
     pub fn parse(text: &str, path: &Path) -> Result<Fleet, FleetError> {
+        // The parser quotes the offending line, which may hold a key.
         let raw: RawFile = toml::from_str(text).map_err(|e| FleetError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string().trim_end().replace('\n', " "),
+            message: crate::redact::text(&e.to_string().trim_end().replace('\n', " ")),
         })?;
         let invalid = |message: String| FleetError::Invalid {
             path: path.to_path_buf(),
@@ -610,7 +599,7 @@ impl Fleet {
         }
         let cfg: Cfg = serde_yaml_ng::from_str(text).map_err(|e| FleetError::Parse {
             path: path.to_path_buf(),
-            message: format!("not a LiteLLM config: {e}"),
+            message: crate::redact::text(&format!("not a LiteLLM config: {e}")),
         })?;
         let from = path
             .file_name()

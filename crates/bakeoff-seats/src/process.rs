@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 
 use crate::backend::{BackendError, FOLLOW_POLL, LineSplitter, Observed, Status};
 use crate::fleet::{Fleet, Launch, ProcessLaunch, Seat};
+use crate::redact::Redactor;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct StateFile {
@@ -35,6 +36,9 @@ pub struct ProcessBackend {
     /// Held when this bakeoff started it: gives the exit code and reaps the zombie.
     child: Option<tokio::process::Child>,
     exited: Option<Option<i64>>,
+    /// Every line read back from the log goes through it: an engine that echoes its
+    /// arguments does not put its key into the evidence.
+    redactor: Redactor,
 }
 
 /// Placeholders in a seat's command, args and env: `{port}` (the seat's port), `{seat}` (its
@@ -65,6 +69,7 @@ impl ProcessBackend {
             log_path: fleet.state_dir.join(format!("{}.log", seat.name)),
             child: None,
             exited: None,
+            redactor: Redactor::for_seat(seat),
         }
     }
 
@@ -233,6 +238,7 @@ impl ProcessBackend {
 
     pub fn follow(&self, tx: mpsc::Sender<String>) -> tokio::task::JoinHandle<()> {
         let path = self.log_path.clone();
+        let redactor = self.redactor.clone();
         tokio::spawn(async move {
             use tokio::io::AsyncReadExt;
             let mut split = LineSplitter::default();
@@ -255,7 +261,7 @@ impl ProcessBackend {
                         let mut lines = Vec::new();
                         split.push(&buf[..n], &mut lines);
                         for l in lines {
-                            if tx.send(l).await.is_err() {
+                            if tx.send(redactor.text(&l)).await.is_err() {
                                 return;
                             }
                         }
@@ -273,7 +279,11 @@ impl ProcessBackend {
         split.push(&bytes, &mut lines);
         lines.extend(split.finish());
         let skip = lines.len().saturating_sub(n);
-        lines.split_off(skip)
+        lines
+            .split_off(skip)
+            .iter()
+            .map(|l| self.redactor.text(l))
+            .collect()
     }
 }
 

@@ -75,7 +75,7 @@ async fn process_seat_comes_up_ready_then_goes_down() {
 }
 
 #[tokio::test]
-async fn wrong_model_path_is_exited_with_evidence() {
+async fn wrong_model_path_is_model_file_missing_with_evidence() {
     let _g = bakeoff_testkit::serial().await;
     let dir = bakeoff_testkit::tempdir();
     let seats = fleet(
@@ -90,9 +90,17 @@ async fn wrong_model_path_is_exited_with_evidence() {
     let out = seats.up("bad-path", false, false).await.unwrap();
     let r = out.report.as_ref().unwrap();
     assert!(!out.ok());
+    // The tail holds `failed to open GGUF file '…' (No such file or directory)`: that is the
+    // root cause, and its class says the model file is missing (issue 11 §19), not `exited`
+    // with "last line: exiting due to model loading error".
     assert_eq!(
         r.class,
-        Some(bakeoff_artifact::FailureClass::Exited),
+        Some(bakeoff_artifact::FailureClass::ModelFileMissing),
+        "{}",
+        r.message
+    );
+    assert!(
+        r.message.contains("failed to open GGUF file"),
         "{}",
         r.message
     );
@@ -106,7 +114,8 @@ async fn wrong_model_path_is_exited_with_evidence() {
     );
     let art = read_failure(out.failure_path.as_ref().unwrap());
     assert_eq!(art["kind"], "failure");
-    assert_eq!(art["failure"]["class"], "exited");
+    assert_eq!(art["failure"]["class"], "model-file-missing");
+    assert_eq!(art["seat"]["root_cause"]["class"], "model-file-missing");
     assert_eq!(art["seat"]["exit_code"], 1);
     assert_eq!(art["seat"]["backend"], "process");
     assert!(art["seat"]["config"]["launch"]["process"]["command"].is_string());
@@ -417,4 +426,132 @@ async fn a_load_past_the_budget_is_flagged_without_a_projection() {
         art["candidate"]
     );
     seats.down("slow-load", false).await.unwrap();
+}
+
+/// A seat launched with a key in its arguments (`--api-key sk-…`, which llama-server takes)
+/// and a secret environment value (issue 11 #13). The process gets the real key — its
+/// `/proc/PID/cmdline` holds it — but nothing bakeoff writes or reads back does: the failure
+/// artifact (`seat.config.launch.process.args`, `env`), the report and `seat logs`. The
+/// readiness probe sends no key, so the keyed server answers it 401 and the seat never
+/// becomes ready.
+#[tokio::test]
+async fn a_key_in_a_seats_arguments_is_never_written() {
+    let _g = bakeoff_testkit::serial().await;
+    let dir = bakeoff_testkit::tempdir();
+    let key = "sk-test-9f8e7d6c5b4a39281706";
+    let env_secret = "hf-env-secret-value";
+    let model = bakeoff_testkit::model_path().display().to_string();
+    let toml = process_fleet("keyed", free_port(), &model).replace(
+        "\"--alias\"",
+        &format!("\"--api-key\", \"{key}\", \"--alias\""),
+    ) + &format!("env = {{ HF_TOKEN = \"{env_secret}\" }}\n");
+    let mut watch = quick_watch(60.0);
+    watch.ready_timeout = std::time::Duration::from_secs(15);
+    let seats = fleet(dir.path(), &toml, watch);
+    let _stop = StopOnDrop {
+        seats: &seats,
+        names: vec!["keyed".into()],
+    };
+    let out = seats.up("keyed", false, false).await.unwrap();
+    let r = out.report.as_ref().unwrap();
+    assert!(!out.ok(), "a keyed server answers a keyless probe 401");
+
+    // The engine was launched with the real key.
+    let st = seats.status(false).await;
+    assert_eq!(st[0].observed, bakeoff_seats::backend::Observed::Running);
+    let pid = st[0].id.clone().unwrap();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    assert!(String::from_utf8_lossy(&cmdline).contains(key));
+
+    let text = std::fs::read_to_string(out.failure_path.as_ref().unwrap()).unwrap();
+    assert!(
+        !text.contains(key) && !text.contains(env_secret),
+        "a secret in the failure artifact: {text}"
+    );
+    let art: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let launch = &art["seat"]["config"]["launch"]["process"];
+    let args: Vec<&str> = launch["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let i = args.iter().position(|a| *a == "--api-key").unwrap();
+    assert_eq!(args[i + 1], "<redacted>", "{args:?}");
+    assert_eq!(launch["env"]["HF_TOKEN"], "<redacted>");
+    // The rest of the configuration is kept as evidence.
+    assert!(
+        args.contains(&"--alias") && args.contains(&model.as_str()),
+        "{args:?}"
+    );
+    assert!(!format!("{r:?}").contains(key));
+    let logs = seats.logs("keyed", 1000).await.unwrap();
+    assert!(!logs.is_empty());
+    assert!(logs.iter().all(|l| !l.contains(key)), "{logs:?}");
+    seats.down("keyed", false).await.unwrap();
+}
+
+/// An engine that prints its secrets into its own log (vLLM logs its non-default args): what
+/// bakeoff reads back — the evidence tail, the message, `seat logs` — is redacted by the same
+/// rule, and the seat's own secret values are removed wherever they appear. A real process
+/// (`/bin/sh`) that prints and exits 3.
+#[tokio::test]
+async fn secrets_an_engine_prints_never_reach_the_evidence() {
+    let _g = bakeoff_testkit::serial().await;
+    let dir = bakeoff_testkit::tempdir();
+    let toml = format!(
+        r#"
+[[seat]]
+name = "echoes"
+engine = "generic"
+role = "bench"
+port = {port}
+[seat.process]
+command = "/bin/sh"
+args = ["-c", '''
+KEY=plain-secret-key-1
+echo "non-default args: {{'api_key': ['$KEY'], 'port': 8000}}"
+echo "connecting with password $DB_PASSWORD"
+echo "Authorization: Bearer $KEY"
+echo "the key is $KEY"
+exit 3
+''']
+env = {{ DB_PASSWORD = "hunter2-hunter2" }}
+"#,
+        port = free_port()
+    );
+    let seats = fleet(dir.path(), &toml, quick_watch(30.0));
+    let _stop = StopOnDrop {
+        seats: &seats,
+        names: vec!["echoes".into()],
+    };
+    let out = seats.up("echoes", false, false).await.unwrap();
+    let r = out.report.as_ref().unwrap();
+    assert!(!out.ok());
+    assert_eq!(r.exit_code, Some(3), "{}", r.message);
+    let secrets = ["plain-secret-key-1", "hunter2-hunter2"];
+    let text = std::fs::read_to_string(out.failure_path.as_ref().unwrap()).unwrap();
+    for s in secrets {
+        assert!(!text.contains(s), "{s} in the failure artifact: {text}");
+        assert!(!format!("{r:?}").contains(s), "{s} in the report: {r:?}");
+    }
+    let art: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let lines: Vec<&str> = art["seat"]["evidence_lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(
+        lines.contains(&"non-default args: {'api_key': ['<redacted>'], 'port': 8000}")
+            && lines.contains(&"connecting with password <redacted>")
+            && lines.contains(&"Authorization: Bearer <redacted>")
+            && lines.contains(&"the key is <redacted>"),
+        "{lines:?}"
+    );
+    let logs = seats.logs("echoes", 100).await.unwrap();
+    assert_eq!(logs.len(), 4, "{logs:?}");
+    for s in secrets {
+        assert!(logs.iter().all(|l| !l.contains(s)), "{logs:?}");
+    }
 }

@@ -1,5 +1,32 @@
 //! `bakeoff`: the binary only wires the library crates together (ARCHITECTURE.md).
 
+// Standard output and standard error that never panic. These definitions shadow std's
+// `print!`, `println!`, `eprint!` and `eprintln!` in this file and in every module declared
+// below it (macro_rules scoping), so every command prints through [`output`] without naming
+// it: `bakeoff schema | head -1` closes the pipe early, and std's macros would panic on the
+// write (exit 101). Here a closed standard output (EPIPE) is a quiet end of output: nothing
+// more is printed, the command runs to its end (artifacts written, servers stopped) and the
+// exit code is the command's own. Any other write error is reported once at the end (exit 1).
+// A closed standard error is ignored.
+#[allow(unused_macros)]
+macro_rules! print {
+    ($($arg:tt)*) => { $crate::output::out(format_args!($($arg)*)) };
+}
+#[allow(unused_macros)]
+macro_rules! println {
+    () => { $crate::output::out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::output::out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+#[allow(unused_macros)]
+macro_rules! eprint {
+    ($($arg:tt)*) => { $crate::output::err(format_args!($($arg)*)) };
+}
+#[allow(unused_macros)]
+macro_rules! eprintln {
+    () => { $crate::output::err(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::output::err(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 mod cli;
 mod commands;
 mod exit;
@@ -19,8 +46,8 @@ fn main() -> std::process::ExitCode {
             return exit::Exit::Usage.into();
         }
     };
-    match rt.block_on(commands::run(cli)) {
-        Ok(code) => code.into(),
+    let code = match rt.block_on(commands::run(cli)) {
+        Ok(code) => code,
         Err(e) => {
             // Messages can quote file contents and server replies: never let them drive the
             // terminal.
@@ -28,7 +55,60 @@ fn main() -> std::process::ExitCode {
                 "error: {}",
                 bakeoff_report::escape::for_terminal(&format!("{e:#}"), 2000)
             );
-            e.exit().into()
+            e.exit()
         }
+    };
+    match output::finish() {
+        Some(e) if code == exit::Exit::Ok => {
+            eprintln!("error: cannot write to standard output: {e}");
+            exit::Exit::Failed.into()
+        }
+        _ => code.into(),
+    }
+}
+
+/// The writers behind the print macros above.
+mod output {
+    use std::io::Write;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Set at the first failed write: nothing more is written.
+    static CLOSED: AtomicBool = AtomicBool::new(false);
+    /// The first write error that was not a closed pipe.
+    static FAILED: Mutex<Option<String>> = Mutex::new(None);
+
+    pub fn out(args: std::fmt::Arguments<'_>) {
+        if CLOSED.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+            lost(&e);
+        }
+    }
+
+    pub fn err(args: std::fmt::Arguments<'_>) {
+        let _ = std::io::stderr().lock().write_fmt(args);
+    }
+
+    fn lost(e: &std::io::Error) {
+        CLOSED.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe
+            && let Ok(mut f) = FAILED.lock()
+            && f.is_none()
+        {
+            *f = Some(e.to_string());
+        }
+    }
+
+    /// Flush what is buffered; the write error that lost output, if any (a closed pipe is
+    /// not one: the reader chose to stop reading).
+    pub fn finish() -> Option<String> {
+        if !CLOSED.load(Ordering::Relaxed)
+            && let Err(e) = std::io::stdout().lock().flush()
+        {
+            lost(&e);
+        }
+        FAILED.lock().ok().and_then(|f| f.clone())
     }
 }

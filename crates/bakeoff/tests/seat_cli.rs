@@ -254,3 +254,132 @@ fn process_seat_up_swap_down_through_the_binary() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["seats"][1]["state"], "down");
 }
+
+/// A key in a seat's arguments never reaches what the binary prints or writes (issue 11 #13):
+/// the `--confirm` refusal that says what it would run, `seat up` (text and `--json`), the
+/// failure artifact, `seat status` and `seat logs`. The real llama-server takes `--api-key`;
+/// the failing seat's model path does not exist, so it exits at once.
+#[test]
+fn a_seat_key_is_never_printed_or_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "sk-test-0a1b2c3d4e5f60718293";
+    let keyed = |name: &str, role: &str, port: u16| {
+        seat(name, role, port).replace(
+            "\"--alias\"",
+            &format!("\"--api-key\", \"{key}\", \"--alias\""),
+        )
+    };
+    let toml = format!(
+        "{}{}",
+        keyed("prod", "production", free_port()),
+        keyed("broken", "bench", free_port()).replace(
+            &bakeoff_testkit::model_path().display().to_string(),
+            "/nonexistent/m.gguf"
+        )
+    );
+    let f = write(dir.path(), &toml);
+    let out_dir = dir.path().join("out");
+    let out_arg = out_dir.display().to_string();
+    let mut printed = String::new();
+
+    let (code, out, err) = bakeoff(&["seat", "up", "--fleet", &f, "prod"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("Would: start seat prod") && out.contains("--api-key <redacted>"),
+        "{out}"
+    );
+    printed += &(out + &err);
+
+    for json in [false, true] {
+        let mut args = vec!["seat", "up", "--fleet", &f, "broken", "--out", &out_arg];
+        if json {
+            args.push("--json");
+        }
+        let (code, out, err) = bakeoff(&args);
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(out.contains("broken"), "{out}");
+        printed += &(out + &err);
+    }
+    for args in [
+        vec!["seat", "status", "--fleet", &f],
+        vec!["seat", "status", "--fleet", &f, "--json"],
+        vec!["seat", "logs", "--fleet", &f, "broken", "--tail", "1000"],
+    ] {
+        let (code, out, err) = bakeoff(&args);
+        assert_eq!(code, 0, "{args:?}: {out}{err}");
+        printed += &(out + &err);
+    }
+    assert!(!printed.contains(key), "the key was printed: {printed}");
+
+    let written: Vec<_> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".failure.json"))
+        .collect();
+    assert_eq!(written.len(), 2, "{written:?}");
+    for p in written {
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(!text.contains(key), "{}: {text}", p.display());
+        assert!(text.contains("<redacted>"), "{}: {text}", p.display());
+    }
+}
+
+/// Without `--out`, failure artifacts go to `results/` in the working directory (as
+/// `eval run --out results`), never beside the fleet file: the README's example fleet lives
+/// in the source tree (issue 11 #20).
+#[test]
+fn failure_artifacts_default_to_results_in_the_working_directory() {
+    let cwd = tempfile::tempdir().unwrap();
+    let fleet_dir = cwd.path().join("fleets");
+    std::fs::create_dir(&fleet_dir).unwrap();
+    let toml = seat("broken", "bench", free_port()).replace(
+        &bakeoff_testkit::model_path().display().to_string(),
+        "/nonexistent/m.gguf",
+    );
+    write(&fleet_dir, &toml);
+    let out = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(["seat", "up", "--fleet", "fleets/fleet.toml", "broken"])
+        .current_dir(cwd.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("evidence: results/broken"), "{text}");
+    let results: Vec<_> = std::fs::read_dir(cwd.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        results
+            .iter()
+            .any(|n| n.starts_with("broken") && n.ends_with(".failure.json")),
+        "{results:?}"
+    );
+    assert!(
+        !fleet_dir.join("results").exists(),
+        "written beside the fleet file"
+    );
+}
+
+/// Standard output closed before the binary writes (`bakeoff schema | head -1` once `head`
+/// has gone): a quiet exit with the command's own code, never a panic (exit 101).
+#[test]
+fn a_closed_stdout_is_a_quiet_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), &seat("one", "bench", free_port()));
+    for args in [vec!["schema"], vec!["seat", "status", "--fleet", &f]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        // The reader is gone before the first write: every write gets EPIPE.
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+            .args(&args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}

@@ -45,7 +45,7 @@ pub struct WatchArgs {
     pub crash_loop_restarts: u64,
     #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     pub crash_loop_window: f64,
-    /// Where failure artifacts go (default: results/ beside the fleet file).
+    /// Where failure artifacts go (default: results/ in the working directory).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Print the outcome as JSON.

@@ -1,11 +1,15 @@
 //! `bakeoff seat up|down|restart|status|logs|watch|swap`. Exit 0: done (every seat ready);
 //! 1: refused (production without --confirm, a port taken) or a seat failed (its
 //! `<slug>.failure.json` is written); 2: a bad fleet file or flag.
+//!
+//! Everything printed goes through [`Out`]: the fleet's secrets (`--api-key VALUE`, `HF_TOKEN`,
+//! …; the rule is `bakeoff_seats::redact`) never reach the terminal or `--json`.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use bakeoff_report::escape::for_terminal;
-use bakeoff_seats::ops::default_out_dir;
+use bakeoff_seats::redact::Redactor;
 use bakeoff_seats::{Fleet, OpsError, Role, Seats, UpOutcome, WatchOptions};
 
 use crate::cli::{FleetArgs, SeatCommand, WatchArgs};
@@ -14,62 +18,69 @@ use crate::exit::{CliError, Exit, failed, usage};
 pub async fn run(c: SeatCommand) -> Result<Exit, CliError> {
     match c {
         SeatCommand::Up(a) => {
-            let seats = open(&a.fleet, &a.watch)?;
+            let (seats, out) = open(&a.fleet, &a.watch)?;
             let names = names_or_all(&seats, &a.seats, false)?;
-            gate_all(&seats, &names, "start", a.confirm)?;
+            gate_all(&seats, &out, &names, "start", a.confirm)?;
             let mut ok = true;
             let mut outs = Vec::new();
             for n in &names {
-                let o = seats.up(n, a.confirm, false).await.map_err(ops_error)?;
+                let o = seats
+                    .up(n, a.confirm, false)
+                    .await
+                    .map_err(|e| ops_error(&out, e))?;
                 ok &= o.ok();
                 if !a.watch.json {
-                    print_up(&o);
+                    print_up(&out, &o);
                 }
                 outs.push(o);
             }
             if a.watch.json {
-                print_json(&serde_json::Value::Array(
-                    outs.iter().map(up_json).collect(),
-                ))?;
+                out.json(serde_json::Value::Array(outs.iter().map(up_json).collect()))?;
             }
             Ok(exit(ok))
         }
         SeatCommand::Restart(a) => {
-            let seats = open(&a.fleet, &a.watch)?;
+            let (seats, out) = open(&a.fleet, &a.watch)?;
             let names = names_or_all(&seats, &a.seats, true)?;
-            gate_all(&seats, &names, "restart", a.confirm)?;
+            gate_all(&seats, &out, &names, "restart", a.confirm)?;
             let mut ok = true;
             for n in &names {
-                let o = seats.restart(n, a.confirm).await.map_err(ops_error)?;
+                let o = seats
+                    .restart(n, a.confirm)
+                    .await
+                    .map_err(|e| ops_error(&out, e))?;
                 ok &= o.ok();
                 if a.watch.json {
-                    print_json(&up_json(&o))?;
+                    out.json(up_json(&o))?;
                 } else {
-                    print_up(&o);
+                    print_up(&out, &o);
                 }
             }
             Ok(exit(ok))
         }
         SeatCommand::Down(a) => {
-            let seats = open(&a.fleet, &WatchArgs::defaults())?;
+            let (seats, out) = open(&a.fleet, &WatchArgs::defaults())?;
             let names = names_or_all(&seats, &a.seats, false)?;
-            gate_all(&seats, &names, "stop", a.confirm)?;
+            gate_all(&seats, &out, &names, "stop", a.confirm)?;
             for n in &names {
-                seats.down(n, a.confirm).await.map_err(ops_error)?;
+                seats
+                    .down(n, a.confirm)
+                    .await
+                    .map_err(|e| ops_error(&out, e))?;
                 let kept = seats.seat(n).is_ok_and(|s| s.role == Role::Dormant);
-                println!(
+                out.line(format_args!(
                     "{n}: down{}",
                     if kept {
                         " (dormant: kept created, stopped)"
                     } else {
                         ""
                     }
-                );
+                ));
             }
             Ok(Exit::Ok)
         }
         SeatCommand::Status(a) => {
-            let seats = open(&a.fleet, &WatchArgs::defaults())?;
+            let (seats, out) = open(&a.fleet, &WatchArgs::defaults())?;
             let list = seats.status(a.probe).await;
             if a.json {
                 let v: Vec<_> = list
@@ -90,7 +101,7 @@ pub async fn run(c: SeatCommand) -> Result<Exit, CliError> {
                     .filter(|r| r.seat.is_none())
                     .map(|r| serde_json::json!({"alias": r.alias, "api_base": r.api_base, "from": r.from}))
                     .collect();
-                print_json(&serde_json::json!({"seats": v, "unresolved_aliases": unrouted}))?;
+                out.json(serde_json::json!({"seats": v, "unresolved_aliases": unrouted}))?;
             } else {
                 for s in &list {
                     let serving = match s.serving {
@@ -103,7 +114,7 @@ pub async fn run(c: SeatCommand) -> Result<Exit, CliError> {
                         .filter(|n| *n > 0)
                         .map(|n| format!(", {n} restarts"))
                         .unwrap_or_default();
-                    println!(
+                    out.line(format_args!(
                         "{} [{} {}] {}: {}{}{}",
                         s.seat,
                         format!("{:?}", s.role).to_lowercase(),
@@ -113,62 +124,72 @@ pub async fn run(c: SeatCommand) -> Result<Exit, CliError> {
                         for_terminal(&s.observed.label(), 300),
                         rc,
                         serving
-                    );
+                    ));
                     if !s.aliases.is_empty() {
-                        println!(
+                        out.line(format_args!(
                             "    aliases (one seat, one finding): {}",
                             s.aliases.join(", ")
-                        );
+                        ));
                     }
                     if let Some(d) = &s.detail {
-                        println!("    {}", for_terminal(d, 300));
+                        out.line(format_args!("    {}", for_terminal(d, 300)));
                     }
                 }
                 for r in seats.fleet.routes.iter().filter(|r| r.seat.is_none()) {
-                    println!(
+                    out.line(format_args!(
                         "alias {} ({}) resolves to no seat of this fleet: {}",
                         r.alias,
                         r.from,
                         r.api_base.as_deref().unwrap_or("-")
-                    );
+                    ));
                 }
             }
             let any_failed = list.iter().any(|s| s.serving == Some(false));
             Ok(exit(!any_failed))
         }
         SeatCommand::Logs(a) => {
-            let seats = open(&a.fleet, &WatchArgs::defaults())?;
-            for l in seats.logs(&a.seat, a.tail).await.map_err(ops_error)? {
-                println!("{}", for_terminal(&l, 2000));
+            let (seats, out) = open(&a.fleet, &WatchArgs::defaults())?;
+            for l in seats
+                .logs(&a.seat, a.tail)
+                .await
+                .map_err(|e| ops_error(&out, e))?
+            {
+                out.line(format_args!("{}", for_terminal(&l, 2000)));
             }
             Ok(Exit::Ok)
         }
         SeatCommand::Watch(a) => {
-            let seats = open(&a.fleet, &a.watch)?;
-            let o = seats.watch_seat(&a.seat).await.map_err(ops_error)?;
+            let (seats, out) = open(&a.fleet, &a.watch)?;
+            let o = seats
+                .watch_seat(&a.seat)
+                .await
+                .map_err(|e| ops_error(&out, e))?;
             if a.watch.json {
-                print_json(&up_json(&o))?;
+                out.json(up_json(&o))?;
             } else {
-                print_up(&o);
+                print_up(&out, &o);
             }
             Ok(exit(o.ok()))
         }
         SeatCommand::Swap(a) => {
-            let seats = open(&a.fleet, &a.watch)?;
+            let (seats, out) = open(&a.fleet, &a.watch)?;
             let o = seats
                 .swap(&a.old, &a.new, a.confirm)
                 .await
-                .map_err(ops_error)?;
+                .map_err(|e| ops_error(&out, e))?;
             if a.watch.json {
-                print_json(&serde_json::json!({
+                out.json(serde_json::json!({
                     "old": o.old, "new": o.new, "ok": o.ok(),
                     "new_outcome": up_json(&o.new_outcome),
                     "new_stop_error": o.new_stop_error,
                     "rollback": o.rollback.as_ref().map(up_json),
                 }))?;
             } else {
-                println!("swap {} -> {}: stopped {}", o.old, o.new, o.old);
-                print_up(&o.new_outcome);
+                out.line(format_args!(
+                    "swap {} -> {}: stopped {}",
+                    o.old, o.new, o.old
+                ));
+                print_up(&out, &o.new_outcome);
                 if let Some(r) = &o.rollback {
                     // Worded from what happened: a rollback that failed is said to have failed.
                     let stopped = match &o.new_stop_error {
@@ -180,8 +201,8 @@ pub async fn run(c: SeatCommand) -> Result<Exit, CliError> {
                     } else {
                         format!("FAILED to bring {} back: neither seat is serving", o.old)
                     };
-                    println!("swap failed: {stopped}; {back}");
-                    print_up(r);
+                    out.line(format_args!("swap failed: {stopped}; {back}"));
+                    print_up(&out, r);
                 }
             }
             Ok(exit(o.ok()))
@@ -213,7 +234,10 @@ fn secs(name: &str, v: f64) -> Result<Duration, CliError> {
     }
 }
 
-fn open(f: &FleetArgs, w: &WatchArgs) -> Result<Seats, CliError> {
+/// The fleet's seats, and the printer for their output. Failure artifacts go to `--out`,
+/// default `results/` in the working directory (as `eval run --out results`): never into the
+/// directory of the fleet file, which may be a source tree (`examples/fleet.toml`).
+fn open(f: &FleetArgs, w: &WatchArgs) -> Result<(Seats, Out), CliError> {
     let fleet = Fleet::load(&f.fleet).map_err(usage)?;
     if w.crash_loop_restarts == 0 {
         return Err(usage("--crash-loop-restarts must be at least 1"));
@@ -229,8 +253,35 @@ fn open(f: &FleetArgs, w: &WatchArgs) -> Result<Seats, CliError> {
         crash_loop_window: secs("--crash-loop-window", w.crash_loop_window)?,
         ..WatchOptions::default()
     };
-    let out = w.out.clone().unwrap_or_else(|| default_out_dir(&f.fleet));
-    Ok(Seats::new(fleet, out, watch))
+    let out_dir = w.out.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_OUT));
+    let out = Out {
+        redactor: Redactor::for_fleet(&fleet),
+    };
+    Ok((Seats::new(fleet, out_dir, watch), out))
+}
+
+/// Where failure artifacts go without `--out`, relative to the working directory.
+const DEFAULT_OUT: &str = "results";
+
+/// Prints the seat commands' output with the fleet's secrets redacted.
+struct Out {
+    redactor: Redactor,
+}
+
+impl Out {
+    fn line(&self, s: std::fmt::Arguments<'_>) {
+        println!("{}", self.redactor.text(&s.to_string()));
+    }
+
+    fn text(&self, s: &str) -> String {
+        self.redactor.text(s)
+    }
+
+    fn json(&self, mut v: serde_json::Value) -> Result<(), CliError> {
+        self.redactor.json(&mut v);
+        println!("{}", serde_json::to_string_pretty(&v).map_err(usage)?);
+        Ok(())
+    }
 }
 
 fn names_or_all(seats: &Seats, given: &[String], need_one: bool) -> Result<Vec<String>, CliError> {
@@ -247,7 +298,13 @@ fn names_or_all(seats: &Seats, given: &[String], need_one: bool) -> Result<Vec<S
 }
 
 /// Check every gate before acting on any seat: a refusal leaves the whole fleet untouched.
-fn gate_all(seats: &Seats, names: &[String], action: &str, confirm: bool) -> Result<(), CliError> {
+fn gate_all(
+    seats: &Seats,
+    out: &Out,
+    names: &[String],
+    action: &str,
+    confirm: bool,
+) -> Result<(), CliError> {
     let mut refusals = Vec::new();
     for n in names {
         let seat = seats.seat(n).map_err(usage)?;
@@ -258,8 +315,9 @@ fn gate_all(seats: &Seats, names: &[String], action: &str, confirm: bool) -> Res
     if refusals.is_empty() {
         Ok(())
     } else {
+        // A refusal says what it would have run: the seat's command line, redacted.
         for r in &refusals {
-            println!("{r}");
+            out.line(format_args!("{r}"));
         }
         Err(failed(format!(
             "{} production seat(s) need --confirm; nothing was done",
@@ -268,14 +326,14 @@ fn gate_all(seats: &Seats, names: &[String], action: &str, confirm: bool) -> Res
     }
 }
 
-fn ops_error(e: OpsError) -> CliError {
+fn ops_error(out: &Out, e: OpsError) -> CliError {
     match e {
-        OpsError::UnknownSeat { .. } | OpsError::SameSeat(_) => usage(e),
+        OpsError::UnknownSeat { .. } | OpsError::SameSeat(_) => usage(out.text(&e.to_string())),
         OpsError::NeedsConfirm { .. } => {
-            println!("{e}");
+            out.line(format_args!("{e}"));
             failed("nothing was done")
         }
-        other => failed(other),
+        other => failed(out.text(&other.to_string())),
     }
 }
 
@@ -283,14 +341,9 @@ fn exit(ok: bool) -> Exit {
     if ok { Exit::Ok } else { Exit::Failed }
 }
 
-fn print_json(v: &serde_json::Value) -> Result<(), CliError> {
-    println!("{}", serde_json::to_string_pretty(v).map_err(usage)?);
-    Ok(())
-}
-
-fn print_up(o: &UpOutcome) {
+fn print_up(out: &Out, o: &UpOutcome) {
     if o.created_only {
-        println!("{}: dormant: created, not started", o.seat);
+        out.line(format_args!("{}: dormant: created, not started", o.seat));
         return;
     }
     let Some(r) = &o.report else { return };
@@ -300,29 +353,29 @@ fn print_up(o: &UpOutcome) {
         .map(|p| format!("{} +{:.1}s", p.state, p.at_ms as f64 / 1000.0))
         .collect();
     if r.ready() {
-        println!(
+        out.line(format_args!(
             "{}: READY in {:.1} s ({})",
             o.seat,
             o.elapsed_ms as f64 / 1000.0,
             phases.join(" → ")
-        );
+        ));
     } else {
-        println!(
+        out.line(format_args!(
             "{}: FAILED [{}] after {:.1} s: {}",
             o.seat,
             r.class.map(|c| c.to_string()).unwrap_or_default(),
             o.elapsed_ms as f64 / 1000.0,
             for_terminal(&r.message, 600)
-        );
+        ));
         if let Some(rem) = &r.remediation {
-            println!("    fix: {rem}");
+            out.line(format_args!("    fix: {rem}"));
         }
         if let Some(p) = &o.failure_path {
-            println!("    evidence: {}", p.display());
+            out.line(format_args!("    evidence: {}", p.display()));
         }
     }
     for n in &r.notes {
-        println!("    note: {n}");
+        out.line(format_args!("    note: {n}"));
     }
 }
 
