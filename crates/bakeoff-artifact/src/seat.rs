@@ -51,14 +51,51 @@ pub struct SeatLoadProgress {
     pub over_budget: bool,
 }
 
+/// What the readiness probes saw during a seat's watch. The class of a seat that never became
+/// ready follows from it: a probe only ever refused is `not-listening`, a log that names another
+/// port is `wrong-port`, a server listing other ids is `model-name-mismatch`; only a seat whose
+/// port answered and whose log fell silent is an `init-wedge`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SeatReadiness {
+    /// Readiness probes made (each: discovery's control calls, then a real short completion).
+    pub attempts: u64,
+    /// Probes whose every connection was refused or timed out connecting (nothing listening).
+    pub refused: u64,
+    /// Probes whose completion timed out after the server accepted the connection.
+    pub timed_out: u64,
+    /// HTTP statuses seen, control calls and completions together, with how often.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub http_statuses: std::collections::BTreeMap<u16, u64>,
+    /// The ids `/v1/models` listed, the last time it answered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub served_model_ids: Vec<String>,
+    /// The id the probes asked for (the seat's first served model name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_model: Option<String>,
+    /// The port the probes expect the engine to listen on (the seat's port; a container's own
+    /// port for a Docker seat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_listen_port: Option<u16>,
+    /// The port the engine's log says it listens on, when a line said so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_listen_port: Option<u16>,
+    /// That line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_listen_line: Option<String>,
+    /// The last probe's error, as the preflight put it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
 /// The seat part of a failure artifact.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SeatRecord {
     pub seat: String,
     /// `process` or `docker`.
     pub backend: String,
-    /// The seat as the fleet file declares it (environment values whose names look secret are
-    /// redacted).
+    /// The seat as the fleet file declares it, secrets redacted: argument values after a
+    /// secret-looking flag, secret-looking env values, `Authorization` credentials, `sk-…` /
+    /// `hf_…` tokens and URL passwords (docs/fleet.md "Secrets").
     pub config: serde_json::Value,
     /// The last state the watchdog reached before the verdict.
     pub last_state: String,
@@ -79,4 +116,7 @@ pub struct SeatRecord {
     pub silent_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_progress: Option<SeatLoadProgress>,
+    /// What the readiness probes saw (absent in artifacts from before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readiness: Option<SeatReadiness>,
 }

@@ -35,6 +35,20 @@ pub struct Row {
     pub remediation: &'static str,
     /// Chosen as root cause only when no primary signature matched.
     pub secondary: bool,
+    /// A generic bind failure counts only when it is the API server's own (see [`Scope`]).
+    pub scope: Scope,
+}
+
+/// Which lines a row's signature may claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Any line that matches.
+    Any,
+    /// Only the API server's own port: the line names the seat's port, or the lines just above
+    /// it are the API server's bind (`create_server_socket`, uvicorn, `serve_http`). A bind
+    /// failure of an internal socket (NCCL RAS `Call to bind failed: Address already in use`,
+    /// torch's c10d store on 29500) is not the seat's port.
+    ApiPort,
 }
 
 const fn log(
@@ -49,6 +63,7 @@ const fn log(
         source,
         remediation,
         secondary: false,
+        scope: Scope::Any,
     }
 }
 
@@ -64,6 +79,7 @@ const fn watch(
         source,
         remediation,
         secondary: false,
+        scope: Scope::Any,
     }
 }
 
@@ -99,11 +115,33 @@ const R_NOT_READY: &str = "the seat kept logging but no real completion succeede
 const R_LOAD: &str = "the model file could not be loaded: check the path the seat gives the engine (and the \
      container's mounts) and that the file is a complete checkpoint";
 
+const R_GPU_BUSY: &str = "other processes already hold this GPU's memory: stop the co-resident seat or process \
+     (bakeoff plan shows what each seat claims), or lower this seat's --gpu-memory-utilization";
+const R_MODEL_MISSING: &str = "the engine cannot find the model it was given: check the path (for a Docker seat, the \
+     path inside the container and the seat's mounts) or the repository id; bakeoff audit checks \
+     the path before a start";
+const R_ACCESS: &str = "the model repository refused the download (gated or private): accept the model's terms on \
+     its page and give the seat a token with access (HF_TOKEN in the seat's env), or point it at \
+     a local copy";
+const R_GPU_UNSUPPORTED: &str = "this GPU lacks what the engine or the weights need (compute capability, kernels built \
+     for it): use --dtype half instead of bfloat16 on compute capability < 8.0, an engine image \
+     built for this GPU's architecture, or weights in a quantization this GPU supports";
+const R_NO_GPU: &str = "the engine saw no usable GPU: check the seat's GPU request (gpus in the fleet file and \
+     the NVIDIA container toolkit), CUDA_VISIBLE_DEVICES, and the driver (nvidia-smi)";
+const R_DISK: &str = "a disk the engine writes to is full: free space where the model cache lives (HF_HOME, \
+     the seat's mounts) or in the container's writable layer, or mount the cache from a larger \
+     disk";
+const R_CONTEXT: &str = "the requested context is longer than the model allows: lower --max-model-len (vLLM, \
+     SGLang --context-length) to the model's context (bakeoff kv shows it); override the check \
+     (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1) only with rope scaling that really extends the model";
+
 /// The table. Order matters only for display; matching takes the earliest line in the log.
+/// Sources are engine source files (with the versions read) and issue threads where the line
+/// was seen in a real log; the tests in `tests/log_signatures.rs` replay each wording.
 pub const TABLE: &[Row] = &[
     watch(
         C::InitWedge,
-        "no log line for --silence-timeout while not ready, even if /v1/models or /health answers",
+        "no log line for --silence-timeout while not ready, while the seat's port answered (a port that only refused is not-listening)",
         "seed 000 §1 (vLLM v0.19, Nemotron-3-Nano NVFP4: last line FLASHINFER backend selection, \
          44+ min of silence, /v1/models answering); engine-facts.md fact 3",
         R_WEDGE,
@@ -117,60 +155,132 @@ pub const TABLE: &[Row] = &[
     ),
     log(
         C::CudaOom,
-        r"(torch\.(cuda\.)?OutOfMemoryError|CUDA out of memory)",
-        "seed 003 §1 (`torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB.`); \
-         engine-facts.md §1",
+        r"(torch\.(cuda\.)?OutOfMemoryError|(CUDA|HIP) out of memory)",
+        "torch c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::malloc (`CUDA out of \
+         memory. Tried to allocate …`; torch >= 2.5 `torch.OutOfMemoryError`, older \
+         `torch.cuda.OutOfMemoryError`); seed 003 §1; vllm#14452, vllm#12030",
         R_CUDA,
+    ),
+    log(
+        C::CudaOom,
+        r"CUDA (driver )?error: out of memory",
+        "torch c10/cuda/CUDAException.cpp c10_cuda_check_implementation (`CUDA error: ` + \
+         cudaGetErrorString) and c10/cuda/driver_api.h C10_CUDA_DRIVER_CHECK (`CUDA driver error: \
+         ` + cuGetErrorString); vllm#1614 (`RuntimeError: CUDA error: out of memory`)",
+        R_CUDA,
+    ),
+    log(
+        C::CudaOom,
+        r"CUBLAS_STATUS_ALLOC_FAILED|NCCL WARN Cuda failure 'out of memory'",
+        "torch aten/src/ATen/cuda/Exceptions.h TORCH_CUDABLAS_CHECK (`CUDA error: \
+         CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate(handle)`); NCCL src/include/checks.h \
+         CUDACHECK (`NCCL WARN Cuda failure 'out of memory'`)",
+        R_CUDA,
+    ),
+    log(
+        C::CudaOom,
+        r"Failed to load model - not enough GPU memory",
+        "vLLM 0.19.1 vllm/v1/worker/gpu_model_runner.py GPUModelRunner.load_model (except \
+         torch.cuda.OutOfMemoryError)",
+        R_CUDA,
+    ),
+    log(
+        C::CudaOom,
+        r"Not enough memory to handle (\d+ (prefill|total) tokens|`max_total_tokens=)",
+        "TGI server/text_generation_server/models/flash_causal_lm.py FlashCausalLM.warmup (`Not \
+         enough memory to handle N prefill tokens. You need to decrease \
+         `--max-batch-prefill-tokens``; 2023: `… N total tokens with M prefill tokens`); TGI \
+         backends/v3/src/lib.rs V3Error::NotEnoughMemory; TGI#1067, TGI#755, TGI#710",
+        R_CUDA,
+    ),
+    log(
+        C::CudaOom,
+        r"Free memory on device .{0,60}on startup is less than desired GPU memory utilization",
+        "vLLM 0.19.1 vllm/v1/worker/utils.py request_memory (0.9.x: v1/worker/gpu_worker.py \
+         init_device); vllm#20305, ovg-project/kvcached#29",
+        R_GPU_BUSY,
     ),
     log(
         C::CudaOom,
         r"cudaMalloc failed: out of memory",
         "llama.cpp b11434 ggml/src/ggml-cuda/ggml-cuda.cu:888 (`allocating %.2f MiB on device %d: \
-         cudaMalloc failed: %s`)",
+         cudaMalloc failed: %s`); llama.cpp#20431",
+        R_CUDA,
+    ),
+    log(
+        C::CudaOom,
+        r"(failed|unable) to allocate (CUDA|ROCm|Vulkan|Metal)\d* buffer",
+        "llama.cpp ggml/src/ggml-alloc.c ggml_gallocr_reserve_n and alloc_tensor_range (`failed to \
+         allocate CUDA0 buffer of size N`), src/llama-model.cpp load_tensors (`unable to allocate \
+         CUDA0 buffer`); llama.cpp#20431, llama.cpp#11476",
         R_CUDA,
     ),
     log(
         C::KvCacheBudget,
         r"No available memory for the cache blocks",
-        "vLLM kv_cache_utils.py (engine-facts.md §1); seed 000 §4 (the Gemma-4 KV-cache OOM ladder)",
+        "vLLM 0.19.1 vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory (V0: \
+         worker/worker.py raise_if_cache_size_invalid); seed 000 §4 (the Gemma-4 KV-cache OOM \
+         ladder); vllm#10439, vllm-project/vllm-omni#946",
         R_KV,
     ),
     log(
         C::KvCacheBudget,
         r"Available KV cache memory: -\d",
-        "vLLM gpu_worker.py `Available KV cache memory: -0.3 GiB` (engine-facts.md §1); seed 000 §4 \
-         (−0.66 … −3.21 GiB)",
+        "vLLM 0.19.1 vllm/v1/worker/gpu_worker.py determine_available_memory (`Available KV cache \
+         memory: %s GiB`, negative when the weights leave nothing); seed 000 §4 (−0.66 … −3.21 GiB)",
         R_KV,
     ),
     log(
         C::KvCacheBudget,
-        r"KV cache is needed, which is larger than the available KV cache memory",
-        "vLLM kv_cache_utils.py `_check_enough_kv_cache_memory` (engine-facts.md §1)",
+        r"KV cache is needed, which is larger than the available|Cannot auto-fit max_model_len|is larger than the maximum number of tokens that can be stored in KV cache",
+        "vLLM 0.19.1 vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory (`To serve at \
+         least one request with the models's max seq len (N), (X GiB KV cache is needed, which is \
+         larger than the available KV cache memory (Y GiB)`) and _auto_fit_max_model_len; V0 \
+         `The model's max seq len (N) is larger than the maximum number of tokens that can be \
+         stored in KV cache (M)`; vllm#27508",
         R_KV,
     ),
     log(
         C::KvCacheBudget,
-        r"failed to allocate buffer for kv cache",
-        "llama.cpp b11434 src/llama-kv-cache.cpp:288",
+        r"Not enough memory\. Please try to increase --mem-fraction-static|larger than the profiled value -\d|Loaded weights leave no GPU memory for the KV cache|leaves no room for the full KV pool|state cache is too small to serve any requests",
+        "SGLang 0.5.23 python/sglang/srt/model_executor/pool_configurator.py (`Not enough memory. \
+         Please try to increase --mem-fraction-static.`, `SWA pool cap … leaves no room for the \
+         full KV pool`), mem_cache/kv_cache_configurator.py (`Loaded weights leave no GPU memory \
+         for the KV cache under --mem-fraction-static=…`, `max_total_tokens=N is larger than the \
+         profiled value M`: negative M is a negative KV budget; hybrid `state cache is too small`); \
+         sglang#4330, sglang#7691 (`… larger than the profiled value -561981`)",
+        R_KV,
+    ),
+    log(
+        C::KvCacheBudget,
+        r"failed to allocate buffer for (kv|rs) cache|llama_kv_cache_init\(\) failed",
+        "llama.cpp b11434 src/llama-kv-cache.cpp:288 (`failed to allocate buffer for kv cache`), \
+         src/llama-memory-recurrent.cpp:121; older `llama_kv_cache_init() failed for \
+         self-attention cache`; llama.cpp#8101, abetlen/llama-cpp-python#1944",
         R_KV,
     ),
     log(
         C::UnsupportedArchitecture,
-        r"(Model architectures \[.*\] (are not supported for now|failed to be inspected)|architecture .{0,80}not supported for now)",
-        "vLLM registry (#9515, #13332; engine-facts.md §1); seed 000 §2 (pydantic ValidationError: \
+        r"(Model architectures \[.*\] (are not supported for now|failed to be inspected)|architecture .{0,80}not supported (for now|anymore|in-tree anymore)|Cannot find model module\.)",
+        "vLLM 0.19.1 vllm/model_executor/models/registry.py _raise_for_unsupported (`Model \
+         architectures [...] are not supported for now`, `… is not supported anymore`, `Cannot \
+         find model module.`); vllm#9515, vllm#13332; seed 000 §2 (pydantic ValidationError: \
          architecture \"not supported for now\")",
         R_ARCH,
     ),
     log(
         C::UnsupportedArchitecture,
-        r"unknown model architecture: '",
-        "llama.cpp b11434 src/llama-model.cpp:373",
+        r"unknown model architecture: '|unknown pre-tokenizer type: '",
+        "llama.cpp b11434 src/llama-model.cpp:373 (`unknown model architecture: 'x'`), \
+         src/llama-vocab.cpp (`unknown pre-tokenizer type: 'x'`); mozilla-ai/llamafile#711, \
+         llama.cpp#28050",
         R_ARCH,
     ),
     log(
         C::UnknownModelType,
-        r"has model type .{0,40} but Transformers does not recognize this architecture",
-        "transformers configuration_auto.py (engine-facts.md §1); seed 000 §5 (deepseek_v4 on NGC 26.04)",
+        r"has model type .{0,40} but Transformers does not recognize this architecture|Unrecognized model in .{0,200}Should have a .model_type. key",
+        "transformers models/auto/configuration_auto.py AutoConfig.from_pretrained \
+         (engine-facts.md §1); seed 000 §5 (deepseek_v4 on NGC 26.04)",
         R_TYPE,
     ),
     log(
@@ -182,31 +292,123 @@ pub const TABLE: &[Row] = &[
     ),
     log(
         C::QuantizationMismatch,
-        r"No compressed-tensors compatible scheme was found",
-        "llm-compressor #1427 (engine-facts.md §1)",
+        r"No compressed-tensors compatible scheme was found|does not match the quantization method specified in the .?quantization.? argument|Unknown quantization method: |Cannot find the config file for ",
+        "vLLM 0.19.1 vllm/config/model.py ModelConfig._verify_quantization (`Quantization method \
+         specified in the model config (fp8) does not match the quantization method specified in \
+         the `quantization` argument (gguf).`, `Unknown quantization method: …`), \
+         model_loader/weight_utils.py get_quant_config (`Cannot find the config file for …`), \
+         compressed_tensors.py (`No compressed-tensors compatible scheme was found.`); \
+         vllm#19050, vllm#5842, vllm#3331, llm-compressor #1427",
         R_QUANT,
     ),
     log(
+        C::ContextTooLong,
+        r"is greater than the derived max_model_len|context length .{0,40}exceeds the model's",
+        "vLLM 0.19.1 vllm/config/model.py _get_and_verify_max_len (`User-specified max_model_len \
+         (N) is greater than the derived max_model_len (…)`); vllm#3676",
+        R_CONTEXT,
+    ),
+    log(
+        C::GpuUnsupported,
+        r"Bfloat16 is only supported on GPUs with compute capability|no kernel image is available for execution on the device|GPUs with compute capability below \d|is not supported for the current GPU\. Minimum capability|Quantization scheme is not supported for|quantization is currently not supported in ",
+        "vLLM 0.19.1 vllm/platforms/cuda.py check_if_supports_dtype (`Bfloat16 is only supported on \
+         GPUs with compute capability of at least 8.0`), vllm/config/vllm.py \
+         _get_quantization_config, compressed_tensors.py _check_scheme_supported, \
+         platforms/interface.py verify_quantization; torch CUDA error `no kernel image is \
+         available for execution on the device`; vllm#946, vllm#4604, vllm#19906, vllm#1284",
+        R_GPU_UNSUPPORTED,
+    ),
+    log(
+        C::NoGpu,
+        r"No CUDA GPUs are available|Found no NVIDIA driver on your system|CUDA driver initialization failed|Failed to infer device type|The NVIDIA driver on your system is too old",
+        "torch c10/cuda/CUDAFunctions.cpp device_count_impl / device_count_ensure_non_zero; vLLM \
+         0.19.1 vllm/config/device.py DeviceConfig.__post_init__ (`Failed to infer device type`); \
+         vllm#12847, vllm#13946",
+        R_NO_GPU,
+    ),
+    log(
+        C::ModelFileMissing,
+        r"failed to open GGUF file .{0,400}\(No such file or directory\)|gguf_init_from_\w+: failed to read magic",
+        "llama.cpp b11434 ggml/src/gguf.cpp gguf_init_from_file (`failed to open GGUF file '%s' \
+         (%s)`, strerror) and gguf_init_from_reader (`failed to read magic`: an empty file); \
+         measured here (a seat given a missing path)",
+        R_MODEL_MISSING,
+    ),
+    log(
+        C::ModelFileMissing,
+        r"Invalid repository ID or local directory specified|Could not detect config format for no config file found|Repo id must be in the form|is not a local folder and is not a valid model identifier|does not appear to have a file named",
+        "vLLM 0.19.1 vllm/transformers_utils/config.py get_config; huggingface_hub \
+         utils/_validators.py validate_repo_id (a local path that does not exist is read as a \
+         repo id); transformers utils/hub.py cached_files; vllm#12867, gpustack/gpustack#1268",
+        R_MODEL_MISSING,
+    ),
+    log(
+        C::ModelAccessDenied,
+        r"Cannot access gated repo|You are trying to access a gated repo|Access to model .{0,200} is restricted|is gated\. You must be authenticated|401 Client Error|403 Client Error",
+        "huggingface_hub utils/_http.py hf_raise_for_status (`401 Client Error … Cannot access gated \
+         repo for url …`); transformers utils/hub.py (`You are trying to access a gated repo.`); \
+         sgl-project/sglang PR #14644, vllm PR #3963",
+        R_ACCESS,
+    ),
+    log(
+        C::DiskFull,
+        r"No space left on device|StorageFull",
+        "OS ENOSPC (`OSError: [Errno 28] No space left on device`), safetensors (`IoError(Os { code: \
+         28, kind: StorageFull, … })`); hiyouga/LlamaFactory#5155, bentoml/OpenLLM#754",
+        R_DISK,
+    ),
+    log(
         C::PortInUse,
-        r"couldn't bind HTTP server socket",
-        "llama.cpp b11434 tools/server/server-http.cpp:517; measured here with a held port",
+        r"couldn't bind (HTTP server|to server) socket",
+        "llama.cpp b11434 tools/server/server-http.cpp:517 (`couldn't bind HTTP server socket, \
+         hostname: H, port: P`); 2023 `couldn't bind to server socket: hostname=H port=P`; \
+         measured here with a held port; neavo/OneClickLLAMA#10",
         R_PORT,
     ),
     log(
         C::PortInUse,
-        r"(\[Errno 98\]|[Aa]ddress already in use|port is already allocated)",
-        "uvicorn bind error (vLLM/SGLang API servers) `[Errno 98] … address already in use`; Docker \
-         daemon `Bind for 0.0.0.0:P failed: port is already allocated`",
+        r"error while attempting to bind on address|port is already allocated|Failed to bind to .{0,80}[Aa]ddress already in use|listen tcp [^ ]*: bind: address already in use",
+        "uvicorn Server.startup over asyncio create_server (`[Errno 98] error while attempting to \
+         bind on address ('0.0.0.0', 8000): address already in use`: SGLang, LiteLLM, vLLM before \
+         ~0.6.1; vllm#7514); TGI router/src/server.rs (`Failed to bind to …`); Go net.Listen \
+         (Ollama, llama-swap: `listen tcp 127.0.0.1:11434: bind: address already in use`; \
+         ollama#707); Docker daemon `Bind for 0.0.0.0:P failed: port is already allocated`",
         R_PORT,
     ),
     Row {
+        class: C::PortInUse,
+        signature: SignatureKind::Log(r"\[Errno (98|48)\]|[Aa]ddress already in use|EADDRINUSE"),
+        source: "vLLM 0.19.1 vllm/entrypoints/openai/api_server.py create_server_socket (`sock.bind(addr)` \
+                 then `OSError: [Errno 98] Address already in use`; vllm#9763). Claimed only for the \
+                 API port: the line names the seat's port, or a create_server_socket / uvicorn frame \
+                 stands just above it. Never NCCL (`NCCL WARN Call to bind failed: Address already \
+                 in use`, nccl#1882), torch's c10d store (`The server socket has failed to listen … \
+                 port: 29500 … EADDRINUSE`), or vLLM's get_open_port (vllm#11617)",
+        remediation: R_PORT,
+        secondary: false,
+        scope: Scope::ApiPort,
+    },
+    log(
+        C::MissingModule,
+        r"This modeling file requires the following packages that were not found",
+        "transformers dynamic_module_utils.py check_imports (remote code needs a package the \
+         image lacks); InternLM/InternLM#592",
+        R_MODULE,
+    ),
+    Row {
         class: C::MissingModule,
-        signature: SignatureKind::Log(r"ModuleNotFoundError: No module named"),
+        signature: SignatureKind::Log(
+            r"No module named ['\x22]?[A-Za-z_][\w.]*|cannot open shared object file: No such file or directory",
+        ),
         source: "seed 000 §2 (secondary `ModuleNotFoundError: mamba_ssm` beside the unsupported \
-                 architecture); Python import system",
+                 architecture); CPython import system (`ModuleNotFoundError: No module named 'x'`, \
+                 runpy's unquoted `python3: No module named x`), vLLM V0 worker lines without the \
+                 class (`… while processing method load_model: No module named 'einops'`, vllm PR \
+                 #7651); a missing shared library (zai-org/GLM-4#510)",
         remediation: R_MODULE,
         // Engines log optional imports that fail as warnings; the seed's was secondary.
         secondary: true,
+        scope: Scope::Any,
     },
     watch(
         C::HostOom,
@@ -224,19 +426,58 @@ pub const TABLE: &[Row] = &[
     ),
     watch(
         C::NotReady,
-        "--ready-timeout passed while the seat was up and still logging, and no real completion (the preflight's check) had succeeded",
+        "--ready-timeout passed while the seat's port answered and the seat was still logging, and no real completion (the preflight's check) had succeeded",
         "bakeoff's readiness definition (issue 6: ready means a real completion succeeds); seed 000 §1 \
          (/v1/models answering is not ready); a container logging every 20 ms measured here \
          (docker_backend.rs a_chatty_seat_still_reaches_the_ready_timeout)",
         R_NOT_READY,
     ),
+    watch(
+        C::NotListening,
+        "every readiness probe of the watch was refused (silence or --ready-timeout): nothing listened on the seat's port",
+        "bakeoff's readiness probe (seat.readiness.refused = attempts); measured here (a process \
+         that logs a line and never listens)",
+        "the engine never opened the seat's port: check its --host/--port against the seat (a \
+         server bound to another address or port, or one stuck before it binds: read the last log \
+         lines)",
+    ),
+    watch(
+        C::WrongPort,
+        "the log says the server listens on another port than the seat's (readiness::listen_port: llama.cpp `listening on http://H:P`, uvicorn `Uvicorn running on`, vLLM `Starting vLLM (API )?server (N )?on`, Ollama `Listening on`), and the seat's port refused after that line",
+        "llama.cpp tools/server/server.cpp, uvicorn server.py _log_started_message, vLLM 0.19.1 \
+         entrypoints/openai/api_server.py build_and_serve, Ollama server/routes.go; measured here \
+         (llama-server given another --port)",
+        "make the engine's --port and the seat's port agree (for a Docker seat, container_port \
+         is the port inside the container)",
+    ),
+    watch(
+        C::ModelNameMismatch,
+        "the server's /v1/models lists ids, none of them the seat's first served_model_names entry, and the completion is refused for that id",
+        "vLLM entrypoints/openai/serving_engine.py _check_model (404 `The model `m` does not \
+         exist.`); bakeoff's readiness probe (seat.readiness.served_model_ids)",
+        "set the seat's served_model_names to what the engine serves, or make the engine serve \
+         that name (vLLM/SGLang --served-model-name, llama-server --alias); gateways route by \
+         these names",
+    ),
 ];
 
 /// Lines that wrap the real error and must never be chosen as the root cause.
-pub const WRAPPERS: &[(&str, &str)] = &[(
-    r"Engine core initialization failed",
-    "vLLM v1/engine/utils.py wait_for_engine_startup (engine-facts.md §1, fact 9)",
-)];
+pub const WRAPPERS: &[(&str, &str)] = &[
+    (
+        r"Engine core initialization failed|EngineCore failed to start",
+        "vLLM v1/engine/utils.py wait_for_engine_startup and v1/engine/core.py run_engine_core \
+         (engine-facts.md §1, fact 9)",
+    ),
+    (
+        r"Initialization failed\. Please see the error messages above|Received sigquit from a child process",
+        "SGLang entrypoints/engine.py and http_server.py",
+    ),
+    (
+        r"Failed to import from vllm\._C|Failed to import from (amdsmi|vllm\._rocm_C)",
+        "vLLM _custom_ops.py / platforms: a warning that an optional extension did not import \
+         (ROCm, CPU, Ascend builds), harmless",
+    ),
+];
 
 /// A remediation for a plain exit when the tail shows the model itself could not be loaded.
 pub fn exited_remediation(tail: &[String]) -> &'static str {
@@ -286,31 +527,150 @@ fn compiled() -> &'static Compiled {
 
 /// The first causal error in `lines` (oldest first), or `None` when no signature matches.
 pub fn root_cause(lines: &[String]) -> Option<Cause> {
-    let c = compiled();
+    root_cause_for(lines, None)
+}
+
+/// How far above a generic bind failure the API server's own bind frames are looked for.
+const BIND_CONTEXT_LINES: usize = 20;
+
+/// Frames of an API server binding its port, as they stand in the traceback above its bind
+/// failure: vLLM `create_server_socket` / `sock.bind(addr)`, uvicorn.
+const API_BIND_MARKERS: &[&str] = &["create_server_socket", "sock.bind(addr)", "uvicorn"];
+
+/// Internal sockets, never the API port: NCCL, torch's c10d store and its rendezvous, vLLM's
+/// `get_open_port` probe for its own internal ports, ZMQ.
+const INTERNAL_SOCKET_MARKERS: &[&str] = &[
+    "NCCL",
+    "c10d",
+    "TCPStore",
+    "_create_c10d_store",
+    "rendezvous",
+    "init_process_group",
+    "stateless_init",
+    "get_open_port",
+    "gloo",
+    "zmq",
+    "ZMQ",
+    "The server socket has failed",
+];
+
+/// Does a generic bind failure at `lines[i]` belong to the API server on `api_port`? It does
+/// when the line names that port, or when the nearest frames above it are the API server's
+/// bind and not an internal socket's.
+fn is_api_bind(lines: &[String], i: usize, api_port: Option<u16>) -> bool {
+    let line = &lines[i];
+    let internal = |l: &str| INTERNAL_SOCKET_MARKERS.iter().any(|m| l.contains(m));
+    if internal(line) {
+        return false;
+    }
+    if let Some(p) = api_port
+        && mentions_port(line, p)
+    {
+        return true;
+    }
+    let context = &lines[i.saturating_sub(BIND_CONTEXT_LINES)..i];
+    if context.iter().any(|l| internal(l)) {
+        return false;
+    }
+    context
+        .iter()
+        .any(|l| API_BIND_MARKERS.iter().any(|m| l.contains(m)))
+}
+
+/// `line` names port `p` as a port (`:8000`, `, 8000)`, `port 8000`, `port: 8000`), not as a
+/// digit run inside another number.
+fn mentions_port(line: &str, p: u16) -> bool {
+    let p = p.to_string();
+    line.match_indices(&p).any(|(at, _)| {
+        let head = &line[..at];
+        let tail = &line[at + p.len()..];
+        if head.ends_with(|c: char| c.is_ascii_digit())
+            || tail.starts_with(|c: char| c.is_ascii_digit())
+        {
+            return false;
+        }
+        let head = head
+            .trim_end_matches([' ', '\'', '"', '='])
+            .to_ascii_lowercase();
+        head.ends_with([':', ',', '(']) || head.ends_with("port")
+    })
+}
+
+/// The first causal error in `lines`, knowing the port the seat's API server binds (so a
+/// generic `Address already in use` is claimed only when it is that server's).
+///
+/// Log lines are matched one by one and also joined with the next line, with and without a
+/// space: terminals and issue threads hard-wrap long engine messages (`…KV cach` / `e is
+/// needed…`), and a signature split across the wrap is still the cause, at its first line.
+pub fn root_cause_for(lines: &[String], api_port: Option<u16>) -> Option<Cause> {
     let mut secondary: Option<Cause> = None;
-    for (i, line) in lines.iter().enumerate() {
-        if c.wrappers.iter().any(|w| w.is_match(line)) {
+    for i in 0..lines.len() {
+        let Some((cause, is_secondary)) = cause_at(lines, i, api_port) else {
+            continue;
+        };
+        if is_secondary {
+            secondary.get_or_insert(cause);
             continue;
         }
-        for (re, row) in &c.rows {
-            if !re.is_match(line) {
-                continue;
-            }
-            let cause = Cause {
-                class: row.class,
-                line_index: i,
-                line: line.clone(),
-                source: row.source,
-                remediation: row.remediation,
-            };
-            if row.secondary {
-                secondary.get_or_insert(cause);
-            } else {
-                return Some(cause);
-            }
+        // A GPU allocation that fails while the KV cache is being allocated is the KV cache's
+        // failure (llama.cpp logs `cudaMalloc failed: out of memory`, then `failed to allocate
+        // buffer for kv cache`): the more specific class, a few lines on, wins.
+        if cause.class == FailureClass::CudaOom
+            && let Some(kv) = (i + 1..lines.len().min(i + 1 + KV_REFINE_LINES))
+                .filter_map(|j| cause_at(lines, j, api_port))
+                .map(|(c, _)| c)
+                .find(|c| c.class == FailureClass::KvCacheBudget)
+        {
+            return Some(kv);
         }
+        return Some(cause);
     }
     secondary
+}
+
+/// How far after a CUDA OOM a KV-cache line still claims it.
+const KV_REFINE_LINES: usize = 8;
+
+/// The cause line `i` shows, if any, and whether its row is secondary.
+fn cause_at(lines: &[String], i: usize, api_port: Option<u16>) -> Option<(Cause, bool)> {
+    let c = compiled();
+    let is_wrapper = |l: &str| c.wrappers.iter().any(|w| w.is_match(l));
+    let line = &lines[i];
+    if is_wrapper(line) {
+        return None;
+    }
+    let next = lines.get(i + 1).filter(|n| !is_wrapper(n));
+    let joined: Vec<String> = next
+        .map(|n| vec![format!("{line}{n}"), format!("{line} {n}")])
+        .unwrap_or_default();
+    for (re, row) in &c.rows {
+        let text = if re.is_match(line) {
+            line.clone()
+        } else if let Some(j) = joined.iter().find(|j| re.is_match(j)) {
+            // Only a match that needs the wrap: one wholly inside the next line is that line's
+            // own, found on its turn.
+            if next.is_some_and(|n| re.is_match(n)) {
+                continue;
+            }
+            j.clone()
+        } else {
+            continue;
+        };
+        if row.scope == Scope::ApiPort && !is_api_bind(lines, i, api_port) {
+            continue;
+        }
+        return Some((
+            Cause {
+                class: row.class,
+                line_index: i,
+                line: text,
+                source: row.source,
+                remediation: row.remediation,
+            },
+            row.secondary,
+        ));
+    }
+    None
 }
 
 /// The row of a watchdog-produced class (its source and remediation).
@@ -355,7 +715,7 @@ pub fn markdown_table() -> String {
     }
     for (p, src) in WRAPPERS {
         s.push_str(&format!(
-            "| (wrapper, never a root cause) | `{p}` | log line | {src} | read the lines before it |\n"
+            "| (wrapper or harmless warning, never a root cause) | `{p}` | log line | {src} | read the lines before it |\n"
         ));
     }
     s

@@ -7,6 +7,9 @@
 //! also holds the embedded default: provisioning of the pinned llama.cpp build and test model,
 //! and a local `llama-server` on a free loopback port that is stopped when its handle drops.
 //!
+//! Secrets in a seat's configuration never reach what it writes or prints: artifacts, command
+//! output and the log lines read back from a seat all go through [`redact`] (one rule).
+//!
 //! It must never stop or start anything it did not start itself without the operator's say:
 //! it signals only processes whose pid *and* start time it recorded, touches only containers
 //! labelled for the seat, and never acts on a production seat without `confirm`.
@@ -21,6 +24,8 @@ pub mod ops;
 pub mod process;
 pub mod progress;
 pub mod provision;
+pub mod readiness;
+pub mod redact;
 pub mod watchdog;
 
 pub use fleet::{Fleet, FleetError, Role, Seat};

@@ -11,12 +11,12 @@
 //! - a `dormant` seat is created but not started by `up`;
 //! - every failure writes `<slug>.failure.json`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use bakeoff_artifact::{
-    Artifact, ArtifactKind, Candidate, ContextWindow, EndpointRecord, Evidence, Failure,
-    SeatRecord, artifact_path, write_atomic,
+    Artifact, ArtifactKind, Candidate, ContextWindow, EndpointRecord, Evidence, Failure, RunFiles,
+    SeatRecord, run_id_now,
 };
 
 use crate::backend::{Backend, BackendError, Observed, Status};
@@ -112,6 +112,8 @@ pub struct Seats {
 
 /// What an action would do to a seat, in words (for the `--confirm` refusal).
 pub fn describe(action: &str, seat: &Seat, fleet: &Fleet) -> String {
+    // What is described is printed and carried in errors: never a secret of the seat's.
+    let seat = &seat.redacted();
     let target = match &seat.launch {
         crate::fleet::Launch::Process(p) => format!("process {} {}", p.command, p.args.join(" ")),
         crate::fleet::Launch::Docker(d) => format!(
@@ -253,10 +255,17 @@ impl Seats {
     }
 
     async fn watch_backend(&self, seat: &Seat, backend: &mut Backend) -> WatchReport {
+        let listen_port = match &seat.launch {
+            crate::fleet::Launch::Docker(d) => d.container_port.unwrap_or(seat.port),
+            crate::fleet::Launch::Process(_) => seat.port,
+        };
         watchdog::watch(
             backend,
             &self.fleet.seat_url(seat),
-            seat.served_model_names.first().cloned(),
+            watchdog::ProbeTarget {
+                model: seat.served_model_names.first().cloned(),
+                listen_port: Some(listen_port),
+            },
             &self.watch,
         )
         .await
@@ -475,12 +484,15 @@ impl Seats {
         Ok(backend.tail(n).await)
     }
 
-    /// `<out>/<seat>.failure.json`.
+    /// `<out>/<seat>.failure.json` for a seat's first failure there, `<seat>.<run_id>.failure.json`
+    /// for every later one: a failure never replaces an earlier one.
     pub fn write_failure(&self, seat: &Seat, r: &WatchReport) -> Result<PathBuf, OpsError> {
-        let art = failure_artifact(&self.fleet, seat, r);
-        let path = artifact_path(&self.out_dir, &seat.name, ArtifactKind::Failure);
-        write_atomic(&path, &art).map_err(|e| OpsError::Artifact(e.to_string()))?;
-        Ok(path)
+        let mut art = failure_artifact(&self.fleet, seat, r);
+        let run_id = run_id_now();
+        art.run_id = Some(run_id.clone());
+        RunFiles::claim(&self.out_dir, &seat.name, &run_id)
+            .and_then(|mut files| files.write_artifact(&art))
+            .map_err(|e| OpsError::Artifact(e.to_string()))
     }
 }
 
@@ -519,6 +531,7 @@ pub(crate) fn error_report(line: &str) -> WatchReport {
         load_over_budget: false,
         load_budget_s: None,
         preflight: None,
+        readiness: Default::default(),
         notes: vec![],
     }
 }
@@ -608,16 +621,8 @@ pub fn failure_artifact(fleet: &Fleet, seat: &Seat, r: &WatchReport) -> Artifact
         oom_killed: r.oom_killed,
         silent_ms: r.silent_ms,
         load_progress: r.progress.as_ref().map(|p| p.to_record(r.load_budget_s)),
+        readiness: Some(r.readiness.clone()),
     });
     art.run = serde_json::json!({ "fleet": fleet.path.display().to_string() });
     art
-}
-
-/// Where a fleet's failure artifacts go by default: `<fleet dir>/results`.
-pub fn default_out_dir(fleet_path: &Path) -> PathBuf {
-    fleet_path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .join("results")
 }

@@ -15,8 +15,14 @@
 //! 2. the backend reports the seat exited: `host-oom` when Docker says `OOMKilled`, otherwise
 //!    the root cause of the log tail, otherwise `exited` with the code. A state that could not
 //!    be read (the Docker engine did not answer) is not an exit;
-//! 3. no log line for `silence_timeout` while not ready: `init-wedge`;
-//! 4. `ready_timeout` passed: `not-ready`.
+//! 3. the probes say no wait can help: the server lists other model ids than the seat's
+//!    (`model-name-mismatch`), or the log names another listening port and the seat's port then
+//!    refused (`wrong-port`);
+//! 4. no log line for `silence_timeout` while not ready: `init-wedge`;
+//! 5. `ready_timeout` passed: `not-ready`.
+//!
+//! A silence or a timeout is then refined by what the readiness probes saw
+//! ([`crate::readiness`]): a port that only ever refused is `not-listening`, not a wedge.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -29,6 +35,7 @@ use tokio::sync::mpsc;
 use crate::backend::{Backend, Observed};
 use crate::classify::{self, Cause};
 use crate::progress::{self, Reading};
+use crate::readiness::Tally;
 
 /// How much of the log is kept as evidence: vLLM's real cause sits above a ~40-line traceback
 /// and the wrapper, so the tail must be deep (engine-facts.md §1: at least 250 lines).
@@ -104,8 +111,19 @@ pub struct WatchReport {
     /// `--load-budget` in seconds, when given.
     pub load_budget_s: Option<f64>,
     pub preflight: Option<PreflightReport>,
+    /// What the readiness probes saw.
+    pub readiness: bakeoff_artifact::SeatReadiness,
     /// Notes for the operator (a load over budget, …).
     pub notes: Vec<String>,
+}
+
+/// What the readiness probes ask for and expect.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeTarget {
+    /// The model id to request (the seat's first served model name).
+    pub model: Option<String>,
+    /// The port the engine should listen on: the seat's port, or a container's own port.
+    pub listen_port: Option<u16>,
 }
 
 impl WatchReport {
@@ -178,9 +196,11 @@ pub fn probe_client(url: &str) -> Option<Client> {
 pub async fn watch(
     backend: &mut Backend,
     url: &str,
-    model: Option<String>,
+    target: ProbeTarget,
     opts: &WatchOptions,
 ) -> WatchReport {
+    let model = target.model.clone();
+    let mut tally = Tally::new(target.model, target.listen_port);
     let start = Instant::now();
     let (tx, mut rx) = mpsc::channel::<String>(1024);
     let follower = backend.follow(tx);
@@ -231,6 +251,7 @@ pub async fn watch(
         }
         for line in batch {
             last_line = Instant::now();
+            tally.observe_line(&line);
             if let Some(s) = state_signal(&line)
                 && s > state
                 && state < State::Ready
@@ -268,15 +289,19 @@ pub async fn watch(
         if let Some(p) = &probe
             && p.is_finished()
         {
-            if let Some(Ok(out)) = probe.take().and_then(futures_util::FutureExt::now_or_never)
-                && out.report.fit
-            {
-                phases.push(SeatPhase {
-                    state: "ready".into(),
-                    at_ms: start.elapsed().as_millis() as u64,
-                    line: None,
-                });
-                break Verdict::Ready(Box::new(out.report));
+            if let Some(Ok(out)) = probe.take().and_then(futures_util::FutureExt::now_or_never) {
+                tally.observe_probe(&out);
+                if out.report.fit {
+                    phases.push(SeatPhase {
+                        state: "ready".into(),
+                        at_ms: start.elapsed().as_millis() as u64,
+                        line: None,
+                    });
+                    break Verdict::Ready(Box::new(out.report));
+                }
+                if tally.model_mismatch() || tally.serves_elsewhere() {
+                    break Verdict::Misconfigured;
+                }
             }
             next_probe = Instant::now() + opts.probe_interval;
         }
@@ -363,7 +388,7 @@ pub async fn watch(
     let progress = loading_record(progress, loading);
 
     let tail: Vec<String> = tail.into_iter().collect();
-    let cause = classify::root_cause(&tail);
+    let cause = classify::root_cause_for(&tail, tally.record.expected_listen_port);
     let (exit_code, oom_killed) = match &last_status.observed {
         Observed::Exited { code, oom_killed } => (*code, *oom_killed),
         _ => (None, None),
@@ -376,103 +401,128 @@ pub async fn watch(
             .map(|c| format!("; root cause {}: {}", c.class, c.line.trim()))
             .unwrap_or_default()
     };
-    let (final_state, class, message, remediation, preflight) = match verdict {
-        Verdict::Ready(report) => (
-            State::Ready,
-            None,
-            format!(
-                "ready in {:.1} s (a real completion succeeded)",
-                start.elapsed().as_secs_f64()
-            ),
-            None,
-            Some(*report),
-        ),
-        Verdict::Exited => {
-            let code_text = exit_code
-                .map(|c| format!(" with code {c}"))
-                .unwrap_or_default();
-            if oom_killed == Some(true) {
-                (
-                    State::Failed,
-                    Some(FailureClass::HostOom),
-                    format!(
-                        "killed by the host OOM killer (Docker OOMKilled){code_text} while {}{}",
-                        last_state.as_str(),
-                        cause_text(&cause)
-                    ),
-                    Some(classify::remediation(FailureClass::HostOom).to_string()),
-                    None,
-                )
-            } else if let Some(c) = &cause {
-                (
-                    State::Failed,
-                    Some(c.class),
-                    format!(
-                        "exited{code_text} while {}: {}",
-                        last_state.as_str(),
-                        c.line.trim()
-                    ),
-                    Some(c.remediation.to_string()),
-                    None,
-                )
-            } else {
-                (
-                    State::Failed,
-                    Some(FailureClass::Exited),
-                    format!(
-                        "exited{code_text} while {}; last line: {}",
-                        last_state.as_str(),
-                        tail.last().map(|l| l.trim()).unwrap_or("(no output)")
-                    ),
-                    Some(classify::exited_remediation(&tail).to_string()),
-                    None,
-                )
-            }
-        }
-        Verdict::CrashLoop(n) => (
+    // A silence or a timeout, refined by what the probes saw: a port that only ever refused is
+    // not a wedge.
+    let refined = match verdict {
+        Verdict::Silent | Verdict::Timeout | Verdict::Misconfigured => tally.refine(),
+        _ => None,
+    };
+    let (final_state, class, message, remediation, preflight) = if let Some((class, seen, remedy)) =
+        refined
+    {
+        (
             State::Failed,
-            Some(FailureClass::CrashLoop),
+            Some(class),
             format!(
-                "crash-loop: {n} restarts within {:.0} s (RestartCount {}){}",
-                secs(start.elapsed().as_millis() as u64).min(opts.crash_loop_window.as_secs_f64()),
-                last_status.restart_count.unwrap_or(0),
-                cause_text(&cause)
-            ),
-            Some(format!(
-                "{} Root cause: {}",
-                classify::remediation(FailureClass::CrashLoop),
-                cause
-                    .as_ref()
-                    .map(|c| c.remediation)
-                    .unwrap_or_else(|| classify::exited_remediation(&tail))
-            )),
-            None,
-        ),
-        Verdict::Silent => (
-            State::Failed,
-            Some(FailureClass::InitWedge),
-            format!(
-                "init-wedge: no log line for {:.1} s while {} (not ready){}; last line: {}",
+                "{class}: {seen} (after {:.1} s, still {}; {:.1} s since the last log line){}",
+                start.elapsed().as_secs_f64(),
+                last_state.as_str(),
                 secs(silent_ms),
-                last_state.as_str(),
-                cause_text(&cause),
-                tail.last().map(|l| l.trim()).unwrap_or("(no output)")
-            ),
-            Some(classify::remediation(FailureClass::InitWedge).to_string()),
-            None,
-        ),
-        Verdict::Timeout => (
-            State::Failed,
-            Some(FailureClass::NotReady),
-            format!(
-                "not ready after {:.0} s (still {}){}",
-                opts.ready_timeout.as_secs_f64(),
-                last_state.as_str(),
                 cause_text(&cause)
             ),
-            Some(classify::remediation(FailureClass::NotReady).to_string()),
+            Some(remedy),
             None,
-        ),
+        )
+    } else {
+        match verdict {
+            Verdict::Ready(report) => (
+                State::Ready,
+                None,
+                format!(
+                    "ready in {:.1} s (a real completion succeeded)",
+                    start.elapsed().as_secs_f64()
+                ),
+                None,
+                Some(*report),
+            ),
+            Verdict::Exited => {
+                let code_text = exit_code
+                    .map(|c| format!(" with code {c}"))
+                    .unwrap_or_default();
+                if oom_killed == Some(true) {
+                    (
+                        State::Failed,
+                        Some(FailureClass::HostOom),
+                        format!(
+                            "killed by the host OOM killer (Docker OOMKilled){code_text} while {}{}",
+                            last_state.as_str(),
+                            cause_text(&cause)
+                        ),
+                        Some(classify::remediation(FailureClass::HostOom).to_string()),
+                        None,
+                    )
+                } else if let Some(c) = &cause {
+                    (
+                        State::Failed,
+                        Some(c.class),
+                        format!(
+                            "exited{code_text} while {}: {}",
+                            last_state.as_str(),
+                            c.line.trim()
+                        ),
+                        Some(c.remediation.to_string()),
+                        None,
+                    )
+                } else {
+                    (
+                        State::Failed,
+                        Some(FailureClass::Exited),
+                        format!(
+                            "exited{code_text} while {}; last line: {}",
+                            last_state.as_str(),
+                            tail.last().map(|l| l.trim()).unwrap_or("(no output)")
+                        ),
+                        Some(classify::exited_remediation(&tail).to_string()),
+                        None,
+                    )
+                }
+            }
+            Verdict::CrashLoop(n) => (
+                State::Failed,
+                Some(FailureClass::CrashLoop),
+                format!(
+                    "crash-loop: {n} restarts within {:.0} s (RestartCount {}){}",
+                    secs(start.elapsed().as_millis() as u64)
+                        .min(opts.crash_loop_window.as_secs_f64()),
+                    last_status.restart_count.unwrap_or(0),
+                    cause_text(&cause)
+                ),
+                Some(format!(
+                    "{} Root cause: {}",
+                    classify::remediation(FailureClass::CrashLoop),
+                    cause
+                        .as_ref()
+                        .map(|c| c.remediation)
+                        .unwrap_or_else(|| classify::exited_remediation(&tail))
+                )),
+                None,
+            ),
+            Verdict::Silent => (
+                State::Failed,
+                Some(FailureClass::InitWedge),
+                format!(
+                    "init-wedge: no log line for {:.1} s while {} (not ready){}; last line: {}",
+                    secs(silent_ms),
+                    last_state.as_str(),
+                    cause_text(&cause),
+                    tail.last().map(|l| l.trim()).unwrap_or("(no output)")
+                ),
+                Some(classify::remediation(FailureClass::InitWedge).to_string()),
+                None,
+            ),
+            Verdict::Timeout | Verdict::Misconfigured => (
+                State::Failed,
+                Some(FailureClass::NotReady),
+                format!(
+                    "not ready after {:.0} s (still {}){}",
+                    opts.ready_timeout.as_secs_f64(),
+                    last_state.as_str(),
+                    cause_text(&cause)
+                ),
+                Some(classify::remediation(FailureClass::NotReady).to_string()),
+                None,
+            ),
+        }
     };
     WatchReport {
         state: final_state,
@@ -492,6 +542,7 @@ pub async fn watch(
         load_over_budget: over_budget,
         load_budget_s: budget_s,
         preflight,
+        readiness: tally.record,
         notes,
     }
 }
@@ -575,6 +626,8 @@ enum Verdict {
     CrashLoop(u64),
     Silent,
     Timeout,
+    /// The probes showed a misconfiguration no wait can fix ([`Tally::refine`] names it).
+    Misconfigured,
 }
 
 #[cfg(test)]

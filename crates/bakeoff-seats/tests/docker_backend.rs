@@ -241,7 +241,14 @@ async fn swap_rolls_back_when_the_new_seat_fails() {
     let sw = seats.swap(&old, &new, false).await.unwrap();
     assert!(!sw.ok());
     let nr = sw.new_outcome.report.as_ref().unwrap();
-    assert_eq!(nr.class, Some(FailureClass::Exited), "{}", nr.message);
+    // The root cause in the tail, `failed to open GGUF file … (No such file or directory)`,
+    // names the class (issue 11 §19), not a bare `exited`.
+    assert_eq!(
+        nr.class,
+        Some(FailureClass::ModelFileMissing),
+        "{}",
+        nr.message
+    );
     assert!(sw.new_outcome.failure_path.is_some());
     let rb = sw.rollback.as_ref().expect("rolled back");
     assert!(rb.ok(), "{:?}", rb.report.as_ref().map(|r| &r.message));
