@@ -18,6 +18,15 @@ pub enum FailureClass {
     InferenceFailing,
     /// The operator asked for a model the endpoint does not serve.
     ModelNotServed,
+    /// Control endpoints answer (or at least connections are accepted) but every completion
+    /// times out: the seeds' wedge (seed 000 §1), named for what was observed.
+    InferenceHanging,
+    /// Every call, control and completion, answered a 5xx other than "still loading".
+    ServerError,
+    /// Something answered at the address, but not with HTTP.
+    NotHttp,
+    /// The server refused the credentials (HTTP 401/403): final at once, never retried.
+    AuthFailed,
     /// Requests would work but the suites refused to measure (e.g. the context window is
     /// unknown and no `--max-model-len` was given): a configuration gap, not a serving failure.
     NotMeasurable,
@@ -45,6 +54,25 @@ pub enum FailureClass {
     PortInUse,
     /// The seat exited before ready with no known signature (the code is in the seat record).
     Exited,
+    /// The readiness probe was refused for the whole watch: nothing listens on the seat's port.
+    NotListening,
+    /// The engine's log says it listens on another port than the one the seat is probed on.
+    WrongPort,
+    /// The server serves, but not under the seat's `served_model_names`.
+    ModelNameMismatch,
+    /// The engine could not find the model file or directory it was given.
+    ModelFileMissing,
+    /// The engine was built without kernels for this GPU, or the GPU lacks a needed feature
+    /// (bf16 on compute capability < 8.0, no kernel image for the device).
+    GpuUnsupported,
+    /// No usable GPU was visible to the engine (no CUDA device, driver mismatch).
+    NoGpu,
+    /// The model repository refused the download: gated or private, or no/invalid token.
+    ModelAccessDenied,
+    /// A disk the engine writes to (model cache, container layer) is full.
+    DiskFull,
+    /// The requested context is longer than the model (or its KV budget) allows.
+    ContextTooLong,
 }
 
 impl std::fmt::Display for FailureClass {

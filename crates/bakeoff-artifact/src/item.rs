@@ -26,7 +26,8 @@ pub enum Outcome {
     HttpError,
     /// A connect, first-byte, idle or total timeout.
     Timeout,
-    /// The connection failed or dropped mid-stream, or the stream broke its framing.
+    /// The connection failed or dropped mid-stream (a stream cut inside an event included), or
+    /// a 2xx reply broke the protocol's framing (not an event stream, invalid JSON).
     ConnectionError,
     /// The prompt missed its token target: excluded from the model's score.
     InstrumentMiss,

@@ -23,6 +23,9 @@ pub enum RequestError {
     ServerErrorEvent { body: String },
     #[error("reply is not valid JSON: {message} (starts {snippet:?})")]
     Decode { message: String, snippet: String },
+    /// Something answered at the address, but not with HTTP (another protocol on the port).
+    #[error("the server at {addr} did not answer with HTTP: {message}")]
+    NotHttp { addr: String, message: String },
 }
 
 impl RequestError {
@@ -38,6 +41,7 @@ impl RequestError {
             RequestError::Stream { .. } => "stream",
             RequestError::ServerErrorEvent { .. } => "server-error-event",
             RequestError::Decode { .. } => "decode",
+            RequestError::NotHttp { .. } => "not-http",
         }
     }
 
@@ -56,6 +60,17 @@ impl RequestError {
         matches!(
             self,
             RequestError::Connect { .. } | RequestError::ConnectTimeout { .. }
+        )
+    }
+
+    /// The server refused the credentials (HTTP 401 or 403): trying again cannot help.
+    pub fn is_auth_failure(&self) -> bool {
+        matches!(
+            self,
+            RequestError::Http {
+                status: 401 | 403,
+                ..
+            }
         )
     }
 

@@ -100,9 +100,16 @@ pub(crate) enum H1Error {
 
 impl From<H1Error> for crate::RequestError {
     /// A response that is not well-formed HTTP/1.1 broke the exchange like a dropped connection.
+    /// A head that does not parse means the other end does not speak HTTP at all.
     fn from(e: H1Error) -> Self {
-        crate::RequestError::Stream {
-            message: e.to_string(),
+        match e {
+            H1Error::Head(_) => crate::RequestError::NotHttp {
+                addr: String::new(),
+                message: e.to_string(),
+            },
+            e => crate::RequestError::Stream {
+                message: e.to_string(),
+            },
         }
     }
 }

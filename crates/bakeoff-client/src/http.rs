@@ -10,8 +10,12 @@ use url::Url;
 use tokio::io::AsyncWriteExt;
 
 use crate::error::MAX_ERROR_BODY;
+
 use crate::h1;
 use crate::{EndpointUrl, Exchange, Reply, RequestError};
+
+/// How much of a 2xx body is kept for the error when it turns out not to be an event stream.
+const BODY_HEAD: usize = 120;
 
 /// Every network wait is bounded. The first-byte budget must cover prompt processing: a long
 /// prompt on CPU can take minutes before the first token, so it is generous by default.
@@ -166,8 +170,12 @@ impl Client {
                 message: root_cause(&e),
             }
         } else {
-            RequestError::Stream {
-                message: root_cause(&e),
+            let message = root_cause(&e);
+            // hyper's parse errors: the other end does not speak HTTP.
+            if message.contains("invalid HTTP") || message.contains("message head is too large") {
+                RequestError::NotHttp { addr, message }
+            } else {
+                RequestError::Stream { message }
             }
         }
     }
@@ -177,7 +185,19 @@ impl Client {
     pub async fn chat_stream(&self, req: &ChatRequest) -> Exchange {
         let mut reply = Reply::default();
         let sent = Instant::now();
-        let error = self.stream_into(req, sent, &mut reply).await.err();
+        let error = self
+            .stream_into(req, sent, &mut reply)
+            .await
+            .err()
+            .map(|e| match e {
+                RequestError::NotHttp { addr, message } if addr.is_empty() => {
+                    RequestError::NotHttp {
+                        addr: self.url.host_port(),
+                        message,
+                    }
+                }
+                e => e,
+            });
         reply.settle();
         reply.e2e = sent.elapsed();
         Exchange { reply, error }
@@ -262,6 +282,7 @@ impl Client {
         let mut parser = SseParser::new();
         let mut events: Vec<SseEvent> = Vec::with_capacity(4);
         let mut wire_bytes = 0usize;
+        let mut body_head: Vec<u8> = Vec::new();
         // A non-2xx reply: its status, and until when its body (capped, kept as evidence) is
         // read — at most 10 s more.
         let mut failing: Option<(u16, Instant)> = None;
@@ -326,6 +347,12 @@ impl Client {
                         return Ok(());
                     }
                     reply.first_byte.get_or_insert(at);
+                    // The first bytes of the body, for the error when it is not an event stream
+                    // (an HTML page, plain JSON): one branch per read, nothing after 120 bytes.
+                    if body_head.len() < BODY_HEAD {
+                        let room = BODY_HEAD - body_head.len();
+                        body_head.extend_from_slice(&data[..data.len().min(room)]);
+                    }
                     wire_bytes += data.len();
                     parser
                         .push(data, &mut events)
@@ -375,9 +402,20 @@ impl Client {
                 break;
             }
         }
+        let had_partial_event = parser.has_partial_event();
         parser.finish(&mut events);
         let at = sent.elapsed();
-        self.drain_events(&mut events, at, reply)?;
+        self.drain_events(&mut events, at, reply)
+            .map_err(|e| match e {
+                // The last event came without its blank line and does not parse: the server
+                // closed the connection in the middle of it. A cut stream, not a bad reply.
+                RequestError::Decode { snippet, .. } if had_partial_event => RequestError::Stream {
+                    message: format!(
+                        "the stream ended in the middle of an event (its data starts {snippet:?})"
+                    ),
+                },
+                e => e,
+            })?;
         if reply.events == 0 {
             return Err(if wire_bytes == 0 {
                 RequestError::Stream {
@@ -385,8 +423,8 @@ impl Client {
                 }
             } else {
                 RequestError::Decode {
-                    message: "body is not a server-sent-event stream".into(),
-                    snippet: String::new(),
+                    message: format!("body is not a server-sent-event stream ({wire_bytes} bytes)"),
+                    snippet: String::from_utf8_lossy(&body_head).into_owned(),
                 }
             });
         }

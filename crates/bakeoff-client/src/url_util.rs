@@ -13,19 +13,29 @@ pub enum UrlError {
     Scheme(String, String),
     #[error("endpoint {0:?} has no host; give one like http://127.0.0.1:8080")]
     NoHost(String),
+    #[error("endpoint {0:?} has a port out of range; a port is 1 to 65535")]
+    Port(String),
 }
 
 /// A validated endpoint: the server root (engine control paths such as `/props` hang off it)
 /// and the OpenAI API base (`…/v1`).
+///
+/// Credentials given in the URL (`http://user:pass@host`) are kept apart from the root, so no
+/// URL handed to an HTTP library carries them (reqwest would turn them into a Basic header of
+/// its own beside ours): the client decides the one `Authorization` of every request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EndpointUrl {
     root: Url,
+    credentials: Option<(String, Option<String>)>,
 }
 
 impl EndpointUrl {
     pub fn parse(input: &str) -> Result<Self, UrlError> {
         let trimmed = input.trim();
-        let mut url = Url::parse(trimmed).map_err(|_| UrlError::Malformed(trimmed.to_string()))?;
+        let mut url = Url::parse(trimmed).map_err(|e| match e {
+            url::ParseError::InvalidPort => UrlError::Port(trimmed.to_string()),
+            _ => UrlError::Malformed(trimmed.to_string()),
+        })?;
         if url.scheme() != "http" {
             return Err(UrlError::Scheme(
                 trimmed.to_string(),
@@ -40,7 +50,21 @@ impl EndpointUrl {
         let path = url.path().trim_end_matches('/').to_string();
         let path = path.strip_suffix("/v1").unwrap_or(&path).to_string();
         url.set_path(&format!("{path}/"));
-        Ok(Self { root: url })
+        if url.port() == Some(0) {
+            return Err(UrlError::Port(trimmed.to_string()));
+        }
+        let credentials = (!url.username().is_empty()).then(|| {
+            (
+                url.username().to_string(),
+                url.password().map(str::to_string),
+            )
+        });
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        Ok(Self {
+            root: url,
+            credentials,
+        })
     }
 
     /// A path under the server root, e.g. `props` → `http://h:p/props`.
@@ -57,22 +81,12 @@ impl EndpointUrl {
 
     /// Username and password, if the operator put them in the URL (sent as Basic auth).
     pub fn credentials(&self) -> Option<(String, Option<String>)> {
-        if self.root.username().is_empty() {
-            None
-        } else {
-            Some((
-                self.root.username().to_string(),
-                self.root.password().map(str::to_string),
-            ))
-        }
+        self.credentials.clone()
     }
 
     /// The URL as it may be written down: credentials and query stripped.
     pub fn redacted(&self) -> String {
-        let mut u = self.root.clone();
-        let _ = u.set_username("");
-        let _ = u.set_password(None);
-        u.as_str().trim_end_matches('/').to_string()
+        self.root.as_str().trim_end_matches('/').to_string()
     }
 
     pub fn host_port(&self) -> String {
@@ -120,6 +134,9 @@ mod tests {
         let e = EndpointUrl::parse("http://user:s3cret@h:1/v1?api_key=s3cret").unwrap();
         assert_eq!(e.redacted(), "http://h:1");
         assert!(e.credentials().is_some());
+        // No URL handed to an HTTP library carries them.
+        assert_eq!(e.root_path("props").as_str(), "http://h:1/props");
+        assert_eq!(e.v1_path("models").as_str(), "http://h:1/v1/models");
     }
 
     #[test]
@@ -132,6 +149,15 @@ mod tests {
             EndpointUrl::parse("not a url"),
             Err(UrlError::Malformed(_))
         ));
+        for bad in [
+            "http://127.0.0.1:99999",
+            "http://127.0.0.1:65536",
+            "http://h:0",
+        ] {
+            let e = EndpointUrl::parse(bad).unwrap_err();
+            assert!(matches!(e, UrlError::Port(_)), "{bad}: {e:?}");
+            assert!(e.to_string().contains("port out of range"), "{e}");
+        }
         assert!(matches!(
             EndpointUrl::parse("ftp://h/"),
             Err(UrlError::Scheme(..))

@@ -22,5 +22,7 @@ pub mod throughput;
 pub mod tool;
 
 pub use preflight::{PreflightOptions, PreflightOutcome, run_preflight};
-pub use runner::{Recorder, RunOutcome, SuiteContext, SuiteName, SuiteOptions, run_suites};
+pub use runner::{
+    Recorder, RunOutcome, SuiteContext, SuiteName, SuiteOptions, nothing_valid, run_suites,
+};
 pub use thinking::ThinkingMode;

@@ -52,9 +52,10 @@ pub fn classify(ex: &Exchange, check: impl FnOnce(&str) -> Check) -> (Outcome, O
 
 pub fn outcome_of_error(e: &RequestError) -> Outcome {
     match e {
-        RequestError::Http { .. }
-        | RequestError::ServerErrorEvent { .. }
-        | RequestError::Decode { .. } => Outcome::HttpError,
+        // An HTTP error status, or the server's own error event: the server said no.
+        RequestError::Http { .. } | RequestError::ServerErrorEvent { .. } => Outcome::HttpError,
+        // A 2xx reply that is not what the protocol promises (not an event stream, invalid
+        // JSON) broke the stream's framing: never an `http-error` with status 200.
         e if e.is_timeout() => Outcome::Timeout,
         _ => Outcome::ConnectionError,
     }

@@ -56,10 +56,14 @@ const THINKING_FIX: &str = "send chat_template_kwargs: {\"enable_thinking\": fal
 
 pub async fn run_preflight(client: &Client, opts: &PreflightOptions) -> PreflightOutcome {
     let start = Instant::now();
+    // One budget for the whole preflight: discovery's control calls and the readiness wait
+    // share --ready-timeout (a slow /tokenize must not add its own 10 s on top).
+    let deadline = start + opts.ready_timeout;
     let discovered = discover(
         client,
         &DiscoveryOptions {
             max_model_len_hint: opts.max_model_len,
+            deadline: Some(deadline),
             ..DiscoveryOptions::default()
         },
     )
@@ -167,8 +171,7 @@ pub async fn run_preflight(client: &Client, opts: &PreflightOptions) -> Prefligh
         });
     }
 
-    let (ready, ready_exchange) =
-        wait_ready(client, &model_for_request, opts.ready_timeout, start).await;
+    let (ready, ready_exchange) = wait_ready(client, &model_for_request, deadline, start).await;
     let mut unfit = None;
     let mut thinking = None;
     if let Some(ex) = &ready_exchange {
@@ -194,21 +197,7 @@ pub async fn run_preflight(client: &Client, opts: &PreflightOptions) -> Prefligh
             });
         }
     } else {
-        let answered_control = facts
-            .probes
-            .iter()
-            .any(|p| p.status.is_some_and(|s| (200..300).contains(&s)));
-        let only_loading = !ready.errors.is_empty()
-            && ready.errors.iter().all(|e| {
-                e.kind == "http-503" || e.kind.starts_with("timeout") || e.kind == "connect"
-            });
-        let class = if !answered_control && ready.errors.iter().all(|e| e.kind == "connect") {
-            FailureClass::Unreachable
-        } else if only_loading {
-            FailureClass::NotReady
-        } else {
-            FailureClass::InferenceFailing
-        };
+        let (class, remediation) = unready_class(&discovered, &ready, client);
         let last = ready
             .errors
             .last()
@@ -228,13 +217,7 @@ pub async fn run_preflight(client: &Client, opts: &PreflightOptions) -> Prefligh
             class,
             message,
             evidence,
-            remediation: Some(match class {
-                FailureClass::NotReady => "the server is still loading: wait, or raise --ready-timeout".into(),
-                FailureClass::Unreachable => "check that the server is running".into(),
-                _ => "control endpoints answer but inference fails: read the engine log for the first error \
-                      (an init wedge, a crashed engine core)"
-                    .into(),
-            }),
+            remediation: Some(remediation),
         });
     }
 
@@ -270,6 +253,134 @@ fn probe_evidence(d: &Discovered) -> Vec<Evidence> {
         .collect()
 }
 
+/// Why no completion came back, from what was seen — never a guess: the control calls'
+/// statuses and errors, and the kinds of the completion errors.
+fn unready_class(d: &Discovered, ready: &ReadyCheck, client: &Client) -> (FailureClass, String) {
+    let probes = &d.facts.probes;
+    let kinds: Vec<&str> = ready.errors.iter().map(|e| e.kind.as_str()).collect();
+    let statuses: Vec<u16> = probes
+        .iter()
+        .filter_map(|p| p.status)
+        .chain(
+            kinds
+                .iter()
+                .filter_map(|k| k.strip_prefix("http-")?.parse().ok()),
+        )
+        .collect();
+    let not_http = probes
+        .iter()
+        .filter_map(|p| p.error.as_deref())
+        .any(|e| e.contains("did not answer with HTTP"))
+        || kinds.contains(&"not-http");
+    let control_ok = probes
+        .iter()
+        .filter(|p| p.status.is_some_and(|s| (200..300).contains(&s)))
+        .map(|p| format!("{} {}", p.method, p.path))
+        .collect::<Vec<_>>();
+    let all = |f: &dyn Fn(&str) -> bool| !kinds.is_empty() && kinds.iter().all(|k| f(k));
+    let timeout = client.timeouts();
+    if kinds.iter().any(|k| *k == "http-401" || *k == "http-403") {
+        return (
+            FailureClass::AuthFailed,
+            "the server refused the credentials (HTTP 401/403): set the key in BAKEOFF_API_KEY, or \
+             name the variable holding it with --api-key-env NAME (a key given wins over \
+             user:password in the URL)"
+                .into(),
+        );
+    }
+    if statuses.is_empty() && not_http {
+        return (
+            FailureClass::NotHttp,
+            "something answers at this address but not with HTTP: check the port (another \
+             service may hold it) and that the URL points at the engine's API server"
+                .into(),
+        );
+    }
+    if statuses.is_empty() && all(&|k| k == "connect" || k == "timeout-connect") {
+        return (
+            FailureClass::Unreachable,
+            "nothing accepts connections there: check the address and port, and that the server \
+             is running (bakeoff seat status)"
+                .into(),
+        );
+    }
+    if !statuses.is_empty() && statuses.iter().all(|s| *s >= 500) {
+        // llama.cpp answers 503 "Loading model" on every path while it loads.
+        if all(&|k| k == "http-503") {
+            return (
+                FailureClass::NotReady,
+                "every call answered 503 (the server says it is still loading): wait, or raise \
+                 --ready-timeout"
+                    .into(),
+            );
+        }
+        return (
+            FailureClass::ServerError,
+            format!(
+                "every call, control and completion, answered a server error ({}): read the \
+                 engine's log for the first error",
+                distinct(&statuses)
+            ),
+        );
+    }
+    if all(&|k| k.starts_with("timeout")) {
+        let seen = if control_ok.is_empty() {
+            "no control endpoint answered 2xx either".to_string()
+        } else {
+            format!("{} answered", control_ok.join(", "))
+        };
+        return (
+            FailureClass::InferenceHanging,
+            format!(
+                "completions hang while the server accepts connections ({seen}; every completion \
+                 timed out, first byte within {:?}): the seeds' wedge — an engine up on its \
+                 control endpoints whose inference never returns. Read the engine's log, restart \
+                 it, and split the trigger (--enforce-eager, a smaller --max-model-len)",
+                timeout.first_byte
+            ),
+        );
+    }
+    if all(&|k| k == "http-503" || k.starts_with("timeout") || k == "connect") {
+        return (
+            FailureClass::NotReady,
+            "the server says it is still loading (503) or not yet serving: wait, or raise \
+             --ready-timeout"
+                .into(),
+        );
+    }
+    let seen = if control_ok.is_empty() {
+        "no control endpoint answered 2xx".to_string()
+    } else {
+        format!("{} answered", control_ok.join(", "))
+    };
+    (
+        FailureClass::InferenceFailing,
+        format!(
+            "{seen}, but every completion failed ({}): read the engine log for the first error \
+             (a crashed engine core, a bad request for this model)",
+            distinct_strs(&kinds)
+        ),
+    )
+}
+
+fn distinct(statuses: &[u16]) -> String {
+    let mut v = statuses.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    v.iter().map(u16::to_string).collect::<Vec<_>>().join(", ")
+}
+
+fn distinct_strs(kinds: &[&str]) -> String {
+    let mut v = kinds.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    if v.is_empty() {
+        "empty replies".into()
+    } else {
+        v.join(", ")
+    }
+}
+
 fn error_kind(e: &RequestError) -> String {
     match e {
         RequestError::Http { status, .. } => format!("http-{status}"),
@@ -277,14 +388,15 @@ fn error_kind(e: &RequestError) -> String {
     }
 }
 
-/// Keep sending a tiny completion until one comes back with text, or the timeout passes.
+/// Keep sending a tiny completion until one comes back with text, or `deadline` passes (at
+/// least one attempt is made). An authentication failure ends the wait at once: retrying the
+/// same credentials cannot help.
 async fn wait_ready(
     client: &Client,
     model: &str,
-    limit: Duration,
+    deadline: Instant,
     start: Instant,
 ) -> (ReadyCheck, Option<Exchange>) {
-    let deadline = Instant::now() + limit;
     let mut attempts = 0u32;
     let mut errors: Vec<ErrorSeen> = Vec::new();
     let req = ChatRequest::new(
@@ -343,7 +455,8 @@ async fn wait_ready(
         if errors.len() > 20 {
             errors.remove(0);
         }
-        if Instant::now() + Duration::from_millis(500) >= deadline {
+        let auth_failed = ex.error.as_ref().is_some_and(RequestError::is_auth_failure);
+        if auth_failed || Instant::now() + Duration::from_millis(500) >= deadline {
             return (
                 ReadyCheck {
                     ready: false,

@@ -257,6 +257,12 @@ pub async fn run_suites(
             SuiteName::Longgen => crate::longgen::run(ctx, &mut rec).await,
         };
         let stop = rec.interrupted.take();
+        let mut result = result;
+        if result.status != SuiteStatus::Failed && nothing_valid(&result) {
+            // Items ran, but the instrument rejected every family they belong to: the suite
+            // measured nothing that may be used, and is a failure, never a pass.
+            result.status = SuiteStatus::Failed;
+        }
         out.suites.insert(suite.as_str().to_string(), result);
         if let Some(reason) = stop {
             out.interrupted = Some(reason);
@@ -264,6 +270,17 @@ pub async fn run_suites(
         }
     }
     out
+}
+
+/// Every family of a scored suite failed the instrument check (`instrument-failure`, severity
+/// `invalid`): its `details.families_not_scored` lists each of its `details.families`.
+pub fn nothing_valid(r: &SuiteResult) -> bool {
+    let d = &r.summary.details;
+    let count = |k: &str| d.get(k).and_then(|v| v.as_array()).map(Vec::len);
+    match (count("families"), count("families_not_scored")) {
+        (Some(all), Some(excluded)) => all > 0 && excluded >= all,
+        _ => false,
+    }
 }
 
 /// Is anything still listening? A connection error may be one dropped stream, or the server

@@ -373,3 +373,110 @@ pub fn answers_then_holds(
             }),
         )
 }
+
+/// The seeds' wedge (seed 000 §1): vLLM's control endpoints answer (`/version`, `/v1/models`)
+/// while every inference never returns; its `/tokenize` hangs with the engine core too.
+pub fn completions_hang() -> Router {
+    let hang = || async {
+        tokio::time::sleep(std::time::Duration::from_secs(600)).await;
+        json(StatusCode::OK, serde_json::json!({}))
+    };
+    Router::new()
+        .route(
+            "/version",
+            get(|| async { json(StatusCode::OK, serde_json::json!({"version":"0.19.0"})) }),
+        )
+        .route(
+            "/v1/models",
+            get(|| async {
+                json(
+                    StatusCode::OK,
+                    serde_json::json!({"object":"list","data":[{"id":"nemotron","max_model_len":131072}]}),
+                )
+            }),
+        )
+        .route("/tokenize", post(hang))
+        .route("/v1/chat/completions", post(hang))
+}
+
+/// A server answering 500 on every path: an engine (or a gateway in front of it) whose every
+/// handler fails, e.g. LiteLLM's proxy with its backend gone (`500 Internal Server Error`).
+pub fn all_500() -> Router {
+    Router::new().fallback(|| async {
+        json(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            serde_json::json!({"error":{"message":"Internal Server Error","code":500}}),
+        )
+    })
+}
+
+/// llama-server started with `--api-key`: completions answer 401 `{"error":{"code":401,
+/// "message":"Invalid API Key","type":"authentication_error"}}` to a missing or wrong key
+/// (tools/server/server.cpp middleware); `/v1/models` stays public.
+pub fn unauthorized() -> Router {
+    Router::new()
+        .route(
+            "/v1/models",
+            get(|| async {
+                json(
+                    StatusCode::OK,
+                    serde_json::json!({"object":"list","data":[{"id":"locked"}]}),
+                )
+            }),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(|| async {
+                json(
+                    StatusCode::UNAUTHORIZED,
+                    serde_json::json!({"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}}),
+                )
+            }),
+        )
+}
+
+/// The readiness probe (`Say hello.`) is answered; every other completion gets `bad`: a
+/// server that breaks once the suites start.
+pub fn breaks_after_ready(bad: fn() -> Response<Body>) -> Router {
+    Router::new()
+        .route(
+            "/v1/models",
+            get(|| async {
+                json(
+                    StatusCode::OK,
+                    serde_json::json!({"object":"list","data":[{"id":"flaky","max_model_len":4096}]}),
+                )
+            }),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(move |body: String| async move {
+                if body.contains("Say hello.") {
+                    chat_stream(&["Hello"], &[], "stop", 1)
+                } else {
+                    bad()
+                }
+            }),
+        )
+}
+
+/// A stream the server cut inside an event: the `data:` line stops mid-JSON and the body ends
+/// (an engine process that died while writing, behind a proxy that closed the response).
+pub fn cut_mid_event() -> Response<Body> {
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Par\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delt",
+        ))
+        .unwrap()
+}
+
+/// A 200 HTML page where an event stream was asked for (a gateway's login or error page).
+pub fn html_200() -> Response<Body> {
+    Response::builder()
+        .header("content-type", "text/html")
+        .body(Body::from(
+            "<!DOCTYPE html><html><head><title>Sign in</title></head><body>gateway</body></html>",
+        ))
+        .unwrap()
+}

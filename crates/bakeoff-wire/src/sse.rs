@@ -108,6 +108,13 @@ impl SseParser {
         Ok(())
     }
 
+    /// Bytes of an event are held that no blank line has ended yet (a line in progress, or
+    /// `data:` lines waiting for their blank line): at the end of the stream, the server closed
+    /// the connection inside an event.
+    pub fn has_partial_event(&self) -> bool {
+        !self.line.is_empty() || self.has_data
+    }
+
     /// End of the byte stream: a final event without its blank line is still dispatched,
     /// since servers that close right after the last `data:` line exist.
     pub fn finish(&mut self, out: &mut Vec<SseEvent>) {

@@ -22,6 +22,9 @@ pub struct DiscoveryOptions {
     pub max_model_len_hint: Option<u64>,
     /// Bound on each control call.
     pub probe_timeout: Duration,
+    /// The whole discovery ends by then (the preflight's one budget): each call is bounded by
+    /// what is left, and calls past it are not made.
+    pub deadline: Option<Instant>,
 }
 
 impl Default for DiscoveryOptions {
@@ -29,6 +32,7 @@ impl Default for DiscoveryOptions {
         Self {
             max_model_len_hint: None,
             probe_timeout: Duration::from_secs(10),
+            deadline: None,
         }
     }
 }
@@ -48,6 +52,7 @@ pub struct Discovered {
 struct Prober<'a> {
     client: &'a Client,
     limit: Duration,
+    deadline: Option<Instant>,
     probes: Vec<Probe>,
     connect_errors: Vec<RequestError>,
 }
@@ -61,7 +66,15 @@ impl Prober<'_> {
     ) -> Option<(u16, Option<Value>)> {
         let path = url.path().to_string();
         let start = Instant::now();
-        let res = self.client.control(method, url, body, self.limit).await;
+        let limit = match self.deadline {
+            Some(d) => self.limit.min(d.saturating_duration_since(start)),
+            None => self.limit,
+        };
+        if limit.is_zero() {
+            // The preflight's budget is spent: the call is not made (and not recorded).
+            return None;
+        }
+        let res = self.client.control(method, url, body, limit).await;
         let elapsed_ms = start.elapsed().as_millis() as u64;
         let method_s = match method {
             Method::Get => "GET",
@@ -109,6 +122,7 @@ pub async fn discover(client: &Client, opts: &DiscoveryOptions) -> Discovered {
     let mut p = Prober {
         client,
         limit: opts.probe_timeout,
+        deadline: opts.deadline,
         probes: Vec::new(),
         connect_errors: Vec::new(),
     };

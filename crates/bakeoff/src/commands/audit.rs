@@ -38,8 +38,8 @@ async fn templates_of(p: &str) -> Result<Vec<ExtractedTemplate>, CliError> {
         let d = discover(
             &client,
             &DiscoveryOptions {
-                max_model_len_hint: None,
                 probe_timeout: Duration::from_secs(10),
+                ..DiscoveryOptions::default()
             },
         )
         .await;

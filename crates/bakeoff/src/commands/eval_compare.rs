@@ -15,10 +15,20 @@ pub fn run(a: CompareArgs) -> Result<Exit, CliError> {
         .filter(|s| !s.trim().is_empty())
         .map(|s| Confound::parse(s))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(usage)?;
-    let art_a = read_artifact(&a.a).map_err(usage)?;
-    let art_b = read_artifact(&a.b).map_err(usage)?;
-    let cmp = compare(
+        .map_err(|e| {
+            json_refusal(a.json, &e.to_string());
+            usage(e)
+        })?;
+    let read = |p: &std::path::Path| {
+        read_artifact(p).map_err(|e| {
+            // --json always prints JSON: the refusal too.
+            json_refusal(a.json, &e.to_string());
+            usage(e)
+        })
+    };
+    let art_a = read(&a.a)?;
+    let art_b = read(&a.b)?;
+    let mut cmp = compare(
         &art_a,
         &art_b,
         &allow,
@@ -26,11 +36,16 @@ pub fn run(a: CompareArgs) -> Result<Exit, CliError> {
         &a.b.display().to_string(),
     );
     if cmp.families.is_empty() {
-        return Err(failed(format!(
+        let reason = format!(
             "{} and {} share no scored item: nothing to compare",
             a.a.display(),
             a.b.display()
-        )));
+        );
+        if a.json {
+            cmp.no_verdict_reason = Some(reason.clone());
+            println!("{}", serde_json::to_string_pretty(&cmp).map_err(usage)?);
+        }
+        return Err(failed(reason));
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&cmp).map_err(usage)?);
@@ -39,6 +54,13 @@ pub fn run(a: CompareArgs) -> Result<Exit, CliError> {
     }
     // A comparison without a verdict is still a finished comparison; the reason is printed.
     Ok(Exit::Ok)
+}
+
+/// A refusal before any comparison exists, as JSON on stdout when `--json` was asked for.
+fn json_refusal(json: bool, reason: &str) {
+    if json {
+        println!("{}", serde_json::json!({ "refused": reason }));
+    }
 }
 
 fn render(c: &Comparison) -> String {

@@ -32,6 +32,7 @@ pub async fn run(a: PreflightArgs) -> Result<Exit, CliError> {
             "preflight": out.report,
             "facts": out.discovered.facts,
             "failure_class": out.unfit.as_ref().map(|u| u.class),
+            "remediation": out.unfit.as_ref().and_then(|u| u.remediation.clone()),
         });
         println!("{}", serde_json::to_string_pretty(&v).map_err(usage)?);
     } else {
