@@ -21,7 +21,10 @@ pub use failure::*;
 pub use item::*;
 pub use load::*;
 pub use seat::*;
-pub use store::{Journal, StoreError, artifact_path, read_artifact, write_atomic};
+pub use store::{
+    Journal, RunFiles, StoreError, artifact_path, journal_of, read_artifact, run_id_now,
+    write_atomic, write_new,
+};
 pub use types::*;
 
 /// Version of the artifact format. Readers refuse versions they do not know.

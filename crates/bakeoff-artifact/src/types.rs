@@ -202,12 +202,33 @@ impl Default for ToolInfo {
     }
 }
 
-/// `<slug>.bakeoff.json` or `<slug>.failure.json`.
+/// A file that a `--replace` run wrote over, as it was: the replacement is on record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplacedFile {
+    /// Its name in the output directory.
+    pub file: String,
+    pub bytes: u64,
+    /// The replaced artifact's `created_at` (absent for a journal or an unreadable file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+/// `<stem>.bakeoff.json` or `<stem>.failure.json`, where the stem is the slug for the first run
+/// of a slug in a directory and `<slug>.<run_id>` for every later one (docs/artifacts.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Artifact {
     pub schema_version: u32,
     pub kind: ArtifactKind,
     pub created_at: DateTime<Utc>,
+    /// The run's id (its UTC start, `20261203T101530Z`); a later run of the same slug in the
+    /// same directory carries it in its file names. Absent in artifacts from before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// What this run replaced under `--replace` (empty otherwise: nothing was overwritten).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaces: Vec<ReplacedFile>,
     pub tool: ToolInfo,
     pub candidate: Candidate,
     pub endpoint: EndpointRecord,
@@ -238,6 +259,8 @@ impl Artifact {
             schema_version: SCHEMA_VERSION,
             kind,
             created_at: Utc::now(),
+            run_id: None,
+            replaces: Vec::new(),
             tool: ToolInfo::default(),
             candidate,
             endpoint,

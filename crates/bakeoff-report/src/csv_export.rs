@@ -19,6 +19,21 @@ pub enum CsvError {
     },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: csv::Error },
+    #[error(
+        "{path} exists and is not an export of bakeoff report: it is never overwritten (choose another --csv directory)"
+    )]
+    Foreign { path: PathBuf },
+}
+
+/// An existing file at `path` may be regenerated only when it is one of our own exports (its
+/// header is ours): bakeoff never overwrites a file it did not write.
+fn refuse_foreign(path: &Path) -> Result<(), CsvError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) if !t.starts_with("artifact,slug,") => Err(CsvError::Foreign {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 fn opt(v: Option<f64>) -> String {
@@ -75,6 +90,8 @@ pub fn export(reg: &Registry, dir: &Path) -> Result<Vec<(PathBuf, usize)>, CsvEr
     })?;
     let items_path = dir.join("items.csv");
     let steps_path = dir.join("steps.csv");
+    refuse_foreign(&items_path)?;
+    refuse_foreign(&steps_path)?;
     let werr = |path: &Path| {
         let path = path.to_path_buf();
         move |source| CsvError::Write {

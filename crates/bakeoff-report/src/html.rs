@@ -450,6 +450,7 @@ pub fn report(reg: &Registry, generated: &str) -> String {
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
     <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
     <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+    <meta name=\"generator\" content=\"bakeoff report\">\
     <title>bakeoff report — {dir}</title><style>{STYLE}</style></head><body>\
     <h1>bakeoff report — {dir}</h1><p class=\"muted\">Generated {gen} by bakeoff {ver} from {n} artifact(s), {r} retracted and not counted. \
     Every verdict is scoped to the configuration tested. Model output below is untrusted and shown as text.</p>",

@@ -179,12 +179,13 @@ fn entry(out: &mut String, n: usize, e: &Entry, reg: &Registry) {
     let _ = writeln!(out, "- **Symptom:** {}", symptom.join(". "));
 
     let mut files = vec![code(&e.name)];
-    let journal = e.path.with_file_name(format!("{}.journal.jsonl", c.slug));
-    if journal.exists() {
-        files.push(format!(
-            "{} (items as they finished)",
-            code(&format!("{}.journal.jsonl", c.slug))
-        ));
+    // The journal shares the artifact's stem (`<slug>` or `<slug>.<run_id>`), not the slug.
+    if let Some(journal) = bakeoff_artifact::journal_of(&e.path).filter(|j| j.exists()) {
+        let name = journal
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        files.push(format!("{} (items as they finished)", code(&name)));
     }
     let _ = writeln!(out, "- **Evidence:** {}", files.join(", "));
     if let Some(f) = &a.failure {

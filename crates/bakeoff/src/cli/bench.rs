@@ -78,6 +78,10 @@ pub struct BenchRunArgs {
     pub note: Vec<String>,
     #[arg(long)]
     pub hardware: Option<String>,
+    /// Write over DIR/<slug>.* (recorded in the new artifact's `replaces`). Without it a run
+    /// into a slug that already has files gets DIR/<slug>.<run_id>.*: nothing is overwritten.
+    #[arg(long)]
+    pub replace: bool,
     /// Print the artifact as JSON (no progress bars).
     #[arg(long)]
     pub json: bool,

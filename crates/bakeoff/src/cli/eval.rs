@@ -82,6 +82,10 @@ pub struct RunArgs {
     /// Hardware description recorded in the candidate.
     #[arg(long)]
     pub hardware: Option<String>,
+    /// Write over DIR/<slug>.* (recorded in the new artifact's `replaces`). Without it a run
+    /// into a slug that already has files gets DIR/<slug>.<run_id>.*: nothing is overwritten.
+    #[arg(long)]
+    pub replace: bool,
     /// Print the artifact as JSON instead of the table.
     #[arg(long)]
     pub json: bool,

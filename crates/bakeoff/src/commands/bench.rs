@@ -7,8 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bakeoff_artifact::{
-    Artifact, ArtifactKind, Candidate, EndpointRecord, LoadReport, LoadStep, RunStatus,
-    artifact_path, slug, write_atomic,
+    Artifact, ArtifactKind, Candidate, EndpointRecord, LoadReport, LoadStep, RunStatus, slug,
 };
 use bakeoff_client::Client;
 use bakeoff_client::dialect::quantization_from_name;
@@ -253,9 +252,9 @@ async fn measure(
         .map_err(failed)?;
     watcher.abort();
 
-    let art = artifact(a, client, &pre, local, report);
-    let path = artifact_path(&a.out, &art.candidate.slug, art.kind);
-    write_atomic(&path, &art).map_err(failed)?;
+    let mut art = artifact(a, client, &pre, local, report);
+    let mut files = super::run_files(&a.out, &art.candidate.slug, a.replace)?;
+    let path = super::write_run_artifact(&mut files, &mut art)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&art).map_err(usage)?);
     } else if let Some(r) = art.load.get("throughput") {

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use bakeoff_artifact::{
-    Artifact, ArtifactKind, Candidate, EndpointRecord, Evidence, Failure, FailureClass, Journal,
-    RunStatus, artifact_path, slug, write_atomic,
+    Artifact, ArtifactKind, Candidate, EndpointRecord, Evidence, Failure, FailureClass, RunFiles,
+    RunStatus, slug,
 };
 use bakeoff_client::Client;
 use bakeoff_client::dialect::quantization_from_name;
@@ -92,6 +92,8 @@ async fn measure(
         _ = rx.changed() => return Err(failed("interrupted by the operator during preflight; nothing was measured")),
     };
     let mut candidate = candidate(a, client, &pre, local);
+    // The run's file names, claimed now: a later run of the slug never overwrites this one.
+    let mut files = super::run_files(&a.out, &candidate.slug, a.replace)?;
     let endpoint = EndpointRecord {
         url: client.url().redacted(),
         facts: Some(pre.discovered.facts.clone()),
@@ -124,7 +126,7 @@ async fn measure(
             elapsed_ms: start.elapsed().as_millis() as u64,
             remediation: unfit.remediation.clone(),
         });
-        return finish(a, &art, Exit::Failed);
+        return finish(a, &mut files, art, Exit::Failed);
     }
 
     let model = pre
@@ -142,7 +144,7 @@ async fn measure(
     .await;
     pre.report.thinking_mode = Some(thinking_check);
     pre.report.flags.extend(thinking_flag);
-    let mut journal = Journal::create(&a.out, &candidate.slug).map_err(usage)?;
+    let mut journal = files.open_journal().map_err(failed)?;
     let mut journal_error = None;
 
     let suite_options = &with_ceiling(a, suites, suite_options).await?;
@@ -206,7 +208,45 @@ async fn measure(
             })
             .map(|f| f.message.clone())
             .collect();
-        art.failure = Some(if evidence.is_empty() && !refusals.is_empty() {
+        // Suites whose items all ran but whose every family the instrument rejected.
+        let invalid: Vec<String> = outcome
+            .suites
+            .iter()
+            .filter(|(_, s)| bakeoff_suites::nothing_valid(s))
+            .map(|(name, s)| {
+                let flags: Vec<&str> = s
+                    .summary
+                    .flags
+                    .iter()
+                    .filter(|f| f.severity == bakeoff_artifact::FlagSeverity::Invalid)
+                    .map(|f| f.message.as_str())
+                    .collect();
+                format!("{name}: {}", flags.join("; "))
+            })
+            .collect();
+        art.failure = Some(if evidence.is_empty() && !invalid.is_empty() {
+            Failure {
+                class: FailureClass::NotMeasurable,
+                message: format!(
+                    "every requested suite measured nothing valid: the instrument rejected every \
+                     family ({})",
+                    invalid.join(" | ")
+                ),
+                evidence: invalid
+                    .iter()
+                    .map(|r| Evidence {
+                        what: "instrument-failure".into(),
+                        detail: r.clone(),
+                    })
+                    .collect(),
+                elapsed_ms: start.elapsed().as_millis() as u64,
+                remediation: Some(
+                    "the scores are below chance beyond doubt: check the battery's answer keys and \
+                     the extraction (docs/statistics.md) before reading anything about the model"
+                        .into(),
+                ),
+            }
+        } else if evidence.is_empty() && !refusals.is_empty() {
             Failure {
                 class: FailureClass::NotMeasurable,
                 message: format!("the suites refused to measure: {}", refusals.join("; ")),
@@ -244,7 +284,7 @@ async fn measure(
     } else {
         Exit::Ok
     };
-    finish(a, &art, code)
+    finish(a, &mut files, art, code)
 }
 
 fn context_options(a: &RunArgs) -> Result<ContextOptions, CliError> {
@@ -281,17 +321,21 @@ fn fresh_seed() -> u64 {
     h.finish()
 }
 
-fn finish(a: &RunArgs, art: &Artifact, code: Exit) -> Result<Exit, CliError> {
-    let path: PathBuf = artifact_path(&a.out, &art.candidate.slug, art.kind);
-    write_atomic(&path, art).map_err(failed)?;
+fn finish(
+    a: &RunArgs,
+    files: &mut RunFiles,
+    mut art: Artifact,
+    code: Exit,
+) -> Result<Exit, CliError> {
+    let path: PathBuf = super::write_run_artifact(files, &mut art)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(art).map_err(usage)?);
+        println!("{}", serde_json::to_string_pretty(&art).map_err(usage)?);
     } else {
         println!(
             "{}",
-            bakeoff_report::terminal::run_summary(art, &path.display().to_string())
+            bakeoff_report::terminal::run_summary(&art, &path.display().to_string())
         );
-        print!("{}", super::bench::suite_sweeps(art));
+        print!("{}", super::bench::suite_sweeps(&art));
     }
     Ok(code)
 }

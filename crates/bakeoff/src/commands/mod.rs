@@ -102,3 +102,29 @@ fn preflight_options(a: &EndpointArgs) -> Result<bakeoff_suites::PreflightOption
         ready_timeout: Duration::from_secs(a.ready_timeout),
     })
 }
+
+/// The files of a new run of `slug` in `out`: `<slug>.*` for the slug's first run there, else
+/// `<slug>.<run_id>.*`; `--replace` takes `<slug>.*` and records what it replaces.
+fn run_files(
+    out: &std::path::Path,
+    slug: &str,
+    replace: bool,
+) -> Result<bakeoff_artifact::RunFiles, CliError> {
+    let run_id = bakeoff_artifact::run_id_now();
+    if replace {
+        bakeoff_artifact::RunFiles::replacing(out, slug, &run_id)
+    } else {
+        bakeoff_artifact::RunFiles::claim(out, slug, &run_id)
+    }
+    .map_err(failed)
+}
+
+/// Stamp the run id (and any `--replace` record) on `art` and write it under the run's stem.
+fn write_run_artifact(
+    files: &mut bakeoff_artifact::RunFiles,
+    art: &mut bakeoff_artifact::Artifact,
+) -> Result<std::path::PathBuf, CliError> {
+    art.run_id = Some(files.run_id().to_string());
+    art.replaces = files.replaced().to_vec();
+    files.write_artifact(art).map_err(failed)
+}
