@@ -388,12 +388,7 @@ pub fn completions_hang() -> Router {
         )
         .route(
             "/v1/models",
-            get(|| async {
-                json(
-                    StatusCode::OK,
-                    serde_json::json!({"object":"list","data":[{"id":"nemotron","max_model_len":131072}]}),
-                )
-            }),
+            get(|| async { models("nemotron", Some(131072)) }),
         )
         .route("/tokenize", post(hang))
         .route("/v1/chat/completions", post(hang))
@@ -415,15 +410,7 @@ pub fn all_500() -> Router {
 /// (tools/server/server.cpp middleware); `/v1/models` stays public.
 pub fn unauthorized() -> Router {
     Router::new()
-        .route(
-            "/v1/models",
-            get(|| async {
-                json(
-                    StatusCode::OK,
-                    serde_json::json!({"object":"list","data":[{"id":"locked"}]}),
-                )
-            }),
-        )
+        .route("/v1/models", get(|| async { models("locked", None) }))
         .route(
             "/v1/chat/completions",
             post(|| async {
@@ -439,15 +426,7 @@ pub fn unauthorized() -> Router {
 /// server that breaks once the suites start.
 pub fn breaks_after_ready(bad: fn() -> Response<Body>) -> Router {
     Router::new()
-        .route(
-            "/v1/models",
-            get(|| async {
-                json(
-                    StatusCode::OK,
-                    serde_json::json!({"object":"list","data":[{"id":"flaky","max_model_len":4096}]}),
-                )
-            }),
-        )
+        .route("/v1/models", get(|| async { models("flaky", Some(4096)) }))
         .route(
             "/v1/chat/completions",
             post(move |body: String| async move {
@@ -479,4 +458,16 @@ pub fn html_200() -> Response<Body> {
             "<!DOCTYPE html><html><head><title>Sign in</title></head><body>gateway</body></html>",
         ))
         .unwrap()
+}
+
+/// `/v1/models` listing one id, with vLLM's `max_model_len` when given.
+fn models(id: &str, max_model_len: Option<u64>) -> Response<Body> {
+    let mut m = serde_json::json!({"id": id, "object": "model"});
+    if let Some(n) = max_model_len {
+        m["max_model_len"] = n.into();
+    }
+    json(
+        StatusCode::OK,
+        serde_json::json!({"object": "list", "data": [m]}),
+    )
 }

@@ -44,6 +44,25 @@ fn only_file(dir: &Path, suffix: &str) -> std::path::PathBuf {
     found[0].clone()
 }
 
+/// An address where nothing listens: a port the OS just handed out, closed again.
+fn dead_port_url() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://127.0.0.1:{}", l.local_addr().unwrap().port())
+}
+
+/// `eval run` against a dead port into `out`: one failure artifact there.
+fn failed_run_into(out: &Path) {
+    let o = bakeoff(&[
+        "eval",
+        "run",
+        "--endpoint",
+        &dead_port_url(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+}
+
 fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
@@ -174,12 +193,8 @@ async fn real_llama_server_per_slot_window_preflight_and_smoke_artifact() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn dead_port_writes_a_failure_artifact_and_exits_1() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
     let dir = tempdir();
-    let url = format!("http://127.0.0.1:{port}");
+    let url = dead_port_url();
     let o = bakeoff(&[
         "eval",
         "run",
@@ -930,21 +945,9 @@ fn compare_json_prints_json_when_it_refuses() {
 
     // Two runs that share no item (two failures: no suite ran): the comparison, as JSON, with
     // the reason it gives no verdict.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let url = format!("http://127.0.0.1:{port}");
     let out = dir.path().join("runs");
     for _ in 0..2 {
-        bakeoff(&[
-            "eval",
-            "run",
-            "--endpoint",
-            &url,
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        failed_run_into(&out);
     }
     let mut files: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
@@ -976,20 +979,8 @@ fn compare_json_prints_json_when_it_refuses() {
 #[test]
 fn report_never_overwrites_a_file_it_did_not_write() {
     let dir = tempdir();
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
     let out = dir.path().join("results");
-    let url = format!("http://127.0.0.1:{port}");
-    bakeoff(&[
-        "eval",
-        "run",
-        "--endpoint",
-        &url,
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    failed_run_into(&out);
     for _ in 0..2 {
         let o = bakeoff(&["report", out.to_str().unwrap()]);
         assert_eq!(code(&o), 0, "{}", text(&o));
