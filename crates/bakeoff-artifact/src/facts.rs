@@ -1,6 +1,5 @@
 //! What discovery learned about an endpoint.
 
-use bakeoff_text::TemplateFingerprint;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -163,4 +162,16 @@ pub struct OverflowFact {
 pub struct EndpointRecord {
     pub url: String,
     pub facts: Option<EndpointFacts>,
+}
+
+// Computed by `bakeoff_text::fingerprint` from the normalized text.
+/// What identifies a chat template in an artifact or an audit table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TemplateFingerprint {
+    /// sha256 of the normalized text, hex.
+    pub sha256: String,
+    /// The first 16 hex digits, as printed in tables.
+    pub short: String,
+    /// Line count of the normalized text.
+    pub lines: usize,
 }

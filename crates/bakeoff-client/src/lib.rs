@@ -17,6 +17,7 @@ pub mod discovery;
 mod error;
 mod h1;
 mod http;
+pub mod preflight;
 mod reply;
 pub mod tokenize;
 mod url_util;

@@ -1,4 +1,6 @@
-//! Preflight: is this endpoint fit to be measured?
+//! Preflight: is this endpoint fit to be measured? It lives with the client because readiness
+//! is a client question (a real short completion), asked by the suites before they measure and
+//! by the seat watchdog before it calls a seat ready — so seats never depend on suites.
 //!
 //! Ready means a real short completion came back with non-empty text. `/v1/models` or
 //! `/health` answering never counts: in the seeds an engine wedged with `/v1/models` up while
@@ -6,12 +8,12 @@
 
 use std::time::{Duration, Instant};
 
+use crate::discovery::{Discovered, DiscoveryOptions, discover};
+use crate::{Client, Exchange, RequestError, Timeouts};
 use bakeoff_artifact::{
     ErrorSeen, Evidence, FailureClass, FlagSeverity, InstrumentFlag, PreflightReport, ReadyCheck,
     ThinkingCheck,
 };
-use bakeoff_client::discovery::{Discovered, DiscoveryOptions, discover};
-use bakeoff_client::{Client, Exchange, RequestError, Timeouts};
 use bakeoff_wire::{ChatRequest, Message};
 
 #[derive(Debug, Clone)]
@@ -117,7 +119,7 @@ pub async fn run_preflight(client: &Client, opts: &PreflightOptions) -> Prefligh
     let served: Vec<&str> = facts.models.iter().map(|m| m.id.as_str()).collect();
     let model = match &opts.model {
         Some(m) if served.is_empty() || served.contains(&m.as_str()) => Some(m.clone()),
-        Some(m) if bakeoff_client::dialect::ignores_model_field(facts.engine) => {
+        Some(m) if crate::dialect::ignores_model_field(facts.engine) => {
             // llama-server serves one model and ignores the field: not fatal, but say so.
             flags.push(InstrumentFlag {
                 code: "model-id-ignored".into(),

@@ -436,9 +436,9 @@ impl Seats {
             let (serving, detail) = if probe && st.observed == Observed::Running {
                 match watchdog::probe_client(&url) {
                     Some(c) => {
-                        let o = bakeoff_suites::run_preflight(
+                        let o = bakeoff_client::preflight::run_preflight(
                             &c,
-                            &bakeoff_suites::PreflightOptions {
+                            &bakeoff_client::preflight::PreflightOptions {
                                 model: seat.served_model_names.first().cloned(),
                                 max_model_len: None,
                                 ready_timeout: std::time::Duration::from_secs(20),

@@ -8,7 +8,7 @@
 use std::sync::OnceLock;
 
 use bakeoff_artifact::{FailureClass, SeatReadiness};
-use bakeoff_suites::PreflightOutcome;
+use bakeoff_client::preflight::PreflightOutcome;
 
 use crate::classify::remediation;
 use regex::Regex;

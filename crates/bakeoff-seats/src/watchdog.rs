@@ -1,6 +1,6 @@
 //! The startup watchdog: follows a seat's log and its backend state from the start command
 //! until the seat is **ready** — a real completion succeeded (the preflight's check,
-//! `bakeoff_suites::run_preflight`) — or it has failed with a class from the one table
+//! `bakeoff_client::preflight::run_preflight`) — or it has failed with a class from the one table
 //! ([`crate::classify`]).
 //!
 //! States: starting → loading → warming → ready. Log lines move the state forward (never
@@ -28,8 +28,8 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bakeoff_artifact::{FailureClass, PreflightReport, SeatPhase, SeatRootCause};
+use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, run_preflight};
 use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
-use bakeoff_suites::{PreflightOptions, PreflightOutcome, run_preflight};
 use tokio::sync::mpsc;
 
 use crate::backend::{Backend, Observed};

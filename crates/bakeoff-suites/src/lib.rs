@@ -12,7 +12,8 @@ pub mod instrument;
 pub mod intelligence;
 pub mod longgen;
 pub mod outcome;
-pub mod preflight;
+/// Readiness is the client's ([`bakeoff_client::preflight`]); re-exported for the suites' callers.
+pub use bakeoff_client::preflight;
 pub mod runner;
 pub mod session;
 pub mod smoke;

@@ -4,20 +4,10 @@
 //! build by hand; the hash must ignore what editors and `git` change (CRLF, trailing spaces,
 //! a final newline) and nothing else.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// What identifies a chat template in an artifact or an audit table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct TemplateFingerprint {
-    /// sha256 of the normalized text, hex.
-    pub sha256: String,
-    /// The first 16 hex digits, as printed in tables.
-    pub short: String,
-    /// Line count of the normalized text.
-    pub lines: usize,
-}
+/// What identifies a chat template: the artifact vocabulary's type, computed here.
+pub use bakeoff_artifact::TemplateFingerprint;
 
 /// CRLF and lone CR become LF, trailing whitespace is cut from every line, trailing blank lines
 /// are dropped. Leading whitespace is kept: Jinja whitespace control makes it meaningful.
