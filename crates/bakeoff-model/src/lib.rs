@@ -11,6 +11,7 @@
 //! error and never a panic or a huge allocation. Numbers are per GPU rank unless a name says
 //! otherwise.
 
+pub mod args;
 pub mod checkpoint;
 pub mod config;
 pub mod error;

@@ -103,21 +103,8 @@ pub struct PlanSeat {
     pub args: Vec<String>,
 }
 
-/// The value after `flag` (or in `flag=value`) for any of `names`.
-pub fn flag_value<'a>(args: &'a [String], names: &[&str]) -> Option<&'a str> {
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        for n in names {
-            if a == n {
-                return it.next().map(String::as_str);
-            }
-            if let Some(v) = a.strip_prefix(n).and_then(|r| r.strip_prefix('=')) {
-                return Some(v);
-            }
-        }
-    }
-    None
-}
+/// The one reading of engine flags (shared with the seats' checkpoint audit).
+pub use bakeoff_model::args::flag_value;
 
 /// The GPU indexes a `CUDA_VISIBLE_DEVICES` value exposes, as CUDA reads it: `Some(vec![])` when
 /// it hides every GPU (empty, or an invalid first entry such as `-1`: CUDA stops at the first

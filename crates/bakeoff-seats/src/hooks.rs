@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::fleet::{Fleet, Launch, Seat};
+use bakeoff_model::args::flag_value;
 
 /// Called by `Seats::up` (and so by `restart` and `swap`) before the backend starts `seat`.
 pub fn before_start(_fleet: &Fleet, seat: &Seat) -> Result<(), String> {
@@ -41,7 +42,7 @@ pub fn before_start(_fleet: &Fleet, seat: &Seat) -> Result<(), String> {
 /// path is mapped back to the host through its mounts.
 pub(crate) fn model_and_quantization(seat: &Seat) -> Option<(PathBuf, Option<String>)> {
     let (args, mounts) = args_and_mounts(seat);
-    let model = flag(args, &["-m", "--model"]).or_else(|| {
+    let model = flag_value(args, &["-m", "--model"]).or_else(|| {
         args.iter()
             .position(|a| a == "serve")
             .and_then(|i| args.get(i + 1))
@@ -55,7 +56,7 @@ pub(crate) fn model_and_quantization(seat: &Seat) -> Option<(PathBuf, Option<Str
 /// The seat's `--quantization` (`-q`) flag, whatever its model is (a hub id, a container path
 /// outside the mounts, no `-m` at all).
 pub(crate) fn quantization_flag(seat: &Seat) -> Option<String> {
-    flag(args_and_mounts(seat).0, &["--quantization", "-q"]).map(str::to_string)
+    flag_value(args_and_mounts(seat).0, &["--quantization", "-q"]).map(str::to_string)
 }
 
 /// The engine's arguments and (for a Docker seat) its `host:container` mounts.
@@ -66,24 +67,10 @@ fn args_and_mounts(seat: &Seat) -> (&[String], &[String]) {
     }
 }
 
-fn flag<'a>(args: &'a [String], names: &[&str]) -> Option<&'a str> {
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        for n in names {
-            if a == n {
-                return it.next().map(String::as_str);
-            }
-            if let Some(v) = a.strip_prefix(n).and_then(|r| r.strip_prefix('=')) {
-                return Some(v);
-            }
-        }
-    }
-    None
-}
-
-/// `host:container[:opts]` mounts, longest container prefix first. Without mounts the path is
+/// `host:container[:opts]` mounts, longest container prefix first: the one mapping of a
+/// container path back to the host (`seat up`'s audit and `plan` both use it). Without mounts the path is
 /// taken as a host path; a hub id (`org/name`) is not a local path and is not audited.
-fn host_path(model: &Path, mounts: &[String]) -> Option<PathBuf> {
+pub fn host_path(model: &Path, mounts: &[String]) -> Option<PathBuf> {
     if !model.is_absolute() && !model.starts_with(".") {
         return None;
     }
@@ -134,7 +121,10 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        assert_eq!(flag(&args, &["--quantization"]), Some("compressed-tensors"));
+        assert_eq!(
+            flag_value(&args, &["--quantization"]),
+            Some("compressed-tensors")
+        );
     }
 }
 

@@ -7,10 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bakeoff_artifact::{
-    Artifact, ArtifactKind, Candidate, EndpointRecord, LoadReport, LoadStep, RunStatus, slug,
+    Artifact, ArtifactKind, EndpointRecord, LoadReport, LoadStep, RunStatus, slug,
 };
 use bakeoff_client::Client;
-use bakeoff_client::dialect::quantization_from_name;
 use bakeoff_load::calibrate::{CalibrationOptions, CalibrationTarget, measure_ceiling};
 use bakeoff_load::{Arrival, LengthSpec, LoadPlan, Mode, PinPolicy, Progress, Slo, StepBound};
 use bakeoff_suites::{PreflightOutcome, run_preflight};
@@ -298,40 +297,17 @@ fn artifact(
     report: LoadReport,
 ) -> Artifact {
     let facts = &pre.discovered.facts;
-    let model = pre.report.model.clone().unwrap_or_else(|| "default".into());
-    let quantization = pre
-        .discovered
-        .quantization
-        .clone()
-        .or_else(|| quantization_from_name(&model));
-    let slug = a.slug.clone().unwrap_or_else(|| {
-        format!(
-            "{}-bench",
-            slug::default_slug(
-                &model,
-                facts.engine,
-                quantization.as_deref(),
-                facts.context_window
-            )
-        )
-    });
-    let mut notes = a.note.clone();
-    if let Some(l) = local {
-        notes.push(l.note.clone());
-    }
-    let candidate = Candidate {
-        slug,
-        model,
-        engine: facts.engine,
-        engine_version: facts.engine_version.clone(),
-        quantization,
-        context_window: facts.context_window,
-        hardware: a
-            .hardware
-            .clone()
-            .or_else(|| local.map(|l| l.hardware.clone())),
-        notes,
-    };
+    let candidate = super::candidate(
+        super::Naming {
+            slug: a.slug.as_deref(),
+            slug_suffix: "-bench",
+            notes: &a.note,
+            hardware: a.hardware.as_deref(),
+        },
+        client,
+        pre,
+        local,
+    );
     let endpoint = EndpointRecord {
         url: client.url().redacted(),
         facts: Some(facts.clone()),

@@ -4,15 +4,12 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use bakeoff_artifact::{
-    Artifact, ArtifactKind, Candidate, EndpointRecord, Evidence, Failure, FailureClass, RunFiles,
-    RunStatus, slug,
+    Artifact, ArtifactKind, EndpointRecord, Evidence, Failure, FailureClass, RunFiles, RunStatus,
+    slug,
 };
 use bakeoff_client::Client;
-use bakeoff_client::dialect::quantization_from_name;
 use bakeoff_suites::context::{self, ContextOptions};
-use bakeoff_suites::{
-    PreflightOutcome, SuiteContext, SuiteName, SuiteOptions, run_preflight, run_suites,
-};
+use bakeoff_suites::{SuiteContext, SuiteName, SuiteOptions, run_preflight, run_suites};
 use tokio::sync::watch;
 
 use super::{client_for, preflight_options};
@@ -91,7 +88,17 @@ async fn measure(
         p = run_preflight(client, opts) => p,
         _ = rx.changed() => return Err(failed("interrupted by the operator during preflight; nothing was measured")),
     };
-    let mut candidate = candidate(a, client, &pre, local);
+    let mut candidate = super::candidate(
+        super::Naming {
+            slug: a.slug.as_deref(),
+            slug_suffix: "",
+            notes: &a.note,
+            hardware: a.hardware.as_deref(),
+        },
+        client,
+        &pre,
+        local,
+    );
     // The run's file names, claimed now: a later run of the slug never overwrites this one.
     let mut files = super::run_files(&a.out, &candidate.slug, a.replace)?;
     let endpoint = EndpointRecord {
@@ -338,50 +345,6 @@ fn finish(
         print!("{}", super::bench::suite_sweeps(&art));
     }
     Ok(code)
-}
-
-fn candidate(
-    a: &RunArgs,
-    client: &Client,
-    pre: &PreflightOutcome,
-    local: Option<&local_default::LocalServer>,
-) -> Candidate {
-    let facts = &pre.discovered.facts;
-    let model = pre
-        .report
-        .model
-        .clone()
-        .unwrap_or_else(|| format!("endpoint-{}", slug::sanitize(&client.url().host_port())));
-    let quantization = pre
-        .discovered
-        .quantization
-        .clone()
-        .or_else(|| quantization_from_name(&model));
-    let slug = a.slug.clone().unwrap_or_else(|| {
-        slug::default_slug(
-            &model,
-            facts.engine,
-            quantization.as_deref(),
-            facts.context_window,
-        )
-    });
-    let mut notes = a.note.clone();
-    if let Some(l) = local {
-        notes.push(l.note.clone());
-    }
-    Candidate {
-        slug,
-        model,
-        engine: facts.engine,
-        engine_version: facts.engine_version.clone(),
-        quantization,
-        context_window: facts.context_window,
-        hardware: a
-            .hardware
-            .clone()
-            .or_else(|| local.map(|l| l.hardware.clone())),
-        notes,
-    }
 }
 
 async fn wait_for_stop_signal() {

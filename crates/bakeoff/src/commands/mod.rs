@@ -128,3 +128,61 @@ fn write_run_artifact(
     art.replaces = files.replaced().to_vec();
     files.write_artifact(art).map_err(failed)
 }
+
+/// How the operator named a run: `--slug` (else the default, plus `slug_suffix`), `--note`,
+/// `--hardware`.
+struct Naming<'a> {
+    slug: Option<&'a str>,
+    slug_suffix: &'a str,
+    notes: &'a [String],
+    hardware: Option<&'a str>,
+}
+
+/// The candidate a run measured — ONE builder for `eval run` and `bench run`. An endpoint that
+/// lists no model is named after its address (`endpoint-<host>-<port>`), never a shared
+/// placeholder that would give unrelated endpoints one slug.
+fn candidate(
+    n: Naming<'_>,
+    client: &Client,
+    pre: &bakeoff_suites::PreflightOutcome,
+    local: Option<&crate::local_default::LocalServer>,
+) -> bakeoff_artifact::Candidate {
+    use bakeoff_artifact::slug;
+    let facts = &pre.discovered.facts;
+    let model = pre
+        .report
+        .model
+        .clone()
+        .unwrap_or_else(|| format!("endpoint-{}", slug::sanitize(&client.url().host_port())));
+    let quantization = pre
+        .discovered
+        .quantization
+        .clone()
+        .or_else(|| bakeoff_client::dialect::quantization_from_name(&model));
+    let slug = n.slug.map(str::to_string).unwrap_or_else(|| {
+        let base = slug::default_slug(
+            &model,
+            facts.engine,
+            quantization.as_deref(),
+            facts.context_window,
+        );
+        format!("{base}{}", n.slug_suffix)
+    });
+    let mut notes = n.notes.to_vec();
+    if let Some(l) = local {
+        notes.push(l.note.clone());
+    }
+    bakeoff_artifact::Candidate {
+        slug,
+        model,
+        engine: facts.engine,
+        engine_version: facts.engine_version.clone(),
+        quantization,
+        context_window: facts.context_window,
+        hardware: n
+            .hardware
+            .map(str::to_string)
+            .or_else(|| local.map(|l| l.hardware.clone())),
+        notes,
+    }
+}

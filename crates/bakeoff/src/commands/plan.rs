@@ -150,18 +150,13 @@ fn view_of(
     })
 }
 
-/// `HOST:CONTAINER[:ro]` mounts applied backwards to a container path.
+/// `HOST:CONTAINER[:ro]` mounts applied backwards to a container path, by the seats' own rule
+/// (the longest container prefix wins), so `plan` and `seat up` map a model to one host path; a
+/// path outside every mount (or a hub id) is shown as given.
 fn host_path(p: &str, mounts: &[String]) -> String {
-    for m in mounts {
-        let mut it = m.split(':');
-        if let (Some(h), Some(c)) = (it.next(), it.next())
-            && let Some(rest) = p.strip_prefix(c)
-            && (rest.is_empty() || rest.starts_with('/'))
-        {
-            return format!("{h}{rest}");
-        }
-    }
-    p.to_owned()
+    bakeoff_seats::hooks::host_path(std::path::Path::new(p), mounts)
+        .map(|h| h.display().to_string())
+        .unwrap_or_else(|| p.to_owned())
 }
 
 pub fn run(a: PlanArgs) -> Result<Exit, CliError> {
