@@ -82,37 +82,25 @@ pub async fn run_preflight(client: &Client, opts: &PreflightOptions) -> Prefligh
             "none (no server /tokenize; give --tokenizer for context sizing)".into()
         });
 
-    let not_ready = |attempts, errors| ReadyCheck {
-        ready: false,
-        attempts,
-        elapsed_ms: start.elapsed().as_millis() as u64,
-        reply_preview: None,
-        errors,
-    };
-
     if let Some(e) = &discovered.unreachable {
         let message = format!("endpoint unreachable: {e}");
-        reasons.push(message.clone());
-        return PreflightOutcome {
-            report: PreflightReport {
-                fit: false,
-                reasons,
-                model: opts.model.clone(),
-                ready: not_ready(0, vec![]),
-                thinking: None,
-                thinking_mode: None,
-                tokenizer_route,
-                flags,
-                elapsed_ms: start.elapsed().as_millis() as u64,
-            },
-            unfit: Some(Unfit {
-                class: FailureClass::Unreachable,
-                message,
-                evidence: probe_evidence(&discovered),
-                remediation: Some("check the address and port, and that the server is running (bakeoff seat status)".into()),
-            }),
-            discovered,
+        let unfit = Unfit {
+            class: FailureClass::Unreachable,
+            message,
+            evidence: probe_evidence(&discovered),
+            remediation: Some(
+                "check the address and port, and that the server is running (bakeoff seat status)"
+                    .into(),
+            ),
         };
+        return unfit_before_ready(
+            unfit,
+            discovered,
+            opts.model.clone(),
+            tokenizer_route,
+            flags,
+            start,
+        );
     }
 
     // Which model to ask for.
@@ -138,27 +126,20 @@ pub async fn run_preflight(client: &Client, opts: &PreflightOptions) -> Prefligh
                 "model {m:?} is not served here; served: {}",
                 served.join(", ")
             );
-            reasons.push(message.clone());
-            return PreflightOutcome {
-                report: PreflightReport {
-                    fit: false,
-                    reasons,
-                    model: Some(m.clone()),
-                    ready: not_ready(0, vec![]),
-                    thinking: None,
-                    thinking_mode: None,
-                    tokenizer_route,
-                    flags,
-                    elapsed_ms: start.elapsed().as_millis() as u64,
-                },
-                unfit: Some(Unfit {
-                    class: FailureClass::ModelNotServed,
-                    message,
-                    evidence: probe_evidence(&discovered),
-                    remediation: Some(format!("pass --model with one of: {}", served.join(", "))),
-                }),
-                discovered,
+            let unfit = Unfit {
+                class: FailureClass::ModelNotServed,
+                message,
+                evidence: probe_evidence(&discovered),
+                remediation: Some(format!("pass --model with one of: {}", served.join(", "))),
             };
+            return unfit_before_ready(
+                unfit,
+                discovered.clone(),
+                Some(m.clone()),
+                tokenizer_route,
+                flags,
+                start,
+            );
         }
         None => served.first().map(|s| s.to_string()),
     };
@@ -237,6 +218,40 @@ pub async fn run_preflight(client: &Client, opts: &PreflightOptions) -> Prefligh
         },
         discovered,
         unfit,
+    }
+}
+
+/// An endpoint found unfit before any completion was sent (nothing reachable, a model it does
+/// not serve): the report says why, with no readiness attempt.
+fn unfit_before_ready(
+    unfit: Unfit,
+    discovered: Discovered,
+    model: Option<String>,
+    tokenizer_route: String,
+    flags: Vec<InstrumentFlag>,
+    start: Instant,
+) -> PreflightOutcome {
+    let elapsed_ms = start.elapsed().as_millis() as u64;
+    PreflightOutcome {
+        report: PreflightReport {
+            fit: false,
+            reasons: vec![unfit.message.clone()],
+            model,
+            ready: ReadyCheck {
+                ready: false,
+                attempts: 0,
+                elapsed_ms,
+                reply_preview: None,
+                errors: vec![],
+            },
+            thinking: None,
+            thinking_mode: None,
+            tokenizer_route,
+            flags,
+            elapsed_ms,
+        },
+        discovered,
+        unfit: Some(unfit),
     }
 }
 
