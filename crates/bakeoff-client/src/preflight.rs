@@ -270,20 +270,28 @@ fn probe_evidence(d: &Discovered) -> Vec<Evidence> {
         .collect()
 }
 
+/// Every HTTP status the preflight saw, control calls then completions (a completion's status
+/// is in its error kind, `http-503`). Shared with the seat watchdog's record of its probes.
+pub fn http_statuses(d: &Discovered, ready: &ReadyCheck) -> Vec<u16> {
+    d.facts
+        .probes
+        .iter()
+        .filter_map(|p| p.status)
+        .chain(
+            ready
+                .errors
+                .iter()
+                .filter_map(|e| e.kind.strip_prefix("http-")?.parse().ok()),
+        )
+        .collect()
+}
+
 /// Why no completion came back, from what was seen — never a guess: the control calls'
 /// statuses and errors, and the kinds of the completion errors.
 fn unready_class(d: &Discovered, ready: &ReadyCheck, client: &Client) -> (FailureClass, String) {
     let probes = &d.facts.probes;
     let kinds: Vec<&str> = ready.errors.iter().map(|e| e.kind.as_str()).collect();
-    let statuses: Vec<u16> = probes
-        .iter()
-        .filter_map(|p| p.status)
-        .chain(
-            kinds
-                .iter()
-                .filter_map(|k| k.strip_prefix("http-")?.parse().ok()),
-        )
-        .collect();
+    let statuses = http_statuses(d, ready);
     let not_http = probes
         .iter()
         .filter_map(|p| p.error.as_deref())

@@ -101,8 +101,9 @@ fn title_slug(t: &str) -> String {
     if s.is_empty() { "entry".into() } else { s }
 }
 
-/// Replace a file by writing beside it and renaming, so a reader never sees half of it.
-fn write_replace(path: &Path, text: &str) -> Result<(), LogbookError> {
+/// Replace a file by writing beside it and renaming, so a reader never sees half of it (the
+/// logbook's index and archive, and `bakeoff report`'s views).
+pub fn write_replace(path: &Path, text: &str) -> Result<(), LogbookError> {
     let mut tmp = path.as_os_str().to_os_string();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);

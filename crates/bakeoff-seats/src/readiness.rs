@@ -8,7 +8,7 @@
 use std::sync::OnceLock;
 
 use bakeoff_artifact::{FailureClass, SeatReadiness};
-use bakeoff_client::preflight::PreflightOutcome;
+use bakeoff_client::preflight::{PreflightOutcome, http_statuses};
 
 use crate::classify::remediation;
 use regex::Regex;
@@ -92,15 +92,11 @@ impl Tally {
             .iter()
             .map(|e| e.kind.as_str())
             .collect();
-        for s in facts.probes.iter().filter_map(|p| p.status).chain(
-            kinds
-                .iter()
-                .filter_map(|k| k.strip_prefix("http-")?.parse().ok()),
-        ) {
-            *r.http_statuses.entry(s).or_default() += 1;
+        let statuses = http_statuses(&out.discovered, &out.report.ready);
+        for s in &statuses {
+            *r.http_statuses.entry(*s).or_default() += 1;
         }
-        let answered = facts.probes.iter().any(|p| p.status.is_some())
-            || kinds.iter().any(|k| k.starts_with("http-"));
+        let answered = !statuses.is_empty();
         if out.discovered.unreachable.is_some() && !answered {
             r.refused += 1;
             if r.log_listen_port.is_some() {

@@ -26,10 +26,7 @@ fn write(path: &PathBuf, text: &str, marker: &str) -> Result<(), CliError> {
         .unwrap_or(std::path::Path::new("."));
     std::fs::create_dir_all(dir)
         .map_err(|e| failed(format!("cannot create {}: {e}", dir.display())))?;
-    let tmp = dir.join(format!(".bakeoff-report-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))
+    bakeoff_report::logbook::write_replace(path, text).map_err(failed)
 }
 
 /// What marks a view as bakeoff report's own.
