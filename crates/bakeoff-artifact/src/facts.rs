@@ -7,7 +7,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EngineKind {
-    #[serde(rename = "llama.cpp")]
+    #[serde(
+        rename = "llama.cpp",
+        alias = "llamacpp",
+        alias = "llama-cpp",
+        alias = "llama-server"
+    )]
     LlamaCpp,
     Vllm,
     Sglang,
@@ -15,6 +20,17 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
+    /// An engine named by an operator (a fleet file's `engine`, a plan's seat): case, `_`/`-`
+    /// and llama.cpp's several spellings forgiven; anything unknown is `Generic`.
+    pub fn parse(s: &str) -> Self {
+        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "vllm" => Self::Vllm,
+            "sglang" => Self::Sglang,
+            "llama.cpp" | "llamacpp" | "llama-cpp" | "llama-server" => Self::LlamaCpp,
+            _ => Self::Generic,
+        }
+    }
+
     /// The short form used in slugs.
     pub fn slug_part(self) -> &'static str {
         match self {

@@ -3,8 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// A failure class. Seat failures (init wedge, crash loop, OOM, …) join this list; each class's
-/// signatures are documented in `docs/failure-classes.md`.
+/// A failure class, of an endpoint or of a seat. Each class's signatures, sources and
+/// remediation are rows of the one failure table (`failure_table::TABLE`), written out in
+/// `docs/failure-classes.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailureClass {
@@ -30,8 +31,7 @@ pub enum FailureClass {
     /// Requests would work but the suites refused to measure (e.g. the context window is
     /// unknown and no `--max-model-len` was given): a configuration gap, not a serving failure.
     NotMeasurable,
-    // Seat failures (bakeoff seat up|restart|swap|watch). Signatures, sources and remediations:
-    // bakeoff-seats `classify::TABLE`, documented in docs/failure-classes.md.
+    // Seat failures (bakeoff seat up|restart|swap|watch).
     /// No log line for `--silence-timeout` while not ready (even if `/v1/models` answers).
     InitWedge,
     /// Restarts rising within the window (Docker `RestartCount`).

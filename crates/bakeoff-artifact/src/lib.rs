@@ -1,20 +1,31 @@
-//! The artifacts bakeoff writes — `<slug>.bakeoff.json` and `<slug>.failure.json` — are its
-//! public interface. This crate owns their types (schema version 1), the generated JSON Schema
-//! that is checked in at `schemas/artifact.v1.schema.json`, the JSONL journal that records each
-//! item as it finishes, and the atomic write of the final file.
+//! The vocabulary, a leaf. The artifacts bakeoff writes — `<slug>.bakeoff.json` and
+//! `<slug>.failure.json` — are its public interface. This crate owns their types (schema
+//! version 1) and the generated JSON Schema checked in at `schemas/artifact.v1.schema.json`; the
+//! words every other crate uses about them: the one [`EngineKind`], [`TemplateFingerprint`],
+//! [`FailureClass`] and the one failure table ([`failure_table`]: seat and endpoint classes,
+//! each with its signatures, source and remediation), the instrument-flag codes ([`FlagCode`]),
+//! the verdict and retraction records ([`evidence`]); the JSONL journal that records each item
+//! as it finishes; and the one versioned reader ([`read_versioned`]) and writers
+//! ([`write_atomic`], [`write_new`]) of every JSON file bakeoff writes.
+//!
+//! It depends on serde, schemars and the wire/stats types it serializes, never on text, model,
+//! client or tokenizers, so anything may read what bakeoff wrote.
 //!
 //! It must never do network I/O or print, and a change to any type here is a change to a public
 //! format: bump [`SCHEMA_VERSION`] when a change is not purely additive, and regenerate the
 //! schema (`BAKEOFF_UPDATE_SCHEMA=1 cargo test -p bakeoff-artifact`).
 
+pub mod evidence;
 pub mod facts;
 pub mod failure;
+pub mod failure_table;
 pub mod item;
 pub mod load;
 pub mod seat;
 pub mod slug;
 pub mod store;
 pub mod types;
+pub mod versioned;
 
 pub use facts::*;
 pub use failure::*;
@@ -26,6 +37,7 @@ pub use store::{
     write_atomic, write_new,
 };
 pub use types::*;
+pub use versioned::{Versioned, read_versioned};
 
 /// Version of the artifact format. Readers refuse versions they do not know.
 pub const SCHEMA_VERSION: u32 = 1;

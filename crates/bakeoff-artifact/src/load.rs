@@ -243,7 +243,7 @@ pub struct LoadStep {
     pub reconciliation: Option<Reconciliation>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<MetricsDelta>,
-    /// `client-bound`, `client-overhead-growing`, `spec-decoding-unmeasurable`, ….
+    /// `client-bound`, `client-overhead-growing`, `spec-decoding-unmeasurable`, … ([`crate::FlagCode`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<InstrumentFlag>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

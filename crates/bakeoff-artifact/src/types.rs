@@ -42,6 +42,27 @@ pub struct Candidate {
     pub notes: Vec<String>,
 }
 
+impl Candidate {
+    /// A candidate known only by its slug, model and engine: no version, quantization,
+    /// hardware or notes, and a window not yet discovered.
+    pub fn new(
+        slug: impl Into<String>,
+        model: impl Into<String>,
+        engine: crate::EngineKind,
+    ) -> Self {
+        Candidate {
+            slug: slug.into(),
+            model: model.into(),
+            engine,
+            engine_version: None,
+            quantization: None,
+            context_window: ContextWindow::UNKNOWN,
+            hardware: None,
+            notes: Vec::new(),
+        }
+    }
+}
+
 /// Severity of an instrument flag: `warning` means read the number with care, `invalid` means
 /// the number must not be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -52,12 +73,117 @@ pub enum FlagSeverity {
     Invalid,
 }
 
+/// What an instrument flag says about a measurement: one closed vocabulary, never a free
+/// string, so reporters and comparisons can act on a code without matching its spelling.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlagCode {
+    // The preflight.
+    /// llama-server serves one model and ignores the requested id.
+    ModelIdIgnored,
+    /// `/v1/models` listed no model: requests name `default`.
+    ModelUnknown,
+    /// The probe reply had empty content and only reasoning: the endpoint thinks by default.
+    ThinkingDefaultReasoningOnly,
+    // The suites.
+    /// The requested thinking mode was not applied by the server.
+    ThinkingModeNotApplied,
+    /// The requested thinking mode could not be verified.
+    ThinkingModeUnverified,
+    /// Replies carry thinking markup in their content.
+    ThinkingArtifacts,
+    /// A family scored below chance: read its score with care.
+    SuspectInstrument,
+    /// A family scored below chance beyond doubt: its score must not be used.
+    InstrumentFailure,
+    /// The context suite's needle could not be checked (the instrument missed).
+    InstrumentMiss,
+    /// The context suite refused to measure (unknown window, no tokenizer route).
+    ContextRefused,
+    /// The server lacks a tool-call parser, or it is unreliable.
+    ToolParserMissing,
+    /// Tool calls came inside the reasoning, not as calls.
+    ToolCallsInReasoning,
+    /// The model never called a tool.
+    ModelDoesNotCallTools,
+    /// CPU pinning was asked for and not honoured.
+    PinningNotHonoured,
+    /// Short completions cannot show speculative decoding's effect.
+    ShortCompletionsCannotMeasureSpecDecoding,
+    // The load engine.
+    /// A load step measured nothing.
+    StepMeasuredNothing,
+    /// The client, not the server, bounded the step.
+    ClientBound,
+    /// Token counts came from the client's estimate, not the server's `usage`.
+    TokenCountFallback,
+    /// Requests left later than their schedule said.
+    ScheduleDrift,
+    /// The client's own overhead grew across the steps.
+    ClientOverheadGrowing,
+    /// Speculative decoding's acceptance could not be measured.
+    SpecDecodingUnmeasurable,
+    /// A code this version of bakeoff does not know (written by a newer one).
+    #[serde(other)]
+    Unrecognized,
+}
+
+impl FlagCode {
+    /// The code as written in artifacts (`client-bound`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ModelIdIgnored => "model-id-ignored",
+            Self::ModelUnknown => "model-unknown",
+            Self::ThinkingDefaultReasoningOnly => "thinking-default-reasoning-only",
+            Self::ThinkingModeNotApplied => "thinking-mode-not-applied",
+            Self::ThinkingModeUnverified => "thinking-mode-unverified",
+            Self::ThinkingArtifacts => "thinking-artifacts",
+            Self::SuspectInstrument => "suspect-instrument",
+            Self::InstrumentFailure => "instrument-failure",
+            Self::InstrumentMiss => "instrument-miss",
+            Self::ContextRefused => "context-refused",
+            Self::ToolParserMissing => "tool-parser-missing",
+            Self::ToolCallsInReasoning => "tool-calls-in-reasoning",
+            Self::ModelDoesNotCallTools => "model-does-not-call-tools",
+            Self::PinningNotHonoured => "pinning-not-honoured",
+            Self::ShortCompletionsCannotMeasureSpecDecoding => {
+                "short-completions-cannot-measure-spec-decoding"
+            }
+            Self::StepMeasuredNothing => "step-measured-nothing",
+            Self::ClientBound => "client-bound",
+            Self::TokenCountFallback => "token-count-fallback",
+            Self::ScheduleDrift => "schedule-drift",
+            Self::ClientOverheadGrowing => "client-overhead-growing",
+            Self::SpecDecodingUnmeasurable => "spec-decoding-unmeasurable",
+            Self::Unrecognized => "unrecognized",
+        }
+    }
+
+    /// A suite's refusal to measure: a configuration gap, not a serving failure.
+    pub fn is_refusal(self) -> bool {
+        matches!(self, Self::ContextRefused)
+    }
+}
+
+/// A code compares equal to its written spelling (`code == "client-bound"`), as read in a file.
+impl PartialEq<&str> for FlagCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for FlagCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The tool's verdict on its own measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct InstrumentFlag {
-    /// Kebab-case code: `thinking-default-reasoning-only`, `instrument-miss`,
-    /// `suspect-instrument`, `instrument-failure`, `client-bound`, `n-confound`, …
-    pub code: String,
+    pub code: FlagCode,
     pub severity: FlagSeverity,
     pub message: String,
     /// Suite the flag belongs to, when it is not about the whole run.
@@ -274,5 +400,27 @@ impl Artifact {
             load: BTreeMap::new(),
             seat: None,
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod flag_code_tests {
+    use super::FlagCode;
+
+    /// `as_str` is the serde spelling for every code, and an unknown code reads as
+    /// `Unrecognized` instead of failing the whole artifact.
+    #[test]
+    fn as_str_is_the_serde_spelling() {
+        let schema = serde_json::to_value(schemars::schema_for!(FlagCode)).unwrap();
+        let codes = schema["oneOf"].as_array().unwrap();
+        assert!(codes.len() > 20);
+        for v in codes {
+            let c: FlagCode = serde_json::from_value(v["const"].clone()).unwrap();
+            assert_eq!(serde_json::to_value(c).unwrap(), v["const"]);
+            assert_eq!(c.as_str(), v["const"].as_str().unwrap());
+        }
+        let later: FlagCode = serde_json::from_str("\"a-code-from-tomorrow\"").unwrap();
+        assert_eq!(later, FlagCode::Unrecognized);
     }
 }

@@ -2,20 +2,20 @@
 
 use std::time::{Duration, Instant};
 
-use bakeoff_wire::{ChatRequest, NonStreamResponse, SseEvent, SseParser, StreamChunk};
+use bakeoff_wire::{ChatRequest, NonStreamResponse};
 use serde_json::Value;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
 use tokio::time::timeout;
 use url::Url;
 
-use tokio::io::AsyncWriteExt;
-
 use crate::error::MAX_ERROR_BODY;
-
 use crate::h1;
 use crate::{EndpointUrl, Exchange, Reply, RequestError};
 
-/// How much of a 2xx body is kept for the error when it turns out not to be an event stream.
-const BODY_HEAD: usize = 120;
+mod stream;
+
+use stream::{Deadlines, Flow, StreamState};
 
 /// Every network wait is bounded. The first-byte budget must cover prompt processing: a long
 /// prompt on CPU can take minutes before the first token, so it is generous by default.
@@ -228,9 +228,37 @@ impl Client {
         reply: &mut Reply,
     ) -> Result<(), RequestError> {
         let t = self.timeouts;
-        let deadline = sent + t.total;
-        let first_byte_deadline = sent + t.first_byte.min(t.total);
+        let deadlines = Deadlines::new(sent, t);
         let url = self.url.v1_path("chat/completions");
+        let wire = self.stream_request_bytes(req, &url)?;
+        let mut stream = self.connect_stream(&url, sent, deadlines).await?;
+        match tokio::time::timeout_at(deadlines.first_byte.into(), stream.write_all(&wire)).await {
+            Err(_) => return Err(first_byte_or_total(t, sent)),
+            Ok(Err(e)) => {
+                return Err(RequestError::Stream {
+                    message: format!("sending the request: {e}"),
+                });
+            }
+            Ok(Ok(())) => {}
+        }
+        drop(wire);
+
+        let mut state = StreamState::new(sent, t, deadlines);
+        loop {
+            let wait_until = state.wait_until(reply);
+            let ready = tokio::time::timeout_at(wait_until.into(), stream.readable()).await;
+            state.check_ready(ready, reply)?;
+            match state.read_once(&stream, reply)? {
+                Flow::More => {}
+                Flow::Done => return Ok(()),
+                Flow::Ended => break,
+            }
+        }
+        state.finish(reply)
+    }
+
+    /// The whole request as written on the wire: head, then the JSON body.
+    fn stream_request_bytes(&self, req: &ChatRequest, url: &Url) -> Result<Vec<u8>, RequestError> {
         let body = serde_json::to_vec(req).map_err(|e| RequestError::Decode {
             message: format!("cannot encode the request: {e}"),
             snippet: String::new(),
@@ -245,226 +273,34 @@ impl Client {
                 message: format!("cannot send the Authorization header: {e}"),
             });
         }
-        let mut wire = h1::post_head(&url, authorization.as_deref(), body.len());
+        let mut wire = h1::post_head(url, authorization.as_deref(), body.len());
         wire.extend_from_slice(&body);
-        drop(body);
-
-        let connect_deadline = (sent + t.connect).min(first_byte_deadline);
-        let mut stream =
-            match tokio::time::timeout_at(connect_deadline.into(), h1::connect(&url)).await {
-                Err(_) if sent + t.connect <= first_byte_deadline => {
-                    return Err(RequestError::ConnectTimeout {
-                        addr: self.url.host_port(),
-                        after: t.connect,
-                    });
-                }
-                Err(_) => return Err(first_byte_or_total(t, sent)),
-                Ok(Err(e)) => {
-                    return Err(RequestError::Connect {
-                        addr: self.url.host_port(),
-                        message: e.to_string(),
-                    });
-                }
-                Ok(Ok(s)) => s,
-            };
-        match tokio::time::timeout_at(first_byte_deadline.into(), stream.write_all(&wire)).await {
-            Err(_) => return Err(first_byte_or_total(t, sent)),
-            Ok(Err(e)) => {
-                return Err(RequestError::Stream {
-                    message: format!("sending the request: {e}"),
-                });
-            }
-            Ok(Ok(())) => {}
-        }
-        drop(wire);
-
-        let mut response = h1::ResponseReader::default();
-        let mut parser = SseParser::new();
-        let mut events: Vec<SseEvent> = Vec::with_capacity(4);
-        let mut wire_bytes = 0usize;
-        let mut body_head: Vec<u8> = Vec::new();
-        // A non-2xx reply: its status, and until when its body (capped, kept as evidence) is
-        // read — at most 10 s more.
-        let mut failing: Option<(u16, Instant)> = None;
-        let mut error_body: Vec<u8> = Vec::new();
-        loop {
-            let wait_until = if let Some((_, until)) = failing {
-                until
-            } else if reply.first_byte.is_none() {
-                first_byte_deadline
-            } else {
-                (Instant::now() + t.idle).min(deadline)
-            };
-            let ready = tokio::time::timeout_at(wait_until.into(), stream.readable()).await;
-            if let Some((status, _)) = failing
-                && !matches!(ready, Ok(Ok(())))
-            {
-                return Err(http_error(status, &error_body));
-            }
-            match ready {
-                Err(_) => {
-                    return Err(if Instant::now() >= deadline {
-                        RequestError::TotalTimeout { after: t.total }
-                    } else if reply.first_byte.is_none() {
-                        RequestError::FirstByteTimeout {
-                            after: t.first_byte,
-                        }
-                    } else {
-                        RequestError::IdleTimeout { after: t.idle }
-                    });
-                }
-                Ok(Err(e)) => {
-                    return Err(RequestError::Stream {
-                        message: e.to_string(),
-                    });
-                }
-                Ok(Ok(())) => {}
-            }
-            // Read, stamp and decode without an await in between, so the scratch buffer is
-            // this thread's alone for the whole step.
-            let step = h1::with_scratch(|buf| -> Result<ReadStep, RequestError> {
-                let n = match stream.try_read(buf) {
-                    Ok(0) => return Ok(ReadStep::Eof),
-                    Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        return Ok(ReadStep::Again);
-                    }
-                    Err(e) => {
-                        return Err(RequestError::Stream {
-                            message: e.to_string(),
-                        });
-                    }
-                };
-                // The stamp is taken before any parsing: parse cost must not count as latency.
-                let at = sent.elapsed();
-                let progress = response.feed(&buf[..n], &mut |status: u16, data: &[u8]| {
-                    if !(200..300).contains(&status) {
-                        let room = MAX_ERROR_BODY.saturating_sub(error_body.len());
-                        error_body.extend_from_slice(&data[..data.len().min(room)]);
-                        return Ok(());
-                    }
-                    if data.is_empty() {
-                        return Ok(());
-                    }
-                    reply.first_byte.get_or_insert(at);
-                    // The first bytes of the body, for the error when it is not an event stream
-                    // (an HTML page, plain JSON): one branch per read, nothing after 120 bytes.
-                    if body_head.len() < BODY_HEAD {
-                        let room = BODY_HEAD - body_head.len();
-                        body_head.extend_from_slice(&data[..data.len().min(room)]);
-                    }
-                    wire_bytes += data.len();
-                    parser
-                        .push(data, &mut events)
-                        .map_err(|e| RequestError::Stream {
-                            message: e.to_string(),
-                        })?;
-                    self.drain_events(&mut events, at, reply)
-                })?;
-                Ok(ReadStep::Read(progress, at))
-            })?;
-            let progress = match step {
-                ReadStep::Again => continue,
-                ReadStep::Eof => {
-                    if let Some((status, _)) = failing {
-                        return Err(http_error(status, &error_body));
-                    }
-                    if let Err(why) = response.at_eof() {
-                        return Err(RequestError::Stream {
-                            message: why.to_string(),
-                        });
-                    }
-                    break;
-                }
-                ReadStep::Read(p, at) => {
-                    if reply.status.is_none()
-                        && let Some(status) = p.status
-                    {
-                        reply.status = Some(status);
-                        if !(200..300).contains(&status) {
-                            reply.first_byte.get_or_insert(at);
-                            let until = (Instant::now() + Duration::from_secs(10)).min(deadline);
-                            failing = Some((status, until));
-                        }
-                    }
-                    p
-                }
-            };
-            if let Some((status, _)) = failing
-                && (progress.complete || error_body.len() >= MAX_ERROR_BODY)
-            {
-                return Err(http_error(status, &error_body));
-            }
-            if reply.saw_done {
-                return Ok(());
-            }
-            if progress.complete {
-                break;
-            }
-        }
-        let had_partial_event = parser.has_partial_event();
-        parser.finish(&mut events);
-        let at = sent.elapsed();
-        self.drain_events(&mut events, at, reply)
-            .map_err(|e| match e {
-                // The last event came without its blank line and does not parse: the server
-                // closed the connection in the middle of it. A cut stream, not a bad reply.
-                RequestError::Decode { snippet, .. } if had_partial_event => RequestError::Stream {
-                    message: format!(
-                        "the stream ended in the middle of an event (its data starts {snippet:?})"
-                    ),
-                },
-                e => e,
-            })?;
-        if reply.events == 0 {
-            return Err(if wire_bytes == 0 {
-                RequestError::Stream {
-                    message: "server closed the stream without sending any event".into(),
-                }
-            } else {
-                RequestError::Decode {
-                    message: format!("body is not a server-sent-event stream ({wire_bytes} bytes)"),
-                    snippet: String::from_utf8_lossy(&body_head).into_owned(),
-                }
-            });
-        }
-        if !reply.saw_done && reply.finish_reason.is_none() {
-            return Err(RequestError::Stream {
-                message: "stream ended before a finish_reason or [DONE]".into(),
-            });
-        }
-        Ok(())
+        Ok(wire)
     }
 
-    fn drain_events(
+    /// A fresh connection, within the connect timeout and the first-byte deadline.
+    async fn connect_stream(
         &self,
-        events: &mut Vec<SseEvent>,
-        at: Duration,
-        reply: &mut Reply,
-    ) -> Result<(), RequestError> {
-        for ev in events.drain(..) {
-            if ev.is_done() {
-                reply.saw_done = true;
-                continue;
+        url: &Url,
+        sent: Instant,
+        deadlines: Deadlines,
+    ) -> Result<TcpStream, RequestError> {
+        let t = self.timeouts;
+        let connect_deadline = (sent + t.connect).min(deadlines.first_byte);
+        match tokio::time::timeout_at(connect_deadline.into(), h1::connect(url)).await {
+            Err(_) if sent + t.connect <= deadlines.first_byte => {
+                Err(RequestError::ConnectTimeout {
+                    addr: self.url.host_port(),
+                    after: t.connect,
+                })
             }
-            if ev.is_error() {
-                return Err(RequestError::ServerErrorEvent {
-                    body: truncate(&ev.data),
-                });
-            }
-            let chunk: StreamChunk =
-                serde_json::from_str(&ev.data).map_err(|e| RequestError::Decode {
-                    message: e.to_string(),
-                    snippet: ev.data.chars().take(120).collect(),
-                })?;
-            if let Some(err) = &chunk.error {
-                return Err(RequestError::ServerErrorEvent {
-                    body: truncate(&err.to_string()),
-                });
-            }
-            reply.apply_chunk(chunk, at)?;
+            Err(_) => Err(first_byte_or_total(t, sent)),
+            Ok(Err(e)) => Err(RequestError::Connect {
+                addr: self.url.host_port(),
+                message: e.to_string(),
+            }),
+            Ok(Ok(s)) => Ok(s),
         }
-        Ok(())
     }
 
     /// Non-streamed chat completion (same timeouts; first byte = the whole body here).
@@ -589,24 +425,6 @@ impl Client {
 pub enum Method {
     Get,
     Post,
-}
-
-/// What one read of the streamed response gave.
-enum ReadStep {
-    /// A spurious wake-up: nothing to read yet.
-    Again,
-    /// The server closed the connection.
-    Eof,
-    /// Bytes, decoded; with the arrival stamp.
-    Read(h1::Progress, Duration),
-}
-
-/// A non-2xx reply with the part of its body that was kept.
-fn http_error(status: u16, body: &[u8]) -> RequestError {
-    RequestError::Http {
-        status,
-        body: truncate(&String::from_utf8_lossy(body)),
-    }
 }
 
 fn first_byte_or_total(t: Timeouts, sent: Instant) -> RequestError {

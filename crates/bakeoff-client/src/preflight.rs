@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use crate::discovery::{Discovered, DiscoveryOptions, discover};
 use crate::{Client, Exchange, RequestError, Timeouts};
+use bakeoff_artifact::failure_table::remediation;
 use bakeoff_artifact::{
-    ErrorSeen, Evidence, FailureClass, FlagSeverity, InstrumentFlag, PreflightReport, ReadyCheck,
-    ThinkingCheck,
+    ErrorSeen, Evidence, FailureClass, FlagCode, FlagSeverity, InstrumentFlag, PreflightReport,
+    ReadyCheck, ThinkingCheck,
 };
 use bakeoff_wire::{ChatRequest, Message};
 
@@ -70,138 +71,45 @@ pub async fn run_preflight(client: &Client, opts: &PreflightOptions) -> Prefligh
         },
     )
     .await;
-    let facts = &discovered.facts;
     let mut reasons = Vec::new();
     let mut flags = Vec::new();
-    let tokenizer_route = facts
-        .tokenize
-        .route
-        .clone()
-        .map(|r| format!("server ({r})"))
-        .unwrap_or_else(|| {
-            "none (no server /tokenize; give --tokenizer for context sizing)".into()
-        });
+    let tokenizer_route = tokenizer_route(&discovered);
 
-    if let Some(e) = &discovered.unreachable {
-        let message = format!("endpoint unreachable: {e}");
-        let unfit = Unfit {
+    // Unfit before any completion is sent: nothing reachable, or a requested model it does not
+    // serve. The report names the requested model.
+    let picked = match &discovered.unreachable {
+        Some(e) => Err(Unfit {
             class: FailureClass::Unreachable,
-            message,
+            message: format!("endpoint unreachable: {e}"),
             evidence: probe_evidence(&discovered),
-            remediation: Some(
-                "check the address and port, and that the server is running (bakeoff seat status)"
-                    .into(),
-            ),
-        };
-        return unfit_before_ready(
-            unfit,
-            discovered,
-            opts.model.clone(),
-            tokenizer_route,
-            flags,
-            start,
-        );
-    }
-
-    // Which model to ask for.
-    let served: Vec<&str> = facts.models.iter().map(|m| m.id.as_str()).collect();
-    let model = match &opts.model {
-        Some(m) if served.is_empty() || served.contains(&m.as_str()) => Some(m.clone()),
-        Some(m) if crate::dialect::ignores_model_field(facts.engine) => {
-            // llama-server serves one model and ignores the field: not fatal, but say so.
-            flags.push(InstrumentFlag {
-                code: "model-id-ignored".into(),
-                severity: FlagSeverity::Info,
-                message: format!(
-                    "llama.cpp serves {:?} and ignores the requested model id {m:?}",
-                    served.join(", ")
-                ),
-                suite: None,
-                count: None,
-            });
-            Some(m.clone())
-        }
-        Some(m) => {
-            let message = format!(
-                "model {m:?} is not served here; served: {}",
-                served.join(", ")
-            );
-            let unfit = Unfit {
-                class: FailureClass::ModelNotServed,
-                message,
-                evidence: probe_evidence(&discovered),
-                remediation: Some(format!("pass --model with one of: {}", served.join(", "))),
-            };
+            remediation: Some(remediation(FailureClass::Unreachable).into()),
+        }),
+        None => pick_model(&discovered, opts.model.as_deref(), &mut flags),
+    };
+    let model = match picked {
+        Ok(model) => model,
+        Err(unfit) => {
             return unfit_before_ready(
                 unfit,
-                discovered.clone(),
-                Some(m.clone()),
+                discovered,
+                opts.model.clone(),
                 tokenizer_route,
                 flags,
                 start,
             );
         }
-        None => served.first().map(|s| s.to_string()),
     };
     let model_for_request = model.clone().unwrap_or_else(|| "default".into());
-    if model.is_none() {
-        flags.push(InstrumentFlag {
-            code: "model-unknown".into(),
-            severity: FlagSeverity::Warning,
-            message: "/v1/models listed no model; requests name \"default\" (pass --model)".into(),
-            suite: None,
-            count: None,
-        });
-    }
 
     let (ready, ready_exchange) = wait_ready(client, &model_for_request, deadline, start).await;
     let mut unfit = None;
     let mut thinking = None;
     if let Some(ex) = &ready_exchange {
-        let r = &ex.reply;
-        let reasoning_only = r.content.trim().is_empty() && !r.reasoning.trim().is_empty();
-        thinking = Some(ThinkingCheck {
-            content_chars: r.content.chars().count() as u64,
-            reasoning_chars: r.reasoning.chars().count() as u64,
-            reasoning_only,
-            fix: reasoning_only.then(|| THINKING_FIX.to_string()),
-        });
-        if reasoning_only {
-            flags.push(InstrumentFlag {
-                code: "thinking-default-reasoning-only".into(),
-                severity: FlagSeverity::Warning,
-                message: format!(
-                    "the probe reply had empty content and {} characters of reasoning: in its default mode \
-                     this endpoint thinks, and content-scored suites will read empty answers; fix: {THINKING_FIX}",
-                    r.reasoning.chars().count()
-                ),
-                suite: None,
-                count: None,
-            });
-        }
+        thinking = Some(thinking_check(ex, &mut flags));
     } else {
-        let (class, remediation) = unready_class(&discovered, &ready, client);
-        let last = ready
-            .errors
-            .last()
-            .map(|e| e.message.clone())
-            .unwrap_or_else(|| "completions came back empty".into());
-        let message = format!(
-            "no completion with text within {:?} ({} attempts); last: {last}",
-            opts.ready_timeout, ready.attempts
-        );
-        reasons.push(message.clone());
-        let mut evidence = probe_evidence(&discovered);
-        evidence.extend(ready.errors.iter().map(|e| Evidence {
-            what: format!("POST /v1/chat/completions ({}×)", e.times),
-            detail: e.message.clone(),
-        }));
-        unfit = Some(Unfit {
-            class,
-            message,
-            evidence,
-            remediation: Some(remediation),
-        });
+        let u = unready_unfit(&discovered, &ready, client, opts.ready_timeout);
+        reasons.push(u.message.clone());
+        unfit = Some(u);
     }
 
     PreflightOutcome {
@@ -218,6 +126,131 @@ pub async fn run_preflight(client: &Client, opts: &PreflightOptions) -> Prefligh
         },
         discovered,
         unfit,
+    }
+}
+
+/// How prompts will be tokenized for context sizing, as the report states it.
+fn tokenizer_route(discovered: &Discovered) -> String {
+    discovered
+        .facts
+        .tokenize
+        .route
+        .clone()
+        .map(|r| format!("server ({r})"))
+        .unwrap_or_else(|| "none (no server /tokenize; give --tokenizer for context sizing)".into())
+}
+
+/// Which model to ask for: the requested one when served (or when nothing is listed, or when
+/// the engine ignores the field — flagged), else the first served one. A requested model the
+/// endpoint does not serve makes it unfit. No model at all is flagged: requests name
+/// `"default"`.
+fn pick_model(
+    discovered: &Discovered,
+    requested: Option<&str>,
+    flags: &mut Vec<InstrumentFlag>,
+) -> Result<Option<String>, Unfit> {
+    let facts = &discovered.facts;
+    let served: Vec<&str> = facts.models.iter().map(|m| m.id.as_str()).collect();
+    let model = match requested {
+        Some(m) if served.is_empty() || served.contains(&m) => Some(m.to_string()),
+        Some(m) if crate::dialect::ignores_model_field(facts.engine) => {
+            // llama-server serves one model and ignores the field: not fatal, but say so.
+            flags.push(InstrumentFlag {
+                code: FlagCode::ModelIdIgnored,
+                severity: FlagSeverity::Info,
+                message: format!(
+                    "llama.cpp serves {:?} and ignores the requested model id {m:?}",
+                    served.join(", ")
+                ),
+                suite: None,
+                count: None,
+            });
+            Some(m.to_string())
+        }
+        Some(m) => {
+            let message = format!(
+                "model {m:?} is not served here; served: {}",
+                served.join(", ")
+            );
+            return Err(Unfit {
+                class: FailureClass::ModelNotServed,
+                message,
+                evidence: probe_evidence(discovered),
+                remediation: Some(format!(
+                    "{}: {}",
+                    remediation(FailureClass::ModelNotServed),
+                    served.join(", ")
+                )),
+            });
+        }
+        None => served.first().map(|s| s.to_string()),
+    };
+    if model.is_none() {
+        flags.push(InstrumentFlag {
+            code: FlagCode::ModelUnknown,
+            severity: FlagSeverity::Warning,
+            message: "/v1/models listed no model; requests name \"default\" (pass --model)".into(),
+            suite: None,
+            count: None,
+        });
+    }
+    Ok(model)
+}
+
+/// What the good probe reply says about thinking; a reply that is all reasoning and no
+/// content is flagged, with the fix.
+fn thinking_check(ex: &Exchange, flags: &mut Vec<InstrumentFlag>) -> ThinkingCheck {
+    let r = &ex.reply;
+    let reasoning_only = r.content.trim().is_empty() && !r.reasoning.trim().is_empty();
+    if reasoning_only {
+        flags.push(InstrumentFlag {
+            code: FlagCode::ThinkingDefaultReasoningOnly,
+            severity: FlagSeverity::Warning,
+            message: format!(
+                "the probe reply had empty content and {} characters of reasoning: in its default mode \
+                 this endpoint thinks, and content-scored suites will read empty answers; fix: {THINKING_FIX}",
+                r.reasoning.chars().count()
+            ),
+            suite: None,
+            count: None,
+        });
+    }
+    ThinkingCheck {
+        content_chars: r.content.chars().count() as u64,
+        reasoning_chars: r.reasoning.chars().count() as u64,
+        reasoning_only,
+        fix: reasoning_only.then(|| THINKING_FIX.to_string()),
+    }
+}
+
+/// No completion with text came back in time: why, with the control calls and the completion
+/// errors as evidence.
+fn unready_unfit(
+    discovered: &Discovered,
+    ready: &ReadyCheck,
+    client: &Client,
+    ready_timeout: Duration,
+) -> Unfit {
+    let (class, remediation) = unready_class(discovered, ready, client);
+    let last = ready
+        .errors
+        .last()
+        .map(|e| e.message.clone())
+        .unwrap_or_else(|| "completions came back empty".into());
+    let message = format!(
+        "no completion with text within {:?} ({} attempts); last: {last}",
+        ready_timeout, ready.attempts
+    );
+    let mut evidence = probe_evidence(discovered);
+    evidence.extend(ready.errors.iter().map(|e| Evidence {
+        what: format!("POST /v1/chat/completions ({}×)", e.times),
+        detail: e.message.clone(),
+    }));
+    Unfit {
+        class,
+        message,
+        evidence,
+        remediation: Some(remediation),
     }
 }
 
@@ -305,45 +338,35 @@ fn unready_class(d: &Discovered, ready: &ReadyCheck, client: &Client) -> (Failur
     let all = |f: &dyn Fn(&str) -> bool| !kinds.is_empty() && kinds.iter().all(|k| f(k));
     let timeout = client.timeouts();
     if kinds.iter().any(|k| *k == "http-401" || *k == "http-403") {
-        return (
+        return observed(
             FailureClass::AuthFailed,
-            "the server refused the credentials (HTTP 401/403): set the key in BAKEOFF_API_KEY, or \
-             name the variable holding it with --api-key-env NAME (a key given wins over \
-             user:password in the URL)"
-                .into(),
+            "the server refused the credentials (HTTP 401/403)",
         );
     }
     if statuses.is_empty() && not_http {
-        return (
+        return observed(
             FailureClass::NotHttp,
-            "something answers at this address but not with HTTP: check the port (another \
-             service may hold it) and that the URL points at the engine's API server"
-                .into(),
+            "something answers at this address but not with HTTP",
         );
     }
     if statuses.is_empty() && all(&|k| k == "connect" || k == "timeout-connect") {
-        return (
+        return observed(
             FailureClass::Unreachable,
-            "nothing accepts connections there: check the address and port, and that the server \
-             is running (bakeoff seat status)"
-                .into(),
+            "nothing accepts connections there",
         );
     }
     if !statuses.is_empty() && statuses.iter().all(|s| *s >= 500) {
         // llama.cpp answers 503 "Loading model" on every path while it loads.
         if all(&|k| k == "http-503") {
-            return (
+            return observed(
                 FailureClass::NotReady,
-                "every call answered 503 (the server says it is still loading): wait, or raise \
-                 --ready-timeout"
-                    .into(),
+                "every call answered 503 (the server says it is still loading)",
             );
         }
-        return (
+        return observed(
             FailureClass::ServerError,
-            format!(
-                "every call, control and completion, answered a server error ({}): read the \
-                 engine's log for the first error",
+            &format!(
+                "every call, control and completion, answered a server error ({})",
                 distinct(&statuses)
             ),
         );
@@ -354,23 +377,19 @@ fn unready_class(d: &Discovered, ready: &ReadyCheck, client: &Client) -> (Failur
         } else {
             format!("{} answered", control_ok.join(", "))
         };
-        return (
+        return observed(
             FailureClass::InferenceHanging,
-            format!(
+            &format!(
                 "completions hang while the server accepts connections ({seen}; every completion \
-                 timed out, first byte within {:?}): the seeds' wedge — an engine up on its \
-                 control endpoints whose inference never returns. Read the engine's log, restart \
-                 it, and split the trigger (--enforce-eager, a smaller --max-model-len)",
+                 timed out, first byte within {:?})",
                 timeout.first_byte
             ),
         );
     }
     if all(&|k| k == "http-503" || k.starts_with("timeout") || k == "connect") {
-        return (
+        return observed(
             FailureClass::NotReady,
-            "the server says it is still loading (503) or not yet serving: wait, or raise \
-             --ready-timeout"
-                .into(),
+            "the server says it is still loading (503) or not yet serving",
         );
     }
     let seen = if control_ok.is_empty() {
@@ -378,14 +397,18 @@ fn unready_class(d: &Discovered, ready: &ReadyCheck, client: &Client) -> (Failur
     } else {
         format!("{} answered", control_ok.join(", "))
     };
-    (
+    observed(
         FailureClass::InferenceFailing,
-        format!(
-            "{seen}, but every completion failed ({}): read the engine log for the first error \
-             (a crashed engine core, a bad request for this model)",
+        &format!(
+            "{seen}, but every completion failed ({})",
             distinct_strs(&kinds)
         ),
     )
+}
+
+/// A class and its remediation: what was observed, then the failure table's fix for the class.
+fn observed(class: FailureClass, what: &str) -> (FailureClass, String) {
+    (class, format!("{what}: {}", remediation(class)))
 }
 
 fn distinct(statuses: &[u16]) -> String {

@@ -2,7 +2,7 @@
 //! with `/metrics` deltas (see [`crate::prometheus`]), and the flag for a step where the
 //! client's share of the time grows.
 
-use bakeoff_artifact::{FlagSeverity, InstrumentFlag, LoadStep, Reconciliation};
+use bakeoff_artifact::{FlagCode, FlagSeverity, InstrumentFlag, LoadStep, Reconciliation};
 
 use crate::measure::Measured;
 
@@ -120,7 +120,7 @@ pub fn flag_overhead_growth(steps: &mut [LoadStep]) -> Vec<InstrumentFlag> {
 
 fn push_flag(s: &mut LoadStep, message: String) -> InstrumentFlag {
     let f = InstrumentFlag {
-        code: "client-overhead-growing".into(),
+        code: FlagCode::ClientOverheadGrowing,
         severity: FlagSeverity::Warning,
         message,
         suite: None,

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use bakeoff_artifact::{FlagSeverity, InstrumentFlag, LoadReport, LoadStep, PinningRecord};
+use bakeoff_artifact::{FlagCode, LoadReport, LoadStep, PinningRecord};
 use bakeoff_client::Client;
 use bakeoff_wire::{ChatRequest, Message};
 use tokio::sync::{Semaphore, watch};
@@ -20,6 +20,11 @@ use crate::measure::{StepAccumulator, measure};
 use crate::plan::{LoadPlan, Mode};
 use crate::prng::SplitMix64;
 use crate::{LoadError, prometheus, prompt, reconcile, schedule};
+
+mod step_flags;
+
+pub use step_flags::flag_step;
+use step_flags::{attach_timings_spec, pinning};
 
 /// Below this many mean output tokens a step cannot show what speculative decoding does: its
 /// overhead never amortizes over short completions (seeds/000, "MTP A/B methodology": 10–31
@@ -73,7 +78,51 @@ pub async fn run(
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(plan.seed);
-    let specs: Vec<StepSpec> = match &plan.mode {
+    let specs = step_specs(plan);
+    let mut report = empty_report(plan);
+    let ctx = StepContext {
+        client,
+        plan,
+        run_nonce,
+        progress,
+        cancel,
+    };
+
+    if plan.warmup_requests > 0 {
+        report.warmup_requests = ctx.warm_up(&specs).await?;
+    }
+
+    let mut metrics_ok = plan.scrape_metrics;
+    for spec in &specs {
+        if *ctx.cancel.borrow() {
+            report.interrupted = Some("interrupted by the operator".into());
+            break;
+        }
+        let step = ctx.measure_step(spec, &mut metrics_ok).await?;
+        ctx.progress.step_finished(&step);
+        report.steps.push(step);
+        if *ctx.cancel.borrow() {
+            report.interrupted = Some("interrupted by the operator".into());
+            break;
+        }
+    }
+
+    let growth = reconcile::flag_overhead_growth(&mut report.steps);
+    report.flags.extend(growth);
+    for s in &report.steps {
+        for f in &s.flags {
+            if f.code != FlagCode::ClientOverheadGrowing {
+                report.flags.push(f.clone());
+            }
+        }
+    }
+    report.pinning = pinning(plan, &report.steps);
+    Ok(report)
+}
+
+/// The plan's steps: one per concurrency (closed loop) or per rate (open loop).
+fn step_specs(plan: &LoadPlan) -> Vec<StepSpec> {
+    match &plan.mode {
         Mode::Closed { concurrency } => concurrency
             .iter()
             .enumerate()
@@ -98,9 +147,12 @@ pub async fn run(
                 rate: Some((*r, *arrival, *max_in_flight)),
             })
             .collect(),
-    };
+    }
+}
 
-    let mut report = LoadReport {
+/// The report before any request: the plan, and pinning as sent (settled at the end).
+fn empty_report(plan: &LoadPlan) -> LoadReport {
+    LoadReport {
         mode: match plan.mode {
             Mode::Closed { .. } => "closed".into(),
             Mode::Open { .. } => "open".into(),
@@ -119,9 +171,23 @@ pub async fn run(
         steps: Vec::new(),
         flags: Vec::new(),
         interrupted: None,
-    };
+    }
+}
 
-    if plan.warmup_requests > 0 {
+/// What every step of one run shares.
+struct StepContext<'a> {
+    client: &'a Client,
+    plan: &'a LoadPlan,
+    run_nonce: u64,
+    progress: Arc<dyn Progress>,
+    cancel: watch::Receiver<bool>,
+}
+
+impl StepContext<'_> {
+    /// The warm-up: `warmup_requests` closed-loop requests at the first step's concurrency
+    /// (1 in open loop), measured nowhere. Returns how many were sent.
+    async fn warm_up(&self, specs: &[StepSpec]) -> Result<u64, LoadError> {
+        let plan = self.plan;
         let c = specs.first().and_then(|s| s.concurrency).unwrap_or(1);
         let warm = StepSpec {
             index: 0,
@@ -133,35 +199,39 @@ pub async fn run(
             requests: Some(plan.warmup_requests),
             duration: None,
         };
-        progress.step_started("warm-up", Some(plan.warmup_requests), None);
+        self.progress
+            .step_started("warm-up", Some(plan.warmup_requests), None);
         let acc = closed_step(
-            client,
+            self.client,
             plan,
             bound,
             &warm,
-            run_nonce,
-            progress.clone(),
-            cancel.clone(),
+            self.run_nonce,
+            self.progress.clone(),
+            self.cancel.clone(),
         )
         .await?;
-        report.warmup_requests = acc.count();
+        Ok(acc.count())
     }
 
-    let mut metrics_ok = plan.scrape_metrics;
-    for spec in &specs {
-        if *cancel.borrow() {
-            report.interrupted = Some("interrupted by the operator".into());
-            break;
-        }
-        let before = if metrics_ok {
+    /// One measured step: `/metrics` scraped around it (until a scrape fails: then never
+    /// again), the requests, then the step's figures and flags.
+    async fn measure_step(
+        &self,
+        spec: &StepSpec,
+        metrics_ok: &mut bool,
+    ) -> Result<LoadStep, LoadError> {
+        let (client, plan) = (self.client, self.plan);
+        let before = if *metrics_ok {
             scrape(client).await
         } else {
             None
         };
         if before.is_none() {
-            metrics_ok = false;
+            *metrics_ok = false;
         }
-        progress.step_started(&spec.label, plan.bound.requests, plan.bound.duration);
+        self.progress
+            .step_started(&spec.label, plan.bound.requests, plan.bound.duration);
         let start = Instant::now();
         let acc = match spec.rate {
             None => {
@@ -170,9 +240,9 @@ pub async fn run(
                     plan,
                     plan.bound,
                     spec,
-                    run_nonce,
-                    progress.clone(),
-                    cancel.clone(),
+                    self.run_nonce,
+                    self.progress.clone(),
+                    self.cancel.clone(),
                 )
                 .await?
             }
@@ -181,15 +251,15 @@ pub async fn run(
                     client,
                     plan,
                     spec,
-                    run_nonce,
-                    progress.clone(),
-                    cancel.clone(),
+                    self.run_nonce,
+                    self.progress.clone(),
+                    self.cancel.clone(),
                 )
                 .await?
             }
         };
         let wall = start.elapsed();
-        let after = if metrics_ok {
+        let after = if *metrics_ok {
             scrape(client).await
         } else {
             None
@@ -213,25 +283,8 @@ pub async fn run(
         }
         attach_timings_spec(&mut step, timings_spec);
         flag_step(plan, &mut step);
-        progress.step_finished(&step);
-        report.steps.push(step);
-        if *cancel.borrow() {
-            report.interrupted = Some("interrupted by the operator".into());
-            break;
-        }
+        Ok(step)
     }
-
-    let growth = reconcile::flag_overhead_growth(&mut report.steps);
-    report.flags.extend(growth);
-    for s in &report.steps {
-        for f in &s.flags {
-            if f.code != "client-overhead-growing" {
-                report.flags.push(f.clone());
-            }
-        }
-    }
-    report.pinning = pinning(plan, &report.steps);
-    Ok(report)
 }
 
 async fn scrape(client: &Client) -> Option<prometheus::Scrape> {
@@ -416,170 +469,4 @@ async fn open_step(
         let _ = h.await;
     }
     unwrap_acc(acc)
-}
-
-/// llama.cpp reports drafts per request in `timings` too; use them when `/metrics` is off.
-fn attach_timings_spec(step: &mut LoadStep, spec: Option<bakeoff_artifact::SpecDecode>) {
-    let Some(spec) = spec else { return };
-    match &mut step.metrics {
-        Some(m) if m.spec_decode.is_some() => {}
-        Some(m) => m.spec_decode = Some(spec),
-        None => {
-            step.metrics = Some(bakeoff_artifact::MetricsDelta {
-                family: "llamacpp".into(),
-                deltas: Default::default(),
-                generation_tokens: None,
-                client_server_token_ratio: None,
-                spec_decode: Some(spec),
-                server_ttft_mean_ms: None,
-                server_e2e_mean_ms: None,
-                client_server_ttft_ratio: None,
-                client_server_e2e_ratio: None,
-            })
-        }
-    }
-}
-
-fn flag(code: &str, severity: FlagSeverity, message: String) -> InstrumentFlag {
-    InstrumentFlag {
-        code: code.into(),
-        severity,
-        message,
-        suite: None,
-        count: None,
-    }
-}
-
-/// A step's own instrument flags.
-pub fn flag_step(plan: &LoadPlan, step: &mut LoadStep) {
-    if step.ok == 0 {
-        step.flags.push(flag(
-            "step-measured-nothing",
-            FlagSeverity::Invalid,
-            format!(
-                "step {}: every one of {} requests failed",
-                step.label, step.sent
-            ),
-        ));
-    }
-    if let Some(c) = &plan.ceiling {
-        let mut why = Vec::new();
-        if let Some(t) = step.output_tokens_per_second
-            && t > 0.5 * c.streamed_tokens_per_second
-        {
-            why.push(format!(
-                "{t:.0} tok/s > half the ceiling {:.0}",
-                c.streamed_tokens_per_second
-            ));
-        }
-        if let Some(r) = step.requests_per_second
-            && r > 0.5 * c.requests_per_second
-        {
-            why.push(format!(
-                "{r:.1} req/s > half the ceiling {:.1}",
-                c.requests_per_second
-            ));
-        }
-        if let Some(n) = step.concurrency
-            && f64::from(n) > 0.5 * c.concurrent_streams as f64
-        {
-            why.push(format!(
-                "{n} streams > half the ceiling {}",
-                c.concurrent_streams
-            ));
-        }
-        if !why.is_empty() {
-            step.flags.push(flag(
-                "client-bound",
-                FlagSeverity::Warning,
-                format!(
-                    "step {}: {} — the harness, not the server, may be the limit",
-                    step.label,
-                    why.join("; ")
-                ),
-            ));
-        }
-    }
-    if step.token_source != "usage" && step.ok > 0 {
-        step.flags.push(flag(
-            "token-count-fallback",
-            FlagSeverity::Warning,
-            format!(
-                "step {}: output tokens are {} (no usage from the server), counted by the client as text-bearing chunks",
-                step.label, step.token_source
-            ),
-        ));
-    }
-    if let (Some(req), Some(got)) = (step.requested_rate, step.achieved_rate)
-        && (got - req).abs() / req > 0.05
-    {
-        step.flags.push(flag(
-            "schedule-drift",
-            FlagSeverity::Warning,
-            format!(
-                "step {}: achieved {got:.2} req/s of {req} requested",
-                step.label
-            ),
-        ));
-    }
-    let spec_active = step
-        .metrics
-        .as_ref()
-        .and_then(|m| m.spec_decode.as_ref())
-        .is_some();
-    if spec_active
-        && step
-            .mean_output_tokens
-            .is_some_and(|n| n < SPEC_DECODE_MIN_TOKENS)
-    {
-        step.flags.push(flag(
-            "spec-decoding-unmeasurable",
-            FlagSeverity::Warning,
-            format!(
-                "step {}: the endpoint uses speculative decoding but completions average {:.0} tokens; \
-                 short completions cannot measure it (its overhead never amortizes) — use the longgen probes",
-                step.label,
-                step.mean_output_tokens.unwrap_or(0.0)
-            ),
-        ));
-    }
-}
-
-fn pinning(plan: &LoadPlan, steps: &[LoadStep]) -> PinningRecord {
-    let mut finished = 0;
-    let mut exact = 0;
-    for s in steps {
-        for r in &s.requests {
-            if r.error.is_none() {
-                finished += 1;
-                if r.token_source == "usage" && r.output_tokens == Some(u64::from(r.max_tokens)) {
-                    exact += 1;
-                }
-            }
-        }
-    }
-    let sent = plan.pin.ignore_eos || plan.pin.min_tokens;
-    let honoured = (sent && finished > 0).then_some(exact == finished);
-    let detail = match honoured {
-        Some(true) => {
-            format!("all {finished} finished requests produced exactly their requested length")
-        }
-        Some(false) => format!(
-            "pinning was sent but only {exact} of {finished} finished requests produced their requested length: the engine did not honour it"
-        ),
-        None if finished == 0 => {
-            "no finished request to check (or per-request records were not kept)".into()
-        }
-        None => {
-            format!("output length not pinned; {exact} of {finished} requests reached max_tokens")
-        }
-    };
-    PinningRecord {
-        ignore_eos_sent: plan.pin.ignore_eos,
-        min_tokens_sent: plan.pin.min_tokens,
-        finished,
-        exact_length: exact,
-        honoured,
-        detail,
-    }
 }

@@ -26,6 +26,8 @@ use serde_json::Value;
 use crate::error::{ModelError, Result};
 use crate::kv::{AttentionKind, KvGeometry, MambaGeometry};
 
+mod layers;
+
 /// Keys under which multimodal configs nest their language model's config.
 const NESTED_TEXT_KEYS: [&str; 3] = ["text_config", "llm_config", "language_config"];
 
@@ -355,154 +357,6 @@ impl HfConfig {
         })
     }
 
-    fn layer_kinds(&self, num_layers: u64, notes: &mut Vec<String>) -> Result<LayerKinds> {
-        let window = self.u64_of("sliding_window");
-        let mut k = LayerKinds {
-            window,
-            ..LayerKinds::default()
-        };
-
-        if let Some(pattern) = self.str_of("hybrid_override_pattern") {
-            for c in pattern.chars() {
-                match c {
-                    'M' => k.recurrent += 1,
-                    '*' => k.full += 1,
-                    _ => {}
-                }
-            }
-            notes.push(format!(
-                "hybrid_override_pattern: {} attention (*), {} Mamba (M) of {} layers",
-                k.full,
-                k.recurrent,
-                pattern.chars().count()
-            ));
-            return Ok(k);
-        }
-
-        for key in ["layers_block_type", "layer_types"] {
-            let Some(list) = self.field(key).and_then(Value::as_array) else {
-                continue;
-            };
-            let mut unknown = Vec::new();
-            for item in list {
-                match item.as_str().unwrap_or("") {
-                    "full_attention" | "attention" | "global" | "full" => k.full += 1,
-                    "sliding_attention" | "sliding" | "local" | "chunked_attention" => {
-                        k.sliding += 1
-                    }
-                    "mamba" | "mamba2" | "ssm" => k.recurrent += 1,
-                    "linear_attention" => {
-                        k.recurrent += 1;
-                        k.linear_attention = true;
-                    }
-                    other => {
-                        // Priced as full attention: an over-estimate is the safe side for
-                        // a capacity plan.
-                        k.full += 1;
-                        if !unknown.contains(&other.to_owned()) {
-                            unknown.push(other.to_owned());
-                        }
-                    }
-                }
-            }
-            notes.push(format!(
-                "{key}: {} full, {} sliding, {} recurrent of {} layers",
-                k.full,
-                k.sliding,
-                k.recurrent,
-                list.len()
-            ));
-            if !unknown.is_empty() {
-                notes.push(format!(
-                    "unknown layer kinds {unknown:?} priced as full attention"
-                ));
-            }
-            if k.sliding > 0 && window.is_none() {
-                return Err(ModelError::MissingField {
-                    path: self.path.clone(),
-                    field: "sliding_window".into(),
-                    within: self.text().map(|(t, _)| t.to_owned()),
-                    fix: format!("{key} lists sliding layers; add their window size"),
-                });
-            }
-            return Ok(k);
-        }
-
-        if let (Some(period), Some(offset)) = (
-            self.u64_of("attn_layer_period"),
-            self.u64_of("attn_layer_offset"),
-        ) && period > 0
-        {
-            // Counted arithmetically, not by iterating: num_layers comes from the file.
-            k.full = if offset < period && num_layers > offset {
-                (num_layers - offset).div_ceil(period)
-            } else {
-                0
-            };
-            k.recurrent = num_layers - k.full;
-            notes.push(format!(
-                "attn_layer_period {period} / offset {offset}: {} attention, {} Mamba",
-                k.full, k.recurrent
-            ));
-            return Ok(k);
-        }
-
-        if let Some(interval) = self.u64_of("full_attention_interval").filter(|n| *n > 0) {
-            k.full = num_layers / interval;
-            k.recurrent = num_layers - k.full;
-            k.linear_attention = true;
-            notes.push(format!(
-                "full_attention_interval {interval}: {} attention, {} linear-attention",
-                k.full, k.recurrent
-            ));
-            return Ok(k);
-        }
-
-        let Some(window) = window else {
-            k.full = num_layers;
-            return Ok(k);
-        };
-        if self.field("use_sliding_window").and_then(Value::as_bool) == Some(false) {
-            notes.push(format!(
-                "sliding_window {window} ignored: use_sliding_window is false"
-            ));
-            k.full = num_layers;
-            return Ok(k);
-        }
-        let model_type = self.model_type();
-        let pattern = self
-            .first_u64(&["sliding_window_pattern", "_sliding_window_pattern"])
-            .or(match model_type.as_str() {
-                "gemma3" | "gemma3_text" => Some(6),
-                "gemma2" => Some(2),
-                _ => None,
-            });
-        if let Some(p) = pattern.filter(|p| *p > 0) {
-            k.full = num_layers / p;
-            k.sliding = num_layers - k.full;
-            notes.push(format!(
-                "sliding window {window}, pattern {p} (every {p}th layer full): {} full, {} sliding",
-                k.full, k.sliding
-            ));
-        } else if let Some(max_window_layers) = self
-            .u64_of("max_window_layers")
-            .filter(|_| model_type.starts_with("qwen"))
-        {
-            // Qwen2 (transformers): layers at index ≥ max_window_layers slide.
-            k.full = max_window_layers.min(num_layers);
-            k.sliding = num_layers - k.full;
-            notes.push(format!(
-                "sliding window {window} from layer {max_window_layers} (max_window_layers)"
-            ));
-        } else {
-            k.sliding = num_layers;
-            notes.push(format!(
-                "sliding_window {window} with no layer pattern: every layer slides (Mistral 7B v0.1 semantics)"
-            ));
-        }
-        Ok(k)
-    }
-
     fn mamba(&self, layers: u64, linear_attention: bool) -> Result<MambaGeometry> {
         let fix = "add the Mamba fields (conv kernel, state size, heads) or pass the model's own config.json";
         if linear_attention {
@@ -557,15 +411,6 @@ impl HfConfig {
             }),
         }
     }
-}
-
-#[derive(Default)]
-struct LayerKinds {
-    full: u64,
-    sliding: u64,
-    recurrent: u64,
-    linear_attention: bool,
-    window: Option<u64>,
 }
 
 /// Reads `config.json` at `path` and returns its KV geometry.

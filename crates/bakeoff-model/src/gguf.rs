@@ -17,13 +17,17 @@
 //! so in [`WeightsBytesSource`].
 
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::io::{Read, Seek};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ModelError, Result};
 use crate::ggml_types::{ggml_type_info, llama_ftype_name};
+
+mod cursor;
+
+use cursor::Cursor;
 
 /// Arrays with at most this many elements are read; longer ones are sought past. 256 rather
 /// than a smaller number because per-layer hyperparameter arrays (`head_count_kv` per layer in
@@ -212,6 +216,43 @@ pub fn read_gguf_file(path: &Path) -> Result<GgufFile> {
 /// Reads the metadata of a GGUF stream; `path` only names it in errors.
 pub fn read_gguf<R: Read + Seek>(reader: R, path: &Path) -> Result<GgufFile> {
     let mut r = Cursor::new(reader, path)?;
+    let version = read_header(&mut r, path)?;
+    let tensor_count = r.u64("tensor count")?;
+    let kv_count = r.u64("key-value count")?;
+    let metadata = read_metadata(&mut r, kv_count, path)?;
+    let alignment = alignment_of(&metadata, path)?;
+    let tensors = read_tensor_infos(&mut r, tensor_count, path)?;
+
+    let data_offset = r.pos.div_ceil(alignment).saturating_mul(alignment);
+    let file_size = r.len;
+    let data_end = tensors.data_end;
+    if data_offset > file_size || data_end > file_size - data_offset {
+        return Err(ModelError::Truncated {
+            path: path.to_owned(),
+            offset: file_size,
+            what: format!("tensor data (needs {data_end} bytes after offset {data_offset})"),
+        });
+    }
+    let (weights_bytes, weights_bytes_source) = match tensors.sized_total {
+        Some(total) => (total, WeightsBytesSource::TensorInfos),
+        None => (file_size - data_offset, WeightsBytesSource::DataSection),
+    };
+
+    Ok(GgufFile {
+        version,
+        tensor_count,
+        metadata,
+        tensor_types: tensors.census,
+        alignment,
+        data_offset,
+        file_size,
+        weights_bytes,
+        weights_bytes_source,
+    })
+}
+
+/// The magic and the version: little-endian GGUF 2 or 3, else an error that says what it is.
+fn read_header<R: Read + Seek>(r: &mut Cursor<'_, R>, path: &Path) -> Result<u32> {
     let magic = r.bytes::<4>("magic")?;
     if &magic != b"GGUF" {
         return Err(ModelError::malformed(
@@ -235,9 +276,15 @@ pub fn read_gguf<R: Read + Seek>(reader: R, path: &Path) -> Result<GgufFile> {
             "convert the file with a current llama.cpp `convert_hf_to_gguf.py`",
         ));
     }
-    let tensor_count = r.u64("tensor count")?;
-    let kv_count = r.u64("key-value count")?;
+    Ok(version)
+}
 
+/// The key-value section, in file order; a duplicate key is an error.
+fn read_metadata<R: Read + Seek>(
+    r: &mut Cursor<'_, R>,
+    kv_count: u64,
+    path: &Path,
+) -> Result<Vec<GgufKv>> {
     // No `with_capacity(kv_count)`: the count is attacker-controlled. Each pair consumes at least
     // 13 bytes of the file, so the loop is bounded by the file size.
     let mut metadata: Vec<GgufKv> = Vec::new();
@@ -257,71 +304,120 @@ pub fn read_gguf<R: Read + Seek>(reader: R, path: &Path) -> Result<GgufFile> {
         }
         metadata.push(GgufKv { key, value });
     }
+    Ok(metadata)
+}
 
-    let alignment = match metadata.iter().find(|kv| kv.key == "general.alignment") {
-        None => 32,
+/// `general.alignment` (default 32); anything but a power of two is an error.
+fn alignment_of(metadata: &[GgufKv], path: &Path) -> Result<u64> {
+    match metadata.iter().find(|kv| kv.key == "general.alignment") {
+        None => Ok(32),
         Some(kv) => match kv.value.as_u64() {
-            Some(a) if a > 0 && a.is_power_of_two() => a,
-            _ => {
-                return Err(ModelError::malformed(
-                    path,
-                    format!("general.alignment is {:?}, not a power of two", kv.value),
-                    "re-convert the file",
-                ));
-            }
+            Some(a) if a > 0 && a.is_power_of_two() => Ok(a),
+            _ => Err(ModelError::malformed(
+                path,
+                format!("general.alignment is {:?}, not a power of two", kv.value),
+                "re-convert the file",
+            )),
         },
-    };
+    }
+}
 
-    let mut census: Vec<GgufTensorTypeCensus> = Vec::new();
-    let mut sized_total: Option<u64> = Some(0);
-    let mut data_end: u64 = 0;
+/// What the tensor infos add up to.
+struct TensorInfos {
+    /// Per ggml type, in order of first appearance.
+    census: Vec<GgufTensorTypeCensus>,
+    /// Every tensor's bytes summed; `None` once one cannot be sized.
+    sized_total: Option<u64>,
+    /// The furthest byte any sized tensor reaches, relative to the data section.
+    data_end: u64,
+}
+
+/// One tensor info: its ggml type id and its size in bytes when the type is known.
+struct TensorInfo {
+    type_id: u32,
+    info: Option<crate::ggml_types::GgmlTypeInfo>,
+    bytes: Option<u64>,
+    offset: u64,
+}
+
+/// Every tensor info, counted into the census as it is read.
+fn read_tensor_infos<R: Read + Seek>(
+    r: &mut Cursor<'_, R>,
+    tensor_count: u64,
+    path: &Path,
+) -> Result<TensorInfos> {
+    let mut t = TensorInfos {
+        census: Vec::new(),
+        sized_total: Some(0),
+        data_end: 0,
+    };
     for _ in 0..tensor_count {
-        let name = r.string("tensor name")?;
-        let n_dims = r.u32("tensor dimension count")?;
-        if n_dims > MAX_DIMS {
-            return Err(ModelError::malformed(
-                path,
-                format!("tensor `{name}` declares {n_dims} dimensions (ggml allows {MAX_DIMS})"),
-                "re-download or re-convert the file",
-            ));
+        let tensor = read_tensor_info(r, path)?;
+        t.add(&tensor);
+    }
+    Ok(t)
+}
+
+/// Name, dims, type and offset of one tensor; its size from dims × the type's bytes per block.
+fn read_tensor_info<R: Read + Seek>(r: &mut Cursor<'_, R>, path: &Path) -> Result<TensorInfo> {
+    let name = r.string("tensor name")?;
+    let n_dims = r.u32("tensor dimension count")?;
+    if n_dims > MAX_DIMS {
+        return Err(ModelError::malformed(
+            path,
+            format!("tensor `{name}` declares {n_dims} dimensions (ggml allows {MAX_DIMS})"),
+            "re-download or re-convert the file",
+        ));
+    }
+    let mut elems: Option<u64> = Some(1);
+    let mut ne0 = 1;
+    for d in 0..n_dims {
+        let dim = r.u64("tensor dimension")?;
+        if d == 0 {
+            ne0 = dim;
         }
-        let mut elems: Option<u64> = Some(1);
-        let mut ne0 = 1;
-        for d in 0..n_dims {
-            let dim = r.u64("tensor dimension")?;
-            if d == 0 {
-                ne0 = dim;
-            }
-            elems = elems.and_then(|e| e.checked_mul(dim));
+        elems = elems.and_then(|e| e.checked_mul(dim));
+    }
+    let type_id = r.u32("tensor type")?;
+    let offset = r.u64("tensor data offset")?;
+    let info = ggml_type_info(type_id);
+    let bytes = match (info, elems) {
+        (Some(info), Some(elems)) if ne0.is_multiple_of(info.block_elems) => {
+            (elems / info.block_elems).checked_mul(info.block_bytes)
         }
-        let type_id = r.u32("tensor type")?;
-        let offset = r.u64("tensor data offset")?;
-        let info = ggml_type_info(type_id);
-        let bytes = match (info, elems) {
-            (Some(info), Some(elems)) if ne0.is_multiple_of(info.block_elems) => {
-                (elems / info.block_elems).checked_mul(info.block_bytes)
-            }
-            _ => None,
-        };
-        if info.is_some() && bytes.is_none() {
-            return Err(ModelError::malformed(
-                path,
-                format!("tensor `{name}` has a size that overflows or is not whole blocks"),
-                "re-download or re-convert the file",
-            ));
-        }
+        _ => None,
+    };
+    if info.is_some() && bytes.is_none() {
+        return Err(ModelError::malformed(
+            path,
+            format!("tensor `{name}` has a size that overflows or is not whole blocks"),
+            "re-download or re-convert the file",
+        ));
+    }
+    Ok(TensorInfo {
+        type_id,
+        info,
+        bytes,
+        offset,
+    })
+}
+
+impl TensorInfos {
+    fn add(&mut self, tensor: &TensorInfo) {
+        let bytes = tensor.bytes;
         if let Some(b) = bytes {
-            data_end = data_end.max(offset.saturating_add(b));
+            self.data_end = self.data_end.max(tensor.offset.saturating_add(b));
         }
-        sized_total = match (sized_total, bytes) {
+        self.sized_total = match (self.sized_total, bytes) {
             (Some(t), Some(b)) => t.checked_add(b),
             _ => None,
         };
-        let type_name = match info {
+        let census = &mut self.census;
+        let type_name = match tensor.info {
             Some(i) => i.name.to_owned(),
             // Bounded: a hostile file giving every tensor its own unknown id must not make the
             // census (and its linear lookup) grow with the tensor count.
-            None if census.len() < MAX_CENSUS_TYPES => format!("unknown({type_id})"),
+            None if census.len() < MAX_CENSUS_TYPES => format!("unknown({})", tensor.type_id),
             None => "unknown(other)".to_owned(),
         };
         match census.iter_mut().find(|c| c.ggml_type == type_name) {
@@ -339,32 +435,6 @@ pub fn read_gguf<R: Read + Seek>(reader: R, path: &Path) -> Result<GgufFile> {
             }),
         }
     }
-
-    let data_offset = r.pos.div_ceil(alignment).saturating_mul(alignment);
-    let file_size = r.len;
-    if data_offset > file_size || data_end > file_size - data_offset {
-        return Err(ModelError::Truncated {
-            path: path.to_owned(),
-            offset: file_size,
-            what: format!("tensor data (needs {data_end} bytes after offset {data_offset})"),
-        });
-    }
-    let (weights_bytes, weights_bytes_source) = match sized_total {
-        Some(total) => (total, WeightsBytesSource::TensorInfos),
-        None => (file_size - data_offset, WeightsBytesSource::DataSection),
-    };
-
-    Ok(GgufFile {
-        version,
-        tensor_count,
-        metadata,
-        tensor_types: census,
-        alignment,
-        data_offset,
-        file_size,
-        weights_bytes,
-        weights_bytes_source,
-    })
 }
 
 impl GgufFile {
@@ -485,197 +555,5 @@ impl GgufFile {
     /// `general.file_type` as llama.cpp names it, e.g. `MOSTLY_Q4_K_M`.
     pub fn file_type_name(&self) -> Option<&'static str> {
         self.file_type().and_then(llama_ftype_name)
-    }
-}
-
-/// A buffered reader that knows its position and the stream length, so that every declared
-/// length can be checked against what is left before it is read or skipped.
-struct Cursor<'p, R> {
-    inner: BufReader<R>,
-    pos: u64,
-    len: u64,
-    path: &'p Path,
-}
-
-impl<'p, R: Read + Seek> Cursor<'p, R> {
-    fn new(mut reader: R, path: &'p Path) -> Result<Self> {
-        let len = reader
-            .seek(SeekFrom::End(0))
-            .and_then(|len| reader.seek(SeekFrom::Start(0)).map(|_| len))
-            .map_err(|e| ModelError::io(path, e))?;
-        Ok(Self {
-            inner: BufReader::new(reader),
-            pos: 0,
-            len,
-            path,
-        })
-    }
-
-    fn path(&self) -> PathBuf {
-        self.path.to_owned()
-    }
-
-    fn remaining(&self) -> u64 {
-        self.len.saturating_sub(self.pos)
-    }
-
-    fn need(&self, n: u64, what: &str) -> Result<()> {
-        if n > self.remaining() {
-            return Err(ModelError::Truncated {
-                path: self.path(),
-                offset: self.pos,
-                what: format!("{what} ({n} bytes declared, {} left)", self.remaining()),
-            });
-        }
-        Ok(())
-    }
-
-    fn bytes<const N: usize>(&mut self, what: &str) -> Result<[u8; N]> {
-        self.need(N as u64, what)?;
-        let mut buf = [0u8; N];
-        self.inner
-            .read_exact(&mut buf)
-            .map_err(|e| ModelError::io(self.path, e))?;
-        self.pos += N as u64;
-        Ok(buf)
-    }
-
-    fn skip(&mut self, n: u64, what: &str) -> Result<()> {
-        self.need(n, what)?;
-        let step = i64::try_from(n).map_err(|_| {
-            ModelError::malformed(self.path, format!("{what} is too long"), "re-download")
-        })?;
-        // seek_relative keeps BufReader's buffer when the target is inside it, which makes
-        // skipping 262,144 short token strings cheap.
-        self.inner
-            .seek_relative(step)
-            .map_err(|e| ModelError::io(self.path, e))?;
-        self.pos += n;
-        Ok(())
-    }
-
-    fn u32(&mut self, what: &str) -> Result<u32> {
-        self.bytes::<4>(what).map(u32::from_le_bytes)
-    }
-
-    fn u64(&mut self, what: &str) -> Result<u64> {
-        self.bytes::<8>(what).map(u64::from_le_bytes)
-    }
-
-    fn string_len(&mut self, what: &str) -> Result<u64> {
-        let len = self.u64(what)?;
-        if len > MAX_STRING_LEN {
-            return Err(ModelError::malformed(
-                self.path,
-                format!("{what} at byte {} declares {len} bytes", self.pos - 8),
-                "re-download or re-convert the file",
-            ));
-        }
-        self.need(len, what)?;
-        Ok(len)
-    }
-
-    fn string(&mut self, what: &str) -> Result<String> {
-        let len = self.string_len(what)?;
-        let mut buf = Vec::new();
-        // `take` bounds the read by the checked length; the buffer grows only as bytes arrive.
-        (&mut self.inner)
-            .take(len)
-            .read_to_end(&mut buf)
-            .map_err(|e| ModelError::io(self.path, e))?;
-        if buf.len() as u64 != len {
-            return Err(ModelError::Truncated {
-                path: self.path(),
-                offset: self.pos,
-                what: what.to_owned(),
-            });
-        }
-        self.pos += len;
-        // GGUF strings are UTF-8 by spec; a stray byte should not cost the whole file.
-        Ok(String::from_utf8_lossy(&buf).into_owned())
-    }
-
-    fn value(&mut self, type_id: u32, key: &str) -> Result<GgufValue> {
-        let ty = GgufType::from_id(type_id).ok_or_else(|| {
-            ModelError::malformed(
-                self.path,
-                format!("key `{key}` has unknown value type {type_id}"),
-                "re-download the file, or update bakeoff if the GGUF spec grew a type",
-            )
-        })?;
-        self.typed_value(ty, key, true)
-    }
-
-    fn typed_value(&mut self, ty: GgufType, key: &str, top_level: bool) -> Result<GgufValue> {
-        Ok(match ty {
-            GgufType::U8 => GgufValue::U8(self.bytes::<1>(key)?[0]),
-            GgufType::I8 => GgufValue::I8(i8::from_le_bytes(self.bytes::<1>(key)?)),
-            GgufType::U16 => GgufValue::U16(u16::from_le_bytes(self.bytes::<2>(key)?)),
-            GgufType::I16 => GgufValue::I16(i16::from_le_bytes(self.bytes::<2>(key)?)),
-            GgufType::U32 => GgufValue::U32(self.u32(key)?),
-            GgufType::I32 => GgufValue::I32(i32::from_le_bytes(self.bytes::<4>(key)?)),
-            GgufType::F32 => GgufValue::F32(f32::from_le_bytes(self.bytes::<4>(key)?)),
-            GgufType::Bool => GgufValue::Bool(self.bytes::<1>(key)?[0] != 0),
-            GgufType::U64 => GgufValue::U64(self.u64(key)?),
-            GgufType::I64 => GgufValue::I64(i64::from_le_bytes(self.bytes::<8>(key)?)),
-            GgufType::F64 => GgufValue::F64(f64::from_le_bytes(self.bytes::<8>(key)?)),
-            GgufType::String => GgufValue::String(self.string(key)?),
-            GgufType::Array if top_level => GgufValue::Array(self.array(key)?),
-            GgufType::Array => {
-                // llama.cpp's gguf reader refuses nested arrays too.
-                return Err(ModelError::malformed(
-                    self.path,
-                    format!("key `{key}` is an array of arrays"),
-                    "re-convert the file; GGUF readers do not support nested arrays",
-                ));
-            }
-        })
-    }
-
-    fn array(&mut self, key: &str) -> Result<GgufArray> {
-        let type_id = self.u32(key)?;
-        let element_type = GgufType::from_id(type_id).ok_or_else(|| {
-            ModelError::malformed(
-                self.path,
-                format!("array `{key}` has unknown element type {type_id}"),
-                "re-download the file",
-            )
-        })?;
-        let len = self.u64(key)?;
-        // Cheapest possible element: 1 byte, or the 8-byte length of an empty string.
-        let min_elem = element_type.fixed_size().unwrap_or(8);
-        self.need(len.saturating_mul(min_elem), key)?;
-        if len <= MAX_INLINE_ARRAY_LEN {
-            let mut values = Vec::new();
-            for _ in 0..len {
-                values.push(self.typed_value(element_type, key, false)?);
-            }
-            return Ok(GgufArray {
-                element_type,
-                len,
-                values: Some(values),
-            });
-        }
-        match element_type.fixed_size() {
-            Some(size) => self.skip(len * size, key)?,
-            None if element_type == GgufType::String => {
-                for _ in 0..len {
-                    let n = self.string_len(key)?;
-                    self.skip(n, key)?;
-                }
-            }
-            None => {
-                return Err(ModelError::malformed(
-                    self.path,
-                    format!("key `{key}` is an array of arrays"),
-                    "re-convert the file; GGUF readers do not support nested arrays",
-                ));
-            }
-        }
-        Ok(GgufArray {
-            element_type,
-            len,
-            values: None,
-        })
     }
 }

@@ -176,255 +176,335 @@ pub(crate) fn one_sequence_kv(seat: &PlanSeat) -> Option<(u64, u64)> {
     Some((cost.bytes_per_sequence(len), len))
 }
 
+/// A claim being built: its priced terms, the terms nothing here prices, and notes.
+#[derive(Default)]
+struct Terms {
+    parts: Vec<ClaimPart>,
+    unpriced: Vec<String>,
+    notes: Vec<String>,
+}
+
+impl Terms {
+    fn part(&mut self, what: impl Into<String>, bytes: u64, inside: bool, estimated: bool) {
+        self.parts.push(part(what, bytes, inside, estimated));
+    }
+}
+
+/// The seat's weights per rank, or why they cannot be sized here.
+struct Weights {
+    bytes: Option<u64>,
+    why: Option<String>,
+}
+
+impl Weights {
+    fn of(seat: &PlanSeat) -> Self {
+        let weights_or = local_weights(seat);
+        Self {
+            bytes: weights_or.as_ref().ok().copied(),
+            why: weights_or.err(),
+        }
+    }
+
+    /// The weights as an unpriced term, with why.
+    fn unpriced(&self) -> String {
+        format!("weights: {}", self.why.clone().unwrap_or_default())
+    }
+}
+
+/// What an engine's rule decides besides the terms: its budget, the rule in words, and the
+/// utilization the budget is priced at.
+struct Budget {
+    bytes: Option<u64>,
+    rule: String,
+    utilization: Option<f64>,
+    utilization_is_default: bool,
+}
+
 /// The claim of `seat` on GPU `gpu` of `total_bytes` (unknown when no reading and no
 /// `--gpu-memory-gib`).
 pub fn seat_claim(seat: &PlanSeat, gpu: u32, total_bytes: Option<u64>, o: &Overheads) -> SeatClaim {
-    let mut notes = Vec::new();
-    let mut parts = Vec::new();
-    let mut unpriced = Vec::new();
-    let weights_or = local_weights(seat);
-    let weights = weights_or.as_ref().ok().copied();
-    let weights_why = weights_or.err();
-    let mut utilization_is_default = false;
-    let mut util_used = seat.gpu_memory_utilization;
-    let (budget, rule) = match seat.engine {
-        Engine::Vllm => {
-            let util = seat.gpu_memory_utilization.unwrap_or_else(|| {
-                utilization_is_default = true;
-                notes.push(format!(
-                    "no gpu_memory_utilization: vLLM's default {VLLM_DEFAULT_UTILIZATION} applies (vllm/config/cache.py; 0.9 in older releases), and vLLM refuses to start unless that much is free"
-                ));
-                VLLM_DEFAULT_UTILIZATION
-            });
-            util_used = Some(util);
-            let budget = total_bytes.map(|t| (t as f64 * util).round() as u64);
-            let graphs_inside = vllm_graphs_inside_budget(seat.engine_version.as_deref());
-            let eager = has_flag(&seat.args, &["--enforce-eager"]);
-            let graph_rule = match (eager, graphs_inside) {
-                (true, _) => "--enforce-eager: no CUDA graphs".to_owned(),
-                (false, Some(true)) => "since v0.21 CUDA graphs are estimated inside the budget by default (the estimate can be wrong either way: vllm #45178, #57475)".to_owned(),
-                (false, Some(false)) => "before v0.21 CUDA graphs are outside the budget".to_owned(),
-                (false, None) => "version unknown: priced by the pre-v0.21 rule (CUDA graphs outside the budget), which charges more; set engine_version".to_owned(),
-            };
-            let rule = format!(
-                "vLLM {}: budget = gpu_memory_utilization {util}{} × total{}, holding weights, activations and KV; CUDA context{} outside it; {graph_rule}",
-                seat.engine_version
-                    .as_deref()
-                    .unwrap_or("(version unknown)"),
-                if utilization_is_default {
-                    " (vLLM's default)"
-                } else {
-                    ""
-                },
-                total_bytes
-                    .map(|t| format!(" {} = {}", gib(t), gib((t as f64 * util).round() as u64)))
-                    .unwrap_or_default(),
-                if seat.tensor_parallel_size > 1 {
-                    " and NCCL buffers"
-                } else {
-                    ""
-                },
-            );
-            let kv_bytes_flag = flag_value(&seat.args, &["--kv-cache-memory-bytes"]);
-            match (budget, kv_bytes_flag) {
-                (_, Some(v)) => {
-                    // vLLM skips profiling and ignores the utilization (cache.py): the seat
-                    // holds the weights, this much KV, and its activations.
-                    notes.push("--kv-cache-memory-bytes skips profiling and ignores gpu_memory_utilization: priced as weights + that KV + activations".into());
-                    match weights {
-                        Some(w) => parts.push(part("weights", w, false, false)),
-                        None => unpriced.push(format!(
-                            "weights: {}",
-                            weights_why.clone().unwrap_or_default()
-                        )),
-                    }
-                    match parse_bytes_flag(v) {
-                        Some(kv) => {
-                            parts.push(part("KV (--kv-cache-memory-bytes)", kv, false, false))
-                        }
-                        None => unpriced.push(format!(
-                            "KV: --kv-cache-memory-bytes {v} is not a byte count"
-                        )),
-                    }
-                    unpriced.push(
-                        "peak activations: profiled by vLLM at start; measure a fresh seat".into(),
-                    );
-                }
-                (Some(b), None) => {
-                    parts.push(part(
-                        format!(
-                            "budget {util}{} × total",
-                            if utilization_is_default {
-                                " (default)"
-                            } else {
-                                ""
-                            }
-                        ),
-                        b,
-                        true,
-                        false,
-                    ));
-                    if let Some(why) = &weights_why {
-                        notes.push(format!(
-                            "weights not sized ({why}): they lie inside the budget, so the claim does not depend on them"
-                        ));
-                    }
-                    if let Some(w) = weights {
-                        parts.push(part("weights (in the budget)", w, true, false));
-                        if w >= b {
-                            notes.push(format!(
-                                "the budget {} is smaller than the weights {}: vLLM will fail (`No available memory for the cache blocks`)",
-                                gib(b), gib(w)
-                            ));
-                        } else {
-                            notes.push(format!(
-                                "{} of the budget left for activations and KV after the weights",
-                                gib(b - w)
-                            ));
-                            if let Some((kv, len)) = one_sequence_kv(seat)
-                                && b - w < kv
-                            {
-                                notes.push(format!(
-                                    "one {len}-token sequence needs {} of KV, more than the {} left after the weights: vLLM refuses to start (kv_cache_utils.py `_check_enough_kv_cache_memory`)",
-                                    gib(kv),
-                                    gib(b - w)
-                                ));
-                            }
-                        }
-                    }
-                }
-                (None, None) => unpriced.push(
-                    "budget: the GPU's total memory is unknown; pass --gpu-memory-gib".into(),
-                ),
-            }
-            parts.push(part(
-                "CUDA context + non-torch",
-                o.cuda_context_bytes,
-                false,
-                true,
-            ));
-            if seat.tensor_parallel_size > 1 {
-                parts.push(part("NCCL buffers", o.nccl_bytes, false, true));
-            }
-            if !eager && graphs_inside != Some(true) {
-                parts.push(part(
-                    "CUDA graphs (pre-v0.21 rule)",
-                    o.cuda_graph_bytes,
-                    false,
-                    true,
-                ));
-            }
-            (budget.filter(|_| kv_bytes_flag.is_none()), rule)
-        }
-        Engine::Sglang | Engine::Generic => {
-            let util = seat.gpu_memory_utilization;
-            let budget = util
-                .zip(total_bytes)
-                .map(|(u, t)| (t as f64 * u).round() as u64);
-            let rule = match (seat.engine, util) {
-                (Engine::Sglang, Some(u)) => format!(
-                    "SGLang: mem_fraction_static {u} × total holds weights and the KV pool; activations, CUDA graphs and the CUDA context are outside it"
-                ),
-                (Engine::Sglang, None) => "SGLang without --mem-fraction-static: the fraction is derived at start from the card's memory, chunked prefill and CUDA-graph batch size (server_args.py `_handle_gpu_memory_settings`); not priced here".to_owned(),
-                (_, Some(u)) => {
-                    format!("generic: gpu_memory_utilization {u} × total, taken as the whole claim")
-                }
-                (_, None) => "no utilization flag: claim unknown; measure the seat".to_owned(),
-            };
-            match (budget, util) {
-                (Some(b), _) => parts.push(part("budget × total", b, true, false)),
-                (None, Some(_)) => unpriced.push(
-                    "budget: the GPU's total memory is unknown; pass --gpu-memory-gib".into(),
-                ),
-                (None, None) if seat.engine == Engine::Sglang => unpriced.push(
-                    "budget: SGLang derives mem_fraction_static at start; set --mem-fraction-static (or gpu_memory_utilization in the fleet file) to plan this seat".into(),
-                ),
-                (None, None) => unpriced.push(
-                    "budget: no utilization flag; set gpu_memory_utilization in the fleet file, or measure the running seat".into(),
-                ),
-            }
-            match weights {
-                Some(w) => parts.push(part("weights", w, budget.is_some(), false)),
-                // Inside a known budget the weights change nothing; outside one they are a term.
-                None if budget.is_none() => unpriced.push(format!(
-                    "weights: {}",
-                    weights_why.clone().unwrap_or_default()
-                )),
-                None => {}
-            }
-            parts.push(part(
-                "CUDA context + non-torch",
-                o.cuda_context_bytes,
-                false,
-                true,
-            ));
-            if seat.engine == Engine::Sglang && util.is_some() {
-                parts.push(part(
-                    "CUDA graphs + activations",
-                    o.cuda_graph_bytes,
-                    false,
-                    true,
-                ));
-            }
-            (budget, rule)
-        }
-        Engine::LlamaCpp => {
-            let gpus = seat.gpus.len().max(1) as u64;
-            let ngl0 = flag_value(&seat.args, &["-ngl", "--n-gpu-layers", "--gpu-layers"])
-                .is_some_and(|v| v == "0");
-            if ngl0 {
-                notes.push("-ngl 0: weights and KV stay in host memory".into());
-            } else {
-                match weights {
-                    Some(w) => parts.push(part("weights (GGUF tensors)", w / gpus, false, false)),
-                    None => unpriced.push(format!(
-                        "weights: {}",
-                        weights_why.clone().unwrap_or_default()
-                    )),
-                }
-                match llamacpp_kv(seat, &mut notes) {
-                    Ok(kv) => parts.push(part(
-                        "KV buffers (-c, -np, cache types)",
-                        kv / gpus,
-                        false,
-                        false,
-                    )),
-                    Err(why) => unpriced.push(format!("KV buffers: {why}")),
-                }
-                if gpus > 1 {
-                    notes.push(
-                        "split evenly across the seat's GPUs (--tensor-split not modelled)".into(),
-                    );
-                }
-            }
-            parts.push(part(
-                "compute buffer",
-                o.llamacpp_compute_bytes,
-                false,
-                true,
-            ));
-            parts.push(part("CUDA context", o.cuda_context_bytes, false, true));
-            (None, "llama.cpp: no budget flag; claim = weights + KV buffers from the GGUF and -c/-np + compute buffer + CUDA context".to_owned())
-        }
+    let mut t = Terms::default();
+    let weights = Weights::of(seat);
+    let budget = match seat.engine {
+        Engine::Vllm => vllm_claim(seat, total_bytes, o, &weights, &mut t),
+        Engine::Sglang | Engine::Generic => fraction_claim(seat, total_bytes, o, &weights, &mut t),
+        Engine::LlamaCpp => llamacpp_claim(seat, o, &weights, &mut t),
     };
-    let outside = crate::sat_sum(parts.iter().filter(|p| !p.inside_budget).map(|p| p.bytes));
+    let outside = crate::sat_sum(t.parts.iter().filter(|p| !p.inside_budget).map(|p| p.bytes));
     // What we can price: a budget (when there is one) plus everything outside it. With
     // unpriced terms this is a lower bound, and says so through `unpriced`.
-    let expected = Some(budget.map_or(outside, |b| b.saturating_add(outside)));
+    let expected = Some(budget.bytes.map_or(outside, |b| b.saturating_add(outside)));
     SeatClaim {
         seat: seat.name.clone(),
         engine: seat.engine,
         engine_version: seat.engine_version.clone(),
         gpu,
-        gpu_memory_utilization: util_used,
-        utilization_is_default,
-        budget_bytes: budget,
-        rule,
-        parts,
+        gpu_memory_utilization: budget.utilization,
+        utilization_is_default: budget.utilization_is_default,
+        budget_bytes: budget.bytes,
+        rule: budget.rule,
+        parts: t.parts,
         expected_bytes: expected,
-        unpriced,
-        weights_bytes: weights,
-        notes,
+        unpriced: t.unpriced,
+        weights_bytes: weights.bytes,
+        notes: t.notes,
+    }
+}
+
+/// vLLM: `gpu_memory_utilization × total` (vLLM's default without the flag), or the weights,
+/// the KV and the activations under `--kv-cache-memory-bytes`; the CUDA context, NCCL buffers
+/// and (by the pre-v0.21 rule) CUDA graphs outside it.
+fn vllm_claim(
+    seat: &PlanSeat,
+    total_bytes: Option<u64>,
+    o: &Overheads,
+    weights: &Weights,
+    t: &mut Terms,
+) -> Budget {
+    let utilization_is_default = seat.gpu_memory_utilization.is_none();
+    let util = seat.gpu_memory_utilization.unwrap_or_else(|| {
+        t.notes.push(format!(
+            "no gpu_memory_utilization: vLLM's default {VLLM_DEFAULT_UTILIZATION} applies (vllm/config/cache.py; 0.9 in older releases), and vLLM refuses to start unless that much is free"
+        ));
+        VLLM_DEFAULT_UTILIZATION
+    });
+    let budget = total_bytes.map(|t| (t as f64 * util).round() as u64);
+    let graphs_inside = vllm_graphs_inside_budget(seat.engine_version.as_deref());
+    let eager = has_flag(&seat.args, &["--enforce-eager"]);
+    let rule = vllm_rule(
+        seat,
+        util,
+        utilization_is_default,
+        total_bytes,
+        vllm_graph_rule(eager, graphs_inside),
+    );
+    let kv_bytes_flag = flag_value(&seat.args, &["--kv-cache-memory-bytes"]);
+    match (budget, kv_bytes_flag) {
+        (_, Some(v)) => vllm_fixed_kv_terms(v, weights, t),
+        (Some(b), None) => {
+            let default = if utilization_is_default {
+                " (default)"
+            } else {
+                ""
+            };
+            t.part(format!("budget {util}{default} × total"), b, true, false);
+            vllm_weights_in_budget(seat, b, weights, t);
+        }
+        (None, None) => t
+            .unpriced
+            .push("budget: the GPU's total memory is unknown; pass --gpu-memory-gib".into()),
+    }
+    t.part(
+        "CUDA context + non-torch",
+        o.cuda_context_bytes,
+        false,
+        true,
+    );
+    if seat.tensor_parallel_size > 1 {
+        t.part("NCCL buffers", o.nccl_bytes, false, true);
+    }
+    if !eager && graphs_inside != Some(true) {
+        t.part(
+            "CUDA graphs (pre-v0.21 rule)",
+            o.cuda_graph_bytes,
+            false,
+            true,
+        );
+    }
+    Budget {
+        bytes: budget.filter(|_| kv_bytes_flag.is_none()),
+        rule,
+        utilization: Some(util),
+        utilization_is_default,
+    }
+}
+
+/// Where vLLM's CUDA graphs lie, in words.
+fn vllm_graph_rule(eager: bool, graphs_inside: Option<bool>) -> &'static str {
+    match (eager, graphs_inside) {
+        (true, _) => "--enforce-eager: no CUDA graphs",
+        (false, Some(true)) => {
+            "since v0.21 CUDA graphs are estimated inside the budget by default (the estimate can be wrong either way: vllm #45178, #57475)"
+        }
+        (false, Some(false)) => "before v0.21 CUDA graphs are outside the budget",
+        (false, None) => {
+            "version unknown: priced by the pre-v0.21 rule (CUDA graphs outside the budget), which charges more; set engine_version"
+        }
+    }
+}
+
+/// vLLM's rule in words: the budget, what it holds and what lies outside it.
+fn vllm_rule(
+    seat: &PlanSeat,
+    util: f64,
+    utilization_is_default: bool,
+    total_bytes: Option<u64>,
+    graph_rule: &str,
+) -> String {
+    format!(
+        "vLLM {}: budget = gpu_memory_utilization {util}{} × total{}, holding weights, activations and KV; CUDA context{} outside it; {graph_rule}",
+        seat.engine_version
+            .as_deref()
+            .unwrap_or("(version unknown)"),
+        if utilization_is_default {
+            " (vLLM's default)"
+        } else {
+            ""
+        },
+        total_bytes
+            .map(|t| format!(" {} = {}", gib(t), gib((t as f64 * util).round() as u64)))
+            .unwrap_or_default(),
+        if seat.tensor_parallel_size > 1 {
+            " and NCCL buffers"
+        } else {
+            ""
+        },
+    )
+}
+
+/// `--kv-cache-memory-bytes V`: vLLM skips profiling and ignores the utilization
+/// (cache.py): the seat holds the weights, this much KV, and its activations.
+fn vllm_fixed_kv_terms(v: &str, weights: &Weights, t: &mut Terms) {
+    t.notes.push("--kv-cache-memory-bytes skips profiling and ignores gpu_memory_utilization: priced as weights + that KV + activations".into());
+    match weights.bytes {
+        Some(w) => t.part("weights", w, false, false),
+        None => t.unpriced.push(weights.unpriced()),
+    }
+    match parse_bytes_flag(v) {
+        Some(kv) => t.part("KV (--kv-cache-memory-bytes)", kv, false, false),
+        None => t.unpriced.push(format!(
+            "KV: --kv-cache-memory-bytes {v} is not a byte count"
+        )),
+    }
+    t.unpriced
+        .push("peak activations: profiled by vLLM at start; measure a fresh seat".into());
+}
+
+/// The weights inside a vLLM budget of `b` bytes: what is left for activations and KV, and
+/// whether one full-length sequence still fits.
+fn vllm_weights_in_budget(seat: &PlanSeat, b: u64, weights: &Weights, t: &mut Terms) {
+    if let Some(why) = &weights.why {
+        t.notes.push(format!(
+            "weights not sized ({why}): they lie inside the budget, so the claim does not depend on them"
+        ));
+    }
+    let Some(w) = weights.bytes else { return };
+    t.part("weights (in the budget)", w, true, false);
+    if w >= b {
+        t.notes.push(format!(
+            "the budget {} is smaller than the weights {}: vLLM will fail (`No available memory for the cache blocks`)",
+            gib(b),
+            gib(w)
+        ));
+        return;
+    }
+    t.notes.push(format!(
+        "{} of the budget left for activations and KV after the weights",
+        gib(b - w)
+    ));
+    if let Some((kv, len)) = one_sequence_kv(seat)
+        && b - w < kv
+    {
+        t.notes.push(format!(
+            "one {len}-token sequence needs {} of KV, more than the {} left after the weights: vLLM refuses to start (kv_cache_utils.py `_check_enough_kv_cache_memory`)",
+            gib(kv),
+            gib(b - w)
+        ));
+    }
+}
+
+/// SGLang and generic engines: a memory fraction × total when the seat sets one, plus the
+/// CUDA context (and for SGLang its CUDA graphs and activations) outside it.
+fn fraction_claim(
+    seat: &PlanSeat,
+    total_bytes: Option<u64>,
+    o: &Overheads,
+    weights: &Weights,
+    t: &mut Terms,
+) -> Budget {
+    let util = seat.gpu_memory_utilization;
+    let budget = util
+        .zip(total_bytes)
+        .map(|(u, t)| (t as f64 * u).round() as u64);
+    match (budget, util) {
+        (Some(b), _) => t.part("budget × total", b, true, false),
+        (None, Some(_)) => t
+            .unpriced
+            .push("budget: the GPU's total memory is unknown; pass --gpu-memory-gib".into()),
+        (None, None) if seat.engine == Engine::Sglang => t.unpriced.push(
+            "budget: SGLang derives mem_fraction_static at start; set --mem-fraction-static (or gpu_memory_utilization in the fleet file) to plan this seat".into(),
+        ),
+        (None, None) => t.unpriced.push(
+            "budget: no utilization flag; set gpu_memory_utilization in the fleet file, or measure the running seat".into(),
+        ),
+    }
+    match weights.bytes {
+        Some(w) => t.part("weights", w, budget.is_some(), false),
+        // Inside a known budget the weights change nothing; outside one they are a term.
+        None if budget.is_none() => t.unpriced.push(weights.unpriced()),
+        None => {}
+    }
+    t.part(
+        "CUDA context + non-torch",
+        o.cuda_context_bytes,
+        false,
+        true,
+    );
+    if seat.engine == Engine::Sglang && util.is_some() {
+        t.part("CUDA graphs + activations", o.cuda_graph_bytes, false, true);
+    }
+    Budget {
+        bytes: budget,
+        rule: fraction_rule(seat.engine, util),
+        utilization: util,
+        utilization_is_default: false,
+    }
+}
+
+/// The SGLang / generic rule in words.
+fn fraction_rule(engine: Engine, util: Option<f64>) -> String {
+    match (engine, util) {
+        (Engine::Sglang, Some(u)) => format!(
+            "SGLang: mem_fraction_static {u} × total holds weights and the KV pool; activations, CUDA graphs and the CUDA context are outside it"
+        ),
+        (Engine::Sglang, None) => "SGLang without --mem-fraction-static: the fraction is derived at start from the card's memory, chunked prefill and CUDA-graph batch size (server_args.py `_handle_gpu_memory_settings`); not priced here".to_owned(),
+        (_, Some(u)) => {
+            format!("generic: gpu_memory_utilization {u} × total, taken as the whole claim")
+        }
+        (_, None) => "no utilization flag: claim unknown; measure the seat".to_owned(),
+    }
+}
+
+/// llama.cpp: no budget flag; the GGUF's weights and KV buffers split over the seat's GPUs
+/// (none with `-ngl 0`), a compute buffer and the CUDA context.
+fn llamacpp_claim(seat: &PlanSeat, o: &Overheads, weights: &Weights, t: &mut Terms) -> Budget {
+    let gpus = seat.gpus.len().max(1) as u64;
+    let ngl0 = flag_value(&seat.args, &["-ngl", "--n-gpu-layers", "--gpu-layers"])
+        .is_some_and(|v| v == "0");
+    if ngl0 {
+        t.notes
+            .push("-ngl 0: weights and KV stay in host memory".into());
+    } else {
+        match weights.bytes {
+            Some(w) => t.part("weights (GGUF tensors)", w / gpus, false, false),
+            None => t.unpriced.push(weights.unpriced()),
+        }
+        match llamacpp_kv(seat, &mut t.notes) {
+            Ok(kv) => t.part("KV buffers (-c, -np, cache types)", kv / gpus, false, false),
+            Err(why) => t.unpriced.push(format!("KV buffers: {why}")),
+        }
+        if gpus > 1 {
+            t.notes
+                .push("split evenly across the seat's GPUs (--tensor-split not modelled)".into());
+        }
+    }
+    t.part("compute buffer", o.llamacpp_compute_bytes, false, true);
+    t.part("CUDA context", o.cuda_context_bytes, false, true);
+    Budget {
+        bytes: None,
+        rule: "llama.cpp: no budget flag; claim = weights + KV buffers from the GGUF and -c/-np + compute buffer + CUDA context".to_owned(),
+        utilization: seat.gpu_memory_utilization,
+        utilization_is_default: false,
     }
 }
 

@@ -57,28 +57,9 @@ pub struct SeatSpec {
     pub docker: Option<LaunchSpec>,
 }
 
-/// The engines the plan knows how to price.
-#[derive(
-    serde::Serialize, serde::Deserialize, schemars::JsonSchema, Debug, Clone, Copy, PartialEq, Eq,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Engine {
-    Vllm,
-    Sglang,
-    LlamaCpp,
-    Generic,
-}
-
-impl Engine {
-    pub fn parse(s: &str) -> Self {
-        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
-            "vllm" => Self::Vllm,
-            "sglang" => Self::Sglang,
-            "llama.cpp" | "llamacpp" | "llama-cpp" | "llama-server" => Self::LlamaCpp,
-            _ => Self::Generic,
-        }
-    }
-}
+/// The engines the plan knows how to price: the one vocabulary enum (its JSON is `"llama.cpp"`,
+/// as in every other file bakeoff writes).
+pub use bakeoff_artifact::EngineKind as Engine;
 
 /// A seat normalized for planning: fields from the seat table first, then from its launch
 /// arguments.

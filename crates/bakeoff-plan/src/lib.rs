@@ -15,6 +15,7 @@ pub mod coexist;
 pub mod error;
 pub mod fleet;
 pub mod gpu;
+pub mod kv_report;
 pub mod nvidia_smi;
 pub mod nvml;
 pub mod plan;
@@ -30,7 +31,9 @@ pub use plan::{
     CpuSeat, FleetView, GpuPlan, MeasuredSeat, PlanOptions, SeatOnGpu, alternative_groups,
     build_plan, cpu_seats,
 };
-pub use report::{Comparison, PlanReport, PlanRequest, compare_readings, render_text, run_plan};
+pub use report::{
+    PlanReport, PlanRequest, ReadingComparison, compare_readings, render_text, run_plan,
+};
 
 /// A saturating sum: sizes come from files, flags and the driver, and a hostile one must not
 /// panic the plan.

@@ -9,12 +9,12 @@ use serde::{Deserialize, Serialize};
 use crate::coexist::{Answer, Coexistence, coexist, cpu_footprint, footprint};
 use crate::error::{PlanError, Result};
 use crate::gpu::{Readings, gib, gib_signed};
-use crate::plan::{CpuSeat, FleetView, GpuPlan, PlanOptions, build_plan, cpu_seats};
+use crate::plan::{CpuSeat, FleetView, GpuPlan, PlanOptions, SeatOnGpu, build_plan, cpu_seats};
 use crate::procinfo::{ProcFacts, ProcFs};
 
 /// NVML and nvidia-smi side by side for one GPU.
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
-pub struct Comparison {
+pub struct ReadingComparison {
     pub index: u32,
     pub nvml_total_bytes: Option<u64>,
     pub smi_total_bytes: Option<u64>,
@@ -25,7 +25,7 @@ pub struct Comparison {
 }
 
 /// Pairs the two sources GPU by GPU (by index).
-pub fn compare_readings(nvml: &Readings, smi: &Readings) -> Vec<Comparison> {
+pub fn compare_readings(nvml: &Readings, smi: &Readings) -> Vec<ReadingComparison> {
     let mut idx: Vec<u32> = nvml.gpus.iter().chain(&smi.gpus).map(|g| g.index).collect();
     idx.sort_unstable();
     idx.dedup();
@@ -44,7 +44,7 @@ pub fn compare_readings(nvml: &Readings, smi: &Readings) -> Vec<Comparison> {
                 g.and_then(|g| g.processes.iter().find(|p| p.pid == pid))
                     .and_then(|p| p.used_bytes)
             };
-            Comparison {
+            ReadingComparison {
                 index: i,
                 nvml_total_bytes: a.map(|g| g.total_bytes),
                 smi_total_bytes: b.map(|g| g.total_bytes),
@@ -68,7 +68,7 @@ pub struct PlanReport {
     pub measured_from: Option<String>,
     pub nvml: Readings,
     pub nvidia_smi: Readings,
-    pub comparison: Vec<Comparison>,
+    pub comparison: Vec<ReadingComparison>,
     pub gpus: Vec<GpuPlan>,
     /// Seats that run on the CPU and claim no GPU memory.
     pub cpu_seats: Vec<CpuSeat>,
@@ -280,152 +280,10 @@ pub fn render_text(r: &PlanReport) -> String {
     }
     for g in &r.gpus {
         line(String::new());
-        line(format!(
-            "GPU {} on {}{}: total {}{}",
-            g.index,
-            g.host,
-            g.name
-                .as_deref()
-                .map(|n| format!(" ({n})"))
-                .unwrap_or_default(),
-            opt_gib(g.total_bytes),
-            g.total_source
-                .as_deref()
-                .map(|s| format!(" [{s}]"))
-                .unwrap_or_default()
-        ));
-        for s in &g.seats {
-            let c = &s.claim;
-            line(format!(
-                "  seat {} ({:?}{}): claims {}{}{}",
-                c.seat,
-                c.engine,
-                c.gpu_memory_utilization
-                    .map(|u| format!(
-                        ", util {u}{}",
-                        if c.utilization_is_default {
-                            " (engine default)"
-                        } else {
-                            ""
-                        }
-                    ))
-                    .unwrap_or_default(),
-                if c.unpriced.is_empty() {
-                    ""
-                } else {
-                    "at least "
-                },
-                opt_gib(c.expected_bytes),
-                match &s.measured {
-                    Some(m) => format!(
-                        ", holds {} measured (pids {:?}, by {})",
-                        gib(m.bytes),
-                        m.pids,
-                        m.matched_by
-                    ),
-                    None => ", not running here".into(),
-                }
-            ));
-            line(format!("    rule: {}", c.rule));
-            for p in &c.parts {
-                line(format!(
-                    "    {:>11}  {}{}{}",
-                    gib(p.bytes),
-                    p.what,
-                    if p.inside_budget {
-                        " [inside budget]"
-                    } else {
-                        ""
-                    },
-                    if p.estimated { " [estimate]" } else { "" }
-                ));
-            }
-            for u in &c.unpriced {
-                line(format!("    not priced: {u}"));
-            }
-            for n in &c.notes {
-                line(format!("    note: {n}"));
-            }
-        }
-        for p in &g.other_processes {
-            line(format!(
-                "  other process pid {} ({}): {}",
-                p.pid,
-                p.name.as_deref().unwrap_or("?"),
-                opt_gib(p.used_bytes)
-            ));
-        }
-        if g.utilization_sum > 0.0 {
-            line(format!(
-                "  utilization flags{}: {:.2} of the card",
-                if g.seats.iter().any(|s| s.claim.utilization_is_default) {
-                    " (and engine defaults where a flag is absent)"
-                } else {
-                    ""
-                },
-                g.utilization_sum
-            ));
-        }
-        line(format!(
-            "  claimed {}; measured used {}",
-            opt_gib(g.claimed_bytes),
-            opt_gib(g.measured_used_bytes)
-        ));
-        let h = |v: Option<i64>| {
-            v.map(|b| gib_signed(i128::from(b)))
-                .unwrap_or_else(|| "unknown".into())
-        };
-        let at_most = if g.headroom_is_upper_bound {
-            "at most "
-        } else {
-            ""
-        };
-        line(format!(
-            "  headroom: {at_most}{} by claims, {at_most}{} planned (running seats as measured)",
-            h(g.headroom_by_claims_bytes),
-            h(g.headroom_planned_bytes)
-        ));
-        for n in &g.notes {
-            line(format!("  note: {n}"));
-        }
-        for w in &g.warnings {
-            line(format!("  WARNING: {w}"));
-        }
+        render_gpu(g, &mut line);
     }
-    if !r.cpu_seats.is_empty() {
-        line(String::new());
-        line("CPU seats (no GPU memory claimed):".into());
-        for c in &r.cpu_seats {
-            line(format!(
-                "  seat {} ({:?}) on {}: CPU, {}{}",
-                c.seat,
-                c.engine,
-                c.host,
-                c.why,
-                c.model
-                    .as_deref()
-                    .map(|m| format!("; model {m}"))
-                    .unwrap_or_default()
-            ));
-        }
-    }
-    if !r.comparison.is_empty() {
-        line(String::new());
-        line("NVML vs nvidia-smi:".into());
-        for c in &r.comparison {
-            line(format!(
-                "  GPU {}: used {} (NVML) vs {} (nvidia-smi); total {} vs {}",
-                c.index,
-                opt_gib(c.nvml_used_bytes),
-                opt_gib(c.smi_used_bytes),
-                opt_gib(c.nvml_total_bytes),
-                opt_gib(c.smi_total_bytes)
-            ));
-            for (pid, a, b) in &c.processes {
-                line(format!("    pid {pid}: {} vs {}", opt_gib(*a), opt_gib(*b)));
-            }
-        }
-    }
+    render_cpu_seats(&r.cpu_seats, &mut line);
+    render_comparison(&r.comparison, &mut line);
     if let Some(c) = &r.coexistence {
         line(String::new());
         for l in &c.lines {
@@ -433,4 +291,169 @@ pub fn render_text(r: &PlanReport) -> String {
         }
     }
     o
+}
+
+/// One GPU's block: its size, each seat, the other processes, the sums and the headrooms, then
+/// its notes and warnings.
+fn render_gpu(g: &GpuPlan, line: &mut impl FnMut(String)) {
+    line(format!(
+        "GPU {} on {}{}: total {}{}",
+        g.index,
+        g.host,
+        g.name
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default(),
+        opt_gib(g.total_bytes),
+        g.total_source
+            .as_deref()
+            .map(|s| format!(" [{s}]"))
+            .unwrap_or_default()
+    ));
+    for s in &g.seats {
+        render_seat(s, line);
+    }
+    for p in &g.other_processes {
+        line(format!(
+            "  other process pid {} ({}): {}",
+            p.pid,
+            p.name.as_deref().unwrap_or("?"),
+            opt_gib(p.used_bytes)
+        ));
+    }
+    if g.utilization_sum > 0.0 {
+        line(format!(
+            "  utilization flags{}: {:.2} of the card",
+            if g.seats.iter().any(|s| s.claim.utilization_is_default) {
+                " (and engine defaults where a flag is absent)"
+            } else {
+                ""
+            },
+            g.utilization_sum
+        ));
+    }
+    line(format!(
+        "  claimed {}; measured used {}",
+        opt_gib(g.claimed_bytes),
+        opt_gib(g.measured_used_bytes)
+    ));
+    let h = |v: Option<i64>| {
+        v.map(|b| gib_signed(i128::from(b)))
+            .unwrap_or_else(|| "unknown".into())
+    };
+    let at_most = if g.headroom_is_upper_bound {
+        "at most "
+    } else {
+        ""
+    };
+    line(format!(
+        "  headroom: {at_most}{} by claims, {at_most}{} planned (running seats as measured)",
+        h(g.headroom_by_claims_bytes),
+        h(g.headroom_planned_bytes)
+    ));
+    for n in &g.notes {
+        line(format!("  note: {n}"));
+    }
+    for w in &g.warnings {
+        line(format!("  WARNING: {w}"));
+    }
+}
+
+/// One seat on a GPU: its claim against its measurement, the rule, the terms and the notes.
+fn render_seat(s: &SeatOnGpu, line: &mut impl FnMut(String)) {
+    let c = &s.claim;
+    line(format!(
+        "  seat {} ({:?}{}): claims {}{}{}",
+        c.seat,
+        c.engine,
+        c.gpu_memory_utilization
+            .map(|u| format!(
+                ", util {u}{}",
+                if c.utilization_is_default {
+                    " (engine default)"
+                } else {
+                    ""
+                }
+            ))
+            .unwrap_or_default(),
+        if c.unpriced.is_empty() {
+            ""
+        } else {
+            "at least "
+        },
+        opt_gib(c.expected_bytes),
+        match &s.measured {
+            Some(m) => format!(
+                ", holds {} measured (pids {:?}, by {})",
+                gib(m.bytes),
+                m.pids,
+                m.matched_by
+            ),
+            None => ", not running here".into(),
+        }
+    ));
+    line(format!("    rule: {}", c.rule));
+    for p in &c.parts {
+        line(format!(
+            "    {:>11}  {}{}{}",
+            gib(p.bytes),
+            p.what,
+            if p.inside_budget {
+                " [inside budget]"
+            } else {
+                ""
+            },
+            if p.estimated { " [estimate]" } else { "" }
+        ));
+    }
+    for u in &c.unpriced {
+        line(format!("    not priced: {u}"));
+    }
+    for n in &c.notes {
+        line(format!("    note: {n}"));
+    }
+}
+
+/// The seats that claim no GPU memory, when there are any.
+fn render_cpu_seats(cpu_seats: &[CpuSeat], line: &mut impl FnMut(String)) {
+    if cpu_seats.is_empty() {
+        return;
+    }
+    line(String::new());
+    line("CPU seats (no GPU memory claimed):".into());
+    for c in cpu_seats {
+        line(format!(
+            "  seat {} ({:?}) on {}: CPU, {}{}",
+            c.seat,
+            c.engine,
+            c.host,
+            c.why,
+            c.model
+                .as_deref()
+                .map(|m| format!("; model {m}"))
+                .unwrap_or_default()
+        ));
+    }
+}
+
+/// NVML beside nvidia-smi, GPU by GPU and process by process, when both were read.
+fn render_comparison(comparison: &[ReadingComparison], line: &mut impl FnMut(String)) {
+    if comparison.is_empty() {
+        return;
+    }
+    line(String::new());
+    line("NVML vs nvidia-smi:".into());
+    for c in comparison {
+        line(format!(
+            "  GPU {}: used {} (NVML) vs {} (nvidia-smi); total {} vs {}",
+            c.index,
+            opt_gib(c.nvml_used_bytes),
+            opt_gib(c.smi_used_bytes),
+            opt_gib(c.nvml_total_bytes),
+            opt_gib(c.smi_total_bytes)
+        ));
+        for (pid, a, b) in &c.processes {
+            line(format!("    pid {pid}: {} vs {}", opt_gib(*a), opt_gib(*b)));
+        }
+    }
 }

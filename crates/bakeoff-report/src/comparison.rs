@@ -92,7 +92,7 @@ impl Row {
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Comparison {
+pub struct CandidateTable {
     pub suites: Vec<String>,
     pub rows: Vec<Row>,
 }
@@ -148,7 +148,7 @@ fn row_for(slug: &str, entries: &[&Entry], verdict: Option<&VerdictRecord>) -> R
                 Cell {
                     text: cell_text(s),
                     status: s.status,
-                    flags: s.summary.flags.iter().map(|f| f.code.clone()).collect(),
+                    flags: s.summary.flags.iter().map(|f| f.code.to_string()).collect(),
                     artifact: e.name.clone(),
                 },
             );
@@ -241,7 +241,7 @@ fn verdict_caveats(
     out
 }
 
-pub fn build(reg: &Registry) -> Comparison {
+pub fn build(reg: &Registry) -> CandidateTable {
     // Suites that ran, and suites a failed run asked for (so its failure has a column).
     let mut suites: Vec<String> = reg
         .counted()
@@ -270,5 +270,5 @@ pub fn build(reg: &Registry) -> Comparison {
             row_for(slug, &entries, reg.verdicts.get(slug))
         })
         .collect();
-    Comparison { suites, rows }
+    CandidateTable { suites, rows }
 }

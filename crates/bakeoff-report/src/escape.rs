@@ -1,35 +1,9 @@
 //! Escaping of untrusted text for each medium. Model output, server error bodies and anything
 //! else an endpoint sent are untrusted: every renderer passes them through one of these.
 
-/// For a terminal: control characters (ESC, CR, BEL, …) become visible `\u{..}` escapes,
-/// newlines become `⏎`, and the text is cut to `max` characters.
-pub fn for_terminal(s: &str, max: usize) -> String {
-    let mut out = String::new();
-    for (n, c) in s.chars().enumerate() {
-        if n >= max {
-            out.push('…');
-            break;
-        }
-        match c {
-            '\n' => out.push('⏎'),
-            '\t' => out.push(' '),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// As [`for_terminal`], but a text longer than `max` keeps its end (`…` + the last `max`
-/// characters): for paths, whose file name is the part an operator reads.
-pub fn for_terminal_keep_end(s: &str, max: usize) -> String {
-    let n = s.chars().count();
-    if n <= max {
-        return for_terminal(s, max);
-    }
-    let tail: String = s.chars().skip(n - max).collect();
-    format!("…{}", for_terminal(&tail, max))
-}
+use bakeoff_wire::escape::{cut_and_map, visible_control};
+/// The terminal escapers live in the leaf crate `bakeoff-wire`, shared with the seats.
+pub use bakeoff_wire::escape::{for_terminal, for_terminal_keep_end};
 
 /// For HTML text and attribute values: `& < > " '` become entities, and control characters
 /// other than newline and tab are dropped, so no reply can open a tag, close an attribute or
@@ -56,26 +30,18 @@ pub fn for_html(s: &str) -> String {
 /// backslash-escaped, newlines become spaces, control characters are made visible, and the text
 /// is cut to `max` characters.
 pub fn for_markdown(s: &str, max: usize) -> String {
-    let mut out = String::new();
-    for (n, c) in s.chars().enumerate() {
-        if n >= max {
-            out.push('…');
-            break;
+    cut_and_map(s, max, |c, out| match c {
+        '&' => out.push_str("&amp;"),
+        '<' => out.push_str("&lt;"),
+        '>' => out.push_str("&gt;"),
+        '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' => {
+            out.push('\\');
+            out.push(c);
         }
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' | '\t' => out.push(' '),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
+        '\n' | '\r' | '\t' => out.push(' '),
+        c if c.is_control() => visible_control(c, out),
+        c => out.push(c),
+    })
 }
 
 /// For a CSV cell a spreadsheet may open: a leading `= + - @` (a formula) gets a `'` in front.

@@ -1,46 +1,21 @@
-//! Verdicts and retractions: the operator's judgments, stored as small versioned JSON files
-//! beside the artifacts they judge (format in docs/reports.md).
-//!
-//! - `DIR/<slug>.verdict.json` — the verdict on one candidate, scoped to the configuration
-//!   it was tested in. A new verdict keeps the previous ones in `history`: a changed mind is
-//!   recorded, never a silent edit.
-//! - `DIR/<artifact-file>.retraction.json` — a result marked superseded, with its date and
-//!   reason, the claim it made and the artifact's sha256 at retraction time. The artifact
-//!   itself is never touched; reports stop counting it and list it as a superseded claim.
+//! Giving a verdict and retracting a result: the operations over the records of
+//! `bakeoff_artifact::evidence` (re-exported here), written through the artifact crate's one
+//! versioned reader and writer.
 
 use std::path::{Path, PathBuf};
 
+pub use bakeoff_artifact::evidence::*;
+use bakeoff_artifact::versioned::read_versioned;
 use bakeoff_artifact::{Artifact, StoreError, write_atomic};
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-
-/// Version of the verdict and retraction formats. Readers refuse versions they do not know.
-pub const EVIDENCE_VERSION: u32 = 1;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EvidenceError {
+    /// Reading or writing a record or an artifact: a file that cannot be read or written, or
+    /// one that is not the record it should be (`StoreError::Parse`, `StoreError::Version`).
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path} is not a bakeoff {what} record: {source}")]
-    Parse {
-        path: PathBuf,
-        what: &'static str,
-        source: serde_json::Error,
-    },
-    #[error(
-        "{path} has schema_version {found}; this bakeoff reads {what} records of version {EVIDENCE_VERSION} (upgrade bakeoff)"
-    )]
-    Version {
-        path: PathBuf,
-        what: &'static str,
-        found: u64,
-    },
     #[error("{0} is already retracted (see its .retraction.json); a retraction is not edited")]
     AlreadyRetracted(PathBuf),
     #[error("--reason is empty: say why, it is the record")]
@@ -51,238 +26,20 @@ pub enum EvidenceError {
     BadSlug(String),
 }
 
-/// A verdict, always scoped to the tested configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum VerdictKind {
-    Accept,
-    RejectUnderTestedConfiguration,
-    NotEnoughEvidence,
-    Watch,
-}
-
-impl VerdictKind {
-    pub const ALL: [VerdictKind; 4] = [
-        VerdictKind::Accept,
-        VerdictKind::RejectUnderTestedConfiguration,
-        VerdictKind::NotEnoughEvidence,
-        VerdictKind::Watch,
-    ];
-
-    /// The words reports print.
-    pub fn as_words(self) -> &'static str {
-        match self {
-            VerdictKind::Accept => "accept",
-            VerdictKind::RejectUnderTestedConfiguration => "reject under tested configuration",
-            VerdictKind::NotEnoughEvidence => "not enough evidence",
-            VerdictKind::Watch => "watch",
-        }
-    }
-
-    /// `accept`, `reject` / `reject-under-tested-configuration`, `not-enough-evidence`,
-    /// `watch` (spaces or dashes, any case).
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let norm = s.trim().to_ascii_lowercase().replace([' ', '_'], "-");
-        match norm.as_str() {
-            "accept" => Ok(VerdictKind::Accept),
-            "reject" | "reject-under-tested-configuration" => {
-                Ok(VerdictKind::RejectUnderTestedConfiguration)
-            }
-            "not-enough-evidence" => Ok(VerdictKind::NotEnoughEvidence),
-            "watch" => Ok(VerdictKind::Watch),
-            _ => Err(format!(
-                "unknown verdict {s:?}; use one of: accept, reject (under tested configuration), not-enough-evidence, watch"
-            )),
-        }
-    }
-}
-
-impl std::fmt::Display for VerdictKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_words())
-    }
-}
-
-/// The configuration a verdict is scoped to, copied from the candidate's newest artifact.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Scope {
-    pub model: String,
-    pub engine: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engine_version: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quantization: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_tokens: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hardware: Option<String>,
-    /// The artifact files the verdict was given over.
-    pub artifacts: Vec<String>,
-}
-
-impl Scope {
-    /// The configuration fields that differ from this scope in `now`, each as
-    /// `"field before → after"` (the artifact lists are not compared).
-    pub fn changes_to(&self, now: &Scope) -> Vec<String> {
-        let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "unknown".into());
-        let mut differs = Vec::new();
-        if now.model != self.model {
-            differs.push(format!("model {} → {}", self.model, now.model));
-        }
-        if now.engine != self.engine || now.engine_version != self.engine_version {
-            differs.push(format!(
-                "engine {} {} → {} {}",
-                self.engine,
-                opt(&self.engine_version),
-                now.engine,
-                opt(&now.engine_version)
-            ));
-        }
-        if now.quantization != self.quantization {
-            differs.push(format!(
-                "quantization {} → {}",
-                opt(&self.quantization),
-                opt(&now.quantization)
-            ));
-        }
-        if now.hardware != self.hardware {
-            differs.push(format!(
-                "hardware {} → {}",
-                opt(&self.hardware),
-                opt(&now.hardware)
-            ));
-        }
-        if now.window_tokens != self.window_tokens {
-            let w = |t: Option<u64>| t.map(|t| t.to_string()).unwrap_or_else(|| "unknown".into());
-            differs.push(format!(
-                "window {} → {}",
-                w(self.window_tokens),
-                w(now.window_tokens)
-            ));
-        }
-        differs
-    }
-
-    pub fn of(a: &Artifact, artifacts: Vec<String>) -> Self {
-        let c = &a.candidate;
-        Scope {
-            model: c.model.clone(),
-            engine: c.engine.to_string(),
-            engine_version: c.engine_version.clone(),
-            quantization: c.quantization.clone(),
-            window_tokens: c.context_window.tokens,
-            hardware: c.hardware.clone(),
-            artifacts,
-        }
-    }
-}
-
-/// One verdict as given.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VerdictEntry {
-    pub verdict: VerdictKind,
-    pub reason: String,
-    pub date: DateTime<Utc>,
-    pub scope: Scope,
-    /// What was not attempted (other images, engines, checkpoints, …).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_attempted: Vec<String>,
-    /// Production impact, when there was one worth noting.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub production_impact: Option<String>,
-}
-
-/// `DIR/<slug>.verdict.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VerdictRecord {
-    pub schema_version: u32,
-    pub slug: String,
-    #[serde(flatten)]
-    pub current: VerdictEntry,
-    /// Earlier verdicts on the same slug, oldest first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub history: Vec<VerdictEntry>,
-}
-
-/// The numbers a retracted artifact claimed, kept so the superseded-claims table can say
-/// what was withdrawn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Claim {
-    pub suite: String,
-    /// e.g. `3/6 = 50% [19–81%]`, or the failure class for a failure artifact.
-    pub claimed: String,
-}
-
-/// `DIR/<artifact-file>.retraction.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RetractionRecord {
-    pub schema_version: u32,
-    /// File name of the retracted artifact (it sits beside this record).
-    pub artifact: String,
-    pub slug: String,
-    pub reason: String,
-    pub date: DateTime<Utc>,
-    /// sha256 of the artifact's bytes at retraction: it is kept unchanged.
-    pub artifact_sha256: String,
-    pub claims: Vec<Claim>,
-}
-
-pub fn verdict_path(dir: &Path, slug: &str) -> PathBuf {
-    dir.join(format!("{slug}.verdict.json"))
-}
-
-pub fn retraction_path(artifact: &Path) -> PathBuf {
-    let mut s = artifact.as_os_str().to_os_string();
-    s.push(".retraction.json");
-    PathBuf::from(s)
-}
-
 pub fn sha256_file(path: &Path) -> Result<String, EvidenceError> {
-    let bytes = std::fs::read(path).map_err(|source| EvidenceError::Read {
+    let bytes = std::fs::read(path).map_err(|source| StoreError::Read {
         path: path.to_path_buf(),
         source,
     })?;
     Ok(hex::encode(Sha256::digest(&bytes)))
 }
 
-fn read_versioned<T: serde::de::DeserializeOwned>(
-    path: &Path,
-    what: &'static str,
-) -> Result<T, EvidenceError> {
-    let text = std::fs::read_to_string(path).map_err(|source| EvidenceError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let raw: serde_json::Value =
-        serde_json::from_str(&text).map_err(|source| EvidenceError::Parse {
-            path: path.to_path_buf(),
-            what,
-            source,
-        })?;
-    let found = raw
-        .get("schema_version")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0);
-    if found != u64::from(EVIDENCE_VERSION) {
-        return Err(EvidenceError::Version {
-            path: path.to_path_buf(),
-            what,
-            found,
-        });
-    }
-    serde_json::from_value(raw).map_err(|source| EvidenceError::Parse {
-        path: path.to_path_buf(),
-        what,
-        source,
-    })
-}
-
 pub fn read_verdict(path: &Path) -> Result<VerdictRecord, EvidenceError> {
-    read_versioned(path, "verdict")
+    Ok(read_versioned(path)?)
 }
 
 pub fn read_retraction(path: &Path) -> Result<RetractionRecord, EvidenceError> {
-    read_versioned(path, "retraction")
+    Ok(read_versioned(path)?)
 }
 
 /// Record a verdict for `slug` in `dir`, keeping any earlier verdict in the history.
@@ -376,18 +133,6 @@ pub fn retract(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn verdict_words_parse_both_ways() {
-        for v in VerdictKind::ALL {
-            assert_eq!(VerdictKind::parse(v.as_words()).unwrap(), v);
-        }
-        assert_eq!(
-            VerdictKind::parse("reject").unwrap(),
-            VerdictKind::RejectUnderTestedConfiguration
-        );
-        assert!(VerdictKind::parse("maybe").unwrap_err().contains("watch"));
-    }
 
     fn entry(v: VerdictKind, reason: &str) -> VerdictEntry {
         VerdictEntry {

@@ -21,7 +21,7 @@ pub struct FamilyRow {
     #[serde(default)]
     pub versus_chance: String,
     #[serde(default)]
-    pub flag: Option<String>,
+    pub flag: Option<bakeoff_artifact::FlagCode>,
     #[serde(default = "counted_by_default")]
     pub counted: bool,
     #[serde(default)]
@@ -59,8 +59,8 @@ impl FamilyRow {
     /// could not be extracted and how many replies never left their reasoning.
     pub fn notes(&self) -> String {
         let mut notes = Vec::new();
-        if let Some(f) = &self.flag {
-            notes.push(f.clone());
+        if let Some(f) = self.flag {
+            notes.push(f.to_string());
         }
         if !self.counted {
             notes.push("not counted in the suite score".into());

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use bakeoff_artifact::{ArtifactKind, ItemRecord, SuiteResult, SuiteStatus};
 
-use crate::comparison::{self, Comparison};
+use crate::comparison::{self, CandidateTable};
 use crate::escape::for_html as h;
 use crate::registry::{Entry, Registry};
 use crate::steps::{percentile, steps_of, ttfts};
@@ -42,7 +42,7 @@ fn verdict_class(r: &comparison::Row) -> &'static str {
     }
 }
 
-fn summary_table(out: &mut String, c: &Comparison) {
+fn summary_table(out: &mut String, c: &CandidateTable) {
     out.push_str("<table id=\"summary\"><thead><tr><th>candidate</th><th>model</th><th>engine</th><th>quant</th><th>window</th><th>hardware</th>");
     for s in &c.suites {
         let _ = write!(out, "<th>{} (Wilson 95%)</th>", h(s));
@@ -122,7 +122,7 @@ fn score_bar(score: &Option<bakeoff_artifact::Score>) -> String {
 
 /// Each suite's score per counted candidate and, under it, the per-family figures when the
 /// suite stores them.
-fn suite_scores(out: &mut String, reg: &Registry, c: &Comparison) {
+fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
     out.push_str("<h2 id=\"scores\">Per-suite scores with intervals</h2>");
     for s in &c.suites {
         let _ = write!(
@@ -155,7 +155,7 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &Comparison) {
                     out,
                     "<span class=\"flag\" title=\"{}\">{}</span>",
                     h(&f.message),
-                    h(&f.code)
+                    h(f.code.as_str())
                 );
             }
             out.push_str("</td></tr>");

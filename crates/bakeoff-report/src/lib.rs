@@ -1,5 +1,5 @@
-//! Reporters and the evidence registry. They read artifacts (and preflight reports) and render
-//! them for people — terminal tables, the markdown negative-results log with its
+//! Reporters and the evidence registry. They read artifacts (and preflight reports), compare
+//! two runs item by item (`compare`), and render them for people — terminal tables, the markdown negative-results log with its
 //! superseded-claims table, one self-contained HTML page with inline SVG charts, CSV — and they
 //! keep the operator's judgments beside the artifacts: verdicts, retractions, the logbook.
 //!
@@ -11,6 +11,7 @@
 //! byte an endpoint sent, and markdown escapes HTML and markdown punctuation.
 
 pub mod bench;
+pub mod compare;
 pub mod comparison;
 pub mod csv_export;
 pub mod escape;

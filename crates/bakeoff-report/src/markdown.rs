@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use bakeoff_artifact::{ArtifactKind, RunStatus, SuiteStatus};
 
-use crate::comparison::{self, Comparison};
+use crate::comparison::{self, CandidateTable};
 use crate::escape::for_markdown;
 use crate::registry::{Entry, Registry};
 
@@ -107,6 +107,19 @@ fn entry(out: &mut String, n: usize, e: &Entry, reg: &Registry) {
         c.engine,
         md(c.engine_version.as_deref().unwrap_or("(version unknown)"))
     );
+    let _ = writeln!(out, "- **Config:** {}", config(e).join("; "));
+    let _ = writeln!(out, "- **Symptom:** {}", symptom(e).join(". "));
+    evidence(out, e);
+    isolation(out, e, reg);
+    let _ = writeln!(out, "- **Believed cause class:** {}", believed_cause(e));
+    not_attempted_and_verdict(out, &c.slug, reg);
+    out.push('\n');
+}
+
+/// The configuration the entry is scoped to.
+fn config(e: &Entry) -> Vec<String> {
+    let a = &e.artifact;
+    let c = &a.candidate;
     let mut config = vec![
         format!(
             "quantization {}",
@@ -129,9 +142,12 @@ fn entry(out: &mut String, n: usize, e: &Entry, reg: &Registry) {
     for note in &c.notes {
         config.push(format!("note: {}", md(note)));
     }
-    let _ = writeln!(out, "- **Config:** {}", config.join("; "));
+    config
+}
 
-    // Symptom: what the instrument saw, first-hand.
+/// Symptom: what the instrument saw, first-hand.
+fn symptom(e: &Entry) -> Vec<String> {
+    let a = &e.artifact;
     let mut symptom = Vec::new();
     if let Some(f) = &a.failure {
         symptom.push(md(&f.message));
@@ -176,8 +192,11 @@ fn entry(out: &mut String, n: usize, e: &Entry, reg: &Registry) {
             .collect();
         symptom.push(format!("readiness errors: {}", errs.join("; ")));
     }
-    let _ = writeln!(out, "- **Symptom:** {}", symptom.join(". "));
+    symptom
+}
 
+/// The evidence: the artifact and its journal, then the failure's own evidence lines.
+fn evidence(out: &mut String, e: &Entry) {
     let mut files = vec![code(&e.name)];
     // The journal shares the artifact's stem (`<slug>` or `<slug>.<run_id>`), not the slug.
     if let Some(journal) = bakeoff_artifact::journal_of(&e.path).filter(|j| j.exists()) {
@@ -188,14 +207,16 @@ fn entry(out: &mut String, n: usize, e: &Entry, reg: &Registry) {
         files.push(format!("{} (items as they finished)", code(&name)));
     }
     let _ = writeln!(out, "- **Evidence:** {}", files.join(", "));
-    if let Some(f) = &a.failure {
+    if let Some(f) = &e.artifact.failure {
         for ev in &f.evidence {
             let _ = writeln!(out, "  - {}: {}", md(&ev.what), md(&ev.detail));
         }
     }
+}
 
-    // Isolation: every other run of the same model in the registry, linked.
-    let me = norm_model(&c.model);
+/// Isolation: every other run of the same model in the registry, linked.
+fn isolation(out: &mut String, e: &Entry, reg: &Registry) {
+    let me = norm_model(&e.artifact.candidate.model);
     let related: Vec<&Entry> = reg
         .entries
         .iter()
@@ -207,30 +228,33 @@ fn entry(out: &mut String, n: usize, e: &Entry, reg: &Registry) {
             "- **Isolation performed:** none recorded (no other run of this model under {}).",
             code(&reg.dir.display().to_string())
         );
-    } else {
-        let _ = writeln!(out, "- **Isolation performed:**");
-        for o in related {
-            let oc = &o.artifact.candidate;
-            let _ = writeln!(
-                out,
-                "  - [{}]({}) — {}, window {}, {}{}",
-                md(&o.name),
-                o.name.replace(' ', "%20"),
-                match o.artifact.kind {
-                    ArtifactKind::Bakeoff => "bakeoff",
-                    ArtifactKind::Failure => "failure",
-                },
-                oc.context_window
-                    .tokens
-                    .map(|t| t.to_string())
-                    .unwrap_or_else(|| "unknown".into()),
-                run_summary(o),
-                if o.is_retracted() { " (retracted)" } else { "" }
-            );
-        }
+        return;
     }
+    let _ = writeln!(out, "- **Isolation performed:**");
+    for o in related {
+        let oc = &o.artifact.candidate;
+        let _ = writeln!(
+            out,
+            "  - [{}]({}) — {}, window {}, {}{}",
+            md(&o.name),
+            o.name.replace(' ', "%20"),
+            match o.artifact.kind {
+                ArtifactKind::Bakeoff => "bakeoff",
+                ArtifactKind::Failure => "failure",
+            },
+            oc.context_window
+                .tokens
+                .map(|t| t.to_string())
+                .unwrap_or_else(|| "unknown".into()),
+            run_summary(o),
+            if o.is_retracted() { " (retracted)" } else { "" }
+        );
+    }
+}
 
-    let verdict = reg.verdicts.get(&c.slug);
+/// The believed cause class, with the remediation's next step when the failure has one.
+fn believed_cause(e: &Entry) -> String {
+    let a = &e.artifact;
     let class = a
         .failure
         .as_ref()
@@ -245,7 +269,12 @@ fn entry(out: &mut String, n: usize, e: &Entry, reg: &Registry) {
     if let Some(r) = a.failure.as_ref().and_then(|f| f.remediation.as_ref()) {
         cause.push_str(&format!(". Next step: {}", md(r)));
     }
-    let _ = writeln!(out, "- **Believed cause class:** {cause}");
+    cause
+}
+
+/// What was not attempted and the verdict, from the registry's verdict on `slug`.
+fn not_attempted_and_verdict(out: &mut String, slug: &str, reg: &Registry) {
+    let verdict = reg.verdicts.get(slug);
     match verdict.map(|v| &v.current.not_attempted) {
         Some(na) if !na.is_empty() => {
             let items: Vec<String> = na.iter().map(|s| md(s)).collect();
@@ -254,8 +283,7 @@ fn entry(out: &mut String, n: usize, e: &Entry, reg: &Registry) {
         _ => {
             let _ = writeln!(
                 out,
-                "- **Not attempted:** not recorded (add with `bakeoff verdict {} VERDICT --reason … --not-attempted …`).",
-                c.slug
+                "- **Not attempted:** not recorded (add with `bakeoff verdict {slug} VERDICT --reason … --not-attempted …`).",
             );
         }
     }
@@ -276,7 +304,6 @@ fn entry(out: &mut String, n: usize, e: &Entry, reg: &Registry) {
             let _ = writeln!(out, "- **Verdict:** none recorded.");
         }
     }
-    out.push('\n');
 }
 
 /// The superseded-claims table, or `None` when nothing is retracted.
@@ -308,7 +335,7 @@ pub fn superseded(reg: &Registry) -> Option<String> {
 }
 
 /// The comparison as a markdown table (counted artifacts only).
-pub fn comparison_table(c: &Comparison) -> String {
+pub fn comparison_table(c: &CandidateTable) -> String {
     let mut out = String::from("| Candidate | Model | Engine | Quant | Window | Hardware |");
     for s in &c.suites {
         let _ = write!(out, " {s} |");

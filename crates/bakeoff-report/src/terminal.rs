@@ -144,7 +144,7 @@ pub fn run_summary(a: &Artifact, path: &str) -> String {
             .iter()
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
-        let flags: Vec<String> = s.summary.flags.iter().map(|f| f.code.clone()).collect();
+        let flags: Vec<String> = s.summary.flags.iter().map(|f| f.code.to_string()).collect();
         t.add_row(vec![
             name.clone(),
             match s.status {
@@ -232,7 +232,7 @@ fn family_table(a: &Artifact) -> Option<Table> {
 }
 
 /// The comparison table: candidates × suites, with each candidate's scoped verdict.
-pub fn comparison(c: &crate::comparison::Comparison) -> String {
+pub fn comparison(c: &crate::comparison::CandidateTable) -> String {
     let mut t = table();
     let mut header: Vec<String> = [
         "candidate",

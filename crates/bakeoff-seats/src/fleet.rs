@@ -34,107 +34,17 @@ pub enum Role {
     Dormant,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Engine {
-    #[serde(rename = "vllm")]
-    Vllm,
-    #[serde(rename = "sglang")]
-    Sglang,
-    #[serde(rename = "llama.cpp")]
-    LlamaCpp,
-    #[serde(rename = "generic")]
-    Generic,
-}
-
-impl Engine {
-    pub fn kind(self) -> bakeoff_artifact::EngineKind {
-        use bakeoff_artifact::EngineKind as K;
-        match self {
-            Engine::Vllm => K::Vllm,
-            Engine::Sglang => K::Sglang,
-            Engine::LlamaCpp => K::LlamaCpp,
-            Engine::Generic => K::Generic,
-        }
-    }
-}
-
-// ---- raw file ---------------------------------------------------------------------------
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFile {
-    #[serde(default)]
-    fleet: RawFleet,
-    #[serde(default)]
-    hosts: BTreeMap<String, RawHost>,
-    #[serde(default)]
-    seat: Vec<RawSeat>,
-    #[serde(default)]
-    route: Vec<RawRoute>,
-    #[serde(default)]
-    gateway: Option<RawGateway>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFleet {
-    name: Option<String>,
-    state_dir: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawHost {
-    /// `unix:///var/run/docker.sock`, `tcp://10.0.0.5:2375`; absent: the local socket.
-    docker: Option<String>,
-    /// Where seats on this host answer (default 127.0.0.1).
-    address: Option<String>,
-    #[serde(default)]
-    gpus: u32,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSeat {
-    name: String,
-    #[serde(default = "default_host")]
-    host: String,
-    engine: Engine,
-    role: Role,
-    port: u16,
-    #[serde(default)]
-    served_model_names: Vec<String>,
-    gpu_memory_utilization: Option<f64>,
-    process: Option<ProcessLaunch>,
-    docker: Option<DockerLaunch>,
-    /// Seconds to wait after SIGTERM / `docker stop` before killing.
-    stop_timeout_s: Option<u64>,
-}
+/// The engine of a seat: the one vocabulary enum (`"vllm"`, `"sglang"`, `"llama.cpp"`,
+/// `"generic"` in the fleet file).
+pub use bakeoff_artifact::EngineKind as Engine;
 
 /// The longest `stop_timeout_s` a seat may ask for (an hour): a stop is a wait the operator
 /// sits through, and the Docker stop request's own timeout is derived from it.
 pub const MAX_STOP_TIMEOUT_S: u64 = 3600;
 
-fn default_host() -> String {
-    "local".into()
-}
+mod raw;
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRoute {
-    alias: String,
-    seat: Option<String>,
-    api_base: Option<String>,
-    /// The gateway's upstream model name (`hosted_vllm/<served-name>`), informational.
-    model: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawGateway {
-    /// A LiteLLM proxy `config.yaml`, relative to the fleet file.
-    litellm_config: Option<PathBuf>,
-}
+use raw::RawFile;
 
 // ---- checked fleet ----------------------------------------------------------------------
 
@@ -326,173 +236,18 @@ impl Fleet {
             .unwrap_or(Path::new("."))
             .to_path_buf();
 
-        let mut hosts = BTreeMap::new();
-        for (name, h) in &raw.hosts {
-            if let Some(d) = &h.docker
-                && !(d.starts_with("unix://")
-                    || d.starts_with("tcp://")
-                    || d.starts_with("http://"))
-            {
-                return Err(invalid(format!(
-                    "host {name:?}: docker = {d:?} must start with unix://, tcp:// or http://"
-                )));
-            }
-            hosts.insert(
-                name.clone(),
-                Host {
-                    name: name.clone(),
-                    docker: h.docker.clone(),
-                    address: h.address.clone().unwrap_or_else(|| "127.0.0.1".into()),
-                    gpus: h.gpus,
-                },
-            );
-        }
-        // `local` always exists: this machine, its Docker socket.
-        hosts.entry("local".into()).or_insert_with(|| Host {
-            name: "local".into(),
-            docker: None,
-            address: "127.0.0.1".into(),
-            gpus: 0,
-        });
-
-        let mut seats: Vec<Seat> = Vec::new();
-        for s in &raw.seat {
-            let at = |m: String| invalid(format!("seat {:?}: {m}", s.name));
-            bakeoff_artifact::slug::validate_slug(&s.name)
-                .map_err(|e| at(e.replace("slug", "name")))?;
-            if seats.iter().any(|o| o.name == s.name) {
-                return Err(at("declared twice (seat names are unique)".into()));
-            }
-            let host = hosts.get(&s.host).ok_or_else(|| {
-                at(format!(
-                    "host {:?} is not declared (add [hosts.{}])",
-                    s.host, s.host
-                ))
-            })?;
-            if s.port == 0 {
-                return Err(at("port must be 1-65535".into()));
-            }
-            if let Some(t) = s.stop_timeout_s
-                && t > MAX_STOP_TIMEOUT_S
-            {
-                return Err(at(format!(
-                    "stop_timeout_s {t} is over the {MAX_STOP_TIMEOUT_S} s limit; use a value of 0-{MAX_STOP_TIMEOUT_S}"
-                )));
-            }
-            if let Some(u) = s.gpu_memory_utilization
-                && !(u > 0.0 && u <= 1.0)
-            {
-                return Err(at(format!("gpu_memory_utilization {u} must be in (0, 1]")));
-            }
-            let launch = match (&s.process, &s.docker) {
-                (Some(p), None) => {
-                    if p.command.trim().is_empty() {
-                        return Err(at("process.command is empty".into()));
-                    }
-                    if s.host != "local" {
-                        return Err(at(
-                            "a process seat runs on this machine: host must be \"local\" (use docker for remote hosts)"
-                                .into(),
-                        ));
-                    }
-                    Launch::Process(p.clone())
-                }
-                (None, Some(d)) => {
-                    if d.image.trim().is_empty() {
-                        return Err(at("docker.image is empty".into()));
-                    }
-                    d.memory_bytes().map_err(&at)?;
-                    if let Some(r) = &d.restart {
-                        crate::docker::restart_policy(r).map_err(&at)?;
-                    }
-                    for m in &d.mounts {
-                        if m.split(':').count() < 2 {
-                            return Err(at(format!(
-                                "mount {m:?} must be HOST:CONTAINER or HOST:CONTAINER:ro"
-                            )));
-                        }
-                    }
-                    for g in &d.gpus {
-                        if let Ok(i) = g.parse::<u32>()
-                            && i >= host.gpus
-                        {
-                            return Err(at(format!(
-                                "GPU {i} is not on host {:?}, which declares gpus = {}",
-                                host.name, host.gpus
-                            )));
-                        }
-                    }
-                    Launch::Docker(d.clone())
-                }
-                (Some(_), Some(_)) => {
-                    return Err(at(
-                        "has both [seat.process] and [seat.docker]: pick one".into()
-                    ));
-                }
-                (None, None) => {
-                    return Err(at(
-                        "has no launch: add [seat.process] (command, args, env) or [seat.docker] (image, …)"
-                            .into(),
-                    ));
-                }
-            };
-            seats.push(Seat {
-                name: s.name.clone(),
-                host: s.host.clone(),
-                engine: s.engine,
-                role: s.role,
-                port: s.port,
-                served_model_names: s.served_model_names.clone(),
-                gpu_memory_utilization: s.gpu_memory_utilization,
-                launch,
-                stop_timeout_s: s.stop_timeout_s.unwrap_or(10),
-            });
-        }
-
+        let hosts = raw.hosts().map_err(invalid)?;
+        let seats = raw.seats(&hosts).map_err(invalid)?;
         let mut fleet = Fleet {
-            name: raw.fleet.name.clone().unwrap_or_else(|| "fleet".into()),
+            name: raw.name(),
             path: path.to_path_buf(),
-            state_dir: raw
-                .fleet
-                .state_dir
-                .as_ref()
-                .map(|d| dir.join(d))
-                .unwrap_or_else(|| dir.join(".bakeoff-seats")),
+            state_dir: raw.state_dir(&dir),
             hosts,
             seats,
             routes: Vec::new(),
         };
-
-        for r in &raw.route {
-            let seat = match (&r.seat, &r.api_base) {
-                (Some(s), _) => {
-                    if fleet.seat(s).is_none() {
-                        return Err(invalid(format!(
-                            "route {:?}: seat {s:?} is not declared",
-                            r.alias
-                        )));
-                    }
-                    Some(s.clone())
-                }
-                (None, Some(base)) => fleet.resolve_api_base(base),
-                (None, None) => {
-                    return Err(invalid(format!(
-                        "route {:?}: give seat = \"NAME\" or api_base = \"http://host:port/v1\"",
-                        r.alias
-                    )));
-                }
-            };
-            fleet.routes.push(Route {
-                alias: r.alias.clone(),
-                seat,
-                api_base: r.api_base.clone(),
-                model: r.model.clone(),
-                from: "fleet.toml".into(),
-            });
-        }
-        if let Some(g) = &raw.gateway
-            && let Some(cfg) = &g.litellm_config
-        {
+        fleet.routes = raw.routes(&fleet).map_err(invalid)?;
+        if let Some(cfg) = raw.litellm_config() {
             let p = dir.join(cfg);
             let text = std::fs::read_to_string(&p).map_err(|source| FleetError::Read {
                 path: p.clone(),

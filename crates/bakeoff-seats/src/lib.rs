@@ -2,10 +2,10 @@
 //! (`fleet.toml`, with gateway aliases from `[[route]]` or an imported LiteLLM config), the
 //! process and Docker backends behind one lifecycle ([`backend::Backend`]), the startup
 //! watchdog (starting → loading → warming → ready, ready meaning the preflight's real
-//! completion succeeded), the ONE failure-class table ([`classify::TABLE`]) and the seat
-//! operations (`up`, `down`, `restart`, `swap`, `status`) with their fail-closed gate. It
-//! also holds the embedded default: provisioning of the pinned llama.cpp build and test model,
-//! and a local `llama-server` on a free loopback port that is stopped when its handle drops.
+//! completion succeeded), the root-cause matching over the ONE failure-class table
+//! (`bakeoff_artifact::failure_table`, through [`classify`]) and the seat operations (`up`,
+//! `down`, `restart`, `swap`, `status`) with their fail-closed gate. The embedded default (a
+//! provisioned local `llama-server`) is `bakeoff-local`'s.
 //!
 //! Secrets in a seat's configuration never reach what it writes or prints: artifacts, command
 //! output and the log lines read back from a seat all go through [`redact`] (one rule).
@@ -19,17 +19,14 @@ pub mod classify;
 pub mod docker;
 pub mod fleet;
 pub mod hooks;
-pub mod local;
 pub mod ops;
 pub mod process;
 pub mod progress;
-pub mod provision;
 pub mod readiness;
 pub mod redact;
+pub mod render;
 pub mod watchdog;
 
 pub use fleet::{Fleet, FleetError, Role, Seat};
-pub use local::{LlamaServer, LlamaServerSpec, SeatError};
 pub use ops::{OpsError, SeatStatus, Seats, SwapOutcome, UpOutcome};
-pub use provision::{LocalEngine, cache_dir, provision};
 pub use watchdog::{State, WatchOptions, WatchReport};

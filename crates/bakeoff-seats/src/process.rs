@@ -46,10 +46,7 @@ pub struct ProcessBackend {
 pub fn substitute(s: &str, seat: &Seat) -> String {
     s.replace("{port}", &seat.port.to_string())
         .replace("{seat}", &seat.name)
-        .replace(
-            "{cache}",
-            &crate::provision::cache_dir().display().to_string(),
-        )
+        .replace("{cache}", &bakeoff_local::cache_dir().display().to_string())
 }
 
 impl ProcessBackend {

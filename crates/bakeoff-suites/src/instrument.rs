@@ -14,7 +14,7 @@
 //! instrument flags, and when they are common the suite gets a `thinking-artifacts` flag, so a
 //! reasoning model's empty `content` is never read as a weak model (the seeds' misreading).
 
-use bakeoff_artifact::{FlagSeverity, InstrumentFlag, Outcome, Score, SuiteSummary};
+use bakeoff_artifact::{FlagCode, FlagSeverity, InstrumentFlag, Outcome, Score, SuiteSummary};
 use bakeoff_stats::{Proportion, check_instrument, format_effect};
 use serde::Serialize;
 
@@ -48,7 +48,7 @@ pub struct FamilyStats {
     pub versus_chance: String,
     /// `suspect-instrument` or `instrument-failure`, when raised.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub flag: Option<String>,
+    pub flag: Option<FlagCode>,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub reason: String,
     /// False after `instrument-failure`: left out of the suite score.
@@ -122,14 +122,14 @@ pub fn families(suite: &str, tallies: &[Tally]) -> (Vec<FamilyStats>, Vec<Instru
             fs.reason = check.reason.clone();
             if let Some(f) = check.flag {
                 let code = match f {
-                    bakeoff_stats::InstrumentFlag::SuspectInstrument => "suspect-instrument",
-                    bakeoff_stats::InstrumentFlag::InstrumentFailure => "instrument-failure",
+                    bakeoff_stats::InstrumentFlag::SuspectInstrument => FlagCode::SuspectInstrument,
+                    bakeoff_stats::InstrumentFlag::InstrumentFailure => FlagCode::InstrumentFailure,
                 };
-                fs.flag = Some(code.into());
+                fs.flag = Some(code);
                 fs.counted = check.is_scored();
                 let listed = list_ids(&fs.extraction_failures);
                 flags.push(InstrumentFlag {
-                    code: code.into(),
+                    code,
                     severity: if check.is_scored() {
                         FlagSeverity::Warning
                     } else {
@@ -178,7 +178,7 @@ pub fn thinking_artifacts_flag(suite: &str, tallies: &[Tally]) -> Option<Instrum
         return None;
     }
     Some(InstrumentFlag {
-        code: "thinking-artifacts".into(),
+        code: FlagCode::ThinkingArtifacts,
         severity: FlagSeverity::Warning,
         message: format!(
             "{suite}: {} of {} scored item(s) ended inside the reasoning ({cut} cut off by max_tokens \
@@ -267,7 +267,7 @@ mod tests {
         // 4/32 on a five-option task: 12.5 % < 20 %, Wilson [5.0 %, 28.1 %] reaches chance.
         let tallies: Vec<Tally> = (0..32).map(|i| t(i, "mc", i < 4, 0.2, i >= 30)).collect();
         let (fams, flags) = families("intelligence", &tallies);
-        assert_eq!(fams[0].flag.as_deref(), Some("suspect-instrument"));
+        assert_eq!(fams[0].flag, Some(FlagCode::SuspectInstrument));
         assert!(fams[0].counted);
         assert_eq!(fams[0].versus_chance, "\u{2212}2 items (\u{2212}6.2 pts)");
         let s = fams[0].score.as_ref().unwrap();
@@ -284,7 +284,7 @@ mod tests {
         let mut tallies: Vec<Tally> = (0..40).map(|i| t(i, "mc", false, 0.25, true)).collect();
         tallies.extend((0..10).map(|i| t(i, "open", i < 5, 0.0, false)));
         let (fams, flags) = families("intelligence", &tallies);
-        assert_eq!(fams[0].flag.as_deref(), Some("instrument-failure"));
+        assert_eq!(fams[0].flag, Some(FlagCode::InstrumentFailure));
         assert!(!fams[0].counted);
         assert_eq!(fams[1].flag, None);
         assert_eq!(flags[0].severity, FlagSeverity::Invalid);
@@ -325,7 +325,7 @@ mod tests {
             .collect();
         let (fams, flags) = families("intelligence", &tallies);
         assert_eq!(fams[0].thinking_artifacts, 32);
-        assert_eq!(fams[0].flag.as_deref(), Some("instrument-failure"));
+        assert_eq!(fams[0].flag, Some(FlagCode::InstrumentFailure));
         assert!(
             flags[0]
                 .message
@@ -334,7 +334,7 @@ mod tests {
             flags[0].message
         );
         let f = thinking_artifacts_flag("intelligence", &tallies).unwrap();
-        assert_eq!(f.code, "thinking-artifacts");
+        assert_eq!(f.code, FlagCode::ThinkingArtifacts);
         assert_eq!(f.count, Some(32));
         assert!(
             f.message.contains("30 cut off by max_tokens"),
@@ -343,7 +343,11 @@ mod tests {
         );
         let mut sum = summary::summarize(32, &[]);
         apply("intelligence", &mut sum, &tallies);
-        assert!(sum.flags.iter().any(|f| f.code == "thinking-artifacts"));
+        assert!(
+            sum.flags
+                .iter()
+                .any(|f| f.code == FlagCode::ThinkingArtifacts)
+        );
         // One artifact in 32 is not "many".
         let mut few: Vec<Tally> = (0..31).map(|i| t(i, "mc", i < 20, 0.25, false)).collect();
         few.push(Tally {

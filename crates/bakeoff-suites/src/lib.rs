@@ -6,7 +6,6 @@
 //!
 //! [`ItemRecord`]: bakeoff_artifact::ItemRecord
 
-pub mod compare;
 pub mod context;
 pub mod instrument;
 pub mod intelligence;

@@ -7,7 +7,7 @@
 //! `vllm:spec_decode_num_accepted_tokens_total / …_num_draft_tokens_total`, llama.cpp
 //! `llamacpp:spec_decode_*`, SGLang `sglang:spec_accept_length`) or llama.cpp `timings`.
 
-use bakeoff_artifact::{FlagSeverity, InstrumentFlag, SuiteResult};
+use bakeoff_artifact::{FlagCode, FlagSeverity, InstrumentFlag, SuiteResult};
 use bakeoff_load::{LengthSpec, LoadPlan, Mode, PinPolicy, StepBound};
 
 use crate::runner::{Recorder, SuiteContext};
@@ -90,7 +90,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         );
     }
     result.summary.flags.push(InstrumentFlag {
-        code: "short-completions-cannot-measure-spec-decoding".into(),
+        code: FlagCode::ShortCompletionsCannotMeasureSpecDecoding,
         severity: FlagSeverity::Info,
         message: SHORT_COMPLETIONS_NOTE.into(),
         suite: Some("longgen".into()),

@@ -7,7 +7,7 @@
 //! mode is verified, not assumed: off must give no reasoning and non-empty content, on must
 //! give reasoning.
 
-use bakeoff_artifact::{EngineKind, FlagSeverity, InstrumentFlag, ThinkingModeCheck};
+use bakeoff_artifact::{EngineKind, FlagCode, FlagSeverity, InstrumentFlag, ThinkingModeCheck};
 use bakeoff_client::{Client, dialect};
 use bakeoff_wire::{ChatRequest, Message, Usage};
 
@@ -161,14 +161,14 @@ pub async fn verify(
     };
     let flag = match (took_effect, &ex.error) {
         (Some(false), _) => Some(InstrumentFlag {
-            code: "thinking-mode-not-applied".into(),
+            code: FlagCode::ThinkingModeNotApplied,
             severity: FlagSeverity::Warning,
             message: format!("--thinking {}: {message}", mode.as_str()),
             suite: None,
             count: None,
         }),
         (None, Some(_)) if mode != ThinkingMode::Default => Some(InstrumentFlag {
-            code: "thinking-mode-unverified".into(),
+            code: FlagCode::ThinkingModeUnverified,
             severity: FlagSeverity::Warning,
             message: format!("--thinking {}: {message}", mode.as_str()),
             suite: None,

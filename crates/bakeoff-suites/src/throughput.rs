@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use bakeoff_artifact::{
-    ErrorRecord, FlagSeverity, InstrumentFlag, ItemRecord, LatencyRecord, LoadReport, LoadStep,
-    Outcome, ResponseRecord, SuiteResult,
+    ErrorRecord, FlagCode, FlagSeverity, InstrumentFlag, ItemRecord, LatencyRecord, LoadReport,
+    LoadStep, Outcome, ResponseRecord, SuiteResult,
 };
 use bakeoff_load::{LengthSpec, LoadPlan, Mode, NoProgress, PinPolicy, StepBound};
 
@@ -184,7 +184,8 @@ pub async fn run_steps(
     if let Some(mut r) = report {
         r.plan = plan.to_json();
         // Re-derive sweep-level conclusions over all steps together.
-        r.flags.retain(|f| f.code != "client-overhead-growing");
+        r.flags
+            .retain(|f| f.code != FlagCode::ClientOverheadGrowing);
         r.flags
             .extend(bakeoff_load::reconcile::flag_overhead_growth(&mut r.steps));
         if r.pinning.ignore_eos_sent || r.pinning.min_tokens_sent {
@@ -202,7 +203,7 @@ pub async fn run_steps(
             .collect();
         if r.pinning.honoured == Some(false) {
             result.summary.flags.push(InstrumentFlag {
-                code: "pinning-not-honoured".into(),
+                code: FlagCode::PinningNotHonoured,
                 severity: FlagSeverity::Warning,
                 message: r.pinning.detail.clone(),
                 suite: Some(suite.to_string()),

@@ -7,13 +7,14 @@
 //! fixture names the real engine behaviour it copies and where that is documented.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod fleet;
 pub mod scripted;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use bakeoff_seats::{LlamaServer, LlamaServerSpec, LocalEngine, cache_dir};
+use bakeoff_local::{LlamaServer, LlamaServerSpec, LocalEngine, cache_dir};
 use tokio::sync::{Mutex, MutexGuard};
 
 /// The provisioned engine and model; panics with the fix when they are missing.

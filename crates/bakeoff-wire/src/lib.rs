@@ -6,8 +6,13 @@
 //! reads a clock and never decides what a reply means. Callers stamp the arrival time of each
 //! network chunk *before* handing its bytes to [`sse::SseParser`], so parsing cost never leaks
 //! into latency.
+//!
+//! It also holds the one terminal escaper ([`escape::for_terminal`]): text that came off the
+//! wire (model output, server errors) is stripped of control characters before it reaches an
+//! operator's terminal, by the seats' renderings and the reporters alike.
 
 pub mod chat;
+pub mod escape;
 pub mod sse;
 
 pub use chat::{

@@ -1,60 +1,239 @@
-//! One error type at the edge, mapped to exit codes: 0 ok/fit, 1 checked-and-failed,
-//! 2 usage or configuration error.
+//! One error type at the edge, and the exit codes it maps to ([`exit_codes`], documented in the
+//! README): 0 ok/fit, 1 checked-and-failed, 2 usage or configuration, 3 an I/O failure, 4 an
+//! internal failure.
+//!
+//! Each variant says what went wrong; [`Error::exit_code`] is the one place that decides the
+//! code. The library errors convert with `?` and are classified here, by their own variants,
+//! never at the call site.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use bakeoff_artifact::StoreError;
+use bakeoff_load::LoadError;
+use bakeoff_model::ModelError;
+use bakeoff_plan::PlanError;
+use bakeoff_plan::kv_report::KvError;
+use bakeoff_report::csv_export::CsvError;
+use bakeoff_report::evidence::EvidenceError;
+use bakeoff_report::logbook::LogbookError;
+use bakeoff_report::registry::RegistryError;
+use bakeoff_seats::fleet::FleetError;
+use bakeoff_text::TemplateSourceError;
+
+/// The exit codes of `bakeoff`, one constant each (as nextest-metadata's `NextestExitCode`).
+pub mod exit_codes {
+    /// Done; the endpoint is fit; the plan fits; the checkpoint agrees with its flag.
+    pub const OK: i32 = 0;
+    /// Checked, and it failed: an unfit endpoint, a failure artifact, an incomplete run, a seat
+    /// that did not come up, a production seat without `--confirm`, a mismatch found by an
+    /// audit, a coexistence answer that is not "yes".
+    pub const FAILED: i32 = 1;
+    /// Usage or configuration: a bad flag, or a file named on the command line that is missing
+    /// or is not what it should be (fleet file, artifact, checkpoint, battery, tokenizer).
+    pub const USAGE: i32 = 2;
+    /// I/O: a file bakeoff writes (artifact, journal, report, failure artifact, logbook) could
+    /// not be written or read back, or standard output could not be written.
+    pub const IO: i32 = 3;
+    /// Internal: the runtime could not start, a harness part failed, or a bug.
+    pub const INTERNAL: i32 = 4;
+}
+
+/// The outcome of a command that ran to its end: it printed why when it is [`Exit::Failed`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     Ok,
     /// The thing was checked and failed (unfit endpoint, failure artifact, incomplete run).
     Failed,
-    /// Bad input or configuration.
-    Usage,
+}
+
+impl Exit {
+    pub fn from_ok(ok: bool) -> Self {
+        if ok { Exit::Ok } else { Exit::Failed }
+    }
+
+    pub fn code(self) -> i32 {
+        match self {
+            Exit::Ok => exit_codes::OK,
+            Exit::Failed => exit_codes::FAILED,
+        }
+    }
+}
+
+/// Why a command ended early. The message is one line: `<what>: <fix>`.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A bad flag or a bad input named on the command line (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// Checked, and it failed (exit 1).
+    #[error("{0}")]
+    Failed(String),
+    /// A file could not be read or written (exit 3).
+    #[error("cannot {what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// An output that a library could not write; its message names the file (exit 3).
+    #[error("{0}")]
+    Output(String),
+    /// The runtime or a harness part could not start, or a bug (exit 4).
+    #[error("{0}")]
+    Internal(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Evidence(#[from] EvidenceError),
+    #[error(transparent)]
+    Logbook(#[from] LogbookError),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Csv(#[from] CsvError),
+    #[error(transparent)]
+    Fleet(#[from] FleetError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Template(#[from] TemplateSourceError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Kv(#[from] KvError),
+    #[error(transparent)]
+    Load(#[from] LoadError),
+}
+
+impl Error {
+    pub fn usage(msg: impl std::fmt::Display) -> Self {
+        Self::Usage(msg.to_string())
+    }
+
+    pub fn failed(msg: impl std::fmt::Display) -> Self {
+        Self::Failed(msg.to_string())
+    }
+
+    pub fn internal(msg: impl std::fmt::Display) -> Self {
+        Self::Internal(msg.to_string())
+    }
+
+    /// Serializing our own values to JSON cannot fail short of a bug.
+    pub fn json(e: serde_json::Error) -> Self {
+        Self::Internal(format!("cannot serialize the output as JSON: {e}"))
+    }
+
+    /// The exit code: one of [`exit_codes`].
+    pub fn exit_code(&self) -> i32 {
+        use exit_codes::{FAILED, INTERNAL, IO, USAGE};
+        match self {
+            Error::Usage(_) => USAGE,
+            Error::Failed(_) => FAILED,
+            Error::Io { .. } | Error::Output(_) => IO,
+            Error::Internal(_) => INTERNAL,
+            Error::Store(e) => store_code(e),
+            Error::Evidence(e) => match e {
+                EvidenceError::Store(s) => store_code(s),
+                EvidenceError::AlreadyRetracted(_)
+                | EvidenceError::NoReason
+                | EvidenceError::BadSlug(_) => USAGE,
+            },
+            Error::Logbook(e) => match e {
+                LogbookError::Read { .. } | LogbookError::Write { .. } => IO,
+                LogbookError::Empty(_)
+                | LogbookError::MultiLine(_)
+                | LogbookError::AgeTooLarge { .. } => USAGE,
+            },
+            Error::Registry(e) => match e {
+                RegistryError::NotADir(_) => USAGE,
+                RegistryError::List { .. } => IO,
+            },
+            Error::Csv(e) => match e {
+                CsvError::Create { .. } | CsvError::Write { .. } => IO,
+                CsvError::Foreign { .. } => USAGE,
+            },
+            // The fleet file, checkpoints, templates and plan inputs are what the operator named.
+            Error::Fleet(_) | Error::Model(_) | Error::Template(_) | Error::Plan(_) => USAGE,
+            Error::Kv(e) => match e {
+                KvError::Json(_) => INTERNAL,
+                _ => USAGE,
+            },
+            Error::Load(e) => match e {
+                LoadError::Config(_) => USAGE,
+                LoadError::Stats(_) | LoadError::Internal(_) => INTERNAL,
+            },
+        }
+    }
+
+    pub fn exit(&self) -> ExitCode {
+        to_exit_code(self.exit_code())
+    }
+}
+
+/// Reading an artifact the operator named is their input (2); writing the run's own files is
+/// I/O (3).
+fn store_code(e: &StoreError) -> i32 {
+    match e {
+        StoreError::Read { .. } | StoreError::Parse { .. } | StoreError::Version { .. } => {
+            exit_codes::USAGE
+        }
+        StoreError::CreateDir { .. }
+        | StoreError::Write { .. }
+        | StoreError::Exists { .. }
+        | StoreError::NoFreeName { .. } => exit_codes::IO,
+    }
+}
+
+pub fn to_exit_code(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 impl From<Exit> for ExitCode {
     fn from(e: Exit) -> Self {
-        match e {
-            Exit::Ok => ExitCode::SUCCESS,
-            Exit::Failed => ExitCode::from(1),
-            Exit::Usage => ExitCode::from(2),
-        }
+        to_exit_code(e.code())
     }
 }
 
-/// An error that ends the command: a usage error (2) or a failure after checking (1).
-#[derive(Debug)]
-pub struct CliError {
-    pub code: Exit,
-    pub error: anyhow::Error,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl CliError {
-    pub fn exit(&self) -> Exit {
-        self.code
+    fn io() -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied")
     }
-}
 
-impl std::fmt::Display for CliError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if f.alternate() {
-            write!(f, "{:#}", self.error)
-        } else {
-            write!(f, "{}", self.error)
-        }
+    #[test]
+    fn writing_an_output_is_io_reading_an_input_is_usage() {
+        let p = PathBuf::from("results/x.bakeoff.json");
+        let write = Error::from(StoreError::Write {
+            path: p.clone(),
+            source: io(),
+        });
+        assert_eq!(write.exit_code(), exit_codes::IO);
+        let read = Error::from(StoreError::Read {
+            path: p.clone(),
+            source: io(),
+        });
+        assert_eq!(read.exit_code(), exit_codes::USAGE);
+        let journal = Error::from(EvidenceError::Store(StoreError::CreateDir {
+            path: p,
+            source: io(),
+        }));
+        assert_eq!(journal.exit_code(), exit_codes::IO);
     }
-}
 
-pub fn usage(msg: impl std::fmt::Display) -> CliError {
-    CliError {
-        code: Exit::Usage,
-        error: anyhow::anyhow!("{msg}"),
-    }
-}
-
-pub fn failed(msg: impl std::fmt::Display) -> CliError {
-    CliError {
-        code: Exit::Failed,
-        error: anyhow::anyhow!("{msg}"),
+    #[test]
+    fn each_kind_has_its_code() {
+        assert_eq!(Error::usage("x").exit_code(), 2);
+        assert_eq!(Error::failed("x").exit_code(), 1);
+        assert_eq!(Error::internal("x").exit_code(), 4);
+        assert_eq!(Error::Output("x".into()).exit_code(), 3);
+        assert_eq!(Exit::Ok.code(), 0);
+        assert_eq!(Exit::Failed.code(), 1);
+        let e = Error::from(LoadError::Config("bad".into()));
+        assert_eq!(e.exit_code(), exit_codes::USAGE);
+        assert_eq!(e.to_string(), "bad");
     }
 }

@@ -4,9 +4,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use bakeoff_seats::{LlamaServer, LlamaServerSpec, cache_dir, provision};
+use bakeoff_local::{LlamaServer, LlamaServerSpec, cache_dir, provision};
 
-use crate::exit::{CliError, failed};
+use crate::config::LocalConfig;
+use crate::exit::Error;
 
 /// The served id of the test model (`--alias`), so slugs do not carry a cache path.
 pub const ALIAS: &str = "gemma-3-270m-q4_k_m";
@@ -17,13 +18,13 @@ pub struct LocalServer {
     pub note: String,
 }
 
-pub async fn start(out: &Path, ctx: u32, parallel: u32) -> Result<LocalServer, CliError> {
+pub async fn start(out: &Path, ctx: u32, parallel: u32) -> Result<LocalServer, Error> {
     let cache = cache_dir();
     eprintln!(
         "[bakeoff] embedded default: provisioning under {}",
         cache.display()
     );
-    let engine = provision(&cache).await.map_err(failed)?;
+    let engine = provision(&cache).await.map_err(Error::failed)?;
     let spec = LlamaServerSpec {
         bin: engine.llama_server.clone(),
         model: engine.model.clone(),
@@ -33,7 +34,7 @@ pub async fn start(out: &Path, ctx: u32, parallel: u32) -> Result<LocalServer, C
         extra_args: vec![],
         log: out.join("local-llama-server.log"),
     };
-    let mut server = LlamaServer::start(&spec).await.map_err(failed)?;
+    let mut server = LlamaServer::start(&spec).await.map_err(Error::failed)?;
     eprintln!(
         "[bakeoff] started llama-server {} (pid {}) on {} (-c {ctx} -np {parallel}); log {}",
         engine.build,
@@ -44,7 +45,7 @@ pub async fn start(out: &Path, ctx: u32, parallel: u32) -> Result<LocalServer, C
     server
         .wait_healthy(Duration::from_secs(120))
         .await
-        .map_err(failed)?;
+        .map_err(Error::failed)?;
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -58,20 +59,16 @@ pub async fn start(out: &Path, ctx: u32, parallel: u32) -> Result<LocalServer, C
     })
 }
 
-/// The endpoint to measure: the one given, or a freshly started embedded default. Stop the
-/// returned server with [`stop`] once the measurement is written.
-pub async fn endpoint_or_start(
-    endpoint: Option<&str>,
+/// The embedded default, started unless an endpoint was given. Stop the returned server with
+/// [`stop`] once the measurement is written.
+pub async fn start_unless(
+    endpoint: Option<&bakeoff_client::EndpointUrl>,
     out: &Path,
-    ctx: u32,
-    parallel: u32,
-) -> Result<(String, Option<LocalServer>), CliError> {
+    local: LocalConfig,
+) -> Result<Option<LocalServer>, Error> {
     match endpoint {
-        Some(e) => Ok((e.to_string(), None)),
-        None => {
-            let l = start(out, ctx, parallel).await?;
-            Ok((l.server.url(), Some(l)))
-        }
+        Some(_) => Ok(None),
+        None => start(out, local.ctx, local.parallel).await.map(Some),
     }
 }
 

@@ -6,7 +6,7 @@
 // it: `bakeoff schema | head -1` closes the pipe early, and std's macros would panic on the
 // write (exit 101). Here a closed standard output (EPIPE) is a quiet end of output: nothing
 // more is printed, the command runs to its end (artifacts written, servers stopped) and the
-// exit code is the command's own. Any other write error is reported once at the end (exit 1).
+// exit code is the command's own. Any other write error is reported once at the end (exit 3).
 // A closed standard error is ignored.
 #[allow(unused_macros)]
 macro_rules! print {
@@ -29,6 +29,7 @@ macro_rules! eprintln {
 
 mod cli;
 mod commands;
+mod config;
 mod exit;
 mod local_default;
 
@@ -42,28 +43,29 @@ fn main() -> std::process::ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return exit::Exit::Usage.into();
+            let e = exit::Error::internal(format!("cannot start the async runtime: {e}"));
+            eprintln!("error: {e}");
+            return e.exit();
         }
     };
     let code = match rt.block_on(commands::run(cli)) {
-        Ok(code) => code,
+        Ok(outcome) => outcome.code(),
         Err(e) => {
             // Messages can quote file contents and server replies: never let them drive the
             // terminal.
             eprintln!(
                 "error: {}",
-                bakeoff_report::escape::for_terminal(&format!("{e:#}"), 2000)
+                bakeoff_report::escape::for_terminal(&e.to_string(), 2000)
             );
-            e.exit()
+            e.exit_code()
         }
     };
     match output::finish() {
-        Some(e) if code == exit::Exit::Ok => {
+        Some(e) if code == exit::exit_codes::OK => {
             eprintln!("error: cannot write to standard output: {e}");
-            exit::Exit::Failed.into()
+            exit::to_exit_code(exit::exit_codes::IO)
         }
-        _ => code.into(),
+        _ => exit::to_exit_code(code),
     }
 }
 

@@ -14,7 +14,7 @@ use serde_json::Value;
 use url::Url;
 
 use crate::dialect::{self, llamacpp, sglang, vllm};
-use crate::{Client, Method, RequestError};
+use crate::{Client, EndpointUrl, Method, RequestError};
 
 #[derive(Debug, Clone)]
 pub struct DiscoveryOptions {
@@ -128,36 +128,11 @@ pub async fn discover(client: &Client, opts: &DiscoveryOptions) -> Discovered {
     };
     let url = client.url().clone();
 
-    let mut engine = EngineKind::Generic;
-    let mut version = None;
-    let mut props = None;
-    if let Some(v) = p.json_ok(Method::Get, url.root_path("props"), None).await
-        && llamacpp::is_props(&v)
-    {
-        engine = EngineKind::LlamaCpp;
-        let parsed = llamacpp::parse_props(&v);
-        version = parsed.build_info.clone();
-        props = Some(parsed);
-    }
-    if engine == EngineKind::Generic && p.connect_errors.is_empty() {
-        for path in ["server_info", "get_server_info"] {
-            if let Some(v) = p.json_ok(Method::Get, url.root_path(path), None).await
-                && let Some(ver) = sglang::parse_server_info(&v)
-            {
-                engine = EngineKind::Sglang;
-                version = Some(ver);
-                break;
-            }
-        }
-    }
-    if engine == EngineKind::Generic
-        && p.connect_errors.is_empty()
-        && let Some(v) = p.json_ok(Method::Get, url.root_path("version"), None).await
-        && let Some(ver) = vllm::parse_version(&v)
-    {
-        engine = EngineKind::Vllm;
-        version = Some(ver);
-    }
+    let Identity {
+        engine,
+        version,
+        props,
+    } = identify(&mut p, &url).await;
 
     let models_body = if p.connect_errors.len() < p.probes.len() || p.probes.is_empty() {
         p.json_ok(Method::Get, url.v1_path("models"), None).await
@@ -166,60 +141,11 @@ pub async fn discover(client: &Client, opts: &DiscoveryOptions) -> Discovered {
     };
     let models = models_body.as_ref().map(parse_models).unwrap_or_default();
 
-    // The window, in order of trust. A hint always wins.
-    let mut window = ContextWindow::UNKNOWN;
-    if let Some(h) = opts.max_model_len_hint {
-        window = ContextWindow {
-            tokens: Some(h),
-            source: WindowSource::Hint,
-        };
-    } else if engine == EngineKind::LlamaCpp {
-        if let Some(n) = p
-            .json_ok(Method::Get, url.root_path("slots"), None)
-            .await
-            .and_then(|v| llamacpp::parse_slots_n_ctx(&v))
-        {
-            window = ContextWindow {
-                tokens: Some(n),
-                source: WindowSource::LlamacppSlots,
-            };
-        } else if let Some(n) = props.as_ref().and_then(|pr| pr.n_ctx) {
-            window = ContextWindow {
-                tokens: Some(n),
-                source: WindowSource::LlamacppProps,
-            };
-        }
-    } else if let Some(n) = models.iter().find_map(|m| m.max_model_len) {
-        window = ContextWindow {
-            tokens: Some(n),
-            source: match engine {
-                EngineKind::Vllm => WindowSource::VllmModels,
-                EngineKind::Sglang => WindowSource::SglangModels,
-                _ => WindowSource::Models,
-            },
-        };
-    }
+    let window = context_window(&mut p, &url, opts, engine, props.as_ref(), &models).await;
     // Still record llama.cpp's slots even when a hint won, so a wrong hint is visible.
     let trained_context = models_body.as_ref().and_then(llamacpp::trained_context);
 
-    let model_for_tokenize = models.first().map(|m| m.id.clone()).unwrap_or_default();
-    let tokenize = match dialect::tokenize_call(engine, &model_for_tokenize, "Hello world") {
-        Some(call) => {
-            let ok = p
-                .json_ok(Method::Post, url.root_path(call.path), Some(&call.body))
-                .await
-                .and_then(|v| dialect::parse_tokens(&v))
-                .is_some_and(|t| !t.is_empty());
-            TokenizeSupport {
-                works: ok,
-                route: ok.then(|| call.route.to_string()),
-            }
-        }
-        None => TokenizeSupport {
-            works: false,
-            route: None,
-        },
-    };
+    let tokenize = tokenize_support(&mut p, &url, engine, &models).await;
 
     let chat_template = props.as_ref().and_then(|pr| pr.chat_template.clone());
     let chat_template_fact = chat_template.as_ref().map(|t| ChatTemplateFact {
@@ -253,6 +179,122 @@ pub async fn discover(client: &Client, opts: &DiscoveryOptions) -> Discovered {
         chat_template,
         quantization,
         unreachable,
+    }
+}
+
+/// Which engine answers, its version, and llama.cpp's `/props` when it is llama.cpp.
+struct Identity {
+    engine: EngineKind,
+    version: Option<String>,
+    props: Option<llamacpp::Props>,
+}
+
+/// llama.cpp `/props`, then SGLang `/server_info` (older `/get_server_info`), then vLLM
+/// `/version`; `generic` when none answers as expected. Once a probe could not connect, the
+/// later engines are not asked.
+async fn identify(p: &mut Prober<'_>, url: &EndpointUrl) -> Identity {
+    let mut id = Identity {
+        engine: EngineKind::Generic,
+        version: None,
+        props: None,
+    };
+    if let Some(v) = p.json_ok(Method::Get, url.root_path("props"), None).await
+        && llamacpp::is_props(&v)
+    {
+        id.engine = EngineKind::LlamaCpp;
+        let parsed = llamacpp::parse_props(&v);
+        id.version = parsed.build_info.clone();
+        id.props = Some(parsed);
+    }
+    if id.engine == EngineKind::Generic && p.connect_errors.is_empty() {
+        for path in ["server_info", "get_server_info"] {
+            if let Some(v) = p.json_ok(Method::Get, url.root_path(path), None).await
+                && let Some(ver) = sglang::parse_server_info(&v)
+            {
+                id.engine = EngineKind::Sglang;
+                id.version = Some(ver);
+                break;
+            }
+        }
+    }
+    if id.engine == EngineKind::Generic
+        && p.connect_errors.is_empty()
+        && let Some(v) = p.json_ok(Method::Get, url.root_path("version"), None).await
+        && let Some(ver) = vllm::parse_version(&v)
+    {
+        id.engine = EngineKind::Vllm;
+        id.version = Some(ver);
+    }
+    id
+}
+
+/// The window, in order of trust. A hint always wins; llama.cpp's `/slots` is only asked when
+/// there is no hint.
+async fn context_window(
+    p: &mut Prober<'_>,
+    url: &EndpointUrl,
+    opts: &DiscoveryOptions,
+    engine: EngineKind,
+    props: Option<&llamacpp::Props>,
+    models: &[ServedModel],
+) -> ContextWindow {
+    let known = |tokens: u64, source: WindowSource| ContextWindow {
+        tokens: Some(tokens),
+        source,
+    };
+    if let Some(h) = opts.max_model_len_hint {
+        return known(h, WindowSource::Hint);
+    }
+    if engine == EngineKind::LlamaCpp {
+        if let Some(n) = p
+            .json_ok(Method::Get, url.root_path("slots"), None)
+            .await
+            .and_then(|v| llamacpp::parse_slots_n_ctx(&v))
+        {
+            return known(n, WindowSource::LlamacppSlots);
+        }
+        return match props.and_then(|pr| pr.n_ctx) {
+            Some(n) => known(n, WindowSource::LlamacppProps),
+            None => ContextWindow::UNKNOWN,
+        };
+    }
+    match models.iter().find_map(|m| m.max_model_len) {
+        Some(n) => known(
+            n,
+            match engine {
+                EngineKind::Vllm => WindowSource::VllmModels,
+                EngineKind::Sglang => WindowSource::SglangModels,
+                _ => WindowSource::Models,
+            },
+        ),
+        None => ContextWindow::UNKNOWN,
+    }
+}
+
+/// Whether the engine's tokenize route answers a small text with a non-empty token list.
+async fn tokenize_support(
+    p: &mut Prober<'_>,
+    url: &EndpointUrl,
+    engine: EngineKind,
+    models: &[ServedModel],
+) -> TokenizeSupport {
+    let model_for_tokenize = models.first().map(|m| m.id.clone()).unwrap_or_default();
+    match dialect::tokenize_call(engine, &model_for_tokenize, "Hello world") {
+        Some(call) => {
+            let ok = p
+                .json_ok(Method::Post, url.root_path(call.path), Some(&call.body))
+                .await
+                .and_then(|v| dialect::parse_tokens(&v))
+                .is_some_and(|t| !t.is_empty());
+            TokenizeSupport {
+                works: ok,
+                route: ok.then(|| call.route.to_string()),
+            }
+        }
+        None => TokenizeSupport {
+            works: false,
+            route: None,
+        },
     }
 }
 

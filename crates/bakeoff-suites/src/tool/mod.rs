@@ -9,7 +9,7 @@ pub mod landing;
 
 use std::collections::BTreeMap;
 
-use bakeoff_artifact::{FlagSeverity, InstrumentFlag, ItemRecord, Outcome, SuiteResult};
+use bakeoff_artifact::{FlagCode, FlagSeverity, InstrumentFlag, ItemRecord, Outcome, SuiteResult};
 use bakeoff_client::Exchange;
 use bakeoff_wire::{ChatRequest, Message, Tool, ToolFunction};
 use serde::Deserialize;
@@ -360,15 +360,15 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     );
     let flag = match code {
         "server-lacks-tool-parser" | "tool-parser-unreliable" => {
-            Some(("tool-parser-missing", FlagSeverity::Warning))
+            Some((FlagCode::ToolParserMissing, FlagSeverity::Warning))
         }
-        "calls-inside-reasoning" => Some(("tool-calls-in-reasoning", FlagSeverity::Warning)),
-        "model-does-not-call-tools" => Some(("model-does-not-call-tools", FlagSeverity::Info)),
+        "calls-inside-reasoning" => Some((FlagCode::ToolCallsInReasoning, FlagSeverity::Warning)),
+        "model-does-not-call-tools" => Some((FlagCode::ModelDoesNotCallTools, FlagSeverity::Info)),
         _ => None,
     };
     if let Some((code, severity)) = flag {
         result.summary.flags.push(InstrumentFlag {
-            code: code.into(),
+            code,
             severity,
             message,
             suite: Some("tool".into()),

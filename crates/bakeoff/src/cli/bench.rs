@@ -1,7 +1,7 @@
 //! `bakeoff bench …` arguments.
 
-use std::path::PathBuf;
-
+use bakeoff_load::LoadPlan;
+use bakeoff_load::calibrate::CalibrationOptions;
 use clap::{Args, Subcommand};
 
 use super::EndpointArgs;
@@ -38,7 +38,7 @@ pub struct BenchRunArgs {
     #[arg(long, value_name = "SECS")]
     pub duration: Option<f64>,
     /// Warm-up requests before the first step (not measured).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = LoadPlan::new("").warmup_requests)]
     pub warmup: u64,
     /// Prompt tokens: N, A-B (uniform) or @file.jsonl (field prompt_tokens).
     #[arg(long, default_value = "128")]
@@ -54,10 +54,10 @@ pub struct BenchRunArgs {
     #[arg(long)]
     pub allow_prefix_cache: bool,
     /// Sampling temperature.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = LoadPlan::new("").temperature)]
     pub temperature: f32,
     /// Seed of the arrival schedule and the length draws.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = LoadPlan::new("").seed)]
     pub seed: u64,
     /// Goodput objectives, e.g. ttft=500ms,tpot=50ms.
     #[arg(long)]
@@ -68,20 +68,8 @@ pub struct BenchRunArgs {
     /// Do not scrape /metrics around each step.
     #[arg(long)]
     pub no_metrics: bool,
-    /// Output directory.
-    #[arg(long, default_value = "results")]
-    pub out: PathBuf,
-    /// Artifact name (default: model-engine-quant-window-bench).
-    #[arg(long)]
-    pub slug: Option<String>,
-    #[arg(long)]
-    pub note: Vec<String>,
-    #[arg(long)]
-    pub hardware: Option<String>,
-    /// Write over DIR/<slug>.* (recorded in the new artifact's `replaces`). Without it a run
-    /// into a slug that already has files gets DIR/<slug>.<run_id>.*: nothing is overwritten.
-    #[arg(long)]
-    pub replace: bool,
+    #[command(flatten)]
+    pub naming: super::NamingArgs,
     /// Print the artifact as JSON (no progress bars).
     #[arg(long)]
     pub json: bool,
@@ -96,10 +84,10 @@ pub struct BenchRunArgs {
 #[derive(Debug, Args)]
 pub struct BenchCalibrateArgs {
     /// Streams to open at once for the concurrent-streams figure.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = CalibrationOptions::default().streams)]
     pub streams: u32,
     /// Seconds per phase (requests/s, tokens/s).
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = CalibrationOptions::default().phase.as_secs_f64())]
     pub seconds: f64,
     /// Print JSON.
     #[arg(long)]

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use bakeoff_client::Timeouts;
+use bakeoff_suites::PreflightOptions;
 use bakeoff_suites::longgen::LonggenOptions;
 use bakeoff_suites::throughput::ThroughputOptions;
 use clap::{Args, Subcommand};
@@ -18,6 +20,27 @@ pub enum EvalCommand {
     Compare(CompareArgs),
 }
 
+/// Where a run's files go and what its candidate is called: `eval run` and `bench run` alike.
+#[derive(Debug, Args, Clone)]
+pub struct NamingArgs {
+    /// Output directory for artifacts and the journal.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Artifact name (default: model-engine-quant-window; `bench run` adds `-bench`).
+    #[arg(long)]
+    pub slug: Option<String>,
+    /// A note recorded in the candidate.
+    #[arg(long)]
+    pub note: Vec<String>,
+    /// Hardware description recorded in the candidate.
+    #[arg(long)]
+    pub hardware: Option<String>,
+    /// Write over DIR/<slug>.* (recorded in the new artifact's `replaces`). Without it a run
+    /// into a slug that already has files gets DIR/<slug>.<run_id>.*: nothing is overwritten.
+    #[arg(long)]
+    pub replace: bool,
+}
+
 #[derive(Debug, Args, Clone)]
 pub struct EndpointArgs {
     /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is fine).
@@ -30,22 +53,22 @@ pub struct EndpointArgs {
     #[arg(long, value_name = "N")]
     pub max_model_len: Option<u64>,
     /// Seconds to keep trying for a first real completion.
-    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    #[arg(long, value_name = "SECS", default_value_t = PreflightOptions::default().ready_timeout.as_secs())]
     pub ready_timeout: u64,
     /// Name of the environment variable holding the API key (default: BAKEOFF_API_KEY).
     #[arg(long, value_name = "NAME")]
     pub api_key_env: Option<String>,
     /// Connect timeout, seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    #[arg(long, value_name = "SECS", default_value_t = Timeouts::default().connect.as_secs())]
     pub connect_timeout: u64,
     /// Request sent → first body byte, seconds (covers prompt processing).
-    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    #[arg(long, value_name = "SECS", default_value_t = Timeouts::default().first_byte.as_secs())]
     pub first_byte_timeout: u64,
     /// Longest silence between stream chunks, seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    #[arg(long, value_name = "SECS", default_value_t = Timeouts::default().idle.as_secs())]
     pub idle_timeout: u64,
     /// Whole-request limit, seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 900)]
+    #[arg(long, value_name = "SECS", default_value_t = Timeouts::default().total.as_secs())]
     pub request_timeout: u64,
     /// Thinking mode for every request: on, off, or default (send nothing). Sent as
     /// chat_template_kwargs.enable_thinking plus the engine's own controls; preflight checks
@@ -70,22 +93,8 @@ pub struct RunArgs {
     /// Comma-separated suites.
     #[arg(long, default_value = "smoke")]
     pub suite: String,
-    /// Output directory for artifacts and the journal.
-    #[arg(long, default_value = "results")]
-    pub out: PathBuf,
-    /// Artifact name (default: model-engine-quant-window).
-    #[arg(long)]
-    pub slug: Option<String>,
-    /// A note recorded in the candidate.
-    #[arg(long)]
-    pub note: Vec<String>,
-    /// Hardware description recorded in the candidate.
-    #[arg(long)]
-    pub hardware: Option<String>,
-    /// Write over DIR/<slug>.* (recorded in the new artifact's `replaces`). Without it a run
-    /// into a slug that already has files gets DIR/<slug>.<run_id>.*: nothing is overwritten.
-    #[arg(long)]
-    pub replace: bool,
+    #[command(flatten)]
+    pub naming: NamingArgs,
     /// Print the artifact as JSON instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -1,4 +1,5 @@
-//! Command-line surface (clap). Raw values only; commands validate them into built objects.
+//! Command-line surface (clap): the low args, raw values only. Each verb's arguments are
+//! converted once into a checked configuration by `validate` ([`crate::config`]).
 //! One file per area (`eval.rs`, …); this file only lists the top-level verbs.
 
 mod audit;

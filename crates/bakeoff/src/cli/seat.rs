@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use bakeoff_seats::WatchOptions;
 use clap::{Args, Subcommand};
 
 #[derive(Debug, Subcommand)]
@@ -32,18 +33,18 @@ pub struct FleetArgs {
 #[derive(Debug, Args, Clone)]
 pub struct WatchArgs {
     /// No log line for this long while not ready: init-wedge.
-    #[arg(long, value_name = "SECS", default_value_t = 300.0)]
+    #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().silence_timeout.as_secs_f64())]
     pub silence_timeout: f64,
     /// Give up (not-ready) after this long.
-    #[arg(long, value_name = "SECS", default_value_t = 3600.0)]
+    #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().ready_timeout.as_secs_f64())]
     pub ready_timeout: f64,
     /// Flag a weight load projected to take longer than this.
     #[arg(long, value_name = "SECS")]
     pub load_budget: Option<f64>,
     /// Restarts within --crash-loop-window that make a crash-loop.
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    #[arg(long, value_name = "N", default_value_t = WatchOptions::default().crash_loop_restarts)]
     pub crash_loop_restarts: u64,
-    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
+    #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().crash_loop_window.as_secs_f64())]
     pub crash_loop_window: f64,
     /// Where failure artifacts go (default: results/ in the working directory).
     #[arg(long, value_name = "DIR")]

@@ -13,9 +13,9 @@ use bakeoff_text::{
 };
 
 use crate::cli::{AuditCheckpointArgs, AuditCommand, AuditTemplateArgs};
-use crate::exit::{CliError, Exit, usage};
+use crate::exit::{Error, Exit};
 
-pub async fn run(c: AuditCommand) -> Result<Exit, CliError> {
+pub async fn run(c: AuditCommand) -> Result<Exit, Error> {
     match c {
         AuditCommand::Template(a) => template(a).await,
         AuditCommand::Checkpoint(a) => checkpoint(a),
@@ -23,9 +23,9 @@ pub async fn run(c: AuditCommand) -> Result<Exit, CliError> {
 }
 
 /// Templates of a path, or of a running endpoint (llama.cpp `/props` through discovery).
-async fn templates_of(p: &str) -> Result<Vec<ExtractedTemplate>, CliError> {
+async fn templates_of(p: &str) -> Result<Vec<ExtractedTemplate>, Error> {
     if p.starts_with("http://") || p.starts_with("https://") {
-        let url = EndpointUrl::parse(p).map_err(usage)?;
+        let url = EndpointUrl::parse(p).map_err(Error::usage)?;
         let client = Client::new(
             url,
             ClientOptions {
@@ -44,7 +44,7 @@ async fn templates_of(p: &str) -> Result<Vec<ExtractedTemplate>, CliError> {
         )
         .await;
         let text = d.chat_template.ok_or_else(|| {
-            usage(format!(
+            Error::usage(format!(
                 "{p}: the endpoint exposes no chat template (llama.cpp /props has none, or it is not llama.cpp); fix: audit the model directory instead"
             ))
         })?;
@@ -56,10 +56,10 @@ async fn templates_of(p: &str) -> Result<Vec<ExtractedTemplate>, CliError> {
             eos_token: None,
         }]);
     }
-    extract_templates(Path::new(p)).map_err(usage)
+    Ok(extract_templates(Path::new(p))?)
 }
 
-async fn template(a: AuditTemplateArgs) -> Result<Exit, CliError> {
+async fn template(a: AuditTemplateArgs) -> Result<Exit, Error> {
     let mut all = Vec::new();
     for p in &a.paths {
         all.extend(templates_of(p).await?);
@@ -85,7 +85,7 @@ async fn template(a: AuditTemplateArgs) -> Result<Exit, CliError> {
             "reference": refrow.as_ref().map(row_json),
             "templates": rows.iter().map(row_json).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&v).map_err(usage)?);
+        println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
     } else {
         let mut table: Vec<Vec<String>> = Vec::new();
         if let Some(r) = &refrow {
@@ -147,7 +147,7 @@ async fn template(a: AuditTemplateArgs) -> Result<Exit, CliError> {
             }
         }
     }
-    Ok(if any_mismatch { Exit::Failed } else { Exit::Ok })
+    Ok(Exit::from_ok(!any_mismatch))
 }
 
 fn render_state(r: &bakeoff_text::TemplateRow) -> String {
@@ -193,12 +193,12 @@ fn print_table(header: &[&str], rows: &[Vec<String>]) {
     }
 }
 
-fn checkpoint(a: AuditCheckpointArgs) -> Result<Exit, CliError> {
-    let report = inspect_checkpoint(&a.path).map_err(usage)?;
+fn checkpoint(a: AuditCheckpointArgs) -> Result<Exit, Error> {
+    let report = inspect_checkpoint(&a.path)?;
     let findings = check_serving_flag(&report, a.quantization.as_deref());
     if a.json {
         let v = serde_json::json!({"checkpoint": report, "quantization_flag": a.quantization, "findings": findings});
-        println!("{}", serde_json::to_string_pretty(&v).map_err(usage)?);
+        println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
     } else {
         // Every string below comes from the checkpoint's files (or the command line): escaped
         // so a hostile config.json cannot drive the terminal.
@@ -263,9 +263,5 @@ fn checkpoint(a: AuditCheckpointArgs) -> Result<Exit, CliError> {
             println!("  ok: the flag agrees with the checkpoint");
         }
     }
-    Ok(if blocks_start(&findings) {
-        Exit::Failed
-    } else {
-        Exit::Ok
-    })
+    Ok(Exit::from_ok(!blocks_start(&findings)))
 }

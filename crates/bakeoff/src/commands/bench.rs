@@ -6,25 +6,23 @@ use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bakeoff_artifact::{
-    Artifact, ArtifactKind, EndpointRecord, LoadReport, LoadStep, RunStatus, slug,
-};
+use bakeoff_artifact::{Artifact, ArtifactKind, EndpointRecord, LoadReport, LoadStep, RunStatus};
 use bakeoff_client::Client;
 use bakeoff_load::calibrate::{CalibrationOptions, CalibrationTarget, measure_ceiling};
-use bakeoff_load::{Arrival, LengthSpec, LoadPlan, Mode, PinPolicy, Progress, Slo, StepBound};
+use bakeoff_load::{PinPolicy, Progress};
 use bakeoff_suites::{PreflightOutcome, run_preflight};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::sync::watch;
 
-use super::{client_for, preflight_options};
-use crate::cli::{BenchCalibrateArgs, BenchCommand, BenchRunArgs};
-use crate::exit::{CliError, Exit, failed, usage};
+use crate::cli::BenchCommand;
+use crate::config::{BenchRunConfig, CalibrateConfig};
+use crate::exit::{Error, Exit};
 use crate::local_default;
 
-pub async fn run(c: BenchCommand) -> Result<Exit, CliError> {
+pub async fn run(c: BenchCommand) -> Result<Exit, Error> {
     match c {
-        BenchCommand::Run(a) => bench_run(*a).await,
-        BenchCommand::Calibrate(a) => calibrate(a).await,
+        BenchCommand::Run(a) => bench_run((*a).validate()?).await,
+        BenchCommand::Calibrate(a) => calibrate(a.validate()?).await,
     }
 }
 
@@ -128,116 +126,37 @@ pub(crate) fn suite_sweeps(art: &Artifact) -> String {
     out
 }
 
-fn plan_from(a: &BenchRunArgs, model: &str, pre: &PreflightOutcome) -> Result<LoadPlan, CliError> {
-    let mut p = LoadPlan::new(model);
-    p.mode = match &a.rate {
-        Some(r) => Mode::Open {
-            rates: bakeoff_load::plan::parse_rates(r).map_err(usage)?,
-            arrival: Arrival::parse(&a.arrival).ok_or_else(|| {
-                usage(format!(
-                    "--arrival {:?}: use poisson or constant",
-                    a.arrival
-                ))
-            })?,
-            max_in_flight: a.max_in_flight,
-        },
-        None => Mode::Closed {
-            concurrency: bakeoff_load::plan::parse_levels(&a.concurrency).map_err(usage)?,
-        },
+async fn bench_run(cfg: BenchRunConfig) -> Result<Exit, Error> {
+    let local =
+        local_default::start_unless(cfg.endpoint.url.as_ref(), &cfg.naming.out, cfg.local).await?;
+    let local_url = local.as_ref().map(|l| l.server.url());
+    let result = match super::client_for(&cfg.endpoint, local_url.as_deref()) {
+        Ok(client) => measure(&cfg, &client, local.as_ref()).await,
+        Err(e) => Err(e),
     };
-    let duration = match a.duration {
-        Some(d) if !(d.is_finite() && d > 0.0) => {
-            return Err(usage("--duration must be a positive number of seconds"));
-        }
-        Some(d) => Some(Duration::from_secs_f64(d)),
-        None => None,
-    };
-    // Neither bound given: 32 requests per step.
-    let requests = a
-        .requests
-        .or(if duration.is_none() { Some(32) } else { None });
-    p.bound = StepBound { requests, duration };
-    p.warmup_requests = a.warmup;
-    p.prompt_tokens = LengthSpec::parse(&a.prompt_tokens, "prompt_tokens").map_err(usage)?;
-    p.output_tokens = LengthSpec::parse(&a.output_tokens, "output_tokens").map_err(usage)?;
-    p.pin = if a.no_pin {
-        PinPolicy::none()
-    } else {
-        PinPolicy::for_engine(pre.discovered.facts.engine)
-    };
-    p.allow_prefix_cache = a.allow_prefix_cache;
-    p.temperature = a.temperature;
-    p.seed = a.seed;
-    p.slo = a
-        .slo
-        .as_deref()
-        .map(Slo::parse)
-        .transpose()
-        .map_err(usage)?;
-    p.scrape_metrics = !a.no_metrics;
-    p.validate().map_err(usage)?;
-    Ok(p)
-}
-
-async fn bench_run(a: BenchRunArgs) -> Result<Exit, CliError> {
-    if let Some(s) = &a.slug {
-        slug::validate_slug(s).map_err(usage)?;
-    }
-    if a.local_ctx == 0 || a.local_parallel == 0 {
-        return Err(usage("--local-ctx and --local-parallel must be positive"));
-    }
-    // Validate the levels, lengths and SLO before anything starts.
-    match &a.rate {
-        Some(r) => {
-            bakeoff_load::plan::parse_rates(r).map_err(usage)?;
-            Arrival::parse(&a.arrival).ok_or_else(|| {
-                usage(format!(
-                    "--arrival {:?}: use poisson or constant",
-                    a.arrival
-                ))
-            })?;
-        }
-        None => {
-            bakeoff_load::plan::parse_levels(&a.concurrency).map_err(usage)?;
-        }
-    }
-    LengthSpec::parse(&a.prompt_tokens, "prompt_tokens").map_err(usage)?;
-    LengthSpec::parse(&a.output_tokens, "output_tokens").map_err(usage)?;
-    if let Some(s) = &a.slo {
-        Slo::parse(s).map_err(usage)?;
-    }
-    let opts = preflight_options(&a.endpoint)?;
-    let (endpoint, local) = local_default::endpoint_or_start(
-        a.endpoint.endpoint.as_deref(),
-        &a.out,
-        a.local_ctx,
-        a.local_parallel,
-    )
-    .await?;
-    let client = client_for(&endpoint, &a.endpoint)?;
-    let result = measure(&a, &client, &opts, local.as_ref()).await;
     local_default::stop(local).await;
     result
 }
 
 async fn measure(
-    a: &BenchRunArgs,
+    cfg: &BenchRunConfig,
     client: &Client,
-    opts: &bakeoff_suites::PreflightOptions,
     local: Option<&local_default::LocalServer>,
-) -> Result<Exit, CliError> {
-    let pre = run_preflight(client, opts).await;
+) -> Result<Exit, Error> {
+    let pre = run_preflight(client, &cfg.endpoint.preflight).await;
     if let Some(unfit) = &pre.unfit {
-        return Err(failed(format!(
+        return Err(Error::failed(format!(
             "endpoint is not fit to be measured ({}): {}; run `bakeoff eval preflight` for the evidence",
             unfit.class, unfit.message
         )));
     }
-    let model = pre.report.model.clone().unwrap_or_else(|| "default".into());
-    let mut plan = plan_from(a, &model, &pre)?;
-
-    if !a.no_calibrate {
-        plan.ceiling = Some(harness_ceiling(a.json).await?);
+    let mut plan = cfg.plan.clone();
+    plan.model = pre.report.model.clone().unwrap_or_else(|| "default".into());
+    if !cfg.no_pin {
+        plan.pin = PinPolicy::for_engine(pre.discovered.facts.engine);
+    }
+    if cfg.calibrate {
+        plan.ceiling = Some(harness_ceiling(cfg.json).await?);
     }
 
     let (tx, rx) = watch::channel(false);
@@ -245,17 +164,18 @@ async fn measure(
         let _ = tokio::signal::ctrl_c().await;
         let _ = tx.send(true);
     });
-    let bars = Arc::new(Bars::new(!a.json && std::io::stderr().is_terminal()));
-    let report = bakeoff_load::run(client, &plan, bars, rx)
-        .await
-        .map_err(failed)?;
+    let bars = Arc::new(Bars::new(!cfg.json && std::io::stderr().is_terminal()));
+    let report = bakeoff_load::run(client, &plan, bars, rx).await?;
     watcher.abort();
 
-    let mut art = artifact(a, client, &pre, local, report);
-    let mut files = super::run_files(&a.out, &art.candidate.slug, a.replace)?;
+    let mut art = artifact(cfg, client, &pre, local, report);
+    let mut files = super::run_files(&cfg.naming.out, &art.candidate.slug, cfg.naming.replace)?;
     let path = super::write_run_artifact(&mut files, &mut art)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&art).map_err(usage)?);
+    if cfg.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&art).map_err(Error::json)?
+        );
     } else if let Some(r) = art.load.get("throughput") {
         println!("{}", bakeoff_report::bench::sweep(r));
         println!("artifact: {}", path.display());
@@ -264,50 +184,38 @@ async fn measure(
         .load
         .values()
         .all(|r| !r.steps.is_empty() && r.steps.iter().all(|s| s.ok > 0));
-    Ok(if measured_all && art.status == RunStatus::Complete {
-        Exit::Ok
-    } else {
-        Exit::Failed
-    })
+    Ok(Exit::from_ok(
+        measured_all && art.status == RunStatus::Complete,
+    ))
 }
 
 /// The harness ceiling with the default calibration, measured against a fresh loopback target
 /// (what `bench run` and `eval run`'s load suites measure first); announced unless `quiet`.
 pub(crate) async fn harness_ceiling(
     quiet: bool,
-) -> Result<bakeoff_artifact::HarnessCeiling, CliError> {
+) -> Result<bakeoff_artifact::HarnessCeiling, Error> {
     if !quiet {
         eprintln!("[bakeoff] measuring the harness ceiling against the loopback target …");
     }
     ceiling(CalibrationOptions::default()).await
 }
 
-async fn ceiling(o: CalibrationOptions) -> Result<bakeoff_artifact::HarnessCeiling, CliError> {
-    let target = CalibrationTarget::start()
-        .await
-        .map_err(|e| failed(format!("cannot start the loopback calibration target: {e}")))?;
-    measure_ceiling(&target.url(), o).await.map_err(failed)
+async fn ceiling(o: CalibrationOptions) -> Result<bakeoff_artifact::HarnessCeiling, Error> {
+    let target = CalibrationTarget::start().await.map_err(|e| {
+        Error::internal(format!("cannot start the loopback calibration target: {e}"))
+    })?;
+    Ok(measure_ceiling(&target.url(), o).await?)
 }
 
 fn artifact(
-    a: &BenchRunArgs,
+    cfg: &BenchRunConfig,
     client: &Client,
     pre: &PreflightOutcome,
     local: Option<&local_default::LocalServer>,
     report: LoadReport,
 ) -> Artifact {
     let facts = &pre.discovered.facts;
-    let candidate = super::candidate(
-        super::Naming {
-            slug: a.slug.as_deref(),
-            slug_suffix: "-bench",
-            notes: &a.note,
-            hardware: a.hardware.as_deref(),
-        },
-        client,
-        pre,
-        local,
-    );
+    let candidate = super::candidate(&cfg.naming, "-bench", client, pre, local);
     let endpoint = EndpointRecord {
         url: client.url().redacted(),
         facts: Some(facts.clone()),
@@ -329,18 +237,10 @@ fn artifact(
     art
 }
 
-async fn calibrate(a: BenchCalibrateArgs) -> Result<Exit, CliError> {
-    if !(a.seconds.is_finite() && a.seconds > 0.0) || a.streams == 0 {
-        return Err(usage("--seconds and --streams must be positive"));
-    }
-    let o = CalibrationOptions {
-        streams: a.streams,
-        phase: Duration::from_secs_f64(a.seconds),
-        ..CalibrationOptions::default()
-    };
-    let c = ceiling(o).await?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&c).map_err(usage)?);
+async fn calibrate(cfg: CalibrateConfig) -> Result<Exit, Error> {
+    let c = ceiling(cfg.options).await?;
+    if cfg.json {
+        println!("{}", serde_json::to_string_pretty(&c).map_err(Error::json)?);
     } else {
         println!(
             "harness ceiling on this machine: {:.0} req/s (1-token requests), {:.0} streamed tokens/s, \

@@ -1,29 +1,23 @@
 //! `bakeoff eval compare A B`: paired comparison of two artifacts (logic in
-//! `bakeoff_suites::compare`; this file reads, validates and prints).
+//! `bakeoff_report::compare`; this file reads, validates and prints).
 
 use bakeoff_artifact::read_artifact;
+use bakeoff_report::compare::{RunComparison, compare};
 use bakeoff_report::escape::for_terminal;
-use bakeoff_suites::compare::{Comparison, Confound, compare};
 
 use crate::cli::CompareArgs;
-use crate::exit::{CliError, Exit, failed, usage};
+use crate::exit::{Error, Exit};
 
-pub fn run(a: CompareArgs) -> Result<Exit, CliError> {
-    let allow = a
-        .allow
-        .iter()
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| Confound::parse(s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| {
-            json_refusal(a.json, &e.to_string());
-            usage(e)
-        })?;
+pub fn run(a: CompareArgs) -> Result<Exit, Error> {
+    let a = a.validate().map_err(|(json, e)| {
+        json_refusal(json, &e.to_string());
+        e
+    })?;
     let read = |p: &std::path::Path| {
         read_artifact(p).map_err(|e| {
             // --json always prints JSON: the refusal too.
             json_refusal(a.json, &e.to_string());
-            usage(e)
+            Error::from(e)
         })
     };
     let art_a = read(&a.a)?;
@@ -31,7 +25,7 @@ pub fn run(a: CompareArgs) -> Result<Exit, CliError> {
     let mut cmp = compare(
         &art_a,
         &art_b,
-        &allow,
+        &a.allow,
         &a.a.display().to_string(),
         &a.b.display().to_string(),
     );
@@ -43,12 +37,18 @@ pub fn run(a: CompareArgs) -> Result<Exit, CliError> {
         );
         if a.json {
             cmp.no_verdict_reason = Some(reason.clone());
-            println!("{}", serde_json::to_string_pretty(&cmp).map_err(usage)?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&cmp).map_err(Error::json)?
+            );
         }
-        return Err(failed(reason));
+        return Err(Error::failed(reason));
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&cmp).map_err(usage)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&cmp).map_err(Error::json)?
+        );
     } else {
         println!("{}", render(&cmp));
     }
@@ -63,7 +63,7 @@ fn json_refusal(json: bool, reason: &str) {
     }
 }
 
-fn render(c: &Comparison) -> String {
+fn render(c: &RunComparison) -> String {
     let mut s = String::new();
     s.push_str(&format!(
         "paired comparison\n  A: {}\n  B: {}\n",

@@ -2,20 +2,14 @@
 
 use bakeoff_suites::run_preflight;
 
-use super::{client_for, preflight_options};
-use crate::cli::PreflightArgs;
-use crate::exit::{CliError, Exit, usage};
+use crate::config::PreflightConfig;
+use crate::exit::{Error, Exit};
 
-pub async fn run(a: PreflightArgs) -> Result<Exit, CliError> {
-    let Some(endpoint) = a.endpoint.endpoint.clone() else {
-        return Err(usage(
-            "eval preflight needs --endpoint URL (e.g. http://127.0.0.1:8080)",
-        ));
-    };
-    let client = client_for(&endpoint, &a.endpoint)?;
-    let opts = preflight_options(&a.endpoint)?;
-    let mode = bakeoff_suites::ThinkingMode::parse(&a.endpoint.thinking).map_err(usage)?;
-    let mut out = run_preflight(&client, &opts).await;
+pub async fn run(cfg: PreflightConfig) -> Result<Exit, Error> {
+    let client = cfg.endpoint.client_for(cfg.url.clone())?;
+    let opts = &cfg.endpoint.preflight;
+    let mode = cfg.endpoint.thinking;
+    let mut out = run_preflight(&client, opts).await;
     // The thinking-mode check: off must give no reasoning and non-empty content, on must give
     // reasoning; otherwise a flag says so (the endpoint stays fit: the numbers need care).
     if out.unfit.is_none() {
@@ -26,7 +20,7 @@ pub async fn run(a: PreflightArgs) -> Result<Exit, CliError> {
         out.report.thinking_mode = Some(check);
         out.report.flags.extend(flag);
     }
-    if a.json {
+    if cfg.json {
         let v = serde_json::json!({
             "endpoint": client.url().redacted(),
             "preflight": out.report,
@@ -34,7 +28,7 @@ pub async fn run(a: PreflightArgs) -> Result<Exit, CliError> {
             "failure_class": out.unfit.as_ref().map(|u| u.class),
             "remediation": out.unfit.as_ref().and_then(|u| u.remediation.clone()),
         });
-        println!("{}", serde_json::to_string_pretty(&v).map_err(usage)?);
+        println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
     } else {
         println!(
             "{}",
@@ -45,9 +39,5 @@ pub async fn run(a: PreflightArgs) -> Result<Exit, CliError> {
             )
         );
     }
-    Ok(if out.report.fit {
-        Exit::Ok
-    } else {
-        Exit::Failed
-    })
+    Ok(Exit::from_ok(out.report.fit))
 }

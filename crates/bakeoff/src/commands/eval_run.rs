@@ -1,34 +1,22 @@
 //! `bakeoff eval run`: preflight, suites, artifact.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
+use bakeoff_artifact::failure_table::remediation;
 use bakeoff_artifact::{
     Artifact, ArtifactKind, EndpointRecord, Evidence, Failure, FailureClass, RunFiles, RunStatus,
-    slug,
 };
 use bakeoff_client::Client;
-use bakeoff_suites::context::{self, ContextOptions};
-use bakeoff_suites::{SuiteContext, SuiteName, SuiteOptions, run_preflight, run_suites};
+use bakeoff_suites::context;
+use bakeoff_suites::{RunOutcome, SuiteContext, SuiteOptions, run_preflight, run_suites};
 use tokio::sync::watch;
 
-use super::{client_for, preflight_options};
-use crate::cli::RunArgs;
-use crate::exit::{CliError, Exit, failed, usage};
+use crate::config::RunConfig;
+use crate::exit::{Error, Exit};
 use crate::local_default;
 
-pub async fn run(a: RunArgs) -> Result<Exit, CliError> {
-    // Validate everything before anything starts or is written.
-    let suites = SuiteName::parse_list(&a.suite).map_err(usage)?;
-    if let Some(s) = &a.slug {
-        slug::validate_slug(s).map_err(usage)?;
-    }
-    let opts = preflight_options(&a.endpoint)?;
-    let suite_options = suite_options(&a)?;
-    if a.local_ctx == 0 || a.local_parallel == 0 {
-        return Err(usage("--local-ctx and --local-parallel must be positive"));
-    }
-
+pub async fn run(mut cfg: RunConfig) -> Result<Exit, Error> {
+    cfg.suite_options.load_progress = super::bench::suite_progress(!cfg.json);
     // Ctrl-C (or SIGTERM) is watched from here on: while provisioning or starting the
     // embedded server it stops cleanly (the server handle kills its process on drop); during
     // preflight it stops the embedded server; during the suites it stops after the item in
@@ -39,34 +27,19 @@ pub async fn run(a: RunArgs) -> Result<Exit, CliError> {
         let _ = tx.send(true);
     });
     let started = tokio::select! {
-        r = local_default::endpoint_or_start(
-            a.endpoint.endpoint.as_deref(),
-            &a.out,
-            a.local_ctx,
-            a.local_parallel,
-        ) => r,
-        _ = rx.changed() => Err(failed("interrupted by the operator before the endpoint was ready; nothing was measured")),
+        r = local_default::start_unless(cfg.endpoint.url.as_ref(), &cfg.naming.out, cfg.local) => r,
+        _ = rx.changed() => Err(Error::failed("interrupted by the operator before the endpoint was ready; nothing was measured")),
     };
-    let (endpoint, local) = match started {
+    let local = match started {
         Ok(x) => x,
         Err(e) => {
             watcher.abort();
             return Err(e);
         }
     };
-    let result = match client_for(&endpoint, &a.endpoint) {
-        Ok(client) => {
-            measure(
-                &a,
-                &client,
-                &suites,
-                &opts,
-                &suite_options,
-                local.as_ref(),
-                &mut rx,
-            )
-            .await
-        }
+    let local_url = local.as_ref().map(|l| l.server.url());
+    let result = match super::client_for(&cfg.endpoint, local_url.as_deref()) {
+        Ok(client) => measure(&cfg, &client, local.as_ref(), &mut rx).await,
         Err(e) => Err(e),
     };
     watcher.abort();
@@ -75,51 +48,25 @@ pub async fn run(a: RunArgs) -> Result<Exit, CliError> {
 }
 
 async fn measure(
-    a: &RunArgs,
+    cfg: &RunConfig,
     client: &Client,
-    suites: &[SuiteName],
-    opts: &bakeoff_suites::PreflightOptions,
-    suite_options: &SuiteOptions,
     local: Option<&local_default::LocalServer>,
     rx: &mut watch::Receiver<bool>,
-) -> Result<Exit, CliError> {
+) -> Result<Exit, Error> {
     let start = Instant::now();
+    let opts = &cfg.endpoint.preflight;
     let mut pre = tokio::select! {
         p = run_preflight(client, opts) => p,
-        _ = rx.changed() => return Err(failed("interrupted by the operator during preflight; nothing was measured")),
+        _ = rx.changed() => return Err(Error::failed("interrupted by the operator during preflight; nothing was measured")),
     };
-    let mut candidate = super::candidate(
-        super::Naming {
-            slug: a.slug.as_deref(),
-            slug_suffix: "",
-            notes: &a.note,
-            hardware: a.hardware.as_deref(),
-        },
-        client,
-        &pre,
-        local,
-    );
+    let mut candidate = super::candidate(&cfg.naming, "", client, &pre, local);
     // The run's file names, claimed now: a later run of the slug never overwrites this one.
-    let mut files = super::run_files(&a.out, &candidate.slug, a.replace)?;
+    let mut files = super::run_files(&cfg.naming.out, &candidate.slug, cfg.naming.replace)?;
     let endpoint = EndpointRecord {
         url: client.url().redacted(),
         facts: Some(pre.discovered.facts.clone()),
     };
-    let run_record = serde_json::json!({
-        "suites": suites.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-        "max_model_len_hint": opts.max_model_len,
-        "ready_timeout_s": opts.ready_timeout.as_secs(),
-        "embedded_default": local.is_some(),
-        "thinking": suite_options.thinking.as_str(),
-        "battery": suite_options.battery.as_ref().map(|p| p.display().to_string()),
-        "limit": suite_options.limit,
-        "seed": suite_options.context.seed,
-        "tokenizer": suite_options
-            .context
-            .tokenizer
-            .as_ref()
-            .map(|t| t.path().display().to_string()),
-    });
+    let run_record = run_record(cfg, local.is_some());
 
     if let Some(unfit) = &pre.unfit {
         let mut art = Artifact::new(ArtifactKind::Failure, candidate, endpoint);
@@ -133,7 +80,7 @@ async fn measure(
             elapsed_ms: start.elapsed().as_millis() as u64,
             remediation: unfit.remediation.clone(),
         });
-        return finish(a, &mut files, art, Exit::Failed);
+        return finish(cfg, &mut files, art, Exit::Failed);
     }
 
     let model = pre
@@ -146,15 +93,15 @@ async fn measure(
         client,
         &model,
         pre.discovered.facts.engine,
-        suite_options.thinking,
+        cfg.suite_options.thinking,
     )
     .await;
     pre.report.thinking_mode = Some(thinking_check);
     pre.report.flags.extend(thinking_flag);
-    let mut journal = files.open_journal().map_err(failed)?;
+    let mut journal = files.open_journal()?;
     let mut journal_error = None;
 
-    let suite_options = &with_ceiling(a, suites, suite_options).await?;
+    let suite_options = &with_ceiling(cfg).await?;
     let ctx = SuiteContext {
         client,
         model: model.clone(),
@@ -166,7 +113,7 @@ async fn measure(
             journal_error.get_or_insert(e.to_string());
         }
     };
-    let outcome = run_suites(&ctx, suites, rx, &mut on_item).await;
+    let outcome = run_suites(&ctx, &cfg.suites, rx, &mut on_item).await;
     if let Some(e) = journal_error {
         candidate.notes.push(format!("journal write failed: {e}"));
     }
@@ -189,98 +136,7 @@ async fn measure(
         art.incomplete_reason = Some(reason.clone());
     }
     if !measured {
-        let mut evidence: Vec<Evidence> = Vec::new();
-        for (name, s) in &outcome.suites {
-            for it in &s.items {
-                if let Some(e) = &it.error {
-                    let ev = Evidence {
-                        what: format!("{name}/{} POST /v1/chat/completions", it.id),
-                        detail: e.message.clone(),
-                    };
-                    if !evidence.iter().any(|x| x.detail == ev.detail) {
-                        evidence.push(ev);
-                    }
-                }
-            }
-        }
-        // Refusals (an unknown window, no tokenizer route) are flagged `invalid` by the suite;
-        // they are a configuration gap, not a serving failure.
-        let refusals: Vec<String> = outcome
-            .suites
-            .values()
-            .flat_map(|s| s.summary.flags.iter())
-            .filter(|f| {
-                f.severity == bakeoff_artifact::FlagSeverity::Invalid
-                    && f.code.ends_with("-refused")
-            })
-            .map(|f| f.message.clone())
-            .collect();
-        // Suites whose items all ran but whose every family the instrument rejected.
-        let invalid: Vec<String> = outcome
-            .suites
-            .iter()
-            .filter(|(_, s)| bakeoff_suites::nothing_valid(s))
-            .map(|(name, s)| {
-                let flags: Vec<&str> = s
-                    .summary
-                    .flags
-                    .iter()
-                    .filter(|f| f.severity == bakeoff_artifact::FlagSeverity::Invalid)
-                    .map(|f| f.message.as_str())
-                    .collect();
-                format!("{name}: {}", flags.join("; "))
-            })
-            .collect();
-        art.failure = Some(if evidence.is_empty() && !invalid.is_empty() {
-            Failure {
-                class: FailureClass::NotMeasurable,
-                message: format!(
-                    "every requested suite measured nothing valid: the instrument rejected every \
-                     family ({})",
-                    invalid.join(" | ")
-                ),
-                evidence: invalid
-                    .iter()
-                    .map(|r| Evidence {
-                        what: "instrument-failure".into(),
-                        detail: r.clone(),
-                    })
-                    .collect(),
-                elapsed_ms: start.elapsed().as_millis() as u64,
-                remediation: Some(
-                    "the scores are below chance beyond doubt: check the battery's answer keys and \
-                     the extraction (docs/statistics.md) before reading anything about the model"
-                        .into(),
-                ),
-            }
-        } else if evidence.is_empty() && !refusals.is_empty() {
-            Failure {
-                class: FailureClass::NotMeasurable,
-                message: format!("the suites refused to measure: {}", refusals.join("; ")),
-                evidence: refusals
-                    .iter()
-                    .map(|r| Evidence {
-                        what: "suite refusal".into(),
-                        detail: r.clone(),
-                    })
-                    .collect(),
-                elapsed_ms: start.elapsed().as_millis() as u64,
-                remediation: Some(
-                    "supply what the suite asked for (e.g. --max-model-len N) and rerun".into(),
-                ),
-            }
-        } else {
-            Failure {
-                class: FailureClass::InferenceFailing,
-                message: "preflight passed but every suite request failed: nothing was measured"
-                    .into(),
-                evidence,
-                elapsed_ms: start.elapsed().as_millis() as u64,
-                remediation: Some(
-                    "read the engine log for the first error; rerun preflight".into(),
-                ),
-            }
-        });
+        art.failure = Some(nothing_measured(&outcome, start));
     }
     if let (Some(facts), Some(c)) = (art.endpoint.facts.as_mut(), outcome.suites.get("context")) {
         facts.overflow = context::overflow_fact(c);
@@ -291,52 +147,127 @@ async fn measure(
     } else {
         Exit::Ok
     };
-    finish(a, &mut files, art, code)
+    finish(cfg, &mut files, art, code)
 }
 
-fn context_options(a: &RunArgs) -> Result<ContextOptions, CliError> {
-    Ok(ContextOptions {
-        targets: a
-            .context_targets
-            .as_deref()
-            .map(context::parse_targets)
-            .transpose()
-            .map_err(usage)?,
-        depths: context::parse_depths(&a.context_depths).map_err(usage)?,
-        seed: a.seed.unwrap_or_else(fresh_seed),
-        overflow_probe: !a.no_overflow_probe,
-        tokenizer: a
+/// What the run was asked to do, as recorded in the artifact.
+fn run_record(cfg: &RunConfig, embedded_default: bool) -> serde_json::Value {
+    let opts = &cfg.endpoint.preflight;
+    let suite_options = &cfg.suite_options;
+    serde_json::json!({
+        "suites": cfg.suites.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        "max_model_len_hint": opts.max_model_len,
+        "ready_timeout_s": opts.ready_timeout.as_secs(),
+        "embedded_default": embedded_default,
+        "thinking": suite_options.thinking.as_str(),
+        "battery": suite_options.battery.as_ref().map(|p| p.display().to_string()),
+        "limit": suite_options.limit,
+        "seed": suite_options.context.seed,
+        "tokenizer": suite_options
+            .context
             .tokenizer
-            .as_deref()
-            .map(|p| bakeoff_text::LocalTokenizer::from_file(p).map(std::sync::Arc::new))
-            .transpose()
-            .map_err(usage)?,
+            .as_ref()
+            .map(|t| t.path().display().to_string()),
     })
 }
 
-/// A per-run seed: std's randomly keyed hasher draws its keys from the OS, so two runs never
-/// share one unless `--seed` says so.
-fn fresh_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default(),
-    );
-    h.finish()
+/// The failure of a run that measured nothing: every request failed, every suite refused, or
+/// the instrument rejected every family.
+fn nothing_measured(outcome: &RunOutcome, start: Instant) -> Failure {
+    let mut evidence: Vec<Evidence> = Vec::new();
+    for (name, s) in &outcome.suites {
+        for it in &s.items {
+            if let Some(e) = &it.error {
+                let ev = Evidence {
+                    what: format!("{name}/{} POST /v1/chat/completions", it.id),
+                    detail: e.message.clone(),
+                };
+                if !evidence.iter().any(|x| x.detail == ev.detail) {
+                    evidence.push(ev);
+                }
+            }
+        }
+    }
+    // Refusals (an unknown window, no tokenizer route) are flagged `invalid` by the suite;
+    // they are a configuration gap, not a serving failure.
+    let refusals: Vec<String> = outcome
+        .suites
+        .values()
+        .flat_map(|s| s.summary.flags.iter())
+        .filter(|f| f.severity == bakeoff_artifact::FlagSeverity::Invalid && f.code.is_refusal())
+        .map(|f| f.message.clone())
+        .collect();
+    // Suites whose items all ran but whose every family the instrument rejected.
+    let invalid: Vec<String> = outcome
+        .suites
+        .iter()
+        .filter(|(_, s)| bakeoff_suites::nothing_valid(s))
+        .map(|(name, s)| {
+            let flags: Vec<&str> = s
+                .summary
+                .flags
+                .iter()
+                .filter(|f| f.severity == bakeoff_artifact::FlagSeverity::Invalid)
+                .map(|f| f.message.as_str())
+                .collect();
+            format!("{name}: {}", flags.join("; "))
+        })
+        .collect();
+    if evidence.is_empty() && !invalid.is_empty() {
+        Failure {
+            class: FailureClass::NotMeasurable,
+            message: format!(
+                "every requested suite measured nothing valid: the instrument rejected every \
+                     family ({})",
+                invalid.join(" | ")
+            ),
+            evidence: invalid
+                .iter()
+                .map(|r| Evidence {
+                    what: "instrument-failure".into(),
+                    detail: r.clone(),
+                })
+                .collect(),
+            elapsed_ms: start.elapsed().as_millis() as u64,
+            remediation: Some(remediation(FailureClass::NotMeasurable).into()),
+        }
+    } else if evidence.is_empty() && !refusals.is_empty() {
+        Failure {
+            class: FailureClass::NotMeasurable,
+            message: format!("the suites refused to measure: {}", refusals.join("; ")),
+            evidence: refusals
+                .iter()
+                .map(|r| Evidence {
+                    what: "suite refusal".into(),
+                    detail: r.clone(),
+                })
+                .collect(),
+            elapsed_ms: start.elapsed().as_millis() as u64,
+            remediation: Some(remediation(FailureClass::NotMeasurable).into()),
+        }
+    } else {
+        Failure {
+            class: FailureClass::InferenceFailing,
+            message: "preflight passed but every suite request failed: nothing was measured".into(),
+            evidence,
+            elapsed_ms: start.elapsed().as_millis() as u64,
+            remediation: Some(remediation(FailureClass::InferenceFailing).into()),
+        }
+    }
 }
 
 fn finish(
-    a: &RunArgs,
+    cfg: &RunConfig,
     files: &mut RunFiles,
     mut art: Artifact,
     code: Exit,
-) -> Result<Exit, CliError> {
-    let path: PathBuf = super::write_run_artifact(files, &mut art)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&art).map_err(usage)?);
+) -> Result<Exit, Error> {
+    let path = super::write_run_artifact(files, &mut art)?;
+    if cfg.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&art).map_err(Error::json)?
+        );
     } else {
         println!(
             "{}",
@@ -369,76 +300,18 @@ async fn wait_for_stop_signal() {
     }
 }
 
-/// `--thinking`, `--battery` and `--limit`, validated before anything starts.
-fn suite_options(a: &RunArgs) -> Result<SuiteOptions, CliError> {
-    let thinking = bakeoff_suites::ThinkingMode::parse(&a.endpoint.thinking).map_err(usage)?;
-    if let Some(p) = &a.battery {
-        bakeoff_suites::intelligence::load(Some(p)).map_err(usage)?;
-    }
-    if a.limit == Some(0) {
-        return Err(usage("--limit must be at least 1"));
-    }
-    Ok(SuiteOptions {
-        thinking,
-        battery: a.battery.clone(),
-        limit: a.limit,
-        context: context_options(a)?,
-        throughput: throughput_options(a)?,
-        longgen: longgen_options(a)?,
-        load_progress: super::bench::suite_progress(!a.json),
-    })
-}
-
-fn throughput_options(
-    a: &RunArgs,
-) -> Result<bakeoff_suites::throughput::ThroughputOptions, CliError> {
-    let l = &a.load;
-    // The same level parser as `bench run --concurrency`.
-    let concurrency = bakeoff_load::plan::parse_levels(&l.load_concurrency)
-        .ok()
-        .filter(|c| !c.is_empty())
-        .ok_or_else(|| usage("--load-concurrency needs levels of at least 1, e.g. 1,2,4"))?;
-    if l.load_requests == 0 || l.load_prompt_tokens == 0 || l.load_output_tokens == 0 {
-        return Err(usage(
-            "--load-requests, --load-prompt-tokens and --load-output-tokens must be at least 1",
-        ));
-    }
-    Ok(bakeoff_suites::throughput::ThroughputOptions {
-        concurrency,
-        requests_per_step: l.load_requests,
-        prompt_tokens: l.load_prompt_tokens,
-        output_tokens: l.load_output_tokens,
-        ..Default::default()
-    })
-}
-
-fn longgen_options(a: &RunArgs) -> Result<bakeoff_suites::longgen::LonggenOptions, CliError> {
-    let l = &a.load;
-    if l.longgen_probes == 0 || l.longgen_tokens == 0 {
-        return Err(usage(
-            "--longgen-probes and --longgen-tokens must be at least 1",
-        ));
-    }
-    Ok(bakeoff_suites::longgen::LonggenOptions {
-        probes: l.longgen_probes,
-        output_tokens: l.longgen_tokens,
-        ..Default::default()
-    })
-}
-
 /// The harness ceiling for the load suites, measured once per run against the built-in
 /// loopback target (as `bench run` does), so their steps can be flagged `client-bound`.
-async fn with_ceiling(
-    a: &RunArgs,
-    suites: &[SuiteName],
-    options: &SuiteOptions,
-) -> Result<SuiteOptions, CliError> {
-    let mut options = options.clone();
-    let load = suites
-        .iter()
-        .any(|s| matches!(s, SuiteName::Throughput | SuiteName::Longgen));
-    if load && !a.load.no_calibrate {
-        options.throughput.harness_ceiling = Some(super::bench::harness_ceiling(a.json).await?);
+async fn with_ceiling(cfg: &RunConfig) -> Result<SuiteOptions, Error> {
+    let mut options = cfg.suite_options.clone();
+    let load = cfg.suites.iter().any(|s| {
+        matches!(
+            s,
+            bakeoff_suites::SuiteName::Throughput | bakeoff_suites::SuiteName::Longgen
+        )
+    });
+    if load && cfg.calibrate {
+        options.throughput.harness_ceiling = Some(super::bench::harness_ceiling(cfg.json).await?);
     }
     Ok(options)
 }

@@ -3,64 +3,53 @@
 use std::io::Read as _;
 
 use bakeoff_report::escape::for_terminal;
-use bakeoff_report::logbook::{self, DEFAULT_MARKERS, NewEntry};
-use chrono::NaiveDate;
+use bakeoff_report::logbook::{self, NewEntry};
 
-use crate::cli::{LogAddArgs, LogArchiveArgs, LogCommand, LogDirArgs};
-use crate::exit::{CliError, Exit, failed, usage};
+use crate::cli::{LogCommand, LogDirArgs};
+use crate::config::{BodySource, LogAddConfig, LogArchiveConfig, default_markers};
+use crate::exit::{Error, Exit};
 
-fn date(s: Option<&str>, flag: &str) -> Result<NaiveDate, CliError> {
-    match s {
-        None => Ok(chrono::Utc::now().date_naive()),
-        Some(s) => NaiveDate::parse_from_str(s, "%Y-%m-%d")
-            .map_err(|_| usage(format!("{flag} {s:?} is not a date; use YYYY-MM-DD"))),
-    }
-}
-
-pub fn run(c: LogCommand) -> Result<Exit, CliError> {
+pub fn run(c: LogCommand) -> Result<Exit, Error> {
     match c {
-        LogCommand::Add(a) => add(a),
+        LogCommand::Add(a) => add(a.validate()?),
         LogCommand::List(a) => list(a),
-        LogCommand::Archive(a) => archive(a),
+        LogCommand::Archive(a) => archive(a.validate()?),
     }
 }
 
-fn add(a: LogAddArgs) -> Result<Exit, CliError> {
-    let body = match &a.body_file {
-        Some(p) if p.as_os_str() == "-" => {
+fn add(a: LogAddConfig) -> Result<Exit, Error> {
+    let body = match &a.body {
+        BodySource::Stdin => {
             let mut s = String::new();
             std::io::stdin()
                 .read_to_string(&mut s)
-                .map_err(|e| usage(format!("cannot read the body from stdin: {e}")))?;
+                .map_err(|e| Error::usage(format!("cannot read the body from stdin: {e}")))?;
             s
         }
-        Some(p) => std::fs::read_to_string(p)
-            .map_err(|e| usage(format!("cannot read --body-file {}: {e}", p.display())))?,
-        None => a.body.clone().unwrap_or_default(),
+        BodySource::File(p) => std::fs::read_to_string(p)
+            .map_err(|e| Error::usage(format!("cannot read --body-file {}: {e}", p.display())))?,
+        BodySource::Text(t) => t.clone(),
     };
     let n = NewEntry {
-        date: date(a.date.as_deref(), "--date")?,
+        date: a.date,
         title: a.title.clone(),
         summary: a.summary.clone(),
         body,
-        artifacts: a.artifact.clone(),
-        commits: a.commit.clone(),
+        artifacts: a.artifacts.clone(),
+        commits: a.commits.clone(),
     };
-    let e = logbook::add(&a.dir.dir, &n).map_err(|e| match e {
-        logbook::LogbookError::Empty(_) | logbook::LogbookError::MultiLine(_) => usage(e),
-        other => failed(other),
-    })?;
+    let e = logbook::add(&a.dir, &n)?;
     println!(
         "added {} — {}",
-        for_terminal(&a.dir.dir.join(&e.file).display().to_string(), 500),
+        for_terminal(&a.dir.join(&e.file).display().to_string(), 500),
         for_terminal(&e.title, 300)
     );
     Ok(Exit::Ok)
 }
 
-fn list(a: LogDirArgs) -> Result<Exit, CliError> {
-    let markers: Vec<String> = DEFAULT_MARKERS.iter().map(|s| s.to_string()).collect();
-    let entries = logbook::list(&a.dir).map_err(failed)?;
+fn list(a: LogDirArgs) -> Result<Exit, Error> {
+    let markers = default_markers();
+    let entries = logbook::list(&a.dir)?;
     if entries.is_empty() {
         println!(
             "no entries under {} (add one with `bakeoff log add`)",
@@ -87,18 +76,8 @@ fn list(a: LogDirArgs) -> Result<Exit, CliError> {
     Ok(Exit::Ok)
 }
 
-fn archive(a: LogArchiveArgs) -> Result<Exit, CliError> {
-    let markers: Vec<String> = if a.marker.is_empty() {
-        DEFAULT_MARKERS.iter().map(|s| s.to_string()).collect()
-    } else {
-        a.marker.clone()
-    };
-    let today = date(a.today.as_deref(), "--today")?;
-    let r =
-        logbook::archive(&a.dir.dir, a.age, &markers, today, a.target).map_err(|e| match e {
-            logbook::LogbookError::AgeTooLarge { .. } => usage(e),
-            other => failed(other),
-        })?;
+fn archive(a: LogArchiveConfig) -> Result<Exit, Error> {
+    let r = logbook::archive(&a.dir, a.age, &a.markers, a.today, a.target)?;
     for l in r.render().lines() {
         println!("{}", for_terminal(l, 2000));
     }

@@ -3,18 +3,13 @@
 //! counting it.
 
 use bakeoff_report::escape::for_terminal;
-use bakeoff_report::evidence::{EvidenceError, retract};
+use bakeoff_report::evidence::retract;
 
-use crate::cli::RetractArgs;
-use crate::exit::{CliError, Exit, failed, usage};
+use crate::config::RetractConfig;
+use crate::exit::{Error, Exit};
 
-pub fn run(a: RetractArgs) -> Result<Exit, CliError> {
-    let (path, r) = retract(&a.artifact, &a.reason, chrono::Utc::now()).map_err(|e| match e {
-        EvidenceError::Store(_) | EvidenceError::NoReason | EvidenceError::AlreadyRetracted(_) => {
-            usage(e)
-        }
-        other => failed(other),
-    })?;
+pub fn run(a: RetractConfig) -> Result<Exit, Error> {
+    let (path, r) = retract(&a.artifact, &a.reason, chrono::Utc::now())?;
     // The artifact's name, slug and claims come from its file; the reason from the operator.
     let t = |s: &str| for_terminal(s, 500);
     println!(

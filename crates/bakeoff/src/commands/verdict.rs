@@ -2,18 +2,14 @@
 //! configuration, stored beside the artifacts as DIR/<slug>.verdict.json.
 
 use bakeoff_report::escape::for_terminal;
-use bakeoff_report::evidence::{Scope, VerdictEntry, VerdictKind, set_verdict};
+use bakeoff_report::evidence::{Scope, VerdictEntry, set_verdict};
 use bakeoff_report::registry;
 
-use crate::cli::VerdictArgs;
-use crate::exit::{CliError, Exit, failed, usage};
+use crate::config::VerdictConfig;
+use crate::exit::{Error, Exit};
 
-pub fn run(a: VerdictArgs) -> Result<Exit, CliError> {
-    let verdict = VerdictKind::parse(&a.verdict).map_err(usage)?;
-    if a.reason.trim().is_empty() {
-        return Err(usage("--reason is empty: say why, it is the record"));
-    }
-    let reg = registry::load(&a.dir).map_err(usage)?;
+pub fn run(a: VerdictConfig) -> Result<Exit, Error> {
+    let reg = registry::load(&a.dir)?;
     let entries: Vec<_> = reg.entries_of(&a.slug).collect();
     let Some(newest) = entries
         .iter()
@@ -22,7 +18,7 @@ pub fn run(a: VerdictArgs) -> Result<Exit, CliError> {
         .or(entries.last())
     else {
         let slugs = reg.slugs();
-        return Err(usage(format!(
+        return Err(Error::usage(format!(
             "no artifact for candidate {:?} under {} ({}); give the slug of an artifact there, or --dir",
             a.slug,
             a.dir.display(),
@@ -39,17 +35,14 @@ pub fn run(a: VerdictArgs) -> Result<Exit, CliError> {
         .map(|e| e.name.clone())
         .collect();
     let entry = VerdictEntry {
-        verdict,
-        reason: a.reason.trim().to_string(),
+        verdict: a.verdict,
+        reason: a.reason.clone(),
         date: chrono::Utc::now(),
         scope: Scope::of(&newest.artifact, counted),
         not_attempted: a.not_attempted.clone(),
         production_impact: a.impact.clone(),
     };
-    let (path, record) = set_verdict(&a.dir, &a.slug, entry).map_err(|e| match e {
-        bakeoff_report::evidence::EvidenceError::BadSlug(_) => usage(e),
-        other => failed(other),
-    })?;
+    let (path, record) = set_verdict(&a.dir, &a.slug, entry)?;
     // The scope is copied from an artifact's file: escaped, like the slug the operator typed.
     let t = |s: &str| for_terminal(s, 300);
     let s = &record.current.scope;

@@ -1,0 +1,236 @@
+//! The failure-class table: ONE table of (class, signature, source, remediation) for every
+//! failure bakeoff reports, seat and endpoint alike. Backends, the watchdog and the preflight
+//! never decide a class or word a remediation of their own; `docs/failure-classes.md` is this
+//! table, written out (a test keeps the two in step).
+//!
+//! Three kinds of rows:
+//! - log signatures (a regular expression over one log line): `bakeoff-seats`' `classify`
+//!   compiles them and picks the root cause (the rows are data here; matching is the seats');
+//! - watchdog signatures (silence, restarts, Docker state, exit status), produced by the seat
+//!   watchdog;
+//! - endpoint signatures, what the preflight observed of an endpoint that is not fit.
+
+mod rows;
+
+pub use rows::{TABLE, WRAPPERS};
+
+use crate::FailureClass;
+
+/// Where a row's signature is observed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignatureKind {
+    /// A regular expression over one log line.
+    Log(&'static str),
+    /// Produced by the seat watchdog from something other than one log line.
+    Watchdog(&'static str),
+    /// What the preflight observed of an endpoint (its probes and the readiness wait).
+    Endpoint(&'static str),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Row {
+    pub class: FailureClass,
+    pub signature: SignatureKind,
+    /// Where the signature comes from: engine source file, issue, measured log, seed.
+    pub source: &'static str,
+    pub remediation: &'static str,
+    /// Chosen as root cause only when no primary signature matched.
+    pub secondary: bool,
+    /// A generic bind failure counts only when it is the API server's own (see [`Scope`]).
+    pub scope: Scope,
+}
+
+/// Which lines a row's signature may claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Any line that matches.
+    Any,
+    /// Only the API server's own port: the line names the seat's port, or the lines just above
+    /// it are the API server's bind (`create_server_socket`, uvicorn, `serve_http`). A bind
+    /// failure of an internal socket (NCCL RAS `Call to bind failed: Address already in use`,
+    /// torch's c10d store on 29500) is not the seat's port.
+    ApiPort,
+}
+
+const fn log(
+    class: FailureClass,
+    re: &'static str,
+    source: &'static str,
+    remediation: &'static str,
+) -> Row {
+    Row {
+        class,
+        signature: SignatureKind::Log(re),
+        source,
+        remediation,
+        secondary: false,
+        scope: Scope::Any,
+    }
+}
+
+const fn watch(
+    class: FailureClass,
+    what: &'static str,
+    source: &'static str,
+    remediation: &'static str,
+) -> Row {
+    Row {
+        class,
+        signature: SignatureKind::Watchdog(what),
+        source,
+        remediation,
+        secondary: false,
+        scope: Scope::Any,
+    }
+}
+
+const fn endpoint(
+    class: FailureClass,
+    observed: &'static str,
+    source: &'static str,
+    remediation: &'static str,
+) -> Row {
+    Row {
+        class,
+        signature: SignatureKind::Endpoint(observed),
+        source,
+        remediation,
+        secondary: false,
+        scope: Scope::Any,
+    }
+}
+
+/// A remediation for a plain exit when the tail shows the model itself could not be loaded.
+pub fn exited_remediation(tail: &[String]) -> &'static str {
+    if tail
+        .iter()
+        .any(|l| l.contains("failed to load model") || l.contains("failed to open GGUF file"))
+    {
+        rows::R_LOAD
+    } else {
+        rows::R_EXIT
+    }
+}
+
+/// The row of a watchdog-produced class (its source and remediation).
+pub fn watchdog_row(class: FailureClass) -> Option<&'static Row> {
+    TABLE
+        .iter()
+        .find(|r| r.class == class && matches!(r.signature, SignatureKind::Watchdog(_)))
+}
+
+/// Any row's remediation for `class`.
+pub fn remediation(class: FailureClass) -> &'static str {
+    TABLE
+        .iter()
+        .find(|r| r.class == class)
+        .map(|r| r.remediation)
+        .unwrap_or(rows::R_EXIT)
+}
+
+/// The seat rows (log and watchdog signatures) and the wrappers as markdown: the table of
+/// `docs/failure-classes.md`'s "The table" (a test keeps the two in step).
+pub fn markdown_table() -> String {
+    let mut s = String::from(
+        "| class | signature | observed in | source | remediation |\n|---|---|---|---|---|\n",
+    );
+    for r in TABLE {
+        let (sig, where_) = match r.signature {
+            SignatureKind::Log(p) => (format!("`{}`", p.replace('|', r"\|")), "log line"),
+            SignatureKind::Watchdog(w) => (w.to_string(), "watchdog"),
+            SignatureKind::Endpoint(_) => continue,
+        };
+        let sig = if r.secondary {
+            format!("{sig} (secondary: only when no other signature matched)")
+        } else {
+            sig
+        };
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            r.class,
+            sig,
+            where_,
+            r.source.replace('|', r"\|"),
+            r.remediation
+        ));
+    }
+    for (p, src) in WRAPPERS {
+        s.push_str(&format!(
+            "| (wrapper or harmless warning, never a root cause) | `{p}` | log line | {src} | read the lines before it |\n"
+        ));
+    }
+    s
+}
+
+/// The endpoint rows as markdown: `docs/failure-classes.md`'s "Endpoint classes" table.
+pub fn markdown_endpoint_table() -> String {
+    let mut s = String::from("| class | observed | source | remediation |\n|---|---|---|---|\n");
+    for r in TABLE {
+        if let SignatureKind::Endpoint(observed) = r.signature {
+            s.push_str(&format!(
+                "| `{}` | {} | {} | {} |\n",
+                r.class,
+                observed,
+                r.source.replace('|', r"\|"),
+                r.remediation
+            ));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Every class bakeoff can report has at least one row, so every class has a remediation.
+    #[test]
+    fn every_class_has_a_row() {
+        let all: Vec<FailureClass> = serde_json::from_value(
+            crate::json_schema()["$defs"]["FailureClass"]["oneOf"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v["const"].clone())
+                .collect(),
+        )
+        .unwrap();
+        assert!(all.len() > 20);
+        for c in all {
+            assert!(TABLE.iter().any(|r| r.class == c), "{c} has no row");
+        }
+    }
+
+    /// `docs/failure-classes.md` is this table: both tables stand in it verbatim, between
+    /// their markers. `BAKEOFF_UPDATE_DOCS=1` rewrites them from the table.
+    #[test]
+    fn docs_failure_classes_md_is_the_table() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/failure-classes.md");
+        let mut doc = std::fs::read_to_string(&path).unwrap();
+        let mut drifted = Vec::new();
+        for (name, table) in [
+            ("markdown_table", markdown_table()),
+            ("markdown_endpoint_table", markdown_endpoint_table()),
+        ] {
+            let begin = format!("<!-- generated by failure_table::{name}() -->\n");
+            let end = "<!-- end of generated table -->";
+            let at = doc.find(&begin).unwrap() + begin.len();
+            let until = at + doc[at..].find(end).unwrap();
+            if doc[at..until] != table {
+                drifted.push(name);
+                doc.replace_range(at..until, &table);
+            }
+        }
+        if std::env::var_os("BAKEOFF_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, doc).unwrap();
+        } else {
+            assert!(
+                drifted.is_empty(),
+                "docs/failure-classes.md drifted from failure_table::TABLE ({drifted:?}); rerun \
+                 with BAKEOFF_UPDATE_DOCS=1"
+            );
+        }
+    }
+}

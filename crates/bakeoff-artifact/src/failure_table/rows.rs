@@ -1,0 +1,484 @@
+//! The rows of the one failure table (see the module above): remediations first, each one text
+//! per class whoever observed it, then the rows.
+
+use super::{Row, Scope, SignatureKind, endpoint, log, watch};
+use crate::FailureClass;
+
+use FailureClass as C;
+
+pub(crate) const R_WEDGE: &str = "the engine stopped logging before it could serve: it is wedged (in the seeds, CUDA-graph \
+     capture). Stop it (bakeoff seat down), then split the trigger: --enforce-eager, a smaller \
+     --max-model-len, another engine build";
+pub(crate) const R_CRASH: &str = "the seat restarts itself and fails again: read the root cause below; give bench seats \
+     restart policy \"no\" so a failing seat cannot resurrect itself and block another's restore";
+pub(crate) const R_CUDA: &str = "the GPU ran out of memory: lower --gpu-memory-utilization of this or a co-resident seat, \
+     --max-model-len or --max-num-seqs; remember the utilization budget does not cover the CUDA \
+     context (bakeoff plan)";
+pub(crate) const R_KV: &str = "the weights fit but the KV cache does not: raise --gpu-memory-utilization, lower \
+     --max-model-len / --max-num-seqs, use an fp8 KV cache, or pick a smaller quantization";
+pub(crate) const R_ARCH: &str = "this engine build does not support the model's architecture: use a newer engine image \
+     (check its supported-architectures list) or another engine";
+pub(crate) const R_MODULE: &str = "a Python module the engine needs is not installed in the image: use an image that \
+     ships it, or install it in a derived image";
+pub(crate) const R_TYPE: &str = "the image's transformers does not know this model_type: use an engine image with a \
+     newer transformers (or a nightly build)";
+pub(crate) const R_QUANT: &str = "the quantization flag does not match the checkpoint: drop the hard-coded --quantization \
+     for unquantized weights, or point the seat at weights with that quantization config";
+pub(crate) const R_HOST: &str = "the container hit its memory limit (host RAM, not GPU): raise the seat's memory limit, \
+     or load with mmap so weights are page cache rather than anonymous memory";
+pub(crate) const R_PORT: &str = "another process or seat already binds this port: stop it (bakeoff seat status shows seats \
+     on the port), or use seat swap OLD NEW for two seats that share a port";
+pub(crate) const R_EXIT: &str = "the engine exited before it was ready and no known signature matched: read the evidence \
+     lines (the deep tail of its log)";
+pub(crate) const R_NOT_READY: &str = "no real completion succeeded within --ready-timeout while the server was still loading or \
+     logging: wait, or raise --ready-timeout for a load that is slow but moving (a seat's \
+     --load-budget projects it); read the engine log for where it stalls";
+pub(crate) const R_LOAD: &str = "the model file could not be loaded: check the path the seat gives the engine (and the \
+     container's mounts) and that the file is a complete checkpoint";
+
+pub(crate) const R_GPU_BUSY: &str = "other processes already hold this GPU's memory: stop the co-resident seat or process \
+     (bakeoff plan shows what each seat claims), or lower this seat's --gpu-memory-utilization";
+pub(crate) const R_MODEL_MISSING: &str = "the engine cannot find the model it was given: check the path (for a Docker seat, the \
+     path inside the container and the seat's mounts) or the repository id; bakeoff audit checks \
+     the path before a start";
+pub(crate) const R_ACCESS: &str = "the model repository refused the download (gated or private): accept the model's terms on \
+     its page and give the seat a token with access (HF_TOKEN in the seat's env), or point it at \
+     a local copy";
+pub(crate) const R_GPU_UNSUPPORTED: &str = "this GPU lacks what the engine or the weights need (compute capability, kernels built \
+     for it): use --dtype half instead of bfloat16 on compute capability < 8.0, an engine image \
+     built for this GPU's architecture, or weights in a quantization this GPU supports";
+pub(crate) const R_NO_GPU: &str = "the engine saw no usable GPU: check the seat's GPU request (gpus in the fleet file and \
+     the NVIDIA container toolkit), CUDA_VISIBLE_DEVICES, and the driver (nvidia-smi)";
+pub(crate) const R_DISK: &str = "a disk the engine writes to is full: free space where the model cache lives (HF_HOME, \
+     the seat's mounts) or in the container's writable layer, or mount the cache from a larger \
+     disk";
+pub(crate) const R_CONTEXT: &str = "the requested context is longer than the model allows: lower --max-model-len (vLLM, \
+     SGLang --context-length) to the model's context (bakeoff kv shows it); override the check \
+     (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1) only with rope scaling that really extends the model";
+
+// Endpoint remediations (the preflight, `eval run`): the observation that led to the class is
+// prefixed by the caller, the fix is the table's.
+pub(crate) const R_UNREACHABLE: &str =
+    "check the address and port, and that the server is running (bakeoff seat status)";
+pub(crate) const R_NOT_HTTP: &str = "check the port (another service may hold it) and that the URL points at the engine's \
+     API server";
+pub(crate) const R_AUTH: &str = "set the key in BAKEOFF_API_KEY, or name the variable holding it with --api-key-env NAME \
+     (a key given wins over user:password in the URL)";
+pub(crate) const R_SERVER_ERROR: &str = "read the engine's log for the first error";
+pub(crate) const R_HANGING: &str = "the seeds' wedge — an engine up on its control endpoints whose inference never \
+     returns. Read the engine's log, restart it, and split the trigger (--enforce-eager, a \
+     smaller --max-model-len)";
+pub(crate) const R_FAILING: &str = "read the engine log for the first error (a crashed engine core, a bad request for this \
+     model), then rerun the preflight";
+pub(crate) const R_NOT_SERVED: &str =
+    "pass --model with one of the ids the server lists (/v1/models)";
+pub(crate) const R_NOT_MEASURABLE: &str = "supply what the suites asked for (e.g. --max-model-len N, --tokenizer PATH) and rerun; \
+     when every family is an instrument failure, the scores are below chance beyond doubt: \
+     check the battery's answer keys and the extraction (docs/statistics.md) before reading \
+     anything about the model";
+
+/// The table. Order matters only for display; matching takes the earliest line in the log.
+/// Sources are engine source files (with the versions read) and issue threads where the line
+/// was seen in a real log; the tests in `crates/bakeoff-seats/tests/it/log_signatures.rs` replay each wording.
+pub const TABLE: &[Row] = &[
+    watch(
+        C::InitWedge,
+        "no log line for --silence-timeout while not ready, while the seat's port answered (a port that only refused is not-listening)",
+        "seed 000 §1 (vLLM v0.19, Nemotron-3-Nano NVFP4: last line FLASHINFER backend selection, \
+         44+ min of silence, /v1/models answering); engine-facts.md fact 3",
+        R_WEDGE,
+    ),
+    watch(
+        C::CrashLoop,
+        "Docker inspect top-level RestartCount rising by --crash-loop-restarts within --crash-loop-window",
+        "engine-facts.md §6 (RestartCount is top-level, not in State); seed 003 §1 (13 restarts on a \
+         CUDA OOM) and §7 (35 restarts on a quantization mismatch)",
+        R_CRASH,
+    ),
+    log(
+        C::CudaOom,
+        r"(torch\.(cuda\.)?OutOfMemoryError|(CUDA|HIP) out of memory)",
+        "torch c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::malloc (`CUDA out of \
+         memory. Tried to allocate …`; torch >= 2.5 `torch.OutOfMemoryError`, older \
+         `torch.cuda.OutOfMemoryError`); seed 003 §1; vllm#14452, vllm#12030",
+        R_CUDA,
+    ),
+    log(
+        C::CudaOom,
+        r"CUDA (driver )?error: out of memory",
+        "torch c10/cuda/CUDAException.cpp c10_cuda_check_implementation (`CUDA error: ` + \
+         cudaGetErrorString) and c10/cuda/driver_api.h C10_CUDA_DRIVER_CHECK (`CUDA driver error: \
+         ` + cuGetErrorString); vllm#1614 (`RuntimeError: CUDA error: out of memory`)",
+        R_CUDA,
+    ),
+    log(
+        C::CudaOom,
+        r"CUBLAS_STATUS_ALLOC_FAILED|NCCL WARN Cuda failure 'out of memory'",
+        "torch aten/src/ATen/cuda/Exceptions.h TORCH_CUDABLAS_CHECK (`CUDA error: \
+         CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate(handle)`); NCCL src/include/checks.h \
+         CUDACHECK (`NCCL WARN Cuda failure 'out of memory'`)",
+        R_CUDA,
+    ),
+    log(
+        C::CudaOom,
+        r"Failed to load model - not enough GPU memory",
+        "vLLM 0.19.1 vllm/v1/worker/gpu_model_runner.py GPUModelRunner.load_model (except \
+         torch.cuda.OutOfMemoryError)",
+        R_CUDA,
+    ),
+    log(
+        C::CudaOom,
+        r"Not enough memory to handle (\d+ (prefill|total) tokens|`max_total_tokens=)",
+        "TGI server/text_generation_server/models/flash_causal_lm.py FlashCausalLM.warmup (`Not \
+         enough memory to handle N prefill tokens. You need to decrease \
+         `--max-batch-prefill-tokens``; 2023: `… N total tokens with M prefill tokens`); TGI \
+         backends/v3/src/lib.rs V3Error::NotEnoughMemory; TGI#1067, TGI#755, TGI#710",
+        R_CUDA,
+    ),
+    log(
+        C::CudaOom,
+        r"Free memory on device .{0,60}on startup is less than desired GPU memory utilization",
+        "vLLM 0.19.1 vllm/v1/worker/utils.py request_memory (0.9.x: v1/worker/gpu_worker.py \
+         init_device); vllm#20305, ovg-project/kvcached#29",
+        R_GPU_BUSY,
+    ),
+    log(
+        C::CudaOom,
+        r"cudaMalloc failed: out of memory",
+        "llama.cpp b11434 ggml/src/ggml-cuda/ggml-cuda.cu:888 (`allocating %.2f MiB on device %d: \
+         cudaMalloc failed: %s`); llama.cpp#20431",
+        R_CUDA,
+    ),
+    log(
+        C::CudaOom,
+        r"(failed|unable) to allocate (CUDA|ROCm|Vulkan|Metal)\d* buffer",
+        "llama.cpp ggml/src/ggml-alloc.c ggml_gallocr_reserve_n and alloc_tensor_range (`failed to \
+         allocate CUDA0 buffer of size N`), src/llama-model.cpp load_tensors (`unable to allocate \
+         CUDA0 buffer`); llama.cpp#20431, llama.cpp#11476",
+        R_CUDA,
+    ),
+    log(
+        C::KvCacheBudget,
+        r"No available memory for the cache blocks",
+        "vLLM 0.19.1 vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory (V0: \
+         worker/worker.py raise_if_cache_size_invalid); seed 000 §4 (the Gemma-4 KV-cache OOM \
+         ladder); vllm#10439, vllm-project/vllm-omni#946",
+        R_KV,
+    ),
+    log(
+        C::KvCacheBudget,
+        r"Available KV cache memory: -\d",
+        "vLLM 0.19.1 vllm/v1/worker/gpu_worker.py determine_available_memory (`Available KV cache \
+         memory: %s GiB`, negative when the weights leave nothing); seed 000 §4 (−0.66 … −3.21 GiB)",
+        R_KV,
+    ),
+    log(
+        C::KvCacheBudget,
+        r"KV cache is needed, which is larger than the available|Cannot auto-fit max_model_len|is larger than the maximum number of tokens that can be stored in KV cache",
+        "vLLM 0.19.1 vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory (`To serve at \
+         least one request with the models's max seq len (N), (X GiB KV cache is needed, which is \
+         larger than the available KV cache memory (Y GiB)`) and _auto_fit_max_model_len; V0 \
+         `The model's max seq len (N) is larger than the maximum number of tokens that can be \
+         stored in KV cache (M)`; vllm#27508",
+        R_KV,
+    ),
+    log(
+        C::KvCacheBudget,
+        r"Not enough memory\. Please try to increase --mem-fraction-static|larger than the profiled value -\d|Loaded weights leave no GPU memory for the KV cache|leaves no room for the full KV pool|state cache is too small to serve any requests",
+        "SGLang 0.5.23 python/sglang/srt/model_executor/pool_configurator.py (`Not enough memory. \
+         Please try to increase --mem-fraction-static.`, `SWA pool cap … leaves no room for the \
+         full KV pool`), mem_cache/kv_cache_configurator.py (`Loaded weights leave no GPU memory \
+         for the KV cache under --mem-fraction-static=…`, `max_total_tokens=N is larger than the \
+         profiled value M`: negative M is a negative KV budget; hybrid `state cache is too small`); \
+         sglang#4330, sglang#7691 (`… larger than the profiled value -561981`)",
+        R_KV,
+    ),
+    log(
+        C::KvCacheBudget,
+        r"failed to allocate buffer for (kv|rs) cache|llama_kv_cache_init\(\) failed",
+        "llama.cpp b11434 src/llama-kv-cache.cpp:288 (`failed to allocate buffer for kv cache`), \
+         src/llama-memory-recurrent.cpp:121; older `llama_kv_cache_init() failed for \
+         self-attention cache`; llama.cpp#8101, abetlen/llama-cpp-python#1944",
+        R_KV,
+    ),
+    log(
+        C::UnsupportedArchitecture,
+        r"(Model architectures \[.*\] (are not supported for now|failed to be inspected)|architecture .{0,80}not supported (for now|anymore|in-tree anymore)|Cannot find model module\.)",
+        "vLLM 0.19.1 vllm/model_executor/models/registry.py _raise_for_unsupported (`Model \
+         architectures [...] are not supported for now`, `… is not supported anymore`, `Cannot \
+         find model module.`); vllm#9515, vllm#13332; seed 000 §2 (pydantic ValidationError: \
+         architecture \"not supported for now\")",
+        R_ARCH,
+    ),
+    log(
+        C::UnsupportedArchitecture,
+        r"unknown model architecture: '|unknown pre-tokenizer type: '",
+        "llama.cpp b11434 src/llama-model.cpp:373 (`unknown model architecture: 'x'`), \
+         src/llama-vocab.cpp (`unknown pre-tokenizer type: 'x'`); mozilla-ai/llamafile#711, \
+         llama.cpp#28050",
+        R_ARCH,
+    ),
+    log(
+        C::UnknownModelType,
+        r"has model type .{0,40} but Transformers does not recognize this architecture|Unrecognized model in .{0,200}Should have a .model_type. key",
+        "transformers models/auto/configuration_auto.py AutoConfig.from_pretrained \
+         (engine-facts.md §1); seed 000 §5 (deepseek_v4 on NGC 26.04)",
+        R_TYPE,
+    ),
+    log(
+        C::QuantizationMismatch,
+        r"CompressedTensorsConfig\.__init__\(\) missing \d+ required positional argument",
+        "seed 003 §7 (hard-coded --quantization compressed-tensors over BF16 weights, 35 restarts); \
+         engine-facts.md §1",
+        R_QUANT,
+    ),
+    log(
+        C::QuantizationMismatch,
+        r"No compressed-tensors compatible scheme was found|does not match the quantization method specified in the .?quantization.? argument|Unknown quantization method: |Cannot find the config file for ",
+        "vLLM 0.19.1 vllm/config/model.py ModelConfig._verify_quantization (`Quantization method \
+         specified in the model config (fp8) does not match the quantization method specified in \
+         the `quantization` argument (gguf).`, `Unknown quantization method: …`), \
+         model_loader/weight_utils.py get_quant_config (`Cannot find the config file for …`), \
+         compressed_tensors.py (`No compressed-tensors compatible scheme was found.`); \
+         vllm#19050, vllm#5842, vllm#3331, llm-compressor #1427",
+        R_QUANT,
+    ),
+    log(
+        C::ContextTooLong,
+        r"is greater than the derived max_model_len|context length .{0,40}exceeds the model's",
+        "vLLM 0.19.1 vllm/config/model.py _get_and_verify_max_len (`User-specified max_model_len \
+         (N) is greater than the derived max_model_len (…)`); vllm#3676",
+        R_CONTEXT,
+    ),
+    log(
+        C::GpuUnsupported,
+        r"Bfloat16 is only supported on GPUs with compute capability|no kernel image is available for execution on the device|GPUs with compute capability below \d|is not supported for the current GPU\. Minimum capability|Quantization scheme is not supported for|quantization is currently not supported in ",
+        "vLLM 0.19.1 vllm/platforms/cuda.py check_if_supports_dtype (`Bfloat16 is only supported on \
+         GPUs with compute capability of at least 8.0`), vllm/config/vllm.py \
+         _get_quantization_config, compressed_tensors.py _check_scheme_supported, \
+         platforms/interface.py verify_quantization; torch CUDA error `no kernel image is \
+         available for execution on the device`; vllm#946, vllm#4604, vllm#19906, vllm#1284",
+        R_GPU_UNSUPPORTED,
+    ),
+    log(
+        C::NoGpu,
+        r"No CUDA GPUs are available|Found no NVIDIA driver on your system|CUDA driver initialization failed|Failed to infer device type|The NVIDIA driver on your system is too old",
+        "torch c10/cuda/CUDAFunctions.cpp device_count_impl / device_count_ensure_non_zero; vLLM \
+         0.19.1 vllm/config/device.py DeviceConfig.__post_init__ (`Failed to infer device type`); \
+         vllm#12847, vllm#13946",
+        R_NO_GPU,
+    ),
+    log(
+        C::ModelFileMissing,
+        r"failed to open GGUF file .{0,400}\(No such file or directory\)|gguf_init_from_\w+: failed to read magic",
+        "llama.cpp b11434 ggml/src/gguf.cpp gguf_init_from_file (`failed to open GGUF file '%s' \
+         (%s)`, strerror) and gguf_init_from_reader (`failed to read magic`: an empty file); \
+         measured here (a seat given a missing path)",
+        R_MODEL_MISSING,
+    ),
+    log(
+        C::ModelFileMissing,
+        r"Invalid repository ID or local directory specified|Could not detect config format for no config file found|Repo id must be in the form|is not a local folder and is not a valid model identifier|does not appear to have a file named",
+        "vLLM 0.19.1 vllm/transformers_utils/config.py get_config; huggingface_hub \
+         utils/_validators.py validate_repo_id (a local path that does not exist is read as a \
+         repo id); transformers utils/hub.py cached_files; vllm#12867, gpustack/gpustack#1268",
+        R_MODEL_MISSING,
+    ),
+    log(
+        C::ModelAccessDenied,
+        r"Cannot access gated repo|You are trying to access a gated repo|Access to model .{0,200} is restricted|is gated\. You must be authenticated|401 Client Error|403 Client Error",
+        "huggingface_hub utils/_http.py hf_raise_for_status (`401 Client Error … Cannot access gated \
+         repo for url …`); transformers utils/hub.py (`You are trying to access a gated repo.`); \
+         sgl-project/sglang PR #14644, vllm PR #3963",
+        R_ACCESS,
+    ),
+    log(
+        C::DiskFull,
+        r"No space left on device|StorageFull",
+        "OS ENOSPC (`OSError: [Errno 28] No space left on device`), safetensors (`IoError(Os { code: \
+         28, kind: StorageFull, … })`); hiyouga/LlamaFactory#5155, bentoml/OpenLLM#754",
+        R_DISK,
+    ),
+    log(
+        C::PortInUse,
+        r"couldn't bind (HTTP server|to server) socket",
+        "llama.cpp b11434 tools/server/server-http.cpp:517 (`couldn't bind HTTP server socket, \
+         hostname: H, port: P`); 2023 `couldn't bind to server socket: hostname=H port=P`; \
+         measured here with a held port; neavo/OneClickLLAMA#10",
+        R_PORT,
+    ),
+    log(
+        C::PortInUse,
+        r"error while attempting to bind on address|port is already allocated|Failed to bind to .{0,80}[Aa]ddress already in use|listen tcp [^ ]*: bind: address already in use",
+        "uvicorn Server.startup over asyncio create_server (`[Errno 98] error while attempting to \
+         bind on address ('0.0.0.0', 8000): address already in use`: SGLang, LiteLLM, vLLM before \
+         ~0.6.1; vllm#7514); TGI router/src/server.rs (`Failed to bind to …`); Go net.Listen \
+         (Ollama, llama-swap: `listen tcp 127.0.0.1:11434: bind: address already in use`; \
+         ollama#707); Docker daemon `Bind for 0.0.0.0:P failed: port is already allocated`",
+        R_PORT,
+    ),
+    Row {
+        class: C::PortInUse,
+        signature: SignatureKind::Log(r"\[Errno (98|48)\]|[Aa]ddress already in use|EADDRINUSE"),
+        source: "vLLM 0.19.1 vllm/entrypoints/openai/api_server.py create_server_socket (`sock.bind(addr)` \
+                 then `OSError: [Errno 98] Address already in use`; vllm#9763). Claimed only for the \
+                 API port: the line names the seat's port, or a create_server_socket / uvicorn frame \
+                 stands just above it. Never NCCL (`NCCL WARN Call to bind failed: Address already \
+                 in use`, nccl#1882), torch's c10d store (`The server socket has failed to listen … \
+                 port: 29500 … EADDRINUSE`), or vLLM's get_open_port (vllm#11617)",
+        remediation: R_PORT,
+        secondary: false,
+        scope: Scope::ApiPort,
+    },
+    log(
+        C::MissingModule,
+        r"This modeling file requires the following packages that were not found",
+        "transformers dynamic_module_utils.py check_imports (remote code needs a package the \
+         image lacks); InternLM/InternLM#592",
+        R_MODULE,
+    ),
+    Row {
+        class: C::MissingModule,
+        signature: SignatureKind::Log(
+            r"No module named ['\x22]?[A-Za-z_][\w.]*|cannot open shared object file: No such file or directory",
+        ),
+        source: "seed 000 §2 (secondary `ModuleNotFoundError: mamba_ssm` beside the unsupported \
+                 architecture); CPython import system (`ModuleNotFoundError: No module named 'x'`, \
+                 runpy's unquoted `python3: No module named x`), vLLM V0 worker lines without the \
+                 class (`… while processing method load_model: No module named 'einops'`, vllm PR \
+                 #7651); a missing shared library (zai-org/GLM-4#510)",
+        remediation: R_MODULE,
+        // Engines log optional imports that fail as warnings; the seed's was secondary.
+        secondary: true,
+        scope: Scope::Any,
+    },
+    watch(
+        C::HostOom,
+        "Docker inspect State.OOMKilled = true",
+        "engine-facts.md §6 and fact 7 (OOMKilled is a host-cgroup OOM, not a CUDA OOM); measured \
+         here with a 96 MiB limit and --load-mode none",
+        R_HOST,
+    ),
+    watch(
+        C::Exited,
+        "the process or container exited before ready and no log signature matched (the code is recorded)",
+        "process exit status / Docker State.ExitCode; llama.cpp b11434 tools/server/server.cpp:491 \
+         (`exiting due to model loading error`)",
+        R_EXIT,
+    ),
+    watch(
+        C::NotReady,
+        "--ready-timeout passed while the seat's port answered and the seat was still logging, and no real completion (the preflight's check) had succeeded",
+        "bakeoff's readiness definition (issue 6: ready means a real completion succeeds); seed 000 §1 \
+         (/v1/models answering is not ready); a container logging every 20 ms measured here \
+         (docker_backend.rs a_chatty_seat_still_reaches_the_ready_timeout)",
+        R_NOT_READY,
+    ),
+    watch(
+        C::NotListening,
+        "every readiness probe of the watch was refused (silence or --ready-timeout): nothing listened on the seat's port",
+        "bakeoff's readiness probe (seat.readiness.refused = attempts); measured here (a process \
+         that logs a line and never listens)",
+        "the engine never opened the seat's port: check its --host/--port against the seat (a \
+         server bound to another address or port, or one stuck before it binds: read the last log \
+         lines)",
+    ),
+    watch(
+        C::WrongPort,
+        "the log says the server listens on another port than the seat's (readiness::listen_port: llama.cpp `listening on http://H:P`, uvicorn `Uvicorn running on`, vLLM `Starting vLLM (API )?server (N )?on`, Ollama `Listening on`), and the seat's port refused after that line",
+        "llama.cpp tools/server/server.cpp, uvicorn server.py _log_started_message, vLLM 0.19.1 \
+         entrypoints/openai/api_server.py build_and_serve, Ollama server/routes.go; measured here \
+         (llama-server given another --port)",
+        "make the engine's --port and the seat's port agree (for a Docker seat, container_port \
+         is the port inside the container)",
+    ),
+    watch(
+        C::ModelNameMismatch,
+        "the server's /v1/models lists ids, none of them the seat's first served_model_names entry, and the completion is refused for that id",
+        "vLLM entrypoints/openai/serving_engine.py _check_model (404 `The model `m` does not \
+         exist.`); bakeoff's readiness probe (seat.readiness.served_model_ids)",
+        "set the seat's served_model_names to what the engine serves, or make the engine serve \
+         that name (vLLM/SGLang --served-model-name, llama-server --alias); gateways route by \
+         these names",
+    ),
+    endpoint(
+        C::Unreachable,
+        "every connection refused (or timed out connecting), control calls and completions",
+        "bakeoff's discovery and readiness probes (bakeoff_client::preflight); measured here \
+         (a closed port on 127.0.0.1)",
+        R_UNREACHABLE,
+    ),
+    endpoint(
+        C::NotHttp,
+        "something answered, but no reply was HTTP (another service on the port)",
+        "bakeoff's HTTP/1 head parser (bakeoff_client::h1); measured here (a TCP listener that \
+         answers with text)",
+        R_NOT_HTTP,
+    ),
+    endpoint(
+        C::AuthFailed,
+        "a completion answered 401 or 403: final at once, never retried",
+        "llama.cpp tools/server/server.cpp (401 `Invalid API Key` under --api-key), vLLM \
+         entrypoints/openai/api_server.py (401 under --api-key), LiteLLM proxy (401/403 for a bad \
+         or unauthorized key); tested with a scripted 401",
+        R_AUTH,
+    ),
+    endpoint(
+        C::ServerError,
+        "every call, control and completion, answered 5xx (not all 503)",
+        "bakeoff's readiness probes (the statuses of every call: preflight::http_statuses)",
+        R_SERVER_ERROR,
+    ),
+    endpoint(
+        C::NotReady,
+        "the completions answered 503 (llama.cpp \"Loading model\") or timed out while nothing else answered",
+        "llama.cpp tools/server/server.cpp (503 `Loading model` on every path while it loads); \
+         bakeoff's readiness definition (issue 6: ready means a real completion succeeds)",
+        R_NOT_READY,
+    ),
+    endpoint(
+        C::InferenceHanging,
+        "connections accepted and control endpoints answering, every completion timed out: the seeds' wedge",
+        "seed 000 §1 (/v1/models answering while every inference hung); measured here (a scripted \
+         server whose completions never answer)",
+        R_HANGING,
+    ),
+    endpoint(
+        C::InferenceFailing,
+        "control endpoints answer, completions fail otherwise (errors, empty replies, cut streams), or every suite request failed after a passing preflight",
+        "seed 000 §1 (an engine core died while /v1/models kept answering); bakeoff's readiness \
+         probes",
+        R_FAILING,
+    ),
+    endpoint(
+        C::ModelNotServed,
+        "`--model` is not among `/v1/models` ids (engines that route by id)",
+        "vLLM entrypoints/openai/serving_engine.py _check_model (404 `The model `m` does not \
+         exist.`); SGLang and LiteLLM route by id the same way",
+        R_NOT_SERVED,
+    ),
+    endpoint(
+        C::NotMeasurable,
+        "the suites refused (unknown window, no tokenizer route), or every requested suite measured nothing valid (each family `instrument-failure`)",
+        "bakeoff's suites (a suite that measured nothing is a failure, never a pass)",
+        R_NOT_MEASURABLE,
+    ),
+];
+
+/// Lines that wrap the real error and must never be chosen as the root cause.
+pub const WRAPPERS: &[(&str, &str)] = &[
+    (
+        r"Engine core initialization failed|EngineCore failed to start",
+        "vLLM v1/engine/utils.py wait_for_engine_startup and v1/engine/core.py run_engine_core \
+         (engine-facts.md §1, fact 9)",
+    ),
+    (
+        r"Initialization failed\. Please see the error messages above|Received sigquit from a child process",
+        "SGLang entrypoints/engine.py and http_server.py",
+    ),
+    (
+        r"Failed to import from vllm\._C|Failed to import from (amdsmi|vllm\._rocm_C)",
+        "vLLM _custom_ops.py / platforms: a warning that an optional extension did not import \
+         (ROCm, CPU, Ascend builds), harmless",
+    ),
+];

@@ -1,0 +1,280 @@
+//! The fleet file as written (serde's view of `fleet.toml`) and its validation into the checked
+//! [`Host`]s, [`Seat`]s and [`Route`]s of a [`Fleet`]. Every check returns the message that
+//! [`Fleet::parse`] reports as [`super::FleetError::Invalid`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{
+    DockerLaunch, Engine, Fleet, Host, Launch, MAX_STOP_TIMEOUT_S, ProcessLaunch, Role, Route, Seat,
+};
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFile {
+    #[serde(default)]
+    fleet: RawFleet,
+    #[serde(default)]
+    hosts: BTreeMap<String, RawHost>,
+    #[serde(default)]
+    seat: Vec<RawSeat>,
+    #[serde(default)]
+    route: Vec<RawRoute>,
+    #[serde(default)]
+    gateway: Option<RawGateway>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFleet {
+    name: Option<String>,
+    state_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHost {
+    /// `unix:///var/run/docker.sock`, `tcp://10.0.0.5:2375`; absent: the local socket.
+    docker: Option<String>,
+    /// Where seats on this host answer (default 127.0.0.1).
+    address: Option<String>,
+    #[serde(default)]
+    gpus: u32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSeat {
+    name: String,
+    #[serde(default = "default_host")]
+    host: String,
+    engine: Engine,
+    role: Role,
+    port: u16,
+    #[serde(default)]
+    served_model_names: Vec<String>,
+    gpu_memory_utilization: Option<f64>,
+    process: Option<ProcessLaunch>,
+    docker: Option<DockerLaunch>,
+    /// Seconds to wait after SIGTERM / `docker stop` before killing.
+    stop_timeout_s: Option<u64>,
+}
+
+fn default_host() -> String {
+    "local".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRoute {
+    alias: String,
+    seat: Option<String>,
+    api_base: Option<String>,
+    /// The gateway's upstream model name (`hosted_vllm/<served-name>`), informational.
+    model: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawGateway {
+    /// A LiteLLM proxy `config.yaml`, relative to the fleet file.
+    litellm_config: Option<PathBuf>,
+}
+
+impl RawFile {
+    /// The fleet's name (default `fleet`).
+    pub(super) fn name(&self) -> String {
+        self.fleet.name.clone().unwrap_or_else(|| "fleet".into())
+    }
+
+    /// The state directory, relative to the fleet file's directory `dir`.
+    pub(super) fn state_dir(&self, dir: &Path) -> PathBuf {
+        self.fleet
+            .state_dir
+            .as_ref()
+            .map(|d| dir.join(d))
+            .unwrap_or_else(|| dir.join(".bakeoff-seats"))
+    }
+
+    /// The LiteLLM config the gateway's aliases are imported from, as written.
+    pub(super) fn litellm_config(&self) -> Option<&PathBuf> {
+        self.gateway.as_ref()?.litellm_config.as_ref()
+    }
+
+    /// The declared hosts, plus `local` (this machine, its Docker socket) when not declared.
+    pub(super) fn hosts(&self) -> Result<BTreeMap<String, Host>, String> {
+        let mut hosts = BTreeMap::new();
+        for (name, h) in &self.hosts {
+            if let Some(d) = &h.docker
+                && !(d.starts_with("unix://")
+                    || d.starts_with("tcp://")
+                    || d.starts_with("http://"))
+            {
+                return Err(format!(
+                    "host {name:?}: docker = {d:?} must start with unix://, tcp:// or http://"
+                ));
+            }
+            hosts.insert(
+                name.clone(),
+                Host {
+                    name: name.clone(),
+                    docker: h.docker.clone(),
+                    address: h.address.clone().unwrap_or_else(|| "127.0.0.1".into()),
+                    gpus: h.gpus,
+                },
+            );
+        }
+        // `local` always exists: this machine, its Docker socket.
+        hosts.entry("local".into()).or_insert_with(|| Host {
+            name: "local".into(),
+            docker: None,
+            address: "127.0.0.1".into(),
+            gpus: 0,
+        });
+        Ok(hosts)
+    }
+
+    /// The seats, each checked against `hosts` and the seats before it.
+    pub(super) fn seats(&self, hosts: &BTreeMap<String, Host>) -> Result<Vec<Seat>, String> {
+        let mut seats: Vec<Seat> = Vec::new();
+        for s in &self.seat {
+            let seat = s
+                .check(hosts, &seats)
+                .map_err(|m| format!("seat {:?}: {m}", s.name))?;
+            seats.push(seat);
+        }
+        Ok(seats)
+    }
+
+    /// The `[[route]]` aliases, resolved against the seats of `fleet`.
+    pub(super) fn routes(&self, fleet: &Fleet) -> Result<Vec<Route>, String> {
+        let mut routes = Vec::new();
+        for r in &self.route {
+            let seat = match (&r.seat, &r.api_base) {
+                (Some(s), _) => {
+                    if fleet.seat(s).is_none() {
+                        return Err(format!("route {:?}: seat {s:?} is not declared", r.alias));
+                    }
+                    Some(s.clone())
+                }
+                (None, Some(base)) => fleet.resolve_api_base(base),
+                (None, None) => {
+                    return Err(format!(
+                        "route {:?}: give seat = \"NAME\" or api_base = \"http://host:port/v1\"",
+                        r.alias
+                    ));
+                }
+            };
+            routes.push(Route {
+                alias: r.alias.clone(),
+                seat,
+                api_base: r.api_base.clone(),
+                model: r.model.clone(),
+                from: "fleet.toml".into(),
+            });
+        }
+        Ok(routes)
+    }
+}
+
+impl RawSeat {
+    /// The checked seat; `seats` are those declared before it. The message says what is wrong
+    /// (the caller names the seat).
+    fn check(&self, hosts: &BTreeMap<String, Host>, seats: &[Seat]) -> Result<Seat, String> {
+        bakeoff_artifact::slug::validate_slug(&self.name).map_err(|e| e.replace("slug", "name"))?;
+        if seats.iter().any(|o| o.name == self.name) {
+            return Err("declared twice (seat names are unique)".into());
+        }
+        let host = hosts.get(&self.host).ok_or_else(|| {
+            format!(
+                "host {:?} is not declared (add [hosts.{}])",
+                self.host, self.host
+            )
+        })?;
+        if self.port == 0 {
+            return Err("port must be 1-65535".into());
+        }
+        if let Some(t) = self.stop_timeout_s
+            && t > MAX_STOP_TIMEOUT_S
+        {
+            return Err(format!(
+                "stop_timeout_s {t} is over the {MAX_STOP_TIMEOUT_S} s limit; use a value of 0-{MAX_STOP_TIMEOUT_S}"
+            ));
+        }
+        if let Some(u) = self.gpu_memory_utilization
+            && !(u > 0.0 && u <= 1.0)
+        {
+            return Err(format!("gpu_memory_utilization {u} must be in (0, 1]"));
+        }
+        Ok(Seat {
+            name: self.name.clone(),
+            host: self.host.clone(),
+            engine: self.engine,
+            role: self.role,
+            port: self.port,
+            served_model_names: self.served_model_names.clone(),
+            gpu_memory_utilization: self.gpu_memory_utilization,
+            launch: self.launch(host)?,
+            stop_timeout_s: self.stop_timeout_s.unwrap_or(10),
+        })
+    }
+
+    /// The seat's one launch, process or Docker, checked.
+    fn launch(&self, host: &Host) -> Result<Launch, String> {
+        match (&self.process, &self.docker) {
+            (Some(p), None) => process_launch(p, &self.host).map(Launch::Process),
+            (None, Some(d)) => docker_launch(d, host).map(Launch::Docker),
+            (Some(_), Some(_)) => Err("has both [seat.process] and [seat.docker]: pick one".into()),
+            (None, None) => Err(
+                "has no launch: add [seat.process] (command, args, env) or [seat.docker] (image, …)"
+                    .into(),
+            ),
+        }
+    }
+}
+
+/// A process launch: a command, on this machine (`host` is the seat's host name).
+fn process_launch(p: &ProcessLaunch, host: &str) -> Result<ProcessLaunch, String> {
+    if p.command.trim().is_empty() {
+        return Err("process.command is empty".into());
+    }
+    if host != "local" {
+        return Err(
+            "a process seat runs on this machine: host must be \"local\" (use docker for remote hosts)"
+                .into(),
+        );
+    }
+    Ok(p.clone())
+}
+
+/// A Docker launch: an image, a memory size and restart policy Docker accepts, mounts with both
+/// sides, and GPUs the host has.
+fn docker_launch(d: &DockerLaunch, host: &Host) -> Result<DockerLaunch, String> {
+    if d.image.trim().is_empty() {
+        return Err("docker.image is empty".into());
+    }
+    d.memory_bytes()?;
+    if let Some(r) = &d.restart {
+        crate::docker::restart_policy(r)?;
+    }
+    for m in &d.mounts {
+        if m.split(':').count() < 2 {
+            return Err(format!(
+                "mount {m:?} must be HOST:CONTAINER or HOST:CONTAINER:ro"
+            ));
+        }
+    }
+    for g in &d.gpus {
+        if let Ok(i) = g.parse::<u32>()
+            && i >= host.gpus
+        {
+            return Err(format!(
+                "GPU {i} is not on host {:?}, which declares gpus = {}",
+                host.name, host.gpus
+            ));
+        }
+    }
+    Ok(d.clone())
+}

@@ -1,0 +1,133 @@
+//! The watch's driver: gathers observations — log lines from the backend's follower, the
+//! backend's state every 300 ms, readiness probes every `probe_interval`, a tick at least every
+//! 100 ms — feeds them to the [`Watchdog`] and stops at its terminal event.
+
+use std::time::{Duration, Instant};
+
+use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, run_preflight};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::machine::{Ending, Event, Observation, Watchdog};
+use super::{ProbeTarget, WatchOptions, WatchReport, probe_client};
+use crate::backend::Backend;
+
+/// How often the backend's state is read.
+const STATUS_EVERY: Duration = Duration::from_millis(300);
+/// The longest wait for a log line before the timers are checked.
+const TICK: Duration = Duration::from_millis(100);
+/// How long the lines the follower already has are read after a failure: the lines just
+/// before an exit are the evidence.
+const DRAIN: Duration = Duration::from_millis(400);
+/// The most lines taken from the queue at once before the checks run.
+const BATCH: usize = 4096;
+
+/// Watch `backend` (already started) until ready or failed.
+pub async fn watch(
+    backend: &mut Backend,
+    url: &str,
+    target: ProbeTarget,
+    opts: &WatchOptions,
+) -> WatchReport {
+    let model = target.model.clone();
+    let start = Instant::now();
+    let (tx, mut rx) = mpsc::channel::<String>(1024);
+    let follower = backend.follow(tx);
+    let client = probe_client(url);
+    let mut probe: Option<JoinHandle<PreflightOutcome>> = None;
+    let mut next_probe = Instant::now();
+    let mut next_status = Instant::now();
+    let first = backend.status().await;
+    let mut wd = Watchdog::new(target, opts.clone(), start, first);
+
+    let ending = loop {
+        // Wait for a line or a tick, then take every line already queued, then run the
+        // checks: a seat that logs faster than the tick must still reach them (a `continue`
+        // per line starved them, and a chatty seat was watched forever).
+        let mut ended = None;
+        for line in next_batch(&mut rx).await {
+            ended = ended.or(decided(wd.step(Observation::Line(line), Instant::now())));
+        }
+        if let Some(e) = ended {
+            break e;
+        }
+
+        // Readiness: a probe finished?
+        if let Some(p) = &probe
+            && p.is_finished()
+        {
+            if let Some(Ok(out)) = probe.take().and_then(futures_util::FutureExt::now_or_never)
+                && let Some(e) = decided(wd.step(Observation::Probe(Box::new(out)), Instant::now()))
+            {
+                break e;
+            }
+            next_probe = Instant::now() + opts.probe_interval;
+        }
+        if probe.is_none()
+            && Instant::now() >= next_probe
+            && let Some(c) = client.clone()
+        {
+            let popts = PreflightOptions {
+                model: model.clone(),
+                max_model_len: None,
+                // Long enough for one short completion on a busy 2-core machine; the
+                // probe runs beside the watch loop, so silence and exits are still seen.
+                ready_timeout: Duration::from_secs(10),
+            };
+            probe = Some(tokio::spawn(async move { run_preflight(&c, &popts).await }));
+        }
+
+        if Instant::now() >= next_status {
+            next_status = Instant::now() + STATUS_EVERY;
+            let st = backend.status().await;
+            if let Some(e) = decided(wd.step(Observation::State(st), Instant::now())) {
+                break e;
+            }
+        }
+
+        if let Some(e) = decided(wd.step(Observation::Tick, Instant::now())) {
+            break e;
+        }
+    };
+
+    // Drain what the follower already has: the lines just before an exit are the evidence.
+    if ending != Ending::Ready {
+        let drain_until = Instant::now() + DRAIN;
+        while let Ok(Some(line)) = tokio::time::timeout_at(drain_until.into(), rx.recv()).await {
+            wd.step(Observation::Line(line), Instant::now());
+        }
+    }
+    follower.abort();
+    if let Some(p) = probe.take() {
+        p.abort();
+    }
+    wd.finish(Instant::now())
+}
+
+/// The lines to observe next: one line or none within a tick, then every line already queued.
+async fn next_batch(rx: &mut mpsc::Receiver<String>) -> Vec<String> {
+    let mut batch = Vec::new();
+    tokio::select! {
+        line = rx.recv() => match line {
+            Some(line) => batch.push(line),
+            // The follower ended (it only does when the channel closes): keep ticking.
+            None => tokio::time::sleep(Duration::from_millis(50)).await,
+        },
+        _ = tokio::time::sleep(TICK) => {}
+    }
+    while batch.len() < BATCH {
+        match rx.try_recv() {
+            Ok(line) => batch.push(line),
+            Err(_) => break,
+        }
+    }
+    batch
+}
+
+/// The terminal event among `events`, if any.
+fn decided(events: Vec<Event>) -> Option<Ending> {
+    events.into_iter().find_map(|e| match e {
+        Event::Decided(end) => Some(end),
+        _ => None,
+    })
+}

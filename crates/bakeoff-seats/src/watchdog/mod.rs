@@ -1,0 +1,203 @@
+//! The startup watchdog: follows a seat's log and its backend state from the start command
+//! until the seat is **ready** — a real completion succeeded (the preflight's check,
+//! `bakeoff_client::preflight::run_preflight`) — or it has failed with a class from the one table
+//! ([`crate::classify`]).
+//!
+//! States: starting → loading → warming → ready. Log lines move the state forward (never
+//! back); only the preflight makes it ready, because `/health` 200 or `/v1/models` answering
+//! proves nothing (seed 000 §1: an engine wedged with `/v1/models` up).
+//!
+//! Verdicts, checked on every tick (after the lines already queued are read: a chatty seat
+//! cannot starve them), in this order:
+//! 1. `RestartCount` rose by `crash_loop_restarts` within `crash_loop_window`: `crash-loop`
+//!    (the root cause of the tail is recorded beside it). First, because a container between
+//!    two restarts also reads as exited;
+//! 2. the backend reports the seat exited: `host-oom` when Docker says `OOMKilled`, otherwise
+//!    the root cause of the log tail, otherwise `exited` with the code. A state that could not
+//!    be read (the Docker engine did not answer) is not an exit;
+//! 3. the probes say no wait can help: the server lists other model ids than the seat's
+//!    (`model-name-mismatch`), or the log names another listening port and the seat's port then
+//!    refused (`wrong-port`);
+//! 4. no log line for `silence_timeout` while not ready: `init-wedge`;
+//! 5. `ready_timeout` passed: `not-ready`.
+//!
+//! A silence or a timeout is then refined by what the readiness probes saw
+//! ([`crate::readiness`]): a port that only ever refused is `not-listening`, not a wedge.
+//!
+//! Two halves: [`machine`] is the watch as a transition function — observations in (a log
+//! line, a backend state read, a finished readiness probe, a tick of the clock), events out,
+//! every piece of state in one struct ([`Watchdog`]), no I/O and no clock of its own; [`drive`]
+//! is the async driver that gathers those observations from the backend and the probes, with
+//! the timeouts and cadences of the watch, and stops at the terminal event.
+
+use std::time::Duration;
+
+use bakeoff_artifact::{FailureClass, PreflightReport, SeatPhase, SeatRootCause};
+use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
+
+use crate::classify::Cause;
+use crate::progress::Reading;
+
+pub mod drive;
+pub mod machine;
+#[cfg(test)]
+mod tests;
+mod verdict;
+
+pub use drive::watch;
+pub use machine::{Ending, Event, Observation, Watchdog};
+
+/// How much of the log is kept as evidence: vLLM's real cause sits above a ~40-line traceback
+/// and the wrapper, so the tail must be deep (engine-facts.md §1: at least 250 lines).
+pub const TAIL_LINES: usize = 300;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum State {
+    Starting,
+    Loading,
+    Warming,
+    Ready,
+    Failed,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Starting => "starting",
+            State::Loading => "loading",
+            State::Warming => "warming",
+            State::Ready => "ready",
+            State::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// No log line for this long while not ready: `init-wedge`.
+    pub silence_timeout: Duration,
+    /// Give up (`not-ready`) after this long.
+    pub ready_timeout: Duration,
+    /// Flag a load projected to take longer than this.
+    pub load_budget: Option<Duration>,
+    pub crash_loop_restarts: u64,
+    pub crash_loop_window: Duration,
+    /// Pause between readiness probes.
+    pub probe_interval: Duration,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        Self {
+            silence_timeout: Duration::from_secs(300),
+            ready_timeout: Duration::from_secs(3600),
+            load_budget: None,
+            crash_loop_restarts: 3,
+            crash_loop_window: Duration::from_secs(600),
+            probe_interval: Duration::from_millis(500),
+        }
+    }
+}
+
+/// What the watchdog saw.
+#[derive(Debug, Clone)]
+pub struct WatchReport {
+    pub state: State,
+    /// The state reached before the verdict (for a failure: where it died).
+    pub last_state: State,
+    pub class: Option<FailureClass>,
+    pub message: String,
+    pub remediation: Option<String>,
+    pub cause: Option<Cause>,
+    pub phases: Vec<SeatPhase>,
+    pub tail: Vec<String>,
+    pub exit_code: Option<i64>,
+    pub restart_count: Option<u64>,
+    pub oom_killed: Option<bool>,
+    pub silent_ms: u64,
+    pub elapsed_ms: u64,
+    pub progress: Option<Reading>,
+    pub load_over_budget: bool,
+    /// `--load-budget` in seconds, when given.
+    pub load_budget_s: Option<f64>,
+    pub preflight: Option<PreflightReport>,
+    /// What the readiness probes saw.
+    pub readiness: bakeoff_artifact::SeatReadiness,
+    /// Notes for the operator (a load over budget, …).
+    pub notes: Vec<String>,
+}
+
+/// What the readiness probes ask for and expect.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeTarget {
+    /// The model id to request (the seat's first served model name).
+    pub model: Option<String>,
+    /// The port the engine should listen on: the seat's port, or a container's own port.
+    pub listen_port: Option<u16>,
+}
+
+impl WatchReport {
+    pub fn ready(&self) -> bool {
+        self.state == State::Ready
+    }
+
+    pub fn root_cause_record(&self) -> Option<SeatRootCause> {
+        self.cause.as_ref().map(|c| SeatRootCause {
+            class: c.class,
+            line: c.line.clone(),
+            line_index: Some(c.line_index as u64),
+            source: c.source.to_string(),
+        })
+    }
+}
+
+/// The state a log line signals, if any (llama.cpp b11434 server logs measured here; vLLM
+/// lines from engine-facts.md §1).
+pub fn state_signal(line: &str) -> Option<State> {
+    const LOADING: &[&str] = &[
+        "load_model: loading model",
+        "load_tensors:",
+        "llama_model_loader:",
+        "Loading safetensors checkpoint shards",
+        "Loading pt checkpoint shards",
+        "Starting to load model",
+        "Loading weights",
+    ];
+    const WARMING: &[&str] = &[
+        "warming up the model",
+        "llama_server: model loaded",
+        "Model loading took",
+        "Available KV cache memory",
+        "GPU KV cache size",
+        "Capturing CUDA graphs",
+        "Graph capturing finished",
+        "torch.compile",
+        "Application startup complete",
+        "listening on http",
+    ];
+    if WARMING.iter().any(|m| line.contains(m)) {
+        Some(State::Warming)
+    } else if LOADING.iter().any(|m| line.contains(m)) {
+        Some(State::Loading)
+    } else {
+        None
+    }
+}
+
+/// A client for readiness probes: short timeouts, so a wedged engine costs a few seconds per
+/// probe, never the whole watch.
+pub fn probe_client(url: &str) -> Option<Client> {
+    let url = EndpointUrl::parse(url).ok()?;
+    Some(Client::new(
+        url,
+        ClientOptions {
+            timeouts: Timeouts {
+                connect: Duration::from_secs(2),
+                first_byte: Duration::from_secs(10),
+                idle: Duration::from_secs(10),
+                total: Duration::from_secs(15),
+            },
+            api_key: None,
+        },
+    ))
+}

@@ -1,0 +1,382 @@
+//! Every log row of the failure table against the real wordings the engines print (issue 11
+//! §2–3), each with the source where it was seen: the table's coverage, wording by wording.
+
+use bakeoff_seats::classify::root_cause;
+
+use crate::log_signatures::{class_of, lines};
+
+/// Real wordings of every log row, each with where it was seen (issue 11 §2–3). The research
+/// behind them read the engines' sources (vLLM 0.19.1, SGLang 0.5.23 and llama.cpp 0c1e570 from
+/// their PyPI packages; TGI, torch, NCCL, huggingface_hub and transformers sources) and the issue
+/// threads named; a line quoted from a thread is verbatim, a line built from a format string
+/// fills its fields as that source does.
+const WORDINGS: &[(&str, &str, &str)] = &[
+    // cuda-oom
+    (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.74 GiB. GPU 0 has a total capacity of 15.48 GiB of which 953.94 MiB is free.",
+        "cuda-oom",
+        "vllm#14452",
+    ),
+    (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 23.65 GiB total capacity; 22.88 GiB already allocated)",
+        "cuda-oom",
+        "vllm#2140, torch <= 2.0 wording",
+    ),
+    (
+        "RuntimeError: CUDA error: out of memory",
+        "cuda-oom",
+        "vllm#1614",
+    ),
+    (
+        "RuntimeError: CUDA driver error: out of memory",
+        "cuda-oom",
+        "torch c10/cuda/driver_api.h C10_CUDA_DRIVER_CHECK; unslothai/unsloth#2401",
+    ),
+    (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+        "cuda-oom",
+        "torch TORCH_CUDABLAS_CHECK",
+    ),
+    (
+        "gpu-box:1234:1290 [0] NCCL WARN Cuda failure 'out of memory'",
+        "cuda-oom",
+        "NCCL src/include/checks.h CUDACHECK",
+    ),
+    (
+        "ERROR 07-01 10:00:00 [gpu_model_runner.py:4809] Failed to load model - not enough GPU memory. Try lowering --gpu-memory-utilization to free memory for weights, increasing --tensor-parallel-size, or using --quantization.",
+        "cuda-oom",
+        "vLLM 0.19.1 gpu_model_runner.py load_model",
+    ),
+    (
+        "RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`",
+        "cuda-oom",
+        "TGI#1067",
+    ),
+    (
+        "Error: Warmup(Generation(\"Not enough memory to handle 16000 total tokens with 4096 prefill tokens. You need to decrease `--max-batch-total-tokens` or `--max-batch-prefill-tokens`\"))",
+        "cuda-oom",
+        "TGI#710 (2023 wording)",
+    ),
+    (
+        "ValueError: Free memory on device (59.32/79.15 GiB) on startup is less than desired GPU memory utilization (0.9, 71.24 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+        "cuda-oom",
+        "ovg-project/kvcached#29",
+    ),
+    (
+        "E ggml_gallocr_reserve_n_impl: failed to allocate CUDA1 buffer of size 54262464512",
+        "cuda-oom",
+        "llama.cpp PR #26297 comment",
+    ),
+    (
+        "llama_model_load: error loading model: unable to allocate CUDA0 buffer",
+        "cuda-oom",
+        "llama.cpp#20431",
+    ),
+    // kv-cache-budget
+    (
+        "ValueError: To serve at least one request with the models's max seq len (131072), (4.54 GiB KV cache is needed, which is larger than the available KV cache memory (1.71 GiB). Based on the available memory, the estimated maximum model length is 49000.",
+        "kv-cache-budget",
+        "vllm#27508",
+    ),
+    (
+        "ValueError: Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. Try increasing `gpu_memory_utilization`.",
+        "kv-cache-budget",
+        "vLLM 0.19.1 kv_cache_utils.py _auto_fit_max_model_len",
+    ),
+    (
+        "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in KV cache (23840). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+        "kv-cache-budget",
+        "vLLM V0 worker.py raise_if_cache_size_invalid",
+    ),
+    (
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+        "kv-cache-budget",
+        "sglang#4330",
+    ),
+    (
+        "[2025-07-02 07:41:59 DP0 TP0] max_total_tokens=131072 is larger than the profiled value -561981. Use the profiled value instead.",
+        "kv-cache-budget",
+        "sglang#7691",
+    ),
+    (
+        "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.8. Raise --mem-fraction-static above 0.912 (minimum viable = 1 - available/pre = 0.9120).",
+        "kv-cache-budget",
+        "SGLang 0.5.23 kv_cache_configurator.py",
+    ),
+    (
+        "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache",
+        "kv-cache-budget",
+        "llama.cpp src/llama-context.cpp llama_init_from_model",
+    ),
+    (
+        "llama_new_context_with_model: llama_kv_cache_init() failed for self-attention cache",
+        "kv-cache-budget",
+        "abetlen/llama-cpp-python#1944",
+    ),
+    // quantization-mismatch
+    (
+        "ValueError: Quantization method specified in the model config (fp8) does not match the quantization method specified in the `quantization` argument (gguf).",
+        "quantization-mismatch",
+        "vllm#19050",
+    ),
+    (
+        "ValueError: Quantization method specified in the model config (gptq) does not match the quantization method specified in the quantization argument (gptq_marlin).",
+        "quantization-mismatch",
+        "vllm#3331 (older, no backticks)",
+    ),
+    (
+        "ValueError: Unknown quantization method: awq_v9. Must be one of ['aqlm', 'awq', 'fp8'].",
+        "quantization-mismatch",
+        "vLLM 0.19.1 config/model.py _verify_quantization",
+    ),
+    (
+        "ValueError: Cannot find the config file for gptq",
+        "quantization-mismatch",
+        "vLLM 0.19.1 weight_utils.py get_quant_config",
+    ),
+    (
+        "NotImplementedError: No compressed-tensors compatible scheme was found.",
+        "quantization-mismatch",
+        "vLLM compressed_tensors.py",
+    ),
+    // context-too-long
+    (
+        "ValueError: User-specified max_model_len (131072) is greater than the derived max_model_len (None=8192 in model's config.json). This may lead to incorrect model outputs or CUDA errors.",
+        "context-too-long",
+        "vllm#3676",
+    ),
+    // gpu-unsupported
+    (
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-32GB GPU has compute capability 7.0. You can use float16 instead by explicitly setting the `dtype` flag in CLI, for example: --dtype=half.",
+        "gpu-unsupported",
+        "vllm#946",
+    ),
+    (
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        "gpu-unsupported",
+        "vllm#19906",
+    ),
+    (
+        "RuntimeError: GPUs with compute capability below 7.0 are not supported.",
+        "gpu-unsupported",
+        "vllm#1284",
+    ),
+    (
+        "ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 80.",
+        "gpu-unsupported",
+        "vLLM 0.19.1 config/vllm.py _get_quantization_config",
+    ),
+    (
+        "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')",
+        "gpu-unsupported",
+        "vLLM compressed_tensors.py _check_scheme_supported",
+    ),
+    // no-gpu
+    (
+        "RuntimeError: No CUDA GPUs are available",
+        "no-gpu",
+        "torch CUDAFunctions.cpp",
+    ),
+    (
+        "RuntimeError: Failed to infer device type, please set the environment variable `VLLM_LOGGING_LEVEL=DEBUG` to turn on verbose logging to help debug the issue.",
+        "no-gpu",
+        "vllm#12847",
+    ),
+    (
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+        "no-gpu",
+        "torch CUDAFunctions.cpp device_count_impl",
+    ),
+    // model-file-missing
+    (
+        "gguf_init_from_file: failed to open GGUF file '/models/x.gguf' (No such file or directory)",
+        "model-file-missing",
+        "llama.cpp ggml/src/gguf.cpp; measured here",
+    ),
+    (
+        "gguf_init_from_reader: failed to read magic",
+        "model-file-missing",
+        "llama.cpp ggml/src/gguf.cpp (an empty file)",
+    ),
+    (
+        "ValueError: Invalid repository ID or local directory specified: '/models/nope'.",
+        "model-file-missing",
+        "vLLM 0.19.1 transformers_utils/config.py get_config",
+    ),
+    (
+        "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/data/models/cache/qwen'. Use `repo_type` argument if needed.",
+        "model-file-missing",
+        "gpustack/gpustack#1268",
+    ),
+    (
+        "OSError: /models/qwen is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'",
+        "model-file-missing",
+        "transformers utils/hub.py cached_files",
+    ),
+    (
+        "OSError: /models/qwen does not appear to have a file named config.json. Checkout 'https://huggingface.co//models/qwen/tree/None' for available files.",
+        "model-file-missing",
+        "transformers utils/hub.py",
+    ),
+    // model-access-denied
+    (
+        "OSError: You are trying to access a gated repo.",
+        "model-access-denied",
+        "sgl-project/sglang PR #14644",
+    ),
+    (
+        "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-3.2-1B-Instruct/resolve/main/config.json.",
+        "model-access-denied",
+        "sgl-project/sglang PR #14644",
+    ),
+    (
+        "Access to model meta-llama/Llama-3.2-1B-Instruct is restricted. You must have access to it and be authenticated to access it. Please log in.",
+        "model-access-denied",
+        "sgl-project/sglang PR #14644",
+    ),
+    // disk-full
+    (
+        "OSError: [Errno 28] No space left on device",
+        "disk-full",
+        "hiyouga/LlamaFactory#5155",
+    ),
+    (
+        "Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: \"No space left on device\" })",
+        "disk-full",
+        "safetensors",
+    ),
+    // unsupported-architecture, unknown-model-type
+    (
+        "ValueError: Model architectures ['DeepseekV4ForCausalLM'] are not supported for now. Supported architectures: dict_keys([...])",
+        "unsupported-architecture",
+        "vLLM registry.py _raise_for_unsupported",
+    ),
+    (
+        "ValueError: Model architecture Phi3SmallForCausalLM was supported in vLLM until v0.10.2, and is not supported anymore.",
+        "unsupported-architecture",
+        "vLLM 0.19.1 registry.py",
+    ),
+    (
+        "E llama_model_load: error loading model: unknown model architecture: ''",
+        "unsupported-architecture",
+        "llama.cpp#28050",
+    ),
+    (
+        "llama_model_load: error loading model: error loading model vocabulary: unknown pre-tokenizer type: 'qwen35'",
+        "unsupported-architecture",
+        "llama.cpp src/llama-vocab.cpp",
+    ),
+    (
+        "ValueError: Unrecognized model in /models/x. Should have a `model_type` key in its config.json",
+        "unknown-model-type",
+        "transformers configuration_auto.py",
+    ),
+    // port-in-use (the API server's own bind lines)
+    (
+        "main: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080",
+        "port-in-use",
+        "neavo/OneClickLLAMA#10",
+    ),
+    (
+        "couldn't bind to server socket: hostname=127.0.0.1 port=8080",
+        "port-in-use",
+        "mozilla-ai/llamafile#81",
+    ),
+    (
+        "ERROR (uvicorn.error):  [Errno 98] error while attempting to bind on address ('0.0.0.0', 7878): address already in use",
+        "port-in-use",
+        "wandb/openui#226",
+    ),
+    (
+        "Error: listen tcp 127.0.0.1:11434: bind: address already in use",
+        "port-in-use",
+        "ollama/ollama#707",
+    ),
+    (
+        "ERROR text_generation_router::server: router/src/server.rs:2322: Failed to bind to 0.0.0.0:80: Address already in use (os error 98)",
+        "port-in-use",
+        "TGI router/src/server.rs",
+    ),
+    // missing-module (secondary)
+    (
+        "(VllmWorkerProcess pid=4575) ERROR 08-23 16:49:54 multiproc_worker_utils.py:226] Exception in worker VllmWorkerProcess while processing method load_model: No module named 'einops', Traceback (most recent call last):",
+        "missing-module",
+        "vllm PR #7651",
+    ),
+    (
+        "/usr/bin/python3: No module named vllm.entrypoints.openai.api_server",
+        "missing-module",
+        "CPython runpy (python -m, unquoted)",
+    ),
+    (
+        "ImportError: This modeling file requires the following packages that were not found in your environment: einops. Run `pip install einops`",
+        "missing-module",
+        "InternLM/InternLM#592",
+    ),
+];
+
+#[test]
+fn every_wording_is_classified_as_its_source_says() {
+    for (line, class, source) in WORDINGS {
+        let got = class_of(line).map(|c| c.to_string());
+        assert_eq!(got.as_deref(), Some(*class), "{source}: {line}");
+    }
+}
+
+#[test]
+fn every_log_row_of_the_table_has_a_real_wording() {
+    use bakeoff_seats::classify::{SignatureKind, TABLE};
+    for row in TABLE {
+        let SignatureKind::Log(_) = row.signature else {
+            continue;
+        };
+        // The generic bind row needs its API-server context; it has its own test below.
+        if row.scope == bakeoff_seats::classify::Scope::ApiPort {
+            continue;
+        }
+        let covered = WORDINGS
+            .iter()
+            .chain(SEEDS)
+            .filter_map(|(l, _, _)| root_cause(&lines(l)))
+            .any(|c| c.source == row.source);
+        assert!(
+            covered,
+            "no wording in the tests for the row sourced {:?}",
+            row.source
+        );
+    }
+}
+
+/// Wordings the older tests above already cover, for the coverage check.
+const SEEDS: &[(&str, &str, &str)] = &[
+    (
+        "E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: out of memory",
+        "cuda-oom",
+        "llama.cpp",
+    ),
+    (
+        "ValueError: No available memory for the cache blocks.",
+        "kv-cache-budget",
+        "seed 000 §4",
+    ),
+    (
+        "INFO Available KV cache memory: -0.66 GiB",
+        "kv-cache-budget",
+        "seed 000 §4",
+    ),
+    (
+        "ValueError: The checkpoint you are trying to load has model type `deepseek_v4` but Transformers does not recognize this architecture.",
+        "unknown-model-type",
+        "seed 000 §5",
+    ),
+    (
+        "TypeError: CompressedTensorsConfig.__init__() missing 6 required positional arguments",
+        "quantization-mismatch",
+        "seed 003 §7",
+    ),
+    (
+        "Bind for 0.0.0.0:8181 failed: port is already allocated",
+        "port-in-use",
+        "Docker",
+    ),
+];

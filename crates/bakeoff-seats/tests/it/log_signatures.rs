@@ -1,0 +1,317 @@
+//! The failure-class table against real engine log excerpts. Each excerpt cites where it came
+//! from: the seeds (`/work/shared/seeds`, quoted verbatim where they quote the log), the
+//! reference notes on engine sources (`engine-facts.md`), or llama.cpp b11434 logs measured on
+//! this machine. Classes produced by the watchdog rather than one line (init-wedge,
+//! crash-loop, host-oom, exited, port-in-use for llama.cpp) are produced for real in
+//! process_backend.rs and docker_backend.rs.
+
+use bakeoff_artifact::FailureClass as C;
+use bakeoff_seats::classify::root_cause;
+use bakeoff_seats::progress;
+
+pub(crate) fn lines(s: &str) -> Vec<String> {
+    s.lines().map(str::to_string).collect()
+}
+
+pub(crate) fn class_of(s: &str) -> Option<C> {
+    root_cause(&lines(s)).map(|c| c.class)
+}
+
+#[test]
+fn cuda_oom_seed_003_crash_loop() {
+    // seed 003 §1, quoted log (vLLM char-rp seat, 13 restarts).
+    let log = "INFO Graph capturing finished in 8 secs\n\
+               torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB.\n\
+               GPU 0 has a total capacity of 94.97 GiB of which 195.19 MiB is free.";
+    assert_eq!(class_of(log), Some(C::CudaOom));
+}
+
+#[test]
+fn kv_cache_budget_seed_000_ladder() {
+    // seed 000 §4: "died at cache-block allocation (\"No available memory for the cache
+    // blocks\")"; wording of the full line from engine-facts.md §1 (kv_cache_utils.py).
+    assert_eq!(
+        class_of(
+            "ValueError: No available memory for the cache blocks. Try increasing gpu_memory_utilization when initializing the engine."
+        ),
+        Some(C::KvCacheBudget)
+    );
+    // engine-facts.md §1: `Available KV cache memory: -0.3 GiB` precedes the check.
+    assert_eq!(
+        class_of("INFO [gpu_worker.py:298] Available KV cache memory: -0.66 GiB"),
+        Some(C::KvCacheBudget)
+    );
+    // A positive budget is not a failure.
+    assert_eq!(class_of("INFO Available KV cache memory: 13.33 GiB"), None);
+    // engine-facts.md §1, `_check_enough_kv_cache_memory`.
+    assert_eq!(
+        class_of(
+            "ValueError: To serve at least one request with the models's max seq len (32768), (4.0 GiB KV cache is needed, which is larger than the available KV cache memory (1.2 GiB). Based on the available memory, the estimated maximum model length is 9800."
+        ),
+        Some(C::KvCacheBudget)
+    );
+}
+
+#[test]
+fn unsupported_architecture_is_root_and_missing_module_secondary() {
+    // seed 000 §2: pydantic ValidationError "not supported for now", with a secondary
+    // `ModuleNotFoundError: mamba_ssm` in the same image; the wrapper wording from
+    // engine-facts.md §1 (#22301). The module error comes first in the log, and is still not
+    // the root cause.
+    let log = "WARNING ModuleNotFoundError: No module named 'mamba_ssm'\n\
+               pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n\
+               Value error, Model architectures ['NemotronH_Nano_Omni_Reasoning_V3'] are not supported for now. Supported architectures: dict_keys([...])";
+    let c = root_cause(&lines(log)).unwrap();
+    assert_eq!(c.class, C::UnsupportedArchitecture);
+    assert_eq!(c.line_index, 2);
+    // Alone, the missing module is the cause.
+    assert_eq!(
+        class_of("ModuleNotFoundError: No module named 'mamba_ssm'"),
+        Some(C::MissingModule)
+    );
+    // engine-facts.md §1 (#13332).
+    assert_eq!(
+        class_of("ValueError: Model architectures ['Foo'] failed to be inspected."),
+        Some(C::UnsupportedArchitecture)
+    );
+    // llama.cpp b11434 src/llama-model.cpp:373.
+    assert_eq!(
+        class_of(
+            "E llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'nemotron_h_omni'"
+        ),
+        Some(C::UnsupportedArchitecture)
+    );
+}
+
+#[test]
+fn unknown_model_type_seed_000_deepseek_v4() {
+    // seed 000 §5 (NGC 26.04 transformers does not recognize deepseek_v4); message from
+    // transformers configuration_auto.py as quoted in engine-facts.md §1, with and without
+    // the backticks.
+    assert_eq!(
+        class_of(
+            "ValueError: The checkpoint you are trying to load has model type `deepseek_v4` but Transformers does not recognize this architecture."
+        ),
+        Some(C::UnknownModelType)
+    );
+    assert_eq!(
+        class_of(
+            "The checkpoint you are trying to load has model type deepseek_v4 but Transformers does not recognize this architecture"
+        ),
+        Some(C::UnknownModelType)
+    );
+}
+
+#[test]
+fn quantization_mismatch_seed_003_thirty_five_restarts() {
+    // seed 003 §7, quoted (wrapped there over two lines; one line in the engine's log).
+    assert_eq!(
+        class_of(
+            "TypeError: CompressedTensorsConfig.__init__() missing 3 required positional arguments: 'target_scheme_map', 'ignore', 'quant_format'"
+        ),
+        Some(C::QuantizationMismatch)
+    );
+    // llm-compressor #1427 via engine-facts.md §1.
+    assert_eq!(
+        class_of("NotImplementedError: No compressed-tensors compatible scheme was found."),
+        Some(C::QuantizationMismatch)
+    );
+}
+
+#[test]
+fn the_wrapper_is_never_the_root_cause() {
+    // engine-facts.md §1 / fact 9: the real cause sits above a ~40-line traceback and the
+    // `Engine core initialization failed` wrapper.
+    let mut log = vec!["(EngineCore_DP0 pid=311) ERROR torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.17 GiB.".to_string()];
+    for i in 0..40 {
+        log.push(format!(
+            "  File \"/usr/lib/python3/vllm/v1/engine/core.py\", line {i}, in run"
+        ));
+    }
+    log.push("RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}".into());
+    let c = root_cause(&log).unwrap();
+    assert_eq!(c.class, C::CudaOom);
+    assert_eq!(c.line_index, 0);
+    // The wrapper alone classifies as nothing: the watchdog then says `exited`.
+    assert_eq!(
+        class_of(
+            "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"
+        ),
+        None
+    );
+}
+
+#[test]
+fn cuda_oom_llama_cpp() {
+    // llama.cpp b11434 ggml/src/ggml-cuda/ggml-cuda.cu:888 format string.
+    assert_eq!(
+        class_of(
+            "E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: out of memory"
+        ),
+        Some(C::CudaOom)
+    );
+}
+
+#[test]
+fn port_in_use_lines() {
+    // Measured here: llama.cpp b11434 with the port held by another listener.
+    assert_eq!(
+        class_of(
+            "0.00.003.770 E srv         start: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 18557"
+        ),
+        Some(C::PortInUse)
+    );
+    // uvicorn (vLLM's API server) bind error.
+    assert_eq!(
+        class_of(
+            "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use"
+        ),
+        Some(C::PortInUse)
+    );
+}
+
+#[test]
+fn a_clean_llama_cpp_start_has_no_cause() {
+    // Measured here: llama.cpp b11434 start-up (default verbosity).
+    let log = "0.00.003.594 I srv  llama_server: initializing ...\n\
+               0.00.009.932 I srv    load_model: loading model '/models/model.gguf'\n\
+               0.00.828.319 W load: control-looking token:    212 '</s>' was not control-type; this is probably a bug in the model. its type will be overridden\n\
+               0.01.616.771 I srv  llama_server: model loaded\n\
+               0.01.616.916 I srv  llama_server: listening on http://0.0.0.0:8080";
+    assert_eq!(class_of(log), None);
+}
+
+#[test]
+fn vllm_shard_progress_in_s_per_it_projects_the_seed_000_load() {
+    // seed 000 §5: ~80 s per shard × 46 shards, aborted at 18/46 after ~36 min. The bar format
+    // is vLLM's `_BAR_FORMAT` (engine-facts.md §1).
+    let l =
+        "Loading safetensors checkpoint shards:  39% Completed | 18/46 [24:00<37:20, 80.00s/it]";
+    let r = progress::parse(l).unwrap();
+    assert_eq!(r.source, "vllm-safetensors");
+    assert_eq!((r.done, r.total), (Some(18), Some(46)));
+    assert_eq!(r.seconds_per_item, Some(80.0));
+    let rec = r.to_record(Some(600.0));
+    assert_eq!(
+        rec.projected_total_s,
+        Some(24.0 * 60.0 + 37.0 * 60.0 + 20.0)
+    );
+    assert!(rec.over_budget);
+}
+
+#[test]
+fn vllm_shard_progress_in_it_per_s_and_the_first_frame() {
+    let r = progress::parse("(EngineCore_DP0 pid=88) Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:01<00:01,  1.60it/s]").unwrap();
+    assert_eq!(r.seconds_per_item, Some(1.0 / 1.6));
+    assert!(!r.to_record(Some(600.0)).over_budget);
+    // tqdm's first frame: unknown remaining and rate.
+    let r = progress::parse(
+        "Loading safetensors checkpoint shards:   0% Completed | 0/46 [00:00<?, ?it/s]",
+    )
+    .unwrap();
+    assert_eq!(r.done, Some(0));
+    assert_eq!(r.projected_total_s(), None);
+    // A `\r`-redrawn frame holding several bars: the last one wins.
+    let r = progress::parse("Loading pt checkpoint shards:  25% Completed | 1/4 [00:10<00:30, 10.00s/it]\rLoading pt checkpoint shards:  50% Completed | 2/4 [00:20<00:20, 10.00s/it]").unwrap();
+    assert_eq!((r.source, r.done), ("vllm-pt", Some(2)));
+}
+
+#[test]
+fn llama_cpp_load_tensors_lines() {
+    // Measured here at -lv 4: llama.cpp b11434.
+    let r = progress::parse("0.00.997.651 I load_tensors: loading model tensors, this can take a while... (load_mode = mmap)").unwrap();
+    assert_eq!(r.source, "llama.cpp");
+    // llama-swap #75 log via engine-facts.md §2.
+    let r = progress::parse("load_tensors: offloaded 15/49 layers to GPU").unwrap();
+    assert_eq!((r.done, r.total), (Some(15), Some(49)));
+}
+
+#[test]
+fn docs_failure_classes_md_is_the_table() {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/failure-classes.md"
+    ))
+    .unwrap();
+    let table = bakeoff_seats::classify::markdown_table();
+    assert!(
+        doc.contains(&table),
+        "docs/failure-classes.md is out of step with classify::TABLE; paste this table:\n{table}"
+    );
+}
+
+#[test]
+fn a_message_wrapped_across_two_lines_is_still_its_cause() {
+    // Terminals and issue threads hard-wrap long messages mid-word with no prefix on the
+    // continuation (vllm#7303 `disable_sliding_wind` / `ow=False`), or at a space.
+    let log = "(EngineCore_DP0 pid=9) ERROR 10-25 13:08:43 [core.py:708] ValueError: To serve at least one request with the models's max seq len (131072), (4.54 GiB KV cach\n\
+               e is needed, which is larger than the available KV cache memory (1.71 GiB).";
+    let c = root_cause(&lines(log)).unwrap();
+    assert_eq!(c.class, C::KvCacheBudget);
+    assert_eq!(c.line_index, 0);
+    let log = "RuntimeError: Not enough memory. Please try to increase\n--mem-fraction-static.";
+    assert_eq!(class_of(log), Some(C::KvCacheBudget));
+    // A signature wholly inside the second line is that line's, found on its own turn.
+    let c = root_cause(&lines(
+        "INFO loading\nRuntimeError: No CUDA GPUs are available",
+    ))
+    .unwrap();
+    assert_eq!((c.class, c.line_index), (C::NoGpu, 1));
+}
+
+#[test]
+fn a_kv_cache_allocation_that_runs_out_of_gpu_memory_is_the_kv_cache() {
+    // llama-cpp-python#1944: the cudaMalloc failure is the KV cache's allocation.
+    let log = "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 16384.00 MiB on device 0: cudaMalloc failed: out of memory\n\
+               llama_kv_cache_init: failed to allocate buffer for kv cache\n\
+               llama_new_context_with_model: llama_kv_cache_init() failed for self-attention cache";
+    assert_eq!(class_of(log), Some(C::KvCacheBudget));
+}
+
+#[test]
+fn harmless_warnings_and_hints_are_never_the_cause() {
+    for line in [
+        // vLLM: an optional extension that did not import (CPU, ROCm, Ascend builds).
+        "WARNING 02-19 16:02:59 _custom_ops.py:19] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")",
+        "WARNING 08-27 13:59:59 _custom_ops.py:15] Failed to import from vllm._C with ImportError('libcudart.so.12: cannot open shared object file: No such file or directory')",
+        // vLLM INFO hint (vllm#3764): "out of memory" alone is not an OOM.
+        "INFO 03-01 10:00:00 llm_engine.py:100] If you are running out of memory, consider decreasing `gpu_memory_utilization` or enforcing eager mode.",
+        "(EngineCore_DP0 pid=9) ERROR 10-25 13:08:43 [core.py:708] EngineCore failed to start.",
+    ] {
+        assert_eq!(class_of(line), None, "{line}");
+    }
+}
+
+#[test]
+fn a_bind_failure_is_port_in_use_only_for_the_api_port() {
+    use bakeoff_seats::classify::root_cause_for;
+    // NCCL RAS's own socket (NVIDIA/nccl#1882): not the API port.
+    let nccl = "gpu-box:12:34 [0] misc/socket.cc:409 NCCL WARN Call to bind failed: Address already in use";
+    assert_eq!(root_cause_for(&lines(nccl), Some(8000)), None);
+    // torch c10d's store on MASTER_PORT (vLLM worker log, vllm#11617): not the API port.
+    let c10d = "ERROR 11-28 11:22:27 [multiproc_executor.py:743] torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 56065, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use";
+    assert_eq!(root_cause_for(&lines(c10d), Some(8000)), None);
+    // vLLM's get_open_port probe for an internal port (vllm#11617).
+    let probe = "  File \"/usr/local/lib/python3.10/dist-packages/vllm/utils.py\", line 572, in get_open_port\n    s.bind((\"\", 0))\nOSError: [Errno 98] Address already in use";
+    assert_eq!(root_cause_for(&lines(probe), Some(8000)), None);
+    // vLLM's API server binding its own socket (vllm#9763): the seat's port.
+    let api = "  File \"/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/api_server.py\", line 550, in setup_server\n    sock = create_server_socket(sock_addr)\n  File \"/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/api_server.py\", line 500, in create_server_socket\n    sock.bind(addr)\nOSError: [Errno 98] Address already in use";
+    let c = root_cause_for(&lines(api), Some(8000)).unwrap();
+    assert_eq!((c.class, c.line_index), (C::PortInUse, 4));
+    // A generic line that names the seat's own port is the seat's port.
+    assert_eq!(
+        root_cause_for(
+            &lines("OSError: [Errno 98] Address already in use: ('0.0.0.0', 8000)"),
+            Some(8000)
+        )
+        .map(|c| c.class),
+        Some(C::PortInUse)
+    );
+    assert_eq!(
+        root_cause_for(
+            &lines("OSError: [Errno 98] Address already in use: ('0.0.0.0', 18000)"),
+            Some(8000)
+        ),
+        None
+    );
+}

@@ -1,0 +1,554 @@
+//! Context suite: needle retrieval at exact, server-verified token targets up to the window.
+//!
+//! The seeds' old harness sized filler with a words heuristic and truncated at the window, so
+//! its "131k" probe sent 261,949 tokens; and an endpoint that did not advertise its window
+//! produced a false context failure. Here:
+//! - the window comes from discovery (with its source) or `--max-model-len`; unknown → the suite
+//!   refuses (failed, measured nothing) rather than guess;
+//! - a target is the prompt as the server counts it (`usage.prompt_tokens`, chat template
+//!   included), clamped to `window − output budget`; a target above the window is `skipped`
+//!   and never sent;
+//! - the filler is tokenized once by the served model's own tokenizer (the server's `/tokenize`,
+//!   or a local `tokenizer.json` given with `--tokenizer`) and cut on token boundaries; the whole
+//!   chat prompt is then counted — by the server where it can (llama.cpp `/apply-template` +
+//!   `/tokenize`, vLLM `/tokenize` with `messages`), else as the chat-template overhead measured
+//!   by one `max_tokens: 1` calibration request plus the text's own tokens — and corrected in at
+//!   most a few steps: never a linear search, never a words-per-token guess;
+//! - every request is verified against `usage.prompt_tokens`: off by more than
+//!   max(0.5 %, 16 tokens) → `instrument-miss`, excluded from the score;
+//! - one probe just past the window records how the endpoint reacts (an endpoint fact, never a
+//!   model failure).
+
+use std::ops::ControlFlow;
+
+use bakeoff_artifact::{
+    FlagCode, FlagSeverity, InstrumentFlag, ItemRecord, Outcome, ResponseRecord, SuiteResult,
+    WindowSource,
+};
+use bakeoff_client::Exchange;
+use bakeoff_text::SplitMix64;
+use bakeoff_wire::ChatRequest;
+use serde_json::json;
+
+use crate::outcome::{Check, classify, record};
+use crate::runner::{Recorder, SuiteContext};
+
+mod sizer;
+mod targets;
+
+use sizer::{Sizer, TextRoute, choose_counting, tokenize_filler};
+pub use targets::{
+    ContextOptions, PlannedTarget, TargetSpec, default_targets, parse_depths, parse_targets,
+    plan_targets, tolerance,
+};
+
+/// Tokens reserved for the answer (a needle is a 36-character code).
+pub const OUTPUT_BUDGET: u32 = 48;
+/// How far past the window the edge probe goes.
+const OVERFLOW_BY: u64 = 64;
+
+/// A random needle: a UUID-shaped code the model cannot know, and a made-up archive name.
+fn needle(rng: &mut SplitMix64) -> (String, String) {
+    const NAMES: &[&str] = &[
+        "amber", "basalt", "cobalt", "delta", "ember", "fjord", "granite", "harbor", "indigo",
+        "juniper", "kestrel", "lantern",
+    ];
+    let name = format!(
+        "{}-{}",
+        NAMES[rng.below(NAMES.len() as u64) as usize],
+        rng.below(900) + 100
+    );
+    let a = rng.next_u64();
+    let b = rng.next_u64();
+    let code = format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        (a >> 32) as u32,
+        (a >> 16) as u16,
+        a as u16,
+        (b >> 48) as u16,
+        b & 0xFFFF_FFFF_FFFF
+    );
+    (name, code)
+}
+
+/// The prompt of one needle request: where the needle hides and what is asked about it.
+struct NeedlePrompt {
+    /// The needle, the answer the model must give.
+    code: String,
+    header: String,
+    sentence: String,
+    question: String,
+}
+
+impl NeedlePrompt {
+    /// A fresh needle and the words around it, drawn from `rng`.
+    fn draw(rng: &mut SplitMix64) -> Self {
+        let (name, code) = needle(rng);
+        let header = format!(
+            "Document {:016x}. Read the text below; one sentence in it gives a secret access code.",
+            rng.next_u64()
+        );
+        let sentence = format!("The secret access code for the {name} archive is {code}.");
+        let question = format!(
+            "What is the secret access code for the {name} archive? Reply with the code only."
+        );
+        Self {
+            code,
+            header,
+            sentence,
+            question,
+        }
+    }
+}
+
+/// What the suite has recorded so far: the items and the summary's rows.
+#[derive(Default)]
+struct Tally {
+    items: Vec<ItemRecord>,
+    rows: Vec<serde_json::Value>,
+}
+
+impl Tally {
+    /// Record one item and its row; whether the suite goes on.
+    async fn push(
+        &mut self,
+        rec: &mut Recorder<'_>,
+        item: ItemRecord,
+        row: serde_json::Value,
+    ) -> bool {
+        self.rows.push(row);
+        let go_on = rec.record(&item).await;
+        self.items.push(item);
+        go_on
+    }
+}
+
+pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult {
+    let opts = &ctx.options.context;
+    let window = ctx.facts.context_window;
+    let Some(window_tokens) = window.tokens else {
+        return refuse(
+            rec,
+            "the context window is unknown (the server does not advertise it); give --max-model-len N — the suite will not guess",
+        );
+    };
+    let targets = opts
+        .targets
+        .clone()
+        .unwrap_or_else(|| default_targets(window_tokens));
+    let planned = plan_targets(&targets, window_tokens);
+    let mut rng = SplitMix64::new(opts.seed);
+    let mut tally = Tally::default();
+    // Items: every (target, depth) pair plus each skipped target; the edge probe is a fact,
+    // not an item.
+    let total_planned = planned.iter().filter(|p| p.clamped.is_some()).count() * opts.depths.len()
+        + planned.iter().filter(|p| p.clamped.is_none()).count();
+
+    // Skipped targets are recorded, never sent.
+    for p in planned.iter().filter(|p| p.clamped.is_none()) {
+        let it = skipped_item(p, window_tokens, window.source);
+        let row = json!({"target": p.label, "requested": p.requested, "outcome": "skipped", "reason": it.check});
+        let _ = tally.push(rec, it, row).await;
+    }
+
+    let probe_size = window_tokens + OVERFLOW_BY;
+    let text_route = TextRoute::new(opts.tokenizer.as_ref());
+    let route_label = text_route.label(ctx.facts.tokenize.route.as_ref());
+    let need_tokens = filler_tokens_needed(&planned, opts.overflow_probe.then_some(probe_size));
+    let (sizer, calibration) =
+        match prepare(ctx, rec, text_route, need_tokens, &mut tally, total_planned).await {
+            ControlFlow::Continue(ready) => ready,
+            ControlFlow::Break(result) => return result,
+        };
+    let needles = Needles::new(ctx, sizer, window_tokens, window.source);
+
+    for p in planned.iter().filter(|p| p.clamped.is_some()) {
+        if let Err(reason) = needles.target(rec, &mut rng, p, &mut tally).await {
+            return refuse_with(rec, tally.items, tally.rows, total_planned, &reason);
+        }
+    }
+
+    let mut overflow = serde_json::Value::Null;
+    if opts.overflow_probe
+        && !rec.stopped()
+        && let Some(fact) = rec
+            .guard(overflow_probe(&needles.sizer, ctx, probe_size))
+            .await
+    {
+        overflow = fact;
+    }
+
+    let (mut result, misses) = result_with_misses(rec, total_planned, tally.items);
+    result.summary.details = json!({
+        "window": window_tokens,
+        "window_source": window.source,
+        "output_budget": OUTPUT_BUDGET,
+        "tokenizer_route": route_label,
+        "prompt_counting": calibration,
+        "seed": opts.seed,
+        "rows": tally.rows,
+        "instrument_misses": misses,
+        "overflow": overflow,
+    });
+    result
+}
+
+/// How many filler tokens to tokenize: enough for the largest send (or the edge probe, when it
+/// is sent) plus room for the start offsets.
+fn filler_tokens_needed(planned: &[PlannedTarget], probe_size: Option<u64>) -> usize {
+    let largest = planned.iter().filter_map(|p| p.clamped).max().unwrap_or(0);
+    largest.max(probe_size.unwrap_or(0)) as usize + 2048
+}
+
+/// Tokenize the filler once and choose how whole prompts are counted. `Break` carries the
+/// suite's result when it cannot size prompts (refused) or was interrupted.
+async fn prepare<'a>(
+    ctx: &'a SuiteContext<'_>,
+    rec: &mut Recorder<'_>,
+    text_route: TextRoute,
+    need_tokens: usize,
+    tally: &mut Tally,
+    total_planned: usize,
+) -> ControlFlow<SuiteResult, (Sizer<'a>, serde_json::Value)> {
+    let engine = ctx.facts.engine;
+    let seed = ctx.options.context.seed;
+    let filler = match tokenize_filler(
+        &text_route,
+        ctx.client,
+        engine,
+        &ctx.model,
+        need_tokens,
+        seed,
+    )
+    .await
+    {
+        Ok(filler) => filler,
+        Err(e) => {
+            return ControlFlow::Break(refuse(
+                rec,
+                &format!("cannot size prompts with the served model's tokenizer: {e}"),
+            ));
+        }
+    };
+    let Some(counting) = rec.guard(choose_counting(&text_route, ctx)).await else {
+        return ControlFlow::Break(rec.result(total_planned, std::mem::take(&mut tally.items)));
+    };
+    let (counting, calibration) = match counting {
+        Ok(c) => c,
+        Err(e) => {
+            let tally = std::mem::take(tally);
+            return ControlFlow::Break(refuse_with(
+                rec,
+                tally.items,
+                tally.rows,
+                total_planned,
+                &format!("cannot count the chat prompt as the server does: {e}"),
+            ));
+        }
+    };
+    let sizer = Sizer {
+        client: ctx.client,
+        engine,
+        model: &ctx.model,
+        filler,
+        text: text_route,
+        counting,
+    };
+    ControlFlow::Continue((sizer, calibration))
+}
+
+/// The needle requests of one run: what they all share.
+struct Needles<'a> {
+    ctx: &'a SuiteContext<'a>,
+    sizer: Sizer<'a>,
+    /// Where a haystack may start: sentence starts in the filler's first 2048 tokens.
+    starts: Vec<usize>,
+    window: u64,
+    window_source: WindowSource,
+}
+
+/// One needle request as sent and answered, for its record.
+struct Sent {
+    target: u64,
+    planned_tokens: u64,
+    used_depth: f64,
+    actual: Option<u64>,
+    tolerance: u64,
+}
+
+impl<'a> Needles<'a> {
+    fn new(
+        ctx: &'a SuiteContext<'a>,
+        sizer: Sizer<'a>,
+        window: u64,
+        window_source: WindowSource,
+    ) -> Self {
+        let starts = sizer
+            .filler
+            .sentence_tokens()
+            .iter()
+            .copied()
+            .filter(|&k| k < 2048)
+            .collect::<Vec<_>>();
+        Self {
+            ctx,
+            sizer,
+            starts,
+            window,
+            window_source,
+        }
+    }
+
+    /// Every depth at one planned target. `Err` is the reason to refuse the suite.
+    async fn target(
+        &self,
+        rec: &mut Recorder<'_>,
+        rng: &mut SplitMix64,
+        p: &PlannedTarget,
+        tally: &mut Tally,
+    ) -> Result<(), String> {
+        let target = p.clamped.unwrap_or(0);
+        for &depth in &self.ctx.options.context.depths {
+            if rec.stopped() {
+                break;
+            }
+            let Some((it, row)) = self.item(rec, rng, p, target, depth).await? else {
+                break;
+            };
+            if !tally.push(rec, it, row).await {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// One needle request at `target` tokens and `depth`: its item and row, or `None` when the
+    /// operator interrupted it.
+    async fn item(
+        &self,
+        rec: &mut Recorder<'_>,
+        rng: &mut SplitMix64,
+        p: &PlannedTarget,
+        target: u64,
+        depth: f64,
+    ) -> Result<Option<(ItemRecord, serde_json::Value)>, String> {
+        let ctx = self.ctx;
+        let prompt = NeedlePrompt::draw(rng);
+        let start = self
+            .starts
+            .get(rng.below(self.starts.len().max(1) as u64) as usize)
+            .copied()
+            .unwrap_or(0);
+        let id = format!("context-{}-d{:03}", p.label, (depth * 100.0).round() as u32);
+        let sized = rec
+            .guard(self.sizer.size(
+                target,
+                start,
+                &prompt.sentence,
+                depth,
+                &prompt.header,
+                &prompt.question,
+            ))
+            .await;
+        let Some(sized) = sized else { return Ok(None) };
+        let (msgs, planned_tokens, used_depth) =
+            sized.map_err(|e| format!("prompt sizing failed: {e}"))?;
+        let mut req = ChatRequest::new(&ctx.model, msgs, OUTPUT_BUDGET, true);
+        ctx.options.thinking.apply(ctx.facts.engine, &mut req);
+        let Some(ex) = rec.guard(ctx.client.chat_stream(&req)).await else {
+            return Ok(None);
+        };
+        let (outcome, detail) = judge(&ex, &prompt.code, target);
+        let sent = Sent {
+            target,
+            planned_tokens,
+            used_depth,
+            actual: ex.reply.prompt_tokens(),
+            tolerance: tolerance(target),
+        };
+        let mut it = record(&id, &req, &ex, outcome, detail, json!(prompt.code));
+        // Keep the record small: the prompt is reproducible from the seed and is long.
+        if let Some(m) = it.request.get_mut("messages") {
+            *m = json!([{"role": "user", "content": format!("<{planned_tokens}-token context prompt; needle {} at depth {:.0}%>", prompt.code, used_depth * 100.0)}]);
+        }
+        it.extra = self.extra(p, depth, &sent, &prompt.code);
+        let row = json!({
+            "target": p.label, "target_tokens": target, "planned": planned_tokens, "actual": sent.actual,
+            "depth": depth, "outcome": it.outcome.as_str(),
+        });
+        Ok(Some((it, row)))
+    }
+
+    /// The item's `extra`: what was asked, planned and counted.
+    fn extra(&self, p: &PlannedTarget, depth: f64, sent: &Sent, code: &str) -> serde_json::Value {
+        json!({
+            "target_label": p.label,
+            "requested_tokens": p.requested,
+            "target_tokens": sent.target,
+            "planned_tokens": sent.planned_tokens,
+            "actual_prompt_tokens": sent.actual,
+            "delta_tokens": sent.actual.map(|a| a as i64 - sent.target as i64),
+            "tolerance_tokens": sent.tolerance,
+            "depth_requested": depth,
+            "depth_used": sent.used_depth,
+            "needle": code,
+            "window": self.window,
+            "window_source": self.window_source,
+        })
+    }
+}
+
+/// The outcome of one needle request: found or not, unless the server's prompt count missed the
+/// target by more than the tolerance (`instrument-miss`).
+fn judge(ex: &Exchange, code: &str, target: u64) -> (Outcome, Option<String>) {
+    let code_lc = code.to_ascii_lowercase();
+    let (mut outcome, mut detail) = classify(ex, |a| Check {
+        passed: a.to_ascii_lowercase().contains(&code_lc),
+        detail: if a.to_ascii_lowercase().contains(&code_lc) {
+            "needle found in the answer".into()
+        } else {
+            "needle not in the answer".into()
+        },
+    });
+    let actual = ex.reply.prompt_tokens();
+    let tol = tolerance(target);
+    let miss = match actual {
+        Some(a) => a.abs_diff(target) > tol,
+        None => !outcome.is_request_failure(),
+    };
+    if miss && !outcome.is_request_failure() {
+        detail = Some(format!(
+            "instrument-miss: server counted {} prompt tokens against a target of {target} (tolerance {tol}); the model's answer was {}",
+            actual.map(|a| a.to_string()).unwrap_or_else(|| "no".into()),
+            outcome.as_str()
+        ));
+        outcome = Outcome::InstrumentMiss;
+    }
+    (outcome, detail)
+}
+
+/// The suite's result, flagged when some requests missed their token target; and how many did.
+fn result_with_misses(
+    rec: &Recorder<'_>,
+    total_planned: usize,
+    items: Vec<ItemRecord>,
+) -> (SuiteResult, u64) {
+    let mut result = rec.result(total_planned, items);
+    let misses = result
+        .items
+        .iter()
+        .filter(|i| i.outcome == Outcome::InstrumentMiss)
+        .count() as u64;
+    if misses > 0 {
+        result.summary.flags.push(InstrumentFlag {
+            code: FlagCode::InstrumentMiss,
+            severity: FlagSeverity::Warning,
+            message: format!("{misses} context request(s) missed their token target by more than max(0.5 %, 16 tokens); excluded from the score"),
+            suite: Some("context".into()),
+            count: Some(misses),
+        });
+    }
+    (result, misses)
+}
+
+/// The edge probe's reaction as an endpoint fact, from a context suite result.
+pub fn overflow_fact(result: &SuiteResult) -> Option<bakeoff_artifact::OverflowFact> {
+    let o = result.summary.details.get("overflow")?;
+    if o.get("sent")?.as_bool() != Some(true) {
+        return None;
+    }
+    Some(bakeoff_artifact::OverflowFact {
+        behaviour: o.get("behaviour")?.as_str()?.to_string(),
+        prompt_tokens_sent: o.get("prompt_tokens_sent")?.as_u64()?,
+        http_status: o
+            .get("http_status")
+            .and_then(|v| v.as_u64())
+            .and_then(|v| u16::try_from(v).ok()),
+        server_prompt_tokens: o.get("server_prompt_tokens").and_then(|v| v.as_u64()),
+    })
+}
+
+/// One request just past the window: how does the endpoint react?
+async fn overflow_probe(sizer: &Sizer<'_>, ctx: &SuiteContext<'_>, size: u64) -> serde_json::Value {
+    let header = "Document overflow-probe.";
+    let question = "Reply with OK.";
+    let sized = sizer
+        .size(
+            size,
+            0,
+            "The probe sentence is here.",
+            0.5,
+            header,
+            question,
+        )
+        .await;
+    let (msgs, planned, _) = match sized {
+        Ok(s) => s,
+        Err(e) => return json!({"sent": false, "error": e.to_string()}),
+    };
+    let req = ChatRequest::new(&ctx.model, msgs, 1, true);
+    let ex = ctx.client.chat_stream(&req).await;
+    let reaction = bakeoff_client::dialect::classify_overflow(
+        ctx.facts.engine,
+        ex.error.as_ref(),
+        planned,
+        ex.reply.prompt_tokens(),
+    );
+    json!({
+        "sent": true,
+        "prompt_tokens_sent": planned,
+        "window": ctx.facts.context_window.tokens,
+        "http_status": ex.reply.status,
+        "server_prompt_tokens": ex.reply.prompt_tokens(),
+        "behaviour": reaction,
+        "error": ex.error.as_ref().map(|e| e.to_string()),
+        "note": "an endpoint fact, never scored as a model failure",
+    })
+}
+
+fn skipped_item(p: &PlannedTarget, window: u64, source: WindowSource) -> ItemRecord {
+    ItemRecord {
+        id: format!("context-{}", p.label),
+        outcome: Outcome::Skipped,
+        request: serde_json::Value::Null,
+        response: ResponseRecord::default(),
+        expected: serde_json::Value::Null,
+        check: Some(format!(
+            "target {} tokens cannot fit the window of {window} tokens (source: {source}) minus the {OUTPUT_BUDGET}-token output budget; never sent",
+            p.requested
+        )),
+        latency: Default::default(),
+        error: None,
+        extra: json!({"target_label": p.label, "requested_tokens": p.requested, "window": window, "window_source": source}),
+    }
+}
+
+/// The suite cannot measure: `failed` with the reason in the summary (never a silent skip).
+fn refuse(rec: &mut Recorder<'_>, reason: &str) -> SuiteResult {
+    refuse_with(rec, Vec::new(), Vec::new(), 0, reason)
+}
+
+fn refuse_with(
+    rec: &mut Recorder<'_>,
+    items: Vec<ItemRecord>,
+    rows: Vec<serde_json::Value>,
+    planned: usize,
+    reason: &str,
+) -> SuiteResult {
+    let mut r = rec.result(planned, items);
+    if !r.items.iter().any(|i| i.outcome.is_scored()) {
+        r.status = bakeoff_artifact::SuiteStatus::Failed;
+    }
+    r.summary.flags.push(InstrumentFlag {
+        code: FlagCode::ContextRefused,
+        severity: FlagSeverity::Invalid,
+        message: reason.to_string(),
+        suite: Some("context".into()),
+        count: None,
+    });
+    r.summary.details = json!({"refused": reason, "rows": rows});
+    r
+}
+
+#[cfg(test)]
+mod tests;

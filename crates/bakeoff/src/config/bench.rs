@@ -1,0 +1,121 @@
+//! `bench run`, `bench calibrate`.
+
+use std::time::Duration;
+
+use bakeoff_load::calibrate::CalibrationOptions;
+use bakeoff_load::{Arrival, LengthSpec, LoadPlan, Mode, PinPolicy, Slo, StepBound};
+
+use super::{EndpointConfig, LocalConfig, RunNaming};
+use crate::cli::{BenchCalibrateArgs, BenchRunArgs};
+use crate::exit::Error;
+
+#[derive(Debug)]
+pub struct BenchRunConfig {
+    pub endpoint: EndpointConfig,
+    /// The sweep, checked; its model is set, and its pin policy chosen for the engine, once
+    /// preflight has seen the endpoint.
+    pub plan: LoadPlan,
+    /// `--no-pin`: send no ignore_eos / min_tokens.
+    pub no_pin: bool,
+    /// Measure the harness ceiling first (not `--no-calibrate`).
+    pub calibrate: bool,
+    pub naming: RunNaming,
+    pub json: bool,
+    pub local: LocalConfig,
+}
+
+impl BenchRunArgs {
+    pub fn validate(self) -> Result<BenchRunConfig, Error> {
+        let naming = RunNaming::new(self.naming.clone())?;
+        let local = LocalConfig::new(self.local_ctx, self.local_parallel)?;
+        // The levels, lengths and SLO are checked before anything starts.
+        let plan = plan(&self)?;
+        let endpoint = self.endpoint.validate()?;
+        Ok(BenchRunConfig {
+            endpoint,
+            plan,
+            no_pin: self.no_pin,
+            calibrate: !self.no_calibrate,
+            naming,
+            json: self.json,
+            local,
+        })
+    }
+}
+
+fn plan(a: &BenchRunArgs) -> Result<LoadPlan, Error> {
+    let mut p = LoadPlan::new("");
+    p.mode = match &a.rate {
+        Some(r) => Mode::Open {
+            rates: bakeoff_load::plan::parse_rates(r).map_err(Error::usage)?,
+            arrival: Arrival::parse(&a.arrival).ok_or_else(|| {
+                Error::usage(format!(
+                    "--arrival {:?}: use poisson or constant",
+                    a.arrival
+                ))
+            })?,
+            max_in_flight: a.max_in_flight,
+        },
+        None => Mode::Closed {
+            concurrency: bakeoff_load::plan::parse_levels(&a.concurrency).map_err(Error::usage)?,
+        },
+    };
+    let duration = match a.duration {
+        Some(d) if !(d.is_finite() && d > 0.0) => {
+            return Err(Error::usage(
+                "--duration must be a positive number of seconds",
+            ));
+        }
+        Some(d) => Some(
+            Duration::try_from_secs_f64(d)
+                .map_err(|_| Error::usage("--duration must be a positive number of seconds"))?,
+        ),
+        None => None,
+    };
+    // Neither bound given: 32 requests per step.
+    let requests = a
+        .requests
+        .or(if duration.is_none() { Some(32) } else { None });
+    p.bound = StepBound { requests, duration };
+    p.warmup_requests = a.warmup;
+    p.prompt_tokens = LengthSpec::parse(&a.prompt_tokens, "prompt_tokens").map_err(Error::usage)?;
+    p.output_tokens = LengthSpec::parse(&a.output_tokens, "output_tokens").map_err(Error::usage)?;
+    p.pin = PinPolicy::none();
+    p.allow_prefix_cache = a.allow_prefix_cache;
+    p.temperature = a.temperature;
+    p.seed = a.seed;
+    p.slo = a
+        .slo
+        .as_deref()
+        .map(Slo::parse)
+        .transpose()
+        .map_err(Error::usage)?;
+    p.scrape_metrics = !a.no_metrics;
+    p.validate().map_err(Error::usage)?;
+    Ok(p)
+}
+
+#[derive(Debug)]
+pub struct CalibrateConfig {
+    pub options: CalibrationOptions,
+    pub json: bool,
+}
+
+impl BenchCalibrateArgs {
+    pub fn validate(self) -> Result<CalibrateConfig, Error> {
+        let phase = Duration::try_from_secs_f64(self.seconds)
+            .ok()
+            .filter(|_| self.seconds.is_finite() && self.seconds > 0.0);
+        let (Some(phase), true) = (phase, self.streams > 0) else {
+            return Err(Error::usage("--seconds and --streams must be positive"));
+        };
+        Ok(CalibrateConfig {
+            options: CalibrationOptions {
+                streams: self.streams,
+                phase,
+                ..CalibrationOptions::default()
+            },
+            json: self.json,
+        })
+    }
+}

@@ -1,0 +1,188 @@
+//! `eval preflight`, `eval run`, `eval compare`.
+
+use std::path::PathBuf;
+
+use bakeoff_suites::context::{self, ContextOptions};
+use bakeoff_suites::longgen::LonggenOptions;
+use bakeoff_suites::throughput::ThroughputOptions;
+use bakeoff_suites::{SuiteName, SuiteOptions};
+
+use super::{EndpointConfig, LocalConfig, RunNaming};
+use crate::cli::{CompareArgs, LoadSuiteArgs, PreflightArgs, RunArgs};
+use crate::exit::Error;
+
+#[derive(Debug)]
+pub struct PreflightConfig {
+    pub endpoint: EndpointConfig,
+    pub url: bakeoff_client::EndpointUrl,
+    pub json: bool,
+}
+
+impl PreflightArgs {
+    pub fn validate(self) -> Result<PreflightConfig, Error> {
+        if self.endpoint.endpoint.is_none() {
+            return Err(Error::usage(
+                "eval preflight needs --endpoint URL (e.g. http://127.0.0.1:8080)",
+            ));
+        }
+        let endpoint = self.endpoint.validate()?;
+        let url = endpoint.url.clone().ok_or_else(|| {
+            Error::usage("eval preflight needs --endpoint URL (e.g. http://127.0.0.1:8080)")
+        })?;
+        Ok(PreflightConfig {
+            endpoint,
+            url,
+            json: self.json,
+        })
+    }
+}
+
+#[derive(Debug)]
+pub struct RunConfig {
+    pub endpoint: EndpointConfig,
+    pub suites: Vec<SuiteName>,
+    pub naming: RunNaming,
+    pub json: bool,
+    pub local: LocalConfig,
+    /// The suites' options; `load_progress` is left for the command to attach.
+    pub suite_options: SuiteOptions,
+    /// Measure the harness ceiling before the load suites (not `--no-calibrate`).
+    pub calibrate: bool,
+}
+
+impl RunArgs {
+    pub fn validate(self) -> Result<RunConfig, Error> {
+        // Everything is validated before anything starts or is written.
+        let suites = SuiteName::parse_list(&self.suite).map_err(Error::usage)?;
+        let naming = RunNaming::new(self.naming.clone())?;
+        let endpoint = self.endpoint.clone().validate()?;
+        let suite_options = suite_options(&self, &endpoint)?;
+        let local = LocalConfig::new(self.local_ctx, self.local_parallel)?;
+        Ok(RunConfig {
+            endpoint,
+            suites,
+            naming,
+            json: self.json,
+            local,
+            suite_options,
+            calibrate: !self.load.no_calibrate,
+        })
+    }
+}
+
+/// `--thinking`, `--battery`, `--limit` and the suites' own flags.
+fn suite_options(a: &RunArgs, endpoint: &EndpointConfig) -> Result<SuiteOptions, Error> {
+    if let Some(p) = &a.battery {
+        bakeoff_suites::intelligence::load(Some(p)).map_err(Error::usage)?;
+    }
+    if a.limit == Some(0) {
+        return Err(Error::usage("--limit must be at least 1"));
+    }
+    Ok(SuiteOptions {
+        thinking: endpoint.thinking,
+        battery: a.battery.clone(),
+        limit: a.limit,
+        context: context_options(a)?,
+        throughput: a.load.throughput()?,
+        longgen: a.load.longgen()?,
+        load_progress: Default::default(),
+    })
+}
+
+fn context_options(a: &RunArgs) -> Result<ContextOptions, Error> {
+    Ok(ContextOptions {
+        targets: a
+            .context_targets
+            .as_deref()
+            .map(context::parse_targets)
+            .transpose()
+            .map_err(Error::usage)?,
+        depths: context::parse_depths(&a.context_depths).map_err(Error::usage)?,
+        seed: a.seed.unwrap_or_else(fresh_seed),
+        overflow_probe: !a.no_overflow_probe,
+        tokenizer: a
+            .tokenizer
+            .as_deref()
+            .map(|p| bakeoff_text::LocalTokenizer::from_file(p).map(std::sync::Arc::new))
+            .transpose()
+            .map_err(Error::usage)?,
+    })
+}
+
+/// A per-run seed: std's randomly keyed hasher draws its keys from the OS, so two runs never
+/// share one unless `--seed` says so.
+fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    h.finish()
+}
+
+impl LoadSuiteArgs {
+    fn throughput(&self) -> Result<ThroughputOptions, Error> {
+        // The same level parser as `bench run --concurrency`.
+        let concurrency = bakeoff_load::plan::parse_levels(&self.load_concurrency)
+            .ok()
+            .filter(|c| !c.is_empty())
+            .ok_or_else(|| {
+                Error::usage("--load-concurrency needs levels of at least 1, e.g. 1,2,4")
+            })?;
+        if self.load_requests == 0 || self.load_prompt_tokens == 0 || self.load_output_tokens == 0 {
+            return Err(Error::usage(
+                "--load-requests, --load-prompt-tokens and --load-output-tokens must be at least 1",
+            ));
+        }
+        Ok(ThroughputOptions {
+            concurrency,
+            requests_per_step: self.load_requests,
+            prompt_tokens: self.load_prompt_tokens,
+            output_tokens: self.load_output_tokens,
+            ..Default::default()
+        })
+    }
+
+    fn longgen(&self) -> Result<LonggenOptions, Error> {
+        if self.longgen_probes == 0 || self.longgen_tokens == 0 {
+            return Err(Error::usage(
+                "--longgen-probes and --longgen-tokens must be at least 1",
+            ));
+        }
+        Ok(LonggenOptions {
+            probes: self.longgen_probes,
+            output_tokens: self.longgen_tokens,
+            ..Default::default()
+        })
+    }
+}
+
+#[derive(Debug)]
+pub struct CompareConfig {
+    pub a: PathBuf,
+    pub b: PathBuf,
+    pub allow: Vec<bakeoff_report::compare::Confound>,
+    pub json: bool,
+}
+
+impl CompareArgs {
+    /// The `--json` flag travels with the refusal: `--json` always prints JSON.
+    pub fn validate(self) -> Result<CompareConfig, (bool, Error)> {
+        let allow = self
+            .allow
+            .iter()
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| bakeoff_report::compare::Confound::parse(s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| (self.json, Error::usage(e)))?;
+        Ok(CompareConfig {
+            a: self.a,
+            b: self.b,
+            allow,
+            json: self.json,
+        })
+    }
+}

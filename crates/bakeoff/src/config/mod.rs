@@ -1,0 +1,64 @@
+//! High args: each verb's clap arguments (low args, [`crate::cli`]) converted once, by
+//! `validate`, into a checked configuration that the command then uses. Every flag check lives
+//! here, before anything starts or is written; the defaults live in the clap attributes, which
+//! take them from the libraries' own `Default`s where a library has one.
+
+mod bench;
+mod endpoint;
+mod eval;
+mod evidence;
+mod plan;
+mod seat;
+
+pub use bench::*;
+pub use endpoint::*;
+pub use eval::*;
+pub use evidence::*;
+pub use plan::*;
+pub use seat::*;
+
+use crate::exit::Error;
+
+/// The embedded default's llama-server `-c` and `-np` (`--local-ctx`, `--local-parallel`).
+#[derive(Debug, Clone, Copy)]
+pub struct LocalConfig {
+    pub ctx: u32,
+    pub parallel: u32,
+}
+
+impl LocalConfig {
+    pub fn new(ctx: u32, parallel: u32) -> Result<Self, Error> {
+        if ctx == 0 || parallel == 0 {
+            return Err(Error::usage(
+                "--local-ctx and --local-parallel must be positive",
+            ));
+        }
+        Ok(Self { ctx, parallel })
+    }
+}
+
+/// How the operator named a run and where it goes: `--out`, `--slug`, `--note`, `--hardware`,
+/// `--replace`.
+#[derive(Debug, Clone)]
+pub struct RunNaming {
+    pub out: std::path::PathBuf,
+    pub slug: Option<String>,
+    pub notes: Vec<String>,
+    pub hardware: Option<String>,
+    pub replace: bool,
+}
+
+impl RunNaming {
+    pub fn new(a: crate::cli::NamingArgs) -> Result<Self, Error> {
+        if let Some(s) = &a.slug {
+            bakeoff_artifact::slug::validate_slug(s).map_err(Error::usage)?;
+        }
+        Ok(Self {
+            out: a.out,
+            slug: a.slug,
+            notes: a.note,
+            hardware: a.hardware,
+            replace: a.replace,
+        })
+    }
+}

@@ -1,0 +1,125 @@
+//! `seat up|down|restart|status|logs|watch|swap`. The watch flags' defaults are the watchdog's
+//! own (`WatchOptions::default()`, taken by the clap attributes).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bakeoff_seats::WatchOptions;
+
+use crate::cli::{SeatSwapArgs, SeatUpArgs, SeatWatchArgs, WatchArgs};
+use crate::exit::Error;
+
+/// Where failure artifacts go without `--out`, relative to the working directory (as `eval run
+/// --out results`): never into the directory of the fleet file, which may be a source tree.
+pub const DEFAULT_SEAT_OUT: &str = "results";
+
+#[derive(Debug, Clone)]
+pub struct WatchConfig {
+    pub options: WatchOptions,
+    /// Where failure artifacts go.
+    pub out: PathBuf,
+    pub json: bool,
+}
+
+impl Default for WatchConfig {
+    /// For the verbs that watch nothing (down, status, logs).
+    fn default() -> Self {
+        Self {
+            options: WatchOptions::default(),
+            out: PathBuf::from(DEFAULT_SEAT_OUT),
+            json: false,
+        }
+    }
+}
+
+impl WatchArgs {
+    pub fn validate(self) -> Result<WatchConfig, Error> {
+        if self.crash_loop_restarts == 0 {
+            return Err(Error::usage("--crash-loop-restarts must be at least 1"));
+        }
+        let options = WatchOptions {
+            silence_timeout: secs("--silence-timeout", self.silence_timeout)?,
+            ready_timeout: secs("--ready-timeout", self.ready_timeout)?,
+            load_budget: self
+                .load_budget
+                .map(|b| secs("--load-budget", b))
+                .transpose()?,
+            crash_loop_restarts: self.crash_loop_restarts,
+            crash_loop_window: secs("--crash-loop-window", self.crash_loop_window)?,
+            ..WatchOptions::default()
+        };
+        Ok(WatchConfig {
+            options,
+            out: self.out.unwrap_or_else(|| PathBuf::from(DEFAULT_SEAT_OUT)),
+            json: self.json,
+        })
+    }
+}
+
+fn secs(name: &str, v: f64) -> Result<Duration, Error> {
+    // try_from: a huge value (1e20) would panic in from_secs_f64.
+    match Duration::try_from_secs_f64(v) {
+        Ok(d) if v.is_finite() && v > 0.0 => Ok(d),
+        _ => Err(Error::usage(format!(
+            "{name} {v} must be a positive number of seconds (at most about 1.8e19)"
+        ))),
+    }
+}
+
+/// `seat up` and `seat restart`.
+#[derive(Debug)]
+pub struct SeatUpConfig {
+    pub fleet: PathBuf,
+    pub seats: Vec<String>,
+    pub confirm: bool,
+    pub watch: WatchConfig,
+}
+
+impl SeatUpArgs {
+    pub fn validate(self) -> Result<SeatUpConfig, Error> {
+        Ok(SeatUpConfig {
+            fleet: self.fleet.fleet,
+            seats: self.seats,
+            confirm: self.confirm,
+            watch: self.watch.validate()?,
+        })
+    }
+}
+
+#[derive(Debug)]
+pub struct SeatWatchConfig {
+    pub fleet: PathBuf,
+    pub seat: String,
+    pub watch: WatchConfig,
+}
+
+impl SeatWatchArgs {
+    pub fn validate(self) -> Result<SeatWatchConfig, Error> {
+        Ok(SeatWatchConfig {
+            fleet: self.fleet.fleet,
+            seat: self.seat,
+            watch: self.watch.validate()?,
+        })
+    }
+}
+
+#[derive(Debug)]
+pub struct SeatSwapConfig {
+    pub fleet: PathBuf,
+    pub old: String,
+    pub new: String,
+    pub confirm: bool,
+    pub watch: WatchConfig,
+}
+
+impl SeatSwapArgs {
+    pub fn validate(self) -> Result<SeatSwapConfig, Error> {
+        Ok(SeatSwapConfig {
+            fleet: self.fleet.fleet,
+            old: self.old,
+            new: self.new,
+            confirm: self.confirm,
+            watch: self.watch.validate()?,
+        })
+    }
+}

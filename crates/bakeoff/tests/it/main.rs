@@ -1,0 +1,17 @@
+//! The integration tests of `bakeoff` as one test binary, one module per subject and the helpers
+//! they share in `util`. Run one module with its path as the filter: `cargo test -p bakeoff --test
+//! it bench::`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod bench;
+mod eval_context;
+mod eval_foundation;
+mod eval_probing;
+mod eval_suites_compare;
+mod exit_codes;
+mod kv;
+mod plan_audit;
+mod report_browser;
+mod report_real;
+mod seat_cli;
+mod util;

@@ -1,0 +1,202 @@
+//! The HTML report in a real headless browser (Debian's `chromium`): the page renders, logs no
+//! script error, and a model reply containing `<script>alert(1)</script>` stays text.
+//!
+//! The hostile reply comes from a scripted OpenAI-compatible server and travels the real path
+//! (`bakeoff eval run` → artifact → `bakeoff report`). It copies the plain streamed chat reply
+//! every engine sends (vLLM/llama.cpp `chat.completion.chunk` deltas, then usage); the real
+//! small model cannot be made to emit a chosen string.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use bakeoff_testkit::{scripted, tempdir};
+
+use crate::util::{bakeoff, eval_run_async};
+
+/// `BAKEOFF_CHROMIUM`, else `chromium` / `chromium-browser` on PATH. Never skips: a browser
+/// test that did not run measured nothing.
+fn chromium() -> PathBuf {
+    if let Ok(p) = std::env::var("BAKEOFF_CHROMIUM") {
+        return PathBuf::from(p);
+    }
+    let path = std::env::var("PATH").unwrap_or_default();
+    for dir in path.split(':') {
+        for name in ["chromium", "chromium-browser"] {
+            let p = Path::new(dir).join(name);
+            if p.is_file() {
+                return p;
+            }
+        }
+    }
+    panic!(
+        "headless chromium not found: install Debian's package (`apt-get install -y chromium`) \
+         or set BAKEOFF_CHROMIUM to the browser binary"
+    );
+}
+
+/// Run chromium headless with a deadline (a wedged browser must not hang the suite).
+fn run_chromium(args: &[String], profile: &Path) -> (String, String) {
+    let mut child = Command::new(chromium())
+        .args([
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start chromium");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("chromium did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn hostile_server() -> Router {
+    Router::new()
+        .route(
+            "/v1/models",
+            get(|| async {
+                scripted::json(
+                    StatusCode::OK,
+                    serde_json::json!({"object":"list","data":[{"id":"hostile-model","object":"model","max_model_len":4096}]}),
+                )
+            }),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(|| async { scripted::chat_stream(&["<script>alert(1)</script>", "<img src=x onerror=alert(2)>"], &[], "stop", 12) }),
+        )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn html_report_renders_in_chromium_and_model_output_stays_text() {
+    let tmp = tempdir();
+    let results = tmp.path().join("results");
+    let out = results.to_str().unwrap().to_string();
+    let server = scripted::serve(hostile_server()).await;
+    let url = server.url();
+    // The binary is blocking work; the scripted server needs the runtime meanwhile.
+    let o = eval_run_async(&url, &results, &["--suite", "smoke"]).await;
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(1)),
+        "eval run: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let art = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".bakeoff.json"))
+        .expect("a bakeoff artifact");
+    assert!(
+        std::fs::read_to_string(&art)
+            .unwrap()
+            .contains("<script>alert(1)</script>"),
+        "the hostile reply is recorded verbatim in the artifact"
+    );
+
+    let html_path = tmp.path().join("report.html");
+    let o = bakeoff(&["report", &out, "--html", html_path.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(
+        !html.contains("<script"),
+        "the report itself carries no script"
+    );
+    assert!(!html.contains("<img"), "no reply can open a tag");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(
+        !html.contains("http://") || !html.contains("src=\"http"),
+        "nothing loads from the network"
+    );
+
+    let profile = tmp.path().join("chromium-profile");
+    let file_url = format!("file://{}", html_path.display());
+    let (dom, stderr) = run_chromium(
+        &[
+            "--enable-logging=stderr".into(),
+            "--v=0".into(),
+            "--virtual-time-budget=2000".into(),
+            "--dump-dom".into(),
+            file_url.clone(),
+        ],
+        &profile,
+    );
+    // Rendered: the summary table and the drill-down are in the live DOM.
+    assert!(
+        dom.contains("<table id=\"summary\""),
+        "summary table rendered: {dom:.400}"
+    );
+    assert!(dom.contains("<details"), "per-item drill-down rendered");
+    assert!(dom.contains("<svg"), "inline SVG charts rendered");
+    // The hostile reply is a text node: serialized back as entities, never as an element.
+    assert!(
+        !dom.to_lowercase().contains("<script"),
+        "no script element in the DOM"
+    );
+    assert!(!dom.contains("<img"), "no img element in the DOM");
+    assert!(
+        dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "the reply shows as text"
+    );
+    for bad in ["Uncaught", "Refused to", "SyntaxError", "ReferenceError"] {
+        assert!(
+            !stderr.contains(bad),
+            "script error in the console ({bad}): {stderr}"
+        );
+    }
+    assert!(
+        !stderr
+            .lines()
+            .any(|l| l.contains(":CONSOLE(") && l.contains(&file_url)),
+        "the page logged to the console: {stderr}"
+    );
+
+    let png = tmp.path().join("report.png");
+    run_chromium(
+        &[
+            "--window-size=1280,1600".into(),
+            "--hide-scrollbars".into(),
+            format!("--screenshot={}", png.display()),
+            file_url,
+        ],
+        &tmp.path().join("chromium-profile-2"),
+    );
+    let bytes = std::fs::read(&png).expect("screenshot written");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
+    assert!(
+        bytes.len() > 10_000,
+        "the screenshot shows a page, not a blank: {} bytes",
+        bytes.len()
+    );
+    drop(server);
+}

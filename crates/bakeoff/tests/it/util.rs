@@ -1,0 +1,201 @@
+//! What the tests of the binary share: running `bakeoff`, reading what it printed, the ports
+//! and paths the tests point it at, and the artifacts it wrote.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The `bakeoff` binary as a command, without the operator's `BAKEOFF_API_KEY`.
+pub fn bakeoff_cmd() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
+    c.env_remove("BAKEOFF_API_KEY");
+    c
+}
+
+/// Run `bakeoff ARGS…` to the end.
+pub fn bakeoff(args: &[&str]) -> Output {
+    bakeoff_cmd().args(args).output().expect("run bakeoff")
+}
+
+/// [`bakeoff`] off the async runtime (a scripted server in this process keeps serving).
+pub async fn bakeoff_async(args: &[&str]) -> Output {
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    tokio::task::spawn_blocking(move || {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        bakeoff(&a)
+    })
+    .await
+    .unwrap()
+}
+
+/// One engine test at a time (the machine has 2 cores), in its own temporary directory.
+pub async fn serial_tempdir() -> (tokio::sync::MutexGuard<'static, ()>, tempfile::TempDir) {
+    (bakeoff_testkit::serial().await, bakeoff_testkit::tempdir())
+}
+
+/// `bakeoff eval run --endpoint URL --out OUT` plus `extra`.
+pub fn eval_run(url: &str, out: &Path, extra: &[&str]) -> Output {
+    bakeoff(&eval_run_args(url, out, extra))
+}
+
+/// [`eval_run`] off the async runtime.
+pub async fn eval_run_async(url: &str, out: &Path, extra: &[&str]) -> Output {
+    bakeoff_async(&eval_run_args(url, out, extra)).await
+}
+
+fn eval_run_args<'a>(url: &'a str, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "eval",
+        "run",
+        "--endpoint",
+        url,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    args
+}
+
+/// [`eval_run`], started with its output piped.
+pub fn spawn_eval_run(url: &str, out: &Path, extra: &[&str]) -> Child {
+    bakeoff_cmd()
+        .args(eval_run_args(url, out, extra))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The output of `child` once it ended, waited for off the async runtime.
+pub async fn wait_output(child: Child) -> Output {
+    tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap()
+}
+
+/// Wait (off the async runtime) until the run journal in `out` has its first line.
+pub async fn journal_started(out: &Path, limit: Duration) {
+    let out = out.to_path_buf();
+    tokio::task::spawn_blocking(move || wait_for_journal(&out, 1, limit))
+        .await
+        .unwrap();
+}
+
+/// A small real load sweep for `eval run`: c = 1, 2, two requests a step, 16-token prompts,
+/// 8-token outputs.
+pub const SMALL_SWEEP: [&str; 8] = [
+    "--load-concurrency",
+    "1,2",
+    "--load-requests",
+    "2",
+    "--load-prompt-tokens",
+    "16",
+    "--load-output-tokens",
+    "8",
+];
+
+/// The exit code, -1 when a signal ended the process.
+pub fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Both streams, for assertion messages.
+pub fn text(o: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A port nothing listens on: one the OS just handed out, closed again.
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// An endpoint where nothing listens: preflight finds it unreachable at once.
+pub fn dead_port_url() -> String {
+    format!("http://127.0.0.1:{}", free_port())
+}
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// The first file in `dir` whose name ends with `suffix`, parsed.
+pub fn artifact(dir: &Path, suffix: &str) -> Value {
+    let p = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(suffix))
+        .unwrap_or_else(|| panic!("no *{suffix} in {}", dir.display()));
+    read_json(&p)
+}
+
+/// The one file in `dir` whose name ends with `suffix`.
+pub fn only_file(dir: &Path, suffix: &str) -> PathBuf {
+    let found: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "expected one *{suffix} in {}: {found:?}",
+        dir.display()
+    );
+    found[0].clone()
+}
+
+/// Validate against the checked-in schema, the public contract.
+pub fn assert_valid(v: &Value) {
+    let schema = read_json(&root().join("schemas/artifact.v1.schema.json"));
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "artifact does not validate: {errors:#?}");
+}
+
+/// [`artifact`], checked against the schema.
+pub fn valid_artifact(dir: &Path, suffix: &str) -> Value {
+    let v = artifact(dir, suffix);
+    assert_valid(&v);
+    v
+}
+
+/// Wait until `dir` holds a run journal with at least `n` lines, at most `limit`.
+pub fn wait_for_journal(dir: &Path, n: usize, limit: Duration) {
+    let start = Instant::now();
+    loop {
+        let journal = std::fs::read_dir(dir).ok().and_then(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .find(|p| p.to_string_lossy().ends_with(".journal.jsonl"))
+        });
+        if journal.is_some_and(|p| {
+            std::fs::read_to_string(&p)
+                .unwrap_or_default()
+                .lines()
+                .count()
+                >= n
+        }) {
+            return;
+        }
+        assert!(start.elapsed() < limit, "journal never reached {n} lines");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
