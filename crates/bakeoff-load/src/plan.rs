@@ -22,6 +22,28 @@ pub enum Mode {
     },
 }
 
+impl Mode {
+    /// One value per step, in order: `closed(c)` for each concurrency, or
+    /// `open(rate, arrival, max_in_flight)` for each rate.
+    pub fn map_steps<T>(
+        &self,
+        mut closed: impl FnMut(u32) -> T,
+        mut open: impl FnMut(f64, Arrival, Option<usize>) -> T,
+    ) -> Vec<T> {
+        match self {
+            Mode::Closed { concurrency } => concurrency.iter().map(|c| closed(*c)).collect(),
+            Mode::Open {
+                rates,
+                arrival,
+                max_in_flight,
+            } => rates
+                .iter()
+                .map(|r| open(*r, *arrival, *max_in_flight))
+                .collect(),
+        }
+    }
+}
+
 /// Each step ends when either bound is reached (at least one is required).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepBound {

@@ -122,32 +122,26 @@ pub async fn run(
 
 /// The plan's steps: one per concurrency (closed loop) or per rate (open loop).
 fn step_specs(plan: &LoadPlan) -> Vec<StepSpec> {
-    match &plan.mode {
-        Mode::Closed { concurrency } => concurrency
-            .iter()
-            .enumerate()
-            .map(|(k, c)| StepSpec {
-                index: k + 1,
-                label: format!("c={c}"),
-                concurrency: Some(*c),
-                rate: None,
-            })
-            .collect(),
-        Mode::Open {
-            rates,
-            arrival,
-            max_in_flight,
-        } => rates
-            .iter()
-            .enumerate()
-            .map(|(k, r)| StepSpec {
-                index: k + 1,
-                label: format!("{} {r}/s", arrival.as_str()),
-                concurrency: None,
-                rate: Some((*r, *arrival, *max_in_flight)),
-            })
-            .collect(),
-    }
+    plan.mode
+        .map_steps(
+            |c| (format!("c={c}"), Some(c), None),
+            |r, arrival, max_in_flight| {
+                (
+                    format!("{} {r}/s", arrival.as_str()),
+                    None,
+                    Some((r, arrival, max_in_flight)),
+                )
+            },
+        )
+        .into_iter()
+        .enumerate()
+        .map(|(k, (label, concurrency, rate))| StepSpec {
+            index: k + 1,
+            label,
+            concurrency,
+            rate,
+        })
+        .collect()
 }
 
 /// The report before any request: the plan, and pinning as sent (settled at the end).

@@ -135,12 +135,6 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
             let Some(sr) = e.artifact.suites.get(s) else {
                 continue;
             };
-            let outcomes: Vec<String> = sr
-                .summary
-                .outcomes
-                .iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect();
             let _ = write!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>",
@@ -148,7 +142,7 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
                 h(&e.name),
                 h(&crate::terminal::score_text(&sr.summary.score)),
                 score_bar(&sr.summary.score),
-                h(&outcomes.join(", "))
+                h(&crate::terminal::outcomes_text(&sr.summary))
             );
             for f in &sr.summary.flags {
                 let _ = write!(
@@ -395,20 +389,15 @@ fn drill_down(out: &mut String, reg: &Registry) {
 fn superseded(out: &mut String, reg: &Registry) {
     out.push_str("<h2 id=\"superseded\">Superseded claims</h2>");
     let mut rows = String::new();
-    for e in reg.retracted() {
-        let Some(r) = &e.retraction else { continue };
-        let claims: Vec<String> = r
-            .claims
-            .iter()
-            .map(|c| format!("{}: {}", c.suite, c.claimed))
-            .collect();
+    for (e, r) in crate::markdown::retractions(reg) {
         let _ = write!(
             rows,
             "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td class=\"retracted\">{}</td><td>{}</td></tr>",
             r.date.format("%Y-%m-%d"),
             h(&e.name),
             h(&e.artifact.candidate.slug),
-            h(&claims.join("; ")),
+            // `h` maps each character alone: escaping the parts equals escaping the whole.
+            crate::markdown::withdrawn_claims(r, h),
             h(&r.reason)
         );
     }

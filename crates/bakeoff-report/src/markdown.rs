@@ -11,6 +11,7 @@ use bakeoff_artifact::{ArtifactKind, RunStatus, SuiteStatus};
 
 use crate::comparison::{self, CandidateTable};
 use crate::escape::for_markdown;
+use crate::evidence::RetractionRecord;
 use crate::registry::{Entry, Registry};
 
 const SCOPE_NOTE: &str = "Negative results are evidence. Nothing here is a universal judgment \
@@ -162,12 +163,6 @@ fn symptom(e: &Entry) -> Vec<String> {
     }
     for (name, s) in &a.suites {
         if s.status == SuiteStatus::Failed || s.status == SuiteStatus::Incomplete {
-            let outcomes: Vec<String> = s
-                .summary
-                .outcomes
-                .iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect();
             symptom.push(format!(
                 "suite {name} {} ({} of {} planned finished; {})",
                 if s.status == SuiteStatus::Failed {
@@ -177,7 +172,7 @@ fn symptom(e: &Entry) -> Vec<String> {
                 },
                 s.summary.finished,
                 s.summary.planned,
-                outcomes.join(", ")
+                crate::terminal::outcomes_text(&s.summary)
             ));
         }
     }
@@ -306,23 +301,34 @@ fn not_attempted_and_verdict(out: &mut String, slug: &str, reg: &Registry) {
     }
 }
 
+/// The retracted entries with their retraction records.
+pub(crate) fn retractions(reg: &Registry) -> impl Iterator<Item = (&Entry, &RetractionRecord)> {
+    reg.retracted()
+        .filter_map(|e| e.retraction.as_ref().map(|r| (e, r)))
+}
+
+/// The claims a retraction withdraws, as `suite: claimed` joined by `; `, each part escaped
+/// by `esc`.
+pub(crate) fn withdrawn_claims(r: &RetractionRecord, esc: impl Fn(&str) -> String) -> String {
+    let claims: Vec<String> = r
+        .claims
+        .iter()
+        .map(|c| format!("{}: {}", esc(&c.suite), esc(&c.claimed)))
+        .collect();
+    claims.join("; ")
+}
+
 /// The superseded-claims table, or `None` when nothing is retracted.
 pub fn superseded(reg: &Registry) -> Option<String> {
     let mut rows = String::new();
-    for e in reg.retracted() {
-        let Some(r) = &e.retraction else { continue };
-        let claims: Vec<String> = r
-            .claims
-            .iter()
-            .map(|c| format!("{}: {}", md(&c.suite), md(&c.claimed)))
-            .collect();
+    for (e, r) in retractions(reg) {
         let _ = writeln!(
             rows,
             "| {} | {} | {} | {} | {} |",
             r.date.format("%Y-%m-%d"),
             code(&e.name),
             md(&e.artifact.candidate.slug),
-            claims.join("; "),
+            withdrawn_claims(r, md),
             md(&r.reason)
         );
     }

@@ -1,7 +1,7 @@
 //! Human tables for the terminal.
 
 use bakeoff_artifact::{
-    Artifact, ArtifactKind, EndpointFacts, PreflightReport, Score, SuiteStatus,
+    Artifact, ArtifactKind, EndpointFacts, PreflightReport, Score, SuiteStatus, SuiteSummary,
 };
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
@@ -12,6 +12,12 @@ fn table() -> Table {
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic);
     t
+}
+
+/// A suite's outcome counts, as `outcome count` joined by `, `.
+pub(crate) fn outcomes_text(s: &SuiteSummary) -> String {
+    let outcomes: Vec<String> = s.outcomes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    outcomes.join(", ")
 }
 
 pub fn score_text(s: &Option<Score>) -> String {
@@ -138,12 +144,6 @@ pub fn run_summary(a: &Artifact, path: &str) -> String {
         "flags",
     ]);
     for (name, s) in &a.suites {
-        let outcomes: Vec<String> = s
-            .summary
-            .outcomes
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
         let flags: Vec<String> = s.summary.flags.iter().map(|f| f.code.to_string()).collect();
         t.add_row(vec![
             name.clone(),
@@ -153,7 +153,7 @@ pub fn run_summary(a: &Artifact, path: &str) -> String {
                 SuiteStatus::Failed => "FAILED (measured nothing)".to_string(),
             },
             score_text(&s.summary.score),
-            outcomes.join(", "),
+            outcomes_text(&s.summary),
             flags.join(", "),
         ]);
     }

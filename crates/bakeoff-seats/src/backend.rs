@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 use crate::docker::DockerBackend;
 use crate::fleet::{Fleet, Launch, Seat};
 use crate::process::ProcessBackend;
+use crate::redact::Redactor;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
@@ -177,6 +178,17 @@ impl LineSplitter {
             self.partial.clear();
             Some(s)
         }
+    }
+
+    /// The last `n` of `lines` and the partial line, redacted: a log's tail.
+    pub fn tail(mut self, mut lines: Vec<String>, n: usize, redactor: &Redactor) -> Vec<String> {
+        lines.extend(self.finish());
+        let skip = lines.len().saturating_sub(n);
+        lines
+            .split_off(skip)
+            .iter()
+            .map(|l| redactor.text(l))
+            .collect()
     }
 }
 

@@ -479,13 +479,7 @@ impl DockerBackend {
         while let Some(Ok(out)) = stream.next().await {
             split.push(&out.into_bytes(), &mut lines);
         }
-        lines.extend(split.finish());
-        let skip = lines.len().saturating_sub(n);
-        lines
-            .split_off(skip)
-            .iter()
-            .map(|l| self.redactor.text(l))
-            .collect()
+        split.tail(lines, n, &self.redactor)
     }
 }
 

@@ -274,13 +274,7 @@ impl ProcessBackend {
         let mut lines = Vec::new();
         let mut split = LineSplitter::default();
         split.push(&bytes, &mut lines);
-        lines.extend(split.finish());
-        let skip = lines.len().saturating_sub(n);
-        lines
-            .split_off(skip)
-            .iter()
-            .map(|l| self.redactor.text(l))
-            .collect()
+        split.tail(lines, n, &self.redactor)
     }
 }
 

@@ -115,26 +115,17 @@ pub async fn run_steps(
     plan: LoadPlan,
     suite: &str,
 ) -> SuiteResult {
-    let levels: Vec<Mode> = match &plan.mode {
-        Mode::Closed { concurrency } => concurrency
-            .iter()
-            .map(|c| Mode::Closed {
-                concurrency: vec![*c],
-            })
-            .collect(),
-        Mode::Open {
-            rates,
+    let levels: Vec<Mode> = plan.mode.map_steps(
+        |c| Mode::Closed {
+            concurrency: vec![c],
+        },
+        |r, arrival, max_in_flight| Mode::Open {
+            rates: vec![r],
             arrival,
             max_in_flight,
-        } => rates
-            .iter()
-            .map(|r| Mode::Open {
-                rates: vec![*r],
-                arrival: *arrival,
-                max_in_flight: *max_in_flight,
-            })
-            .collect(),
-    };
+        },
+    );
+
     let planned = levels.len();
     let mut report: Option<LoadReport> = None;
     let mut items = Vec::new();

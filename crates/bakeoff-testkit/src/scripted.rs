@@ -120,7 +120,7 @@ pub fn reasoning_only() -> Router {
         .route("/version", get(|| async { json(StatusCode::OK, serde_json::json!({"version":"0.11.0"})) }))
         .route(
             "/v1/models",
-            get(|| async { json(StatusCode::OK, serde_json::json!({"data":[{"id":"qwen3","max_model_len":32768}]})) }),
+            get(|| async { bare_models("qwen3", 32768) }),
         )
         .route(
             "/v1/chat/completions",
@@ -144,12 +144,7 @@ pub fn models_up_completions_dropped() -> Router {
     Router::new()
         .route(
             "/v1/models",
-            get(|| async {
-                json(
-                    StatusCode::OK,
-                    serde_json::json!({"data":[{"id":"nemotron","max_model_len":131072}]}),
-                )
-            }),
+            get(|| async { bare_models("nemotron", 131072) }),
         )
         .route(
             "/v1/chat/completions",
@@ -351,15 +346,7 @@ pub fn answers_then_holds(
 ) -> Router {
     use std::sync::atomic::Ordering;
     Router::new()
-        .route(
-            "/v1/models",
-            get(|| async {
-                json(
-                    StatusCode::OK,
-                    serde_json::json!({"data":[{"id":"slow","max_model_len":8192}]}),
-                )
-            }),
-        )
+        .route("/v1/models", get(|| async { bare_models("slow", 8192) }))
         .route(
             "/v1/chat/completions",
             post(move || {
@@ -458,6 +445,14 @@ pub fn html_200() -> Response<Body> {
             "<!DOCTYPE html><html><head><title>Sign in</title></head><body>gateway</body></html>",
         ))
         .unwrap()
+}
+
+/// `/v1/models` as `{"data":[{"id","max_model_len"}]}` alone, without the `object` fields.
+fn bare_models(id: &str, max_model_len: u64) -> Response<Body> {
+    json(
+        StatusCode::OK,
+        serde_json::json!({"data":[{"id": id, "max_model_len": max_model_len}]}),
+    )
 }
 
 /// `/v1/models` listing one id, with vLLM's `max_model_len` when given.

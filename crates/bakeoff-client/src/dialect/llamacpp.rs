@@ -118,10 +118,7 @@ pub fn is_context_overflow(body: &str) -> bool {
 
 /// Output-length pinning: `ignore_eos: true` is honoured (tools/server/README.md; checked on b11434); there is no
 /// `min_tokens`.
-pub const OUTPUT_PINNING: super::OutputPinning = super::OutputPinning {
-    ignore_eos: true,
-    min_tokens: false,
-};
+pub const OUTPUT_PINNING: super::OutputPinning = super::OutputPinning::IGNORE_EOS_ONLY;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -42,6 +42,23 @@ pub fn thinking_extras(engine: EngineKind, on: bool) -> serde_json::Map<String, 
     }
 }
 
+/// `chat_template_kwargs` asking for thinking on or off, as vLLM and SGLang take it: Qwen3
+/// templates read `enable_thinking`, Granite and DeepSeek-V3.x read `thinking`, so both are sent
+/// (a template ignores kwargs it does not use).
+fn chat_template_thinking_extras(on: bool) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    m.insert(
+        "chat_template_kwargs".into(),
+        serde_json::json!({ "enable_thinking": on, "thinking": on }),
+    );
+    m
+}
+
+/// The `version` string of a reply body (vLLM's `/version`, SGLang's `/server_info`).
+fn version_string(body: &Value) -> Option<String> {
+    body.get("version")?.as_str().map(str::to_string)
+}
+
 /// How an endpoint reacted to a prompt past its window, as a short code recorded in artifacts:
 /// `rejected-exceed-context-size` (llama.cpp's `type: exceed_context_size_error`, matched on
 /// the type, never the message, which changes between builds), `rejected-http-<status>` (vLLM
@@ -78,6 +95,14 @@ pub fn classify_overflow(
 pub struct OutputPinning {
     pub ignore_eos: bool,
     pub min_tokens: bool,
+}
+
+impl OutputPinning {
+    /// `ignore_eos` is honoured; there is no `min_tokens`.
+    pub const IGNORE_EOS_ONLY: Self = Self {
+        ignore_eos: true,
+        min_tokens: false,
+    };
 }
 
 pub fn output_pinning(engine: EngineKind) -> OutputPinning {

@@ -27,25 +27,17 @@ pub fn parse_server_info(body: &Value) -> Option<String> {
     if !looks_like {
         return None;
     }
-    body.get("version")?.as_str().map(str::to_string)
+    super::version_string(body)
 }
 
 /// SGLang thinking control (docs.sglang.io separate_reasoning): `chat_template_kwargs`
 /// `enable_thinking` (Qwen3) or `thinking` (DeepSeek-V3.x); both are sent.
 pub fn thinking_extras(on: bool) -> serde_json::Map<String, Value> {
-    let mut m = serde_json::Map::new();
-    m.insert(
-        "chat_template_kwargs".into(),
-        json!({ "enable_thinking": on, "thinking": on }),
-    );
-    m
+    super::chat_template_thinking_extras(on)
 }
 
 /// Output-length pinning: `ignore_eos` (python/sglang/srt/sampling/sampling_params.py); no `min_tokens`.
-pub const OUTPUT_PINNING: super::OutputPinning = super::OutputPinning {
-    ignore_eos: true,
-    min_tokens: false,
-};
+pub const OUTPUT_PINNING: super::OutputPinning = super::OutputPinning::IGNORE_EOS_ONLY;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

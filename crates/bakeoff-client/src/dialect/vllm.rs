@@ -19,7 +19,7 @@ pub fn tokenize_call(model: &str, text: &str) -> TokenizeCall {
 
 /// `/version` of vLLM is a one-field object with a version string.
 pub fn parse_version(body: &Value) -> Option<String> {
-    body.get("version")?.as_str().map(str::to_string)
+    super::version_string(body)
 }
 
 /// vLLM thinking control (docs.vllm.ai features/reasoning_outputs): request
@@ -27,12 +27,7 @@ pub fn parse_version(body: &Value) -> Option<String> {
 /// `thinking`, so both are sent (a template ignores kwargs it does not use). No
 /// `reasoning_effort`: vLLM validates it against low/medium/high and would reject "none".
 pub fn thinking_extras(on: bool) -> serde_json::Map<String, Value> {
-    let mut m = serde_json::Map::new();
-    m.insert(
-        "chat_template_kwargs".into(),
-        json!({ "enable_thinking": on, "thinking": on }),
-    );
-    m
+    super::chat_template_thinking_extras(on)
 }
 
 /// Output-length pinning: `ignore_eos` and `min_tokens` are extra sampling params of the OpenAI server
