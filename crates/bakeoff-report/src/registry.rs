@@ -191,9 +191,10 @@ pub fn load(dir: &Path) -> Result<Registry, RegistryError> {
             Err(StoreError::Version { found: 0, .. }) => reg.notes.push(format!(
                 "skipped {name}: not a bakeoff artifact (no schema_version)"
             )),
-            Err(StoreError::Version { found, .. }) => reg.notes.push(format!(
-                "refused {name}: schema_version {found}, this bakeoff reads version {} (upgrade bakeoff)",
-                bakeoff_artifact::SCHEMA_VERSION
+            Err(StoreError::Version {
+                found, expected, ..
+            }) => reg.notes.push(format!(
+                "refused {name}: schema_version {found}, this bakeoff reads version {expected} (upgrade bakeoff)"
             )),
             Err(StoreError::Parse { source, .. }) => {
                 reg.notes

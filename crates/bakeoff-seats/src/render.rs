@@ -198,25 +198,9 @@ mod tests {
 
     fn report(state: State, class: Option<FailureClass>, message: &str) -> WatchReport {
         WatchReport {
-            state,
-            last_state: State::Loading,
-            class,
-            message: message.into(),
-            remediation: class.map(|c| classify::remediation(c).to_string()),
-            cause: None,
             phases: vec![phase("starting", 0), phase("loading", 1200)],
-            tail: vec![],
-            exit_code: None,
-            restart_count: None,
-            oom_killed: None,
-            silent_ms: 0,
             elapsed_ms: 7400,
-            progress: None,
-            load_over_budget: false,
-            load_budget_s: None,
-            preflight: None,
-            readiness: Default::default(),
-            notes: vec![],
+            ..WatchReport::decided(state, State::Loading, class, message.into())
         }
     }
 

@@ -45,25 +45,14 @@ pub(crate) fn error_report(line: &str) -> WatchReport {
         .map(|c| c.class)
         .unwrap_or(bakeoff_artifact::FailureClass::Exited);
     WatchReport {
-        state: watchdog::State::Failed,
-        last_state: watchdog::State::Starting,
-        class: Some(class),
-        message: line,
-        remediation: Some(crate::classify::remediation(class).to_string()),
         cause,
-        phases: vec![],
         tail,
-        exit_code: None,
-        restart_count: None,
-        oom_killed: None,
-        silent_ms: 0,
-        elapsed_ms: 0,
-        progress: None,
-        load_over_budget: false,
-        load_budget_s: None,
-        preflight: None,
-        readiness: Default::default(),
-        notes: vec![],
+        ..WatchReport::decided(
+            watchdog::State::Failed,
+            watchdog::State::Starting,
+            Some(class),
+            line,
+        )
     }
 }
 

@@ -137,6 +137,37 @@ pub struct ProbeTarget {
 }
 
 impl WatchReport {
+    /// A report decided without a watch having observed anything: the class's remediation is
+    /// the failure table's, every observation empty.
+    pub fn decided(
+        state: State,
+        last_state: State,
+        class: Option<FailureClass>,
+        message: String,
+    ) -> Self {
+        WatchReport {
+            state,
+            last_state,
+            class,
+            message,
+            remediation: class.map(|c| crate::classify::remediation(c).to_string()),
+            cause: None,
+            phases: vec![],
+            tail: vec![],
+            exit_code: None,
+            restart_count: None,
+            oom_killed: None,
+            silent_ms: 0,
+            elapsed_ms: 0,
+            progress: None,
+            load_over_budget: false,
+            load_budget_s: None,
+            preflight: None,
+            readiness: Default::default(),
+            notes: vec![],
+        }
+    }
+
     pub fn ready(&self) -> bool {
         self.state == State::Ready
     }
