@@ -73,6 +73,8 @@ pub enum FailureClass {
     DiskFull,
     /// The requested context is longer than the model (or its KV budget) allows.
     ContextTooLong,
+    /// The engine rejected its command line: an unknown flag, or a value it does not accept.
+    BadArgument,
 }
 
 impl std::fmt::Display for FailureClass {

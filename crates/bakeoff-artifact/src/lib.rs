@@ -15,6 +15,7 @@
 //! format: bump [`SCHEMA_VERSION`] when a change is not purely additive, and regenerate the
 //! schema (`BAKEOFF_UPDATE_SCHEMA=1 cargo test -p bakeoff-artifact`).
 
+pub mod campaign;
 pub mod evidence;
 pub mod facts;
 pub mod failure;

@@ -32,7 +32,8 @@ pub use plan::{
     build_plan, cpu_seats,
 };
 pub use report::{
-    PlanReport, PlanRequest, ReadingComparison, compare_readings, render_text, run_plan,
+    MachineReadings, PlanReport, PlanRequest, ReadingComparison, coexist_on_gpu, compare_readings,
+    render_text, run_plan,
 };
 
 /// A saturating sum: sizes come from files, flags and the driver, and a hostile one must not

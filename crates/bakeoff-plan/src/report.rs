@@ -1,5 +1,6 @@
-//! One call that reads everything (`run_plan`), the NVML-vs-nvidia-smi comparison, and the
-//! text rendering. Rendering is plain text built here; the binary only prints it.
+//! One call that reads everything (`run_plan`, through [`MachineReadings`]), the coexistence of
+//! seats on one GPU ([`coexist_on_gpu`]), the NVML-vs-nvidia-smi comparison, and the text
+//! rendering. Rendering is plain text built here; the binary only prints it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -115,52 +116,106 @@ pub struct PlanRequest<'a> {
     pub nvidia_smi: Option<&'a str>,
 }
 
+/// What this machine says, read once: NVML and nvidia-smi, the `/proc` facts of every PID the
+/// source the plan measures from lists, and container names when one of them runs in a
+/// container. `bakeoff plan` and a campaign's memory check read the machine this one way.
+#[derive(Debug, Clone)]
+pub struct MachineReadings {
+    pub nvml: Readings,
+    pub nvidia_smi: Readings,
+    /// `nvml` when NVML read a GPU, else `nvidia-smi` when it did; `None` when neither did.
+    pub measured_from: Option<String>,
+    /// `/proc` facts by PID, for the PIDs of the source measured from.
+    pub facts: BTreeMap<u32, ProcFacts>,
+    /// `docker ps` id → name (asked only when some PID runs in a container).
+    pub container_names: BTreeMap<String, String>,
+}
+
+impl MachineReadings {
+    /// Reads NVML, then nvidia-smi (`nvidia_smi`: the binary; tests point it elsewhere), then
+    /// `/proc` and Docker. No GPU is not an error: the readings say why they are unavailable.
+    pub fn read(nvidia_smi: &str) -> Self {
+        let nvml = crate::nvml::read();
+        let smi = crate::nvidia_smi::read(nvidia_smi);
+        let measured_from = if !nvml.gpus.is_empty() {
+            Some("nvml".to_owned())
+        } else if !smi.gpus.is_empty() {
+            Some("nvidia-smi".to_owned())
+        } else {
+            None
+        };
+        let mut m = Self {
+            nvml,
+            nvidia_smi: smi,
+            measured_from,
+            facts: BTreeMap::new(),
+            container_names: BTreeMap::new(),
+        };
+        let procfs = ProcFs::default();
+        m.facts = m
+            .primary()
+            .gpus
+            .iter()
+            .flat_map(|g| g.processes.iter().map(|p| p.pid))
+            .map(|pid| (pid, procfs.facts(pid)))
+            .collect();
+        if m.facts.values().any(|f| f.container_id.is_some()) {
+            m.container_names = docker_names();
+        }
+        m
+    }
+
+    /// The readings the plan measures from: NVML's when it read a GPU, else nvidia-smi's when
+    /// it did, else NVML's (empty, with why).
+    pub fn primary(&self) -> &Readings {
+        match self.measured_from.as_deref() {
+            Some("nvidia-smi") => &self.nvidia_smi,
+            _ => &self.nvml,
+        }
+    }
+
+    /// The `/proc` facts of `pid` (empty when it was not read).
+    pub fn facts_of(&self, pid: u32) -> ProcFacts {
+        self.facts.get(&pid).cloned().unwrap_or_default()
+    }
+}
+
 /// Reads NVML, nvidia-smi and `/proc`, and builds the plan.
 pub fn run_plan(req: &PlanRequest<'_>, opts: &PlanOptions) -> Result<PlanReport> {
     let view = &req.view;
-    let nvml = crate::nvml::read();
-    let smi = crate::nvidia_smi::read(req.nvidia_smi.unwrap_or("nvidia-smi"));
-    let (primary, measured_from) = if !nvml.gpus.is_empty() {
-        (&nvml, Some("nvml".to_owned()))
-    } else if !smi.gpus.is_empty() {
-        (&smi, Some("nvidia-smi".to_owned()))
-    } else {
-        (&nvml, None)
-    };
-    let procfs = ProcFs::default();
-    let facts_cache: BTreeMap<u32, ProcFacts> = primary
-        .gpus
-        .iter()
-        .flat_map(|g| g.processes.iter().map(|p| p.pid))
-        .map(|pid| (pid, procfs.facts(pid)))
-        .collect();
-    let names = if facts_cache.values().any(|f| f.container_id.is_some()) {
-        docker_names()
-    } else {
-        BTreeMap::new()
-    };
-    let facts = |pid: u32| facts_cache.get(&pid).cloned().unwrap_or_default();
-    let gpus = build_plan(view, primary, &facts, &names, opts);
+    let m = MachineReadings::read(req.nvidia_smi.unwrap_or("nvidia-smi"));
+    let primary = m.primary();
+    let facts = |pid: u32| m.facts_of(pid);
+    let names = &m.container_names;
+    let gpus = build_plan(view, primary, &facts, names, opts);
     let coexistence = match &req.coexist {
         None => None,
         Some((a, b, n)) => Some(coexist_question(
-            view, primary, &facts, &names, opts, a, b, *n,
+            view, primary, &facts, names, opts, a, b, *n,
         )?),
     };
+    let comparison = compare_readings(&m.nvml, &m.nvidia_smi);
+    let MachineReadings {
+        nvml,
+        nvidia_smi,
+        measured_from,
+        ..
+    } = m;
     Ok(PlanReport {
         fleet: req.fleet.map(|p| p.display().to_string()),
         options: opts.clone(),
         measured_from,
-        comparison: compare_readings(&nvml, &smi),
         nvml,
-        nvidia_smi: smi,
+        nvidia_smi,
+        comparison,
         gpus,
         cpu_seats: cpu_seats(view),
         coexistence,
     })
 }
 
-/// Places seats `a` and `b` alone on GPU `gpu` and adds their footprints up.
+/// Places seats `a` and `b` alone on GPU `gpu` and adds their footprints up
+/// ([`coexist_on_gpu`]).
 #[allow(clippy::too_many_arguments)]
 pub fn coexist_question(
     view: &FleetView,
@@ -202,7 +257,6 @@ pub fn coexist_question(
         )
     });
     let host = sa.host.clone();
-    let cpu = [sa.gpus.is_empty(), sb.gpus.is_empty()];
     for s in [&mut sa, &mut sb] {
         if s.gpus.is_empty() {
             continue;
@@ -216,29 +270,58 @@ pub fn coexist_question(
         s.host = host.clone();
     }
     let pair = FleetView {
-        seats: vec![sa.clone(), sb.clone()],
+        seats: vec![sa, sb],
         gpu_memory: view.gpu_memory.clone(),
         local_hosts: view.local_hosts.clone(),
     };
-    let total = crate::plan::gpu_total(view, readings, &host, gpu).ok_or_else(|| {
+    let mut c = coexist_on_gpu(&pair, readings, facts, names, opts, &host, gpu)?.ok_or_else(|| {
         PlanError::invalid(
             format!("GPU {gpu}: total memory unknown"),
             "pass --gpu-memory-gib (e.g. 94.97 for an H100 NVL), or run on the host that has it",
         )
     })?;
-    let plan = if cpu.iter().all(|c| *c) {
+    c.lines.extend(swap_pair);
+    Ok(c)
+}
+
+/// The seats of `seats` side by side on GPU `gpu` of `host`, their footprints added up against
+/// the card ([`coexist`]): each seat on that GPU at what it is measured to hold there when it
+/// runs, else at its claim (the per-GPU section's terms), and a seat that runs on the CPU at
+/// nothing. `seats.gpu_memory` and `seats.local_hosts` size the card as the plan does (a reading
+/// on this machine, else `--gpu-memory-gib`); `Ok(None)` when neither does. The one code path of
+/// `plan --coexist A,B` (two seats) and a campaign's memory check (a variant beside the seats
+/// that stay up); every seat counts, so alternatives (same host and port) are the caller's to
+/// leave out.
+pub fn coexist_on_gpu(
+    seats: &FleetView,
+    readings: &Readings,
+    facts: &dyn Fn(u32) -> ProcFacts,
+    names: &BTreeMap<String, String>,
+    opts: &PlanOptions,
+    host: &str,
+    gpu: u32,
+) -> Result<Option<Coexistence>> {
+    let Some(total) = crate::plan::gpu_total(seats, readings, host, gpu) else {
+        return Ok(None);
+    };
+    let plan = if seats.seats.iter().all(|s| s.gpus.is_empty()) {
         None
     } else {
         Some(
-            build_plan(&pair, readings, facts, names, opts)
+            build_plan(seats, readings, facts, names, opts)
                 .into_iter()
                 .find(|p| p.index == gpu && p.host == host)
-                .ok_or_else(|| PlanError::invalid(format!("GPU {gpu} not found"), "check --gpu"))?,
+                .ok_or_else(|| {
+                    PlanError::invalid(
+                        format!("GPU {gpu} on {host} not found"),
+                        "check the GPU index",
+                    )
+                })?,
         )
     };
     let mut fps = Vec::new();
-    for (s, on_cpu) in [(&sa, cpu[0]), (&sb, cpu[1])] {
-        if on_cpu {
+    for s in &seats.seats {
+        if s.gpus.is_empty() {
             fps.push(cpu_footprint(s));
             continue;
         }
@@ -248,15 +331,13 @@ pub fn coexist_question(
             .find(|o| o.claim.seat == s.name)
             .ok_or_else(|| {
                 PlanError::invalid(
-                    format!("seat {} was not placed on GPU {gpu}", s.name),
-                    "check --coexist and --gpu",
+                    format!("seat {} was not placed on GPU {gpu} of {host}", s.name),
+                    "check the seat's host and GPUs",
                 )
             })?;
         fps.push(footprint(on, s));
     }
-    let mut c = coexist(gpu, total, opts.margin_bytes, fps);
-    c.lines.extend(swap_pair);
-    Ok(c)
+    Ok(Some(coexist(gpu, total, opts.margin_bytes, fps)))
 }
 
 fn opt_gib(b: Option<u64>) -> String {

@@ -455,6 +455,9 @@ pub fn report(reg: &Registry, generated: &str) -> String {
     } else {
         summary_table(&mut out, &c);
     }
+    if let Some(campaign) = &reg.campaign {
+        out.push_str(&crate::campaign::html_section(campaign));
+    }
     suite_scores(&mut out, reg, &c);
     charts(&mut out, reg);
     negatives(&mut out, reg);

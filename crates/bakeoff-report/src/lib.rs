@@ -11,6 +11,7 @@
 //! byte an endpoint sent, and markdown escapes HTML and markdown punctuation.
 
 pub mod bench;
+pub mod campaign;
 pub mod compare;
 pub mod comparison;
 pub mod csv_export;

@@ -14,7 +14,8 @@ use crate::escape::for_markdown;
 use crate::evidence::RetractionRecord;
 use crate::registry::{Entry, Registry};
 
-const SCOPE_NOTE: &str = "Negative results are evidence. Nothing here is a universal judgment \
+/// The scoping sentence of every negative-results document (the report's and a campaign's).
+pub(crate) const SCOPE_NOTE: &str = "Negative results are evidence. Nothing here is a universal judgment \
 about a model family — every entry is scoped to the exact engine, quantization, context, and \
 hardware configuration tested.";
 

@@ -4,10 +4,15 @@
 //! A `.json` file that is not an artifact is skipped with a note; an artifact of a schema
 //! version this build does not know is refused with the reason (and listed, so the reader
 //! knows evidence was left out rather than missing).
+//!
+//! A campaign's directory also holds `campaign.json` (the campaign record, read into
+//! [`Registry::campaign`]) and `campaign.journal.jsonl`: neither is ever taken for a run
+//! artifact.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use bakeoff_artifact::campaign::CampaignRecord;
 use bakeoff_artifact::{Artifact, ArtifactKind, RunStatus, StoreError, SuiteStatus};
 
 use crate::evidence::{
@@ -62,6 +67,9 @@ pub struct Registry {
     pub verdicts: BTreeMap<String, VerdictRecord>,
     /// Files skipped or refused, each with the reason.
     pub notes: Vec<String>,
+    /// `DIR/campaign.json`, when the directory is a campaign's and its record could be read
+    /// (an unreadable one is a note).
+    pub campaign: Option<CampaignRecord>,
 }
 
 impl Registry {
@@ -91,6 +99,9 @@ impl Registry {
             .filter(move |e| e.artifact.candidate.slug == slug)
     }
 }
+
+/// The campaign record of a campaign's directory.
+pub const CAMPAIGN_FILE: &str = "campaign.json";
 
 fn list_json(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), RegistryError> {
     let rd = std::fs::read_dir(dir).map_err(|source| RegistryError::List {
@@ -129,10 +140,29 @@ pub fn load(dir: &Path) -> Result<Registry, RegistryError> {
         dir: dir.to_path_buf(),
         ..Registry::default()
     };
+    let campaign = dir.join(CAMPAIGN_FILE);
+    if campaign.is_file() {
+        match bakeoff_artifact::read_versioned::<CampaignRecord>(&campaign) {
+            Ok(c) => reg.campaign = Some(c),
+            Err(e) => reg.notes.push(format!(
+                "campaign record {CAMPAIGN_FILE} not read: {}",
+                crate::campaign::store_reason(&e)
+            )),
+        }
+    }
     for p in files {
         let name = rel_name(dir, &p);
         if name.ends_with(".retraction.json") {
             continue; // read with its artifact
+        }
+        if p.file_name().is_some_and(|f| f == CAMPAIGN_FILE) {
+            // A campaign record, never a run artifact: the directory's own is read above.
+            if name != CAMPAIGN_FILE {
+                reg.notes.push(format!(
+                    "skipped {name}: a campaign record, not a run artifact (report its directory to see its ladder)"
+                ));
+            }
+            continue;
         }
         if name.ends_with(".verdict.json") {
             match read_verdict(&p) {

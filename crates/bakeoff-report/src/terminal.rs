@@ -330,5 +330,9 @@ pub fn report(reg: &crate::registry::Registry) -> String {
     for n in &reg.notes {
         out.push_str(&format!("note: {}\n", for_terminal(n, 400)));
     }
+    if let Some(c) = &reg.campaign {
+        out.push('\n');
+        out.push_str(&crate::campaign::ladder_table(c));
+    }
     out
 }

@@ -7,6 +7,7 @@
 //! [`ItemRecord`]: bakeoff_artifact::ItemRecord
 
 pub mod context;
+pub mod evaluate;
 pub mod instrument;
 pub mod intelligence;
 pub mod longgen;

@@ -7,3 +7,40 @@ pub fn seat_header(name: &str, engine: &str, role: &str, port: u16, served: &str
         "\n[[seat]]\nname = \"{name}\"\nengine = \"{engine}\"\nrole = \"{role}\"\nport = {port}\nserved_model_names = [\"{served}\"]\n"
     )
 }
+
+/// Kills, on drop, every llama-server a fleet's state directory still records
+/// (`<seat>.process.json`): a failing seat test leaves no engine behind. Only a process whose
+/// command line is a llama-server is signalled, never a recycled pid.
+pub struct SeatProcessGuard {
+    pub state: std::path::PathBuf,
+}
+
+impl Drop for SeatProcessGuard {
+    fn drop(&mut self) {
+        for e in std::fs::read_dir(&self.state)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if !e.file_name().to_string_lossy().ends_with(".process.json") {
+                continue;
+            }
+            let pid = std::fs::read_to_string(e.path())
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .and_then(|v| v["pid"].as_u64());
+            let Some(pid) = pid.filter(|p| *p > 1) else {
+                continue;
+            };
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).contains("llama-server") {
+                // The seat's process group first (engines fork), then the pid itself.
+                for target in [format!("-{pid}"), pid.to_string()] {
+                    let _ = std::process::Command::new("kill")
+                        .args(["-KILL", "--", &target])
+                        .output();
+                }
+            }
+        }
+    }
+}

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bakeoff_artifact::StoreError;
+use bakeoff_campaign::CampaignError;
 use bakeoff_load::LoadError;
 use bakeoff_model::ModelError;
 use bakeoff_plan::PlanError;
@@ -19,6 +20,7 @@ use bakeoff_report::evidence::EvidenceError;
 use bakeoff_report::logbook::LogbookError;
 use bakeoff_report::registry::RegistryError;
 use bakeoff_seats::fleet::FleetError;
+use bakeoff_suites::evaluate::EvalError;
 use bakeoff_text::TemplateSourceError;
 
 /// The exit codes of `bakeoff`, one constant each (as nextest-metadata's `NextestExitCode`).
@@ -105,6 +107,8 @@ pub enum Error {
     Kv(#[from] KvError),
     #[error(transparent)]
     Load(#[from] LoadError),
+    #[error(transparent)]
+    Campaign(#[from] CampaignError),
 }
 
 impl Error {
@@ -164,11 +168,32 @@ impl Error {
                 LoadError::Config(_) => USAGE,
                 LoadError::Stats(_) | LoadError::Internal(_) => INTERNAL,
             },
+            Error::Campaign(e) => match e {
+                // The campaign file, its fleet and the names given are the operator's input.
+                CampaignError::Read { .. }
+                | CampaignError::Invalid { .. }
+                | CampaignError::Fleet(_)
+                | CampaignError::NoJournal { .. }
+                | CampaignError::UnknownOnly { .. } => USAGE,
+                CampaignError::NeedsConfirm { .. } | CampaignError::Provision { .. } => FAILED,
+                CampaignError::Store(s) => store_code(s),
+                CampaignError::Io { .. } | CampaignError::Journal { .. } => IO,
+            },
         }
     }
 
     pub fn exit(&self) -> ExitCode {
         to_exit_code(self.exit_code())
+    }
+}
+
+/// A measurement interrupted during preflight checked nothing (1); its files are the run's own.
+impl From<EvalError> for Error {
+    fn from(e: EvalError) -> Self {
+        match e {
+            EvalError::InterruptedInPreflight => Error::failed(e),
+            EvalError::Store(s) => Error::Store(s),
+        }
     }
 }
 
@@ -232,6 +257,12 @@ mod tests {
         assert_eq!(Error::Output("x".into()).exit_code(), 3);
         assert_eq!(Exit::Ok.code(), 0);
         assert_eq!(Exit::Failed.code(), 1);
+        let e = Error::from(EvalError::InterruptedInPreflight);
+        assert_eq!(e.exit_code(), exit_codes::FAILED);
+        assert_eq!(
+            e.to_string(),
+            "interrupted by the operator during preflight; nothing was measured"
+        );
         let e = Error::from(LoadError::Config("bad".into()));
         assert_eq!(e.exit_code(), exit_codes::USAGE);
         assert_eq!(e.to_string(), "bad");

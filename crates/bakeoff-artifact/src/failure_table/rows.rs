@@ -55,6 +55,9 @@ pub(crate) const R_DISK: &str = "a disk the engine writes to is full: free space
 pub(crate) const R_CONTEXT: &str = "the requested context is longer than the model allows: lower --max-model-len (vLLM, \
      SGLang --context-length) to the model's context (bakeoff kv shows it); override the check \
      (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1) only with rope scaling that really extends the model";
+pub(crate) const R_BAD_ARGUMENT: &str = "the engine refused an argument: read the quoted line, fix the flag or its value in the \
+     seat's launch (`--help` of this engine version lists what it accepts); flags differ between \
+     engine versions";
 
 // Endpoint remediations (the preflight, `eval run`): the observation that led to the class is
 // prefixed by the caller, the fix is the table's.
@@ -298,6 +301,29 @@ pub const TABLE: &[Row] = &[
         "OS ENOSPC (`OSError: [Errno 28] No space left on device`), safetensors (`IoError(Os { code: \
          28, kind: StorageFull, … })`); hiyouga/LlamaFactory#5155, bentoml/OpenLLM#754",
         R_DISK,
+    ),
+    log(
+        C::BadArgument,
+        r#"error while handling (argument|environment variable) "[^"]*": |error: invalid argument: "#,
+        "llama.cpp b11434 common/arg.cpp common_params_parse_ex (`error while handling argument \
+         \"%s\": %s` then `usage:`, the flag's help and `to show complete usage, run with -h`; \
+         `error: invalid argument: %s` for an unknown flag; `error while handling environment \
+         variable \"%s\"` for a LLAMA_ARG_* value), exit code 1; measured here (`--cache-type-k \
+         q9_9`: `Unsupported cache type: q9_9`; `--no-such-flag`; `LLAMA_ARG_CTX_SIZE=abc`: `stoi`)",
+        R_BAD_ARGUMENT,
+    ),
+    log(
+        C::BadArgument,
+        r"error: (unrecognized arguments: |argument -{1,2}[\w.-]+(/-{1,2}[\w.-]+)*: |ambiguous option: |the following arguments are required: )",
+        "CPython Lib/argparse.py ArgumentParser.error (`%(prog)s: error: %(message)s`, exit code \
+         2) with parse_args (`unrecognized arguments: %s`), ArgumentError (`argument %s: %s`: \
+         `invalid choice: %r (choose from %s)`, `invalid %(type)s value: %r`, `expected one \
+         argument`), `ambiguous option: …`, `the following arguments are required: %s`; vLLM \
+         0.19.1 vllm/utils/argparse_utils.py FlexibleArgumentParser.error (argparse's, prog \
+         `vllm serve`); SGLang launch_server.py (prog `launch_server.py`); vllm#7545 (`vllm \
+         serve: error: argument --load-format: invalid choice: 'sharded_state' (choose from …)`), \
+         vllm#3651, vllm#8273, sglang#4116, sglang#12818, sglang#34226",
+        R_BAD_ARGUMENT,
     ),
     log(
         C::PortInUse,

@@ -2,4 +2,5 @@
 //! module with its path as the filter: `cargo test -p bakeoff-report --test it logbook_archive::`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod campaign;
 mod logbook_archive;

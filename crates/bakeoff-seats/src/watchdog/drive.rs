@@ -46,7 +46,10 @@ pub async fn watch(
         // per line starved them, and a chatty seat was watched forever).
         let mut ended = None;
         for line in next_batch(&mut rx).await {
-            ended = ended.or(decided(wd.step(Observation::Line(line), Instant::now())));
+            ended = ended.or(decided(
+                opts,
+                wd.step(Observation::Line(line), Instant::now()),
+            ));
         }
         if let Some(e) = ended {
             break e;
@@ -57,7 +60,10 @@ pub async fn watch(
             && p.is_finished()
         {
             if let Some(Ok(out)) = probe.take().and_then(futures_util::FutureExt::now_or_never)
-                && let Some(e) = decided(wd.step(Observation::Probe(Box::new(out)), Instant::now()))
+                && let Some(e) = decided(
+                    opts,
+                    wd.step(Observation::Probe(Box::new(out)), Instant::now()),
+                )
             {
                 break e;
             }
@@ -80,12 +86,12 @@ pub async fn watch(
         if Instant::now() >= next_status {
             next_status = Instant::now() + STATUS_EVERY;
             let st = backend.status().await;
-            if let Some(e) = decided(wd.step(Observation::State(st), Instant::now())) {
+            if let Some(e) = decided(opts, wd.step(Observation::State(st), Instant::now())) {
                 break e;
             }
         }
 
-        if let Some(e) = decided(wd.step(Observation::Tick, Instant::now())) {
+        if let Some(e) = decided(opts, wd.step(Observation::Tick, Instant::now())) {
             break e;
         }
     };
@@ -124,10 +130,15 @@ async fn next_batch(rx: &mut mpsc::Receiver<String>) -> Vec<String> {
     batch
 }
 
-/// The terminal event among `events`, if any.
-fn decided(events: Vec<Event>) -> Option<Ending> {
+/// The terminal event among `events`, if any; the others go to the progress display.
+fn decided(opts: &WatchOptions, events: Vec<Event>) -> Option<Ending> {
     events.into_iter().find_map(|e| match e {
         Event::Decided(end) => Some(end),
-        _ => None,
+        other => {
+            if let Some(tx) = &opts.events {
+                let _ = tx.send(other);
+            }
+            None
+        }
     })
 }

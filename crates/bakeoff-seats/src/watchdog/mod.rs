@@ -84,6 +84,9 @@ pub struct WatchOptions {
     pub crash_loop_window: Duration,
     /// Pause between readiness probes.
     pub probe_interval: Duration,
+    /// Where the watch's events go as they happen (phases, notes, load progress), for a
+    /// progress display; `None`: nowhere. The verdict is the report, never an event here.
+    pub events: Option<tokio::sync::mpsc::UnboundedSender<Event>>,
 }
 
 impl Default for WatchOptions {
@@ -95,6 +98,7 @@ impl Default for WatchOptions {
             crash_loop_restarts: 3,
             crash_loop_window: Duration::from_secs(600),
             probe_interval: Duration::from_millis(500),
+            events: None,
         }
     }
 }

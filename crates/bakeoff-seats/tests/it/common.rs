@@ -25,6 +25,7 @@ pub fn quick_watch(silence_s: f64) -> WatchOptions {
         crash_loop_restarts: 3,
         crash_loop_window: Duration::from_secs(120),
         probe_interval: Duration::from_millis(300),
+        events: None,
     }
 }
 

@@ -297,6 +297,62 @@ const WORDINGS: &[(&str, &str, &str)] = &[
         "port-in-use",
         "TGI router/src/server.rs",
     ),
+    // bad-argument (the engine rejected its command line)
+    (
+        "error while handling argument \"--cache-type-k\": Unsupported cache type: q9_9",
+        "bad-argument",
+        "measured here: llama.cpp b11434 llama-server --cache-type-k q9_9",
+    ),
+    (
+        "error: invalid argument: --no-such-flag",
+        "bad-argument",
+        "measured here: llama.cpp b11434 llama-server --no-such-flag",
+    ),
+    (
+        "error while handling environment variable \"LLAMA_ARG_CTX_SIZE\": stoi",
+        "bad-argument",
+        "measured here: llama.cpp b11434 llama-server with LLAMA_ARG_CTX_SIZE=abc",
+    ),
+    (
+        "vllm serve: error: argument --load-format: invalid choice: 'sharded_state' (choose from 'auto', 'pt', 'safetensors', 'npcache', 'dummy', 'tensorizer', 'bitsandbytes')",
+        "bad-argument",
+        "vllm#7545",
+    ),
+    (
+        "vllm serve: error: argument --quantization/-q: invalid choice: 'x' (choose from 'aqlm', 'awq', 'fp8', 'gguf')",
+        "bad-argument",
+        "CPython argparse ArgumentError over an option with a short alias (`--quantization/-q`)",
+    ),
+    (
+        "vllm serve: error: argument --max-model-len: invalid human_readable_int_or_auto value: 'abc'",
+        "bad-argument",
+        "CPython argparse _get_value (`invalid %(type)s value: %r`), vLLM argparse_utils.py type",
+    ),
+    (
+        "api_server.py: error: unrecognized arguments: --api-key token-temp",
+        "bad-argument",
+        "vllm#3651",
+    ),
+    (
+        "vllm: error: unrecognized arguments: --config",
+        "bad-argument",
+        "vllm#8273",
+    ),
+    (
+        "launch_server.py: error: unrecognized arguments: --enable-reasoning",
+        "bad-argument",
+        "sglang#4116",
+    ),
+    (
+        "error: unrecognized arguments: --served-model-name minimax-h3",
+        "bad-argument",
+        "sglang#34226 (SystemExit without the prog)",
+    ),
+    (
+        "vllm serve: error: the following arguments are required: model_tag",
+        "bad-argument",
+        "vllm#13150",
+    ),
     // missing-module (secondary)
     (
         "(VllmWorkerProcess pid=4575) ERROR 08-23 16:49:54 multiproc_worker_utils.py:226] Exception in worker VllmWorkerProcess while processing method load_model: No module named 'einops', Traceback (most recent call last):",

@@ -171,6 +171,53 @@ fn port_in_use_lines() {
 }
 
 #[test]
+fn an_engine_that_rejects_its_command_line_is_bad_argument() {
+    // Measured here: llama.cpp b11434 `llama-server -m … --cache-type-k q9_9`, its whole
+    // output (exit code 1). The error comes first; the flag's usage and the `-h` hint follow,
+    // and the last line is not the cause.
+    let log = "error while handling argument \"--cache-type-k\": Unsupported cache type: q9_9\n\
+               \n\
+               usage:\n\
+               -ctk,  --cache-type-k TYPE              KV cache data type for K\n\
+               \x20                                       allowed values: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1\n\
+               \x20                                       (default: f16)\n\
+               \x20                                       (env: LLAMA_ARG_CACHE_TYPE_K)\n\
+               \n\
+               \n\
+               to show complete usage, run with -h";
+    let c = root_cause(&lines(log)).unwrap();
+    assert_eq!(c.class, C::BadArgument);
+    assert_eq!(c.line_index, 0);
+    assert_eq!(
+        c.line,
+        "error while handling argument \"--cache-type-k\": Unsupported cache type: q9_9"
+    );
+    // Measured here: an unknown flag, and a flag given no value.
+    assert_eq!(
+        class_of("error: invalid argument: --no-such-flag"),
+        Some(C::BadArgument)
+    );
+    assert_eq!(
+        class_of("error while handling argument \"--port\": expected value for argument"),
+        Some(C::BadArgument)
+    );
+    // argparse (vLLM, SGLang): the usage comes first, then `PROG: error: …` (vllm#7545).
+    let log = "INFO 08-15 10:00:00 __init__.py:190] Automatically detected platform cuda.\n\
+               usage: vllm serve <model_tag> [options]\n\
+               vllm serve: error: argument --load-format: invalid choice: 'sharded_state' (choose from 'auto', 'pt', 'safetensors', 'npcache', 'dummy', 'tensorizer', 'bitsandbytes')";
+    let c = root_cause(&lines(log)).unwrap();
+    assert_eq!(c.class, C::BadArgument);
+    assert_eq!(c.line_index, 2);
+    // Lines that only look alike are not a rejected command line: a CUDA error string and a
+    // Python TypeError.
+    assert_eq!(class_of("RuntimeError: CUDA error: invalid argument"), None);
+    assert_eq!(
+        class_of("TypeError: argument of type 'NoneType' is not iterable"),
+        None
+    );
+}
+
+#[test]
 fn a_clean_llama_cpp_start_has_no_cause() {
     // Measured here: llama.cpp b11434 start-up (default verbosity).
     let log = "0.00.003.594 I srv  llama_server: initializing ...\n\

@@ -1,7 +1,8 @@
 //! The process backend against the real llama-server and the real test model
 //! (`bakeoff_testkit::engine()`): ready, a wrong model path (`exited`), a FIFO as the model
-//! (`init-wedge`: llama-server blocks opening it after its first log lines), and a port that is
-//! already bound (`port-in-use`, llama.cpp's `couldn't bind HTTP server socket`).
+//! (`init-wedge`: llama-server blocks opening it after its first log lines), a port that is
+//! already bound (`port-in-use`, llama.cpp's `couldn't bind HTTP server socket`), and a flag
+//! value it refuses (`bad-argument`, llama.cpp's `error while handling argument`).
 
 use bakeoff_seats::Seats;
 
@@ -124,6 +125,47 @@ async fn wrong_model_path_is_model_file_missing_with_evidence() {
                 .as_str()
                 .unwrap()
                 .contains("exiting due to model loading error"))
+    );
+}
+
+#[tokio::test]
+async fn a_refused_flag_value_is_bad_argument_quoting_the_error_line() {
+    let (_g, dir) = serial_tempdir().await;
+    let port = free_port();
+    let toml = process_fleet("bad-flag", port, &model())
+        .replace("\"--alias\"", "\"--cache-type-k\", \"q9_9\", \"--alias\"");
+    let seats = fleet(dir.path(), &toml, quick_watch(30.0));
+    let _stop = StopOnDrop::all(&seats);
+    let out = seats.up("bad-flag", false, false).await.unwrap();
+    let r = out.report.as_ref().unwrap();
+    assert!(!out.ok());
+    // llama-server prints the error, then the flag's usage and `to show complete usage, run
+    // with -h`: the message quotes the error line, not the last line.
+    assert_class(r, bakeoff_artifact::FailureClass::BadArgument);
+    assert!(
+        r.message.contains(
+            "error while handling argument \"--cache-type-k\": Unsupported cache type: q9_9"
+        ),
+        "{}",
+        r.message
+    );
+    assert!(
+        !r.message.contains("to show complete usage"),
+        "{}",
+        r.message
+    );
+    assert_eq!(r.exit_code, Some(1));
+    assert_any_line(&r.tail, "to show complete usage, run with -h");
+    eprintln!("bad-argument seat: {}", r.message);
+    let art = failure_of(&out);
+    assert_eq!(art["failure"]["class"], "bad-argument");
+    assert_eq!(art["seat"]["root_cause"]["class"], "bad-argument");
+    assert_eq!(art["seat"]["exit_code"], 1);
+    assert!(
+        art["failure"]["remediation"]
+            .as_str()
+            .unwrap()
+            .contains("the engine refused an argument")
     );
 }
 

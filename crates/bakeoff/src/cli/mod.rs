@@ -4,6 +4,7 @@
 
 mod audit;
 mod bench;
+mod campaign;
 mod eval;
 mod plan;
 mod report;
@@ -13,6 +14,7 @@ use clap::{Parser, Subcommand};
 
 pub use audit::*;
 pub use bench::*;
+pub use campaign::*;
 pub use eval::*;
 pub use plan::*;
 pub use report::*;
@@ -37,6 +39,10 @@ pub enum Command {
     /// Run seats from a fleet file: up, down, restart, status, logs, watch, swap.
     #[command(subcommand)]
     Seat(SeatCommand),
+    /// A whole bakeoff as one command: candidate ladders and bench windows, run, journaled,
+    /// resumable; campaign.json and negative-results.md.
+    #[command(subcommand)]
+    Campaign(CampaignCommand),
     /// Load sweeps with server reconciliation, and the harness's self-calibration.
     #[command(subcommand)]
     Bench(BenchCommand),

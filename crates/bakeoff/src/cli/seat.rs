@@ -30,8 +30,9 @@ pub struct FleetArgs {
     pub fleet: PathBuf,
 }
 
+/// The watchdog's timings (`seat up|restart|watch|swap` and `campaign run`).
 #[derive(Debug, Args, Clone)]
-pub struct WatchArgs {
+pub struct WatchTimingArgs {
     /// No log line for this long while not ready: init-wedge.
     #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().silence_timeout.as_secs_f64())]
     pub silence_timeout: f64,
@@ -46,6 +47,12 @@ pub struct WatchArgs {
     pub crash_loop_restarts: u64,
     #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().crash_loop_window.as_secs_f64())]
     pub crash_loop_window: f64,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub timing: WatchTimingArgs,
     /// Where failure artifacts go (default: results/ in the working directory).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -10,6 +10,7 @@ use bakeoff_artifact::{Artifact, ArtifactKind, EndpointRecord, LoadReport, LoadS
 use bakeoff_client::Client;
 use bakeoff_load::calibrate::{CalibrationOptions, CalibrationTarget, measure_ceiling};
 use bakeoff_load::{PinPolicy, Progress};
+use bakeoff_suites::evaluate;
 use bakeoff_suites::{PreflightOutcome, run_preflight};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::sync::watch;
@@ -169,8 +170,8 @@ async fn measure(
     watcher.abort();
 
     let mut art = artifact(cfg, client, &pre, local, report);
-    let mut files = super::run_files(&cfg.naming.out, &art.candidate.slug, cfg.naming.replace)?;
-    let path = super::write_run_artifact(&mut files, &mut art)?;
+    let mut files = evaluate::run_files(&cfg.naming.out, &art.candidate.slug, cfg.naming.replace)?;
+    let path = evaluate::write_run_artifact(&mut files, &mut art)?;
     if cfg.json {
         println!(
             "{}",
@@ -215,7 +216,7 @@ fn artifact(
     report: LoadReport,
 ) -> Artifact {
     let facts = &pre.discovered.facts;
-    let candidate = super::candidate(&cfg.naming, "-bench", client, pre, local);
+    let candidate = evaluate::candidate(&super::naming(&cfg.naming, local), "-bench", client, pre);
     let endpoint = EndpointRecord {
         url: client.url().redacted(),
         facts: Some(facts.clone()),

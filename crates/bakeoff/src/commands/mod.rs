@@ -2,6 +2,7 @@
 
 mod audit;
 mod bench;
+mod campaign;
 mod eval_compare;
 mod eval_preflight;
 mod eval_run;
@@ -10,6 +11,7 @@ mod plan;
 mod report;
 mod retract;
 mod seat;
+mod stop_signal;
 mod verdict;
 
 use bakeoff_client::{Client, EndpointUrl};
@@ -30,6 +32,7 @@ pub async fn run(cli: Cli) -> Result<Exit, Error> {
         Command::Retract(a) => retract::run(a.validate()?),
         Command::Log(c) => log::run(c),
         Command::Seat(c) => seat::run(c).await,
+        Command::Campaign(c) => campaign::run(c).await,
         Command::Plan(a) => plan::run(a.validate()?),
         Command::Kv(a) => plan::kv(a.validate()?),
         Command::Audit(c) => audit::run(c).await,
@@ -56,74 +59,18 @@ fn client_for(endpoint: &EndpointConfig, local: Option<&str>) -> Result<Client, 
     endpoint.client_for(url)
 }
 
-/// The files of a new run of `slug` in `out`: `<slug>.*` for the slug's first run there, else
-/// `<slug>.<run_id>.*`; `--replace` takes `<slug>.*` and records what it replaces.
-fn run_files(
-    out: &std::path::Path,
-    slug: &str,
-    replace: bool,
-) -> Result<bakeoff_artifact::RunFiles, Error> {
-    let run_id = bakeoff_artifact::run_id_now();
-    Ok(if replace {
-        bakeoff_artifact::RunFiles::replacing(out, slug, &run_id)
-    } else {
-        bakeoff_artifact::RunFiles::claim(out, slug, &run_id)
-    }?)
-}
-
-/// Stamp the run id (and any `--replace` record) on `art` and write it under the run's stem.
-fn write_run_artifact(
-    files: &mut bakeoff_artifact::RunFiles,
-    art: &mut bakeoff_artifact::Artifact,
-) -> Result<std::path::PathBuf, Error> {
-    art.run_id = Some(files.run_id().to_string());
-    art.replaces = files.replaced().to_vec();
-    Ok(files.write_artifact(art)?)
-}
-
-/// The candidate a run measured — ONE builder for `eval run` and `bench run`: the slug is
-/// `--slug`, else the default plus `slug_suffix`. An endpoint that lists no model is named after
-/// its address (`endpoint-<host>-<port>`), never a shared placeholder that would give unrelated
-/// endpoints one slug.
-fn candidate(
+/// The naming of a run: `--slug`, `--hardware` (else the embedded default's), `--note`s then
+/// the embedded default's note.
+fn naming(
     n: &RunNaming,
-    slug_suffix: &str,
-    client: &Client,
-    pre: &bakeoff_suites::PreflightOutcome,
     local: Option<&crate::local_default::LocalServer>,
-) -> bakeoff_artifact::Candidate {
-    use bakeoff_artifact::slug;
-    let facts = &pre.discovered.facts;
-    let model = pre
-        .report
-        .model
-        .clone()
-        .unwrap_or_else(|| format!("endpoint-{}", slug::sanitize(&client.url().host_port())));
-    let quantization = pre
-        .discovered
-        .quantization
-        .clone()
-        .or_else(|| bakeoff_client::dialect::quantization_from_name(&model));
-    let slug = n.slug.clone().unwrap_or_else(|| {
-        let base = slug::default_slug(
-            &model,
-            facts.engine,
-            quantization.as_deref(),
-            facts.context_window,
-        );
-        format!("{base}{slug_suffix}")
-    });
-    let mut notes = n.notes.to_vec();
+) -> bakeoff_suites::evaluate::Naming {
+    let mut notes = n.notes.clone();
     if let Some(l) = local {
         notes.push(l.note.clone());
     }
-    bakeoff_artifact::Candidate {
-        slug,
-        model,
-        engine: facts.engine,
-        engine_version: facts.engine_version.clone(),
-        quantization,
-        context_window: facts.context_window,
+    bakeoff_suites::evaluate::Naming {
+        slug: n.slug.clone(),
         hardware: n
             .hardware
             .clone()

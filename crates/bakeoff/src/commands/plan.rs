@@ -1,134 +1,28 @@
-//! `bakeoff plan` and `bakeoff kv`: wiring of bakeoff-seats' fleet file into bakeoff-plan, and
-//! of bakeoff-model's KV arithmetic.
-//!
-//! A seat's command, arguments and environment are read after bakeoff-seats' own placeholder
-//! expansion (`bakeoff_seats::process::substitute`: `{cache}`, `{port}`, `{seat}`), so the plan
-//! sizes the files the seat really starts with.
+//! `bakeoff plan` and `bakeoff kv`: wiring of bakeoff-seats' fleet file into bakeoff-plan
+//! (through `bakeoff_campaign::fleet_view`, the one bridge, shared with a campaign's memory
+//! check), and of bakeoff-model's KV arithmetic.
 
 use std::collections::BTreeMap;
 
+use bakeoff_campaign::fleet_view::{ViewOptions, view_of};
 use bakeoff_model::parse_engine_log;
-use bakeoff_plan::fleet::{LaunchSpec, SeatSpec, StrOrList, cuda_visible_devices};
 use bakeoff_plan::gpu::gib_to_bytes;
 use bakeoff_plan::kv_report::kv_report;
 use bakeoff_plan::{Answer, FleetView, Overheads, PlanOptions, PlanRequest, render_text, run_plan};
-use bakeoff_seats::fleet::{Fleet, Launch};
-use bakeoff_seats::process::substitute;
+use bakeoff_seats::fleet::Fleet;
 
 use crate::config::{KvConfig, PlanConfig};
 use crate::exit::{Error, Exit};
 
-/// The fleet file (bakeoff-seats' parser) as the plan sees it.
-fn view_of(fleet: &Fleet, cfg: &PlanConfig) -> FleetView {
-    let versions = &cfg.engine_versions;
-    let gpu_memory_gib = cfg.gpu_memory_gib;
-    let mut gpu_memory = BTreeMap::new();
-    let mut local_hosts = Vec::new();
-    for (name, h) in &fleet.hosts {
-        let local = h.docker.as_deref().is_none_or(|d| d.starts_with("unix://"))
-            && matches!(h.address.as_str(), "127.0.0.1" | "localhost" | "::1" | "");
-        if local {
-            local_hosts.push(name.clone());
-        }
-        if let Some(m) = gpu_memory_gib {
-            for i in 0..h.gpus {
-                gpu_memory.insert((name.clone(), i), m);
-            }
-        }
-    }
-    if fleet.hosts.is_empty() {
-        local_hosts.push("local".into());
-    }
-    let seats = fleet
-        .seats
-        .iter()
-        .map(|s| {
-            let host_gpus = fleet.hosts.get(&s.host).map(|h| h.gpus);
-            // The seat's own placeholder rule, as `seat up` applies it.
-            let sub = |x: &str| substitute(x, s);
-            let (launch, mounts) = match &s.launch {
-                Launch::Process(p) => {
-                    let gpus = p
-                        .env
-                        .get("CUDA_VISIBLE_DEVICES")
-                        .and_then(|v| cuda_visible_devices(&sub(v)));
-                    (
-                        LaunchSpec {
-                            command: Some(StrOrList::One(sub(&p.command))),
-                            args: p.args.iter().map(|x| sub(x)).collect(),
-                            image: None,
-                            name: None,
-                            gpus,
-                        },
-                        Vec::new(),
-                    )
-                }
-                Launch::Docker(d) => {
-                    let gpus = if d.gpus.iter().any(|g| g == "all") {
-                        Some((0..host_gpus.unwrap_or(1)).collect())
-                    } else if d.gpus.is_empty() {
-                        None
-                    } else {
-                        Some(
-                            d.gpus
-                                .iter()
-                                .filter_map(|g| g.trim().parse().ok())
-                                .collect(),
-                        )
-                    };
-                    (
-                        LaunchSpec {
-                            command: Some(StrOrList::Many(
-                                d.command.iter().map(|x| sub(x)).collect(),
-                            )),
-                            args: Vec::new(),
-                            image: Some(d.image.clone()),
-                            name: s.container_name(),
-                            gpus,
-                        },
-                        d.mounts.clone(),
-                    )
-                }
-            };
-            let spec = SeatSpec {
-                name: s.name.clone(),
-                host: Some(s.host.clone()),
-                engine: s.engine.to_string(),
-                engine_version: versions.get(&s.name).cloned(),
-                port: Some(s.port),
-                served_names: s.served_model_names.clone(),
-                gpu_memory_utilization: s.gpu_memory_utilization,
-                host_gpus,
-                launch: Some(launch),
-                ..SeatSpec::default()
-            };
-            let mut ps = spec.to_plan_seat(&s.host);
-            // A container path of the model maps back to the host through the mounts.
-            if let Some(m) = &ps.model {
-                ps.model = Some(host_path(m, &mounts));
-            }
-            ps
-        })
-        .collect();
-    FleetView {
-        seats,
-        gpu_memory,
-        local_hosts,
-    }
-}
-
-/// `HOST:CONTAINER[:ro]` mounts applied backwards to a container path, by the seats' own rule
-/// (the longest container prefix wins), so `plan` and `seat up` map a model to one host path; a
-/// path outside every mount (or a hub id) is shown as given.
-fn host_path(p: &str, mounts: &[String]) -> String {
-    bakeoff_seats::hooks::host_path(std::path::Path::new(p), mounts)
-        .map(|h| h.display().to_string())
-        .unwrap_or_else(|| p.to_owned())
-}
-
 pub fn run(a: PlanConfig) -> Result<Exit, Error> {
     let view = match &a.fleet {
-        Some(p) => view_of(&Fleet::load(p)?, &a),
+        Some(p) => view_of(
+            &Fleet::load(p)?,
+            &ViewOptions {
+                engine_versions: a.engine_versions.clone(),
+                gpu_memory_gib: a.gpu_memory_gib,
+            },
+        ),
         None => FleetView {
             seats: Vec::new(),
             gpu_memory: BTreeMap::new(),

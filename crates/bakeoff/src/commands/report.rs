@@ -47,11 +47,13 @@ pub fn run(cfg: ReportConfig) -> Result<Exit, Error> {
     };
     let generated = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
     let md_path = files.markdown;
-    write(
-        &md_path,
-        &markdown::negative_results(&reg, &generated),
-        MARKDOWN_MARKER,
-    )?;
+    // A campaign's directory: its negative-results document is the campaign's (the one
+    // `campaign run` writes, with the ladders' isolation), never replaced by the flat log.
+    let md = match &reg.campaign {
+        Some(rec) => bakeoff_report::campaign::negative_results(rec, &cfg.dir, &generated),
+        None => markdown::negative_results(&reg, &generated),
+    };
+    write(&md_path, &md, MARKDOWN_MARKER)?;
     println!("wrote negative-results log: {}", md_path.display());
     let html_path = files.html;
     write(&html_path, &html::report(&reg, &generated), HTML_MARKER)?;

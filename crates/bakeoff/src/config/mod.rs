@@ -4,6 +4,7 @@
 //! take them from the libraries' own `Default`s where a library has one.
 
 mod bench;
+mod campaign;
 mod endpoint;
 mod eval;
 mod evidence;
@@ -11,6 +12,7 @@ mod plan;
 mod seat;
 
 pub use bench::*;
+pub use campaign::*;
 pub use endpoint::*;
 pub use eval::*;
 pub use evidence::*;

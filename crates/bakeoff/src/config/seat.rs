@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bakeoff_seats::WatchOptions;
 
-use crate::cli::{SeatSwapArgs, SeatUpArgs, SeatWatchArgs, WatchArgs};
+use crate::cli::{SeatSwapArgs, SeatUpArgs, SeatWatchArgs, WatchArgs, WatchTimingArgs};
 use crate::exit::Error;
 
 /// Where failure artifacts go without `--out`, relative to the working directory (as `eval run
@@ -32,12 +32,12 @@ impl Default for WatchConfig {
     }
 }
 
-impl WatchArgs {
-    pub fn validate(self) -> Result<WatchConfig, Error> {
+impl WatchTimingArgs {
+    pub fn validate(self) -> Result<WatchOptions, Error> {
         if self.crash_loop_restarts == 0 {
             return Err(Error::usage("--crash-loop-restarts must be at least 1"));
         }
-        let options = WatchOptions {
+        Ok(WatchOptions {
             silence_timeout: secs("--silence-timeout", self.silence_timeout)?,
             ready_timeout: secs("--ready-timeout", self.ready_timeout)?,
             load_budget: self
@@ -47,9 +47,14 @@ impl WatchArgs {
             crash_loop_restarts: self.crash_loop_restarts,
             crash_loop_window: secs("--crash-loop-window", self.crash_loop_window)?,
             ..WatchOptions::default()
-        };
+        })
+    }
+}
+
+impl WatchArgs {
+    pub fn validate(self) -> Result<WatchConfig, Error> {
         Ok(WatchConfig {
-            options,
+            options: self.timing.validate()?,
             out: self.out.unwrap_or_else(|| PathBuf::from(DEFAULT_SEAT_OUT)),
             json: self.json,
         })

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bench;
+mod campaign;
 mod eval_context;
 mod eval_foundation;
 mod eval_probing;

@@ -1,0 +1,184 @@
+//! `campaign.json` and `negative-results.md`, rebuilt from the campaign and its journal after
+//! every variant (atomically: a reader never sees half a file).
+
+use std::path::Path;
+
+use bakeoff_artifact::campaign::{
+    Axis, CAMPAIGN_VERSION, CampaignRecord, CandidatePlan, Outcome, OutcomeKind, SuiteScore,
+    Timings, VariantRow,
+};
+use bakeoff_artifact::{Artifact, SuiteStatus, write_atomic};
+use chrono::Utc;
+
+use crate::error::CampaignError;
+use crate::file::Campaign;
+use crate::journal::State;
+use crate::variant::{Variant, launch_line};
+
+pub const RECORD: &str = "campaign.json";
+pub const NEGATIVE_RESULTS: &str = "negative-results.md";
+
+/// A variant's row before it has run.
+pub fn pending_row(v: &Variant) -> VariantRow {
+    let mut row = VariantRow {
+        candidate: v.candidate.clone(),
+        variant: v.slug.clone(),
+        index: v.index,
+        axes: v.axis_values(),
+        delta: v.delta.clone(),
+        launch: v.launch_line(),
+        outcome: Outcome::pending(),
+        outcome_label: String::new(),
+        suggested_verdict: None,
+        suites: vec![],
+        artifacts: vec![],
+        log: None,
+        log_lines: vec![],
+        displaced: vec![],
+        fit: None,
+        timings: Timings::default(),
+        attempts: 0,
+        started_at: None,
+        finished_at: None,
+        notes: vec![],
+    };
+    row.set_outcome(Outcome::pending());
+    row
+}
+
+/// The record as the journal has it now: each variant's latest row, pending where none.
+pub fn build(c: &Campaign, state: &State) -> CampaignRecord {
+    let variants: Vec<VariantRow> = c
+        .variants
+        .iter()
+        .map(|v| {
+            state
+                .rows
+                .get(&v.slug)
+                .cloned()
+                .unwrap_or_else(|| pending_row(v))
+        })
+        .collect();
+    let mut notes = Vec::new();
+    for slug in state.rows.keys() {
+        if !c.variants.iter().any(|v| &v.slug == slug) {
+            notes.push(format!(
+                "variant {slug} was run by an earlier version of the campaign file and is no longer in it (its row is in the journal)"
+            ));
+        }
+    }
+    CampaignRecord {
+        schema_version: CAMPAIGN_VERSION,
+        name: c.name.clone(),
+        file: c.path.display().to_string(),
+        fleet: c.fleet.path.display().to_string(),
+        suites: c.suites.iter().map(|s| s.as_str().to_string()).collect(),
+        limit: c.limit,
+        started_at: state.first_started.unwrap_or_else(Utc::now),
+        updated_at: Utc::now(),
+        finished: variants.iter().all(|r| r.outcome.kind.is_final()),
+        candidates: c
+            .candidates
+            .iter()
+            .map(|cand| CandidatePlan {
+                name: cand.name.clone(),
+                seat: cand.seat.clone(),
+                engine: c
+                    .fleet
+                    .seat(&cand.seat)
+                    .map_or(bakeoff_artifact::EngineKind::Generic, |s| s.engine),
+                base: c
+                    .fleet
+                    .seat(&cand.seat)
+                    .map(launch_line)
+                    .unwrap_or_default(),
+                note: cand.note.clone(),
+                axes: cand
+                    .ladder
+                    .iter()
+                    .map(|(flag, values)| Axis {
+                        flag: flag.clone(),
+                        values: values.iter().map(|v| v.as_str().to_string()).collect(),
+                    })
+                    .collect(),
+                ladder_mode: cand.ladder_mode,
+                displaces: cand
+                    .window
+                    .as_ref()
+                    .map(|w| w.displaces.clone())
+                    .unwrap_or_default(),
+            })
+            .collect(),
+        variants,
+        notes,
+    }
+}
+
+/// Write `campaign.json` and `negative-results.md` into the campaign's directory.
+pub fn write(c: &Campaign, state: &State) -> Result<CampaignRecord, CampaignError> {
+    let rec = build(c, state);
+    write_atomic(&c.out.join(RECORD), &rec)?;
+    let generated = Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
+    let md = bakeoff_report::campaign::negative_results(&rec, &c.out, &generated);
+    bakeoff_report::logbook::write_replace(&c.out.join(NEGATIVE_RESULTS), &md)
+        .map_err(|e| CampaignError::io(&c.out.join(NEGATIVE_RESULTS), e))?;
+    Ok(rec)
+}
+
+/// The suites' figures of a measured variant, and its outcome: `completed` when every
+/// requested suite is complete and measured something valid, else `invalid`.
+pub fn measured(art: &Artifact, requested: &[String]) -> (Vec<SuiteScore>, Outcome) {
+    let mut scores = Vec::new();
+    let mut problems = Vec::new();
+    for name in requested {
+        let Some(s) = art.suites.get(name) else {
+            problems.push(format!("{name}: no result"));
+            continue;
+        };
+        let valid = s.status != SuiteStatus::Failed && !bakeoff_suites::nothing_valid(s);
+        if !valid {
+            problems.push(format!("{name}: measured nothing valid"));
+        } else if s.status != SuiteStatus::Complete {
+            problems.push(format!("{name}: incomplete"));
+        }
+        scores.push(SuiteScore {
+            suite: name.clone(),
+            status: match s.status {
+                SuiteStatus::Complete => "complete",
+                SuiteStatus::Incomplete => "incomplete",
+                SuiteStatus::Failed => "failed",
+            }
+            .to_string(),
+            score: s.summary.score.clone(),
+            flags: s
+                .summary
+                .flags
+                .iter()
+                .map(|f| format!("{}:{}", severity(f.severity), f.code.as_str()))
+                .collect(),
+            valid,
+        });
+    }
+    if let Some(f) = &art.failure {
+        problems.push(format!("{}: {}", f.class, f.message));
+    }
+    let outcome = if problems.is_empty() {
+        Outcome::of(OutcomeKind::Completed, "")
+    } else {
+        Outcome::of(OutcomeKind::Invalid, problems.join("; "))
+    };
+    (scores, outcome)
+}
+
+/// A path inside the campaign's directory, relative to it (as rows record artifacts).
+pub fn relative(dir: &Path, p: &Path) -> String {
+    p.strip_prefix(dir).unwrap_or(p).display().to_string()
+}
+
+fn severity(s: bakeoff_artifact::FlagSeverity) -> &'static str {
+    match s {
+        bakeoff_artifact::FlagSeverity::Info => "info",
+        bakeoff_artifact::FlagSeverity::Warning => "warning",
+        bakeoff_artifact::FlagSeverity::Invalid => "invalid",
+    }
+}

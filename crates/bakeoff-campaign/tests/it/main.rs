@@ -1,0 +1,6 @@
+mod file;
+mod fits;
+mod idle;
+mod interrupt;
+mod journal;
+mod run;

@@ -1,0 +1,252 @@
+//! A campaign's `negative-results.md`, in the shape of the seeds' "Failed and incomplete runs":
+//! one numbered entry per candidate with a variant that did not complete, scoped to the exact
+//! configurations tested, its ladder as the isolation table.
+//!
+//! The record and the artifacts it names are read, never trusted: every string goes through
+//! [`for_markdown`] (or into a code span with its backticks and control characters
+//! neutralized), a file that is missing or unreadable is noted, never a panic, and a path that
+//! would leave the campaign's directory is not followed.
+
+mod facts;
+mod judgment;
+
+use std::fmt::Write as _;
+use std::path::{Component, Path};
+
+use bakeoff_artifact::campaign::{CampaignRecord, OutcomeKind, VariantRow};
+use bakeoff_artifact::{Artifact, read_versioned};
+use bakeoff_wire::escape::{cut_and_map, visible_control};
+
+use super::cause::{is_failure, separating_axes, short_label};
+use super::{Group, believed_cause, counts, groups, store_reason, with_code};
+use crate::escape::for_markdown;
+use facts::{Files, config, engine, evidence, isolation, model, symptom};
+use judgment::{Verdicts, not_attempted, production, verdict};
+
+use crate::markdown::SCOPE_NOTE;
+
+/// Notable log lines shown per variant (the record keeps the root cause first).
+pub(super) const MAX_LOG_LINES: usize = 5;
+
+pub(super) fn md(s: &str) -> String {
+    for_markdown(s, 400)
+}
+
+/// `text` as a code span: shown literally by markdown renderers (no HTML, no emphasis), so only
+/// backticks (which would close it), line breaks and control characters are replaced.
+pub(super) fn code(s: &str) -> String {
+    if s.is_empty() {
+        return "(empty)".into();
+    }
+    let inner = cut_and_map(s, 300, |c, out| match c {
+        '`' => out.push('\''),
+        '\n' | '\r' | '\t' => out.push(' '),
+        c if c.is_control() => visible_control(c, out),
+        c => out.push(c),
+    });
+    format!("`{inner}`")
+}
+
+/// Distinct values, in order.
+pub(super) fn distinct(items: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// A relative path that stays inside the directory it is joined to.
+fn inside(rel: &str) -> bool {
+    !rel.is_empty()
+        && Path::new(rel)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+pub(super) fn read_artifact(dir: &Path, rel: &str) -> Result<Artifact, String> {
+    if !inside(rel) {
+        return Err("not read: its path leaves the campaign directory".into());
+    }
+    let path = dir.join(rel);
+    if !path.exists() {
+        return Err("missing".into());
+    }
+    read_versioned::<Artifact>(&path).map_err(|e| format!("not read: {}", store_reason(&e)))
+}
+
+/// One variant's axis values, `-c 8192, --flash-attn on` (its slug when it has none).
+pub(super) fn axes_text(r: &VariantRow) -> String {
+    if r.axes.is_empty() {
+        return r.variant.clone();
+    }
+    let parts: Vec<String> = r
+        .axes
+        .iter()
+        .map(|a| format!("{} {}", a.flag, a.value))
+        .collect();
+    parts.join(", ")
+}
+
+/// Write `items` after `label`: inline when there is one, else as sub-bullets.
+pub(super) fn bullet(out: &mut String, label: &str, items: &[String]) {
+    match items {
+        [] => {}
+        [one] => {
+            let _ = writeln!(out, "- **{label}:** {one}");
+        }
+        many => {
+            let _ = writeln!(out, "- **{label}:**");
+            for i in many {
+                let _ = writeln!(out, "  - {i}");
+            }
+        }
+    }
+}
+
+/// What happened to the candidate, for its heading (escaped).
+fn headline(g: &Group<'_>) -> String {
+    let rows = &g.rows;
+    let pass: Vec<&VariantRow> = rows
+        .iter()
+        .copied()
+        .filter(|r| r.outcome.kind == OutcomeKind::Completed)
+        .collect();
+    let fail: Vec<&VariantRow> = rows
+        .iter()
+        .copied()
+        .filter(|r| is_failure(r.outcome.kind))
+        .collect();
+    let interrupted = rows
+        .iter()
+        .filter(|r| r.outcome.kind == OutcomeKind::Interrupted)
+        .count();
+    let tally = counts(rows.iter().copied());
+    let classes = distinct(fail.iter().map(|r| short_label(r)));
+    let what = md(&classes.join(", "));
+    if fail.is_empty() {
+        return if interrupted > 0 {
+            format!("interrupted (incomplete run; {tally})")
+        } else if pass.is_empty() {
+            format!("not run ({tally})")
+        } else {
+            format!("{tally}, no failure")
+        };
+    }
+    if !pass.is_empty() {
+        return match separating_axes(&pass, &fail).first() {
+            Some(s) => format!("{what} at {} {}", md(s.flag), md(&s.fail.join("/"))),
+            None => format!(
+                "{what} in {} of {} variants run",
+                fail.len(),
+                fail.len() + pass.len()
+            ),
+        };
+    }
+    if fail.len() + interrupted == 1 {
+        return what;
+    }
+    let all = if fail.len() == rows.len() {
+        "every variant failed"
+    } else {
+        "every variant run failed"
+    };
+    match (interrupted, classes.len()) {
+        (0, 1) => format!("{what} ladder — {all}"),
+        (0, _) => format!("{all} ({what})"),
+        (_, 1) => format!("{what} ladder — no variant completed ({tally})"),
+        _ => format!("no variant completed ({tally})"),
+    }
+}
+
+fn section(out: &mut String, n: usize, g: &Group<'_>, dir: &Path) {
+    let files = Files::read(g, dir);
+    let verdicts = Verdicts::read(g, dir);
+    let _ = writeln!(out, "## {n}. {} — {}\n", md(g.name), headline(g));
+    model(out, &files);
+    engine(out, g, &files);
+    config(out, g, &files);
+    symptom(out, g);
+    evidence(out, g, &files);
+    isolation(out, g);
+    let cause = believed_cause(&g.rows);
+    let _ = writeln!(
+        out,
+        "- **Believed cause class:** {}",
+        with_code(&cause.text, md, code)
+    );
+    not_attempted(out, g, &verdicts);
+    verdict(out, g, &verdicts);
+    production(out, g, &verdicts);
+    out.push('\n');
+}
+
+/// The campaign's `negative-results.md`: one numbered entry per candidate with a variant that
+/// did not complete, read from `rec` and the artifacts and verdicts under `dir` (the campaign's
+/// directory). `generated` is the time to print (the caller's clock, so tests can fix it).
+pub fn negative_results(rec: &CampaignRecord, dir: &Path, generated: &str) -> String {
+    let mut out = format!(
+        "# Failed and incomplete runs — {}\n\n{SCOPE_NOTE}\n\n",
+        md(&rec.name)
+    );
+    let _ = writeln!(
+        out,
+        "Generated {} by bakeoff {} from `campaign.json` (campaign file {}, fleet {}, suites {}): {} variant(s), {}; {}.\n",
+        md(generated),
+        env!("CARGO_PKG_VERSION"),
+        code(&rec.file),
+        code(&rec.fleet),
+        md(&rec.suites.join(", ")),
+        rec.variants.len(),
+        counts(&rec.variants),
+        if rec.finished {
+            "finished".to_string()
+        } else {
+            format!(
+                "in progress (updated {})",
+                rec.updated_at.format("%Y-%m-%d %H:%M UTC")
+            )
+        }
+    );
+    let all = groups(rec);
+    let mut n = 0;
+    for g in &all {
+        if g.rows
+            .iter()
+            .any(|r| r.outcome.kind != OutcomeKind::Completed)
+        {
+            n += 1;
+            section(&mut out, n, g, dir);
+        }
+    }
+    let completed: Vec<String> = all
+        .iter()
+        .filter(|g| g.all_completed())
+        .map(|g| code(g.name))
+        .collect();
+    if n == 0 {
+        out.push_str(if rec.variants.is_empty() {
+            "No failed or incomplete runs: the campaign has no variants.\n"
+        } else {
+            "No failed or incomplete runs: every variant of every candidate completed.\n"
+        });
+    } else if !completed.is_empty() {
+        let _ = writeln!(
+            out,
+            "Every variant completed, so no entry: {}.",
+            completed.join(", ")
+        );
+    }
+    if !rec.notes.is_empty() {
+        if !out.ends_with("\n\n") {
+            out.push('\n');
+        }
+        out.push_str("## Campaign notes\n\n");
+        for note in &rec.notes {
+            let _ = writeln!(out, "- {}", md(note));
+        }
+    }
+    out
+}

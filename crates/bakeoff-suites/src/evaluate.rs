@@ -1,0 +1,324 @@
+//! One measurement of an endpoint — preflight, the thinking check, the suites (journaled as
+//! items finish), the artifact — as a library function.
+//!
+//! It exists because `bakeoff eval run` and a campaign run the same measurement: the binary
+//! wires signals, the embedded default and the terminal around [`evaluate`], and a campaign
+//! calls it in-process, once per candidate. Both get the same artifact, written the same way
+//! ([`run_files`], [`write_run_artifact`]), with the candidate built by the one [`candidate`]
+//! (which `bench run` uses too).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use bakeoff_artifact::failure_table::remediation;
+use bakeoff_artifact::{
+    Artifact, ArtifactKind, Candidate, EndpointRecord, Evidence, Failure, FailureClass,
+    FlagSeverity, ItemRecord, RunFiles, RunStatus, StoreError,
+};
+use bakeoff_client::Client;
+use tokio::sync::watch;
+
+use crate::preflight::{PreflightOptions, PreflightOutcome, run_preflight};
+use crate::runner::{RunOutcome, SuiteContext, SuiteName, SuiteOptions, nothing_valid, run_suites};
+
+/// How a run is named: `--slug`, `--hardware`, `--note` and the embedded default's additions.
+#[derive(Debug, Clone, Default)]
+pub struct Naming {
+    pub slug: Option<String>,
+    pub hardware: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// What to measure and where to write it.
+pub struct EvalRequest<'a> {
+    pub client: &'a Client,
+    pub preflight: &'a PreflightOptions,
+    pub suites: &'a [SuiteName],
+    /// Options with the harness ceiling already applied when wanted.
+    pub options: &'a SuiteOptions,
+    pub naming: &'a Naming,
+    /// Appended to the default slug (bench run's `-bench`); ignored when naming.slug is set.
+    pub slug_suffix: &'a str,
+    pub out: &'a Path,
+    pub replace: bool,
+    /// What the operator asked for, recorded as `artifact.run`.
+    pub run_record: serde_json::Value,
+}
+
+/// The written artifact and where it is.
+pub struct Evaluated {
+    pub artifact: Artifact,
+    pub path: PathBuf,
+}
+
+impl Evaluated {
+    /// True when the run measured something valid and is complete (eval run's exit 0).
+    pub fn ok(&self) -> bool {
+        self.artifact.kind == ArtifactKind::Bakeoff && self.artifact.status == RunStatus::Complete
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("interrupted by the operator during preflight; nothing was measured")]
+    InterruptedInPreflight,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Preflight, suites, artifact — `eval run` without the terminal: the artifact is written
+/// (journal as items finish, final file atomically) and returned. `stop` flips to true on
+/// Ctrl-C/SIGTERM: during preflight the run ends with `InterruptedInPreflight`; during the
+/// suites it stops after the item in flight and writes an `incomplete` artifact.
+pub async fn evaluate(
+    req: EvalRequest<'_>,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<Evaluated, EvalError> {
+    let start = Instant::now();
+    let client = req.client;
+    let mut pre = tokio::select! {
+        p = run_preflight(client, req.preflight) => p,
+        () = stopped(stop) => return Err(EvalError::InterruptedInPreflight),
+    };
+    let mut candidate = candidate(req.naming, req.slug_suffix, client, &pre);
+    // The run's file names, claimed now: a later run of the slug never overwrites this one.
+    let mut files = run_files(req.out, &candidate.slug, req.replace)?;
+    let endpoint = EndpointRecord {
+        url: client.url().redacted(),
+        facts: Some(pre.discovered.facts.clone()),
+    };
+
+    if let Some(unfit) = &pre.unfit {
+        let mut art = Artifact::new(ArtifactKind::Failure, candidate, endpoint);
+        art.preflight = Some(pre.report.clone());
+        art.instrument_flags = pre.report.flags.clone();
+        art.run = req.run_record;
+        art.failure = Some(Failure {
+            class: unfit.class,
+            message: unfit.message.clone(),
+            evidence: unfit.evidence.clone(),
+            elapsed_ms: start.elapsed().as_millis() as u64,
+            remediation: unfit.remediation.clone(),
+        });
+        return finish(&mut files, art);
+    }
+
+    let model = pre
+        .report
+        .model
+        .clone()
+        .unwrap_or_else(|| "default".to_string());
+    // Does --thinking take effect on this endpoint? Checked, never assumed.
+    let (thinking_check, thinking_flag) = crate::thinking::verify(
+        client,
+        &model,
+        pre.discovered.facts.engine,
+        req.options.thinking,
+    )
+    .await;
+    pre.report.thinking_mode = Some(thinking_check);
+    pre.report.flags.extend(thinking_flag);
+    let mut journal = files.open_journal()?;
+    let mut journal_error = None;
+
+    let ctx = SuiteContext {
+        client,
+        model,
+        facts: &pre.discovered.facts,
+        options: req.options,
+    };
+    let mut on_item = |suite: &str, item: &ItemRecord| {
+        if let Err(e) = journal.append(suite, item) {
+            journal_error.get_or_insert(e.to_string());
+        }
+    };
+    let outcome = run_suites(&ctx, req.suites, stop, &mut on_item).await;
+    if let Some(e) = journal_error {
+        candidate.notes.push(format!("journal write failed: {e}"));
+    }
+
+    let measured = outcome.measured_anything();
+    let kind = if measured {
+        ArtifactKind::Bakeoff
+    } else {
+        ArtifactKind::Failure
+    };
+    let mut art = Artifact::new(kind, candidate, endpoint);
+    art.preflight = Some(pre.report.clone());
+    art.run = req.run_record;
+    art.instrument_flags = pre.report.flags.clone();
+    for s in outcome.suites.values() {
+        art.instrument_flags.extend(s.summary.flags.iter().cloned());
+    }
+    if let Some(reason) = &outcome.interrupted {
+        art.status = RunStatus::Incomplete;
+        art.incomplete_reason = Some(reason.clone());
+    }
+    if !measured {
+        art.failure = Some(nothing_measured(&outcome, start));
+    }
+    if let (Some(facts), Some(c)) = (art.endpoint.facts.as_mut(), outcome.suites.get("context")) {
+        facts.overflow = crate::context::overflow_fact(c);
+    }
+    art.suites = outcome.suites;
+    finish(&mut files, art)
+}
+
+/// Resolves once `stop` reads true; never, if its sender is gone without having said so.
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    if stop.wait_for(|s| *s).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+fn finish(files: &mut RunFiles, mut artifact: Artifact) -> Result<Evaluated, EvalError> {
+    let path = write_run_artifact(files, &mut artifact)?;
+    Ok(Evaluated { artifact, path })
+}
+
+/// The candidate a run measured — ONE builder for `eval run` and `bench run`: the slug is
+/// `naming.slug`, else the default plus `slug_suffix`. An endpoint that lists no model is named
+/// after its address (`endpoint-<host>-<port>`), never a shared placeholder that would give
+/// unrelated endpoints one slug. Hardware and notes are `naming`'s, as given (the caller adds
+/// the embedded default's).
+pub fn candidate(
+    naming: &Naming,
+    slug_suffix: &str,
+    client: &Client,
+    pre: &PreflightOutcome,
+) -> Candidate {
+    use bakeoff_artifact::slug;
+    let facts = &pre.discovered.facts;
+    let model = pre
+        .report
+        .model
+        .clone()
+        .unwrap_or_else(|| format!("endpoint-{}", slug::sanitize(&client.url().host_port())));
+    let quantization = pre
+        .discovered
+        .quantization
+        .clone()
+        .or_else(|| bakeoff_client::dialect::quantization_from_name(&model));
+    let slug = naming.slug.clone().unwrap_or_else(|| {
+        let base = slug::default_slug(
+            &model,
+            facts.engine,
+            quantization.as_deref(),
+            facts.context_window,
+        );
+        format!("{base}{slug_suffix}")
+    });
+    Candidate {
+        slug,
+        model,
+        engine: facts.engine,
+        engine_version: facts.engine_version.clone(),
+        quantization,
+        context_window: facts.context_window,
+        hardware: naming.hardware.clone(),
+        notes: naming.notes.clone(),
+    }
+}
+
+/// The files of a new run of `slug` in `out`: `<slug>.*` for the slug's first run there, else
+/// `<slug>.<run_id>.*`; `replace` (`--replace`) takes `<slug>.*` and records what it replaces.
+pub fn run_files(out: &Path, slug: &str, replace: bool) -> Result<RunFiles, StoreError> {
+    let run_id = bakeoff_artifact::run_id_now();
+    if replace {
+        RunFiles::replacing(out, slug, &run_id)
+    } else {
+        RunFiles::claim(out, slug, &run_id)
+    }
+}
+
+/// Stamp the run id (and any `--replace` record) on `art` and write it under the run's stem.
+pub fn write_run_artifact(files: &mut RunFiles, art: &mut Artifact) -> Result<PathBuf, StoreError> {
+    art.run_id = Some(files.run_id().to_string());
+    art.replaces = files.replaced().to_vec();
+    files.write_artifact(art)
+}
+
+/// The failure of a run that measured nothing: every request failed, every suite refused, or
+/// the instrument rejected every family.
+fn nothing_measured(outcome: &RunOutcome, start: Instant) -> Failure {
+    let mut evidence: Vec<Evidence> = Vec::new();
+    for (name, s) in &outcome.suites {
+        for it in &s.items {
+            if let Some(e) = &it.error {
+                let ev = Evidence {
+                    what: format!("{name}/{} POST /v1/chat/completions", it.id),
+                    detail: e.message.clone(),
+                };
+                if !evidence.iter().any(|x| x.detail == ev.detail) {
+                    evidence.push(ev);
+                }
+            }
+        }
+    }
+    // Refusals (an unknown window, no tokenizer route) are flagged `invalid` by the suite;
+    // they are a configuration gap, not a serving failure.
+    let refusals: Vec<String> = outcome
+        .suites
+        .values()
+        .flat_map(|s| s.summary.flags.iter())
+        .filter(|f| f.severity == FlagSeverity::Invalid && f.code.is_refusal())
+        .map(|f| f.message.clone())
+        .collect();
+    // Suites whose items all ran but whose every family the instrument rejected.
+    let invalid: Vec<String> = outcome
+        .suites
+        .iter()
+        .filter(|(_, s)| nothing_valid(s))
+        .map(|(name, s)| {
+            let flags: Vec<&str> = s
+                .summary
+                .flags
+                .iter()
+                .filter(|f| f.severity == FlagSeverity::Invalid)
+                .map(|f| f.message.as_str())
+                .collect();
+            format!("{name}: {}", flags.join("; "))
+        })
+        .collect();
+    if evidence.is_empty() && !invalid.is_empty() {
+        Failure {
+            class: FailureClass::NotMeasurable,
+            message: format!(
+                "every requested suite measured nothing valid: the instrument rejected every \
+                     family ({})",
+                invalid.join(" | ")
+            ),
+            evidence: invalid
+                .iter()
+                .map(|r| Evidence {
+                    what: "instrument-failure".into(),
+                    detail: r.clone(),
+                })
+                .collect(),
+            elapsed_ms: start.elapsed().as_millis() as u64,
+            remediation: Some(remediation(FailureClass::NotMeasurable).into()),
+        }
+    } else if evidence.is_empty() && !refusals.is_empty() {
+        Failure {
+            class: FailureClass::NotMeasurable,
+            message: format!("the suites refused to measure: {}", refusals.join("; ")),
+            evidence: refusals
+                .iter()
+                .map(|r| Evidence {
+                    what: "suite refusal".into(),
+                    detail: r.clone(),
+                })
+                .collect(),
+            elapsed_ms: start.elapsed().as_millis() as u64,
+            remediation: Some(remediation(FailureClass::NotMeasurable).into()),
+        }
+    } else {
+        Failure {
+            class: FailureClass::InferenceFailing,
+            message: "preflight passed but every suite request failed: nothing was measured".into(),
+            evidence,
+            elapsed_ms: start.elapsed().as_millis() as u64,
+            remediation: Some(remediation(FailureClass::InferenceFailing).into()),
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! `bakeoff campaign run|status|restore`: wiring of bakeoff-campaign — the campaign's progress
+//! drawn on stderr (a spinner on a terminal, plain lines otherwise), its table and files on
+//! stdout.
+
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bakeoff_artifact::campaign::CampaignRecord;
+use bakeoff_campaign::record::{NEGATIVE_RESULTS, RECORD};
+use bakeoff_campaign::run::{Progress, Reporter};
+use tokio::sync::watch;
+
+use crate::cli::CampaignCommand;
+use crate::config::{CampaignRestoreConfig, CampaignRunConfig};
+use crate::exit::{Error, Exit};
+
+pub async fn run(c: CampaignCommand) -> Result<Exit, Error> {
+    match c {
+        CampaignCommand::Run(a) => campaign_run(a.validate()?).await,
+        CampaignCommand::Status(a) => status(&a.dir, a.json),
+        CampaignCommand::Restore(a) => restore(a.validate()?).await,
+    }
+}
+
+async fn campaign_run(cfg: CampaignRunConfig) -> Result<Exit, Error> {
+    let c = &cfg.campaign;
+    let needs_confirm = !c.displaced_production().is_empty() && !cfg.options.confirm;
+    if cfg.dry_run || needs_confirm {
+        for l in bakeoff_campaign::dry_run::plan(c, &cfg.options).await {
+            println!("{}", bakeoff_report::escape::for_terminal(&l, 4000));
+        }
+        if cfg.dry_run {
+            return Ok(Exit::Ok);
+        }
+    }
+    let (tx, rx) = watch::channel(false);
+    let watcher = tokio::spawn(async move {
+        super::stop_signal::wait().await;
+        let _ = tx.send(true);
+    });
+    let reporter = reporter();
+    let result = bakeoff_campaign::run::run(c, &cfg.options, rx, &reporter).await;
+    watcher.abort();
+    let summary = result?;
+    for a in &summary.recovered {
+        eprintln!("[campaign] recovery: {a}");
+    }
+    if cfg.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary.record).map_err(Error::json)?
+        );
+    } else {
+        print!(
+            "{}",
+            bakeoff_report::campaign::ladder_table(&summary.record)
+        );
+        println!("wrote {}", c.out.join(RECORD).display());
+        println!("wrote {}", c.out.join(NEGATIVE_RESULTS).display());
+    }
+    if summary.restore_failed {
+        return Err(Error::failed(
+            "a displaced seat was NOT restored (see above): bring it up by hand with `bakeoff seat up NAME --confirm`",
+        ));
+    }
+    if summary.interrupted {
+        return Err(Error::failed(
+            "the campaign was interrupted; displaced seats were restored and the interrupted variant runs again on the next `campaign run`",
+        ));
+    }
+    Ok(Exit::Ok)
+}
+
+fn status(dir: &std::path::Path, json: bool) -> Result<Exit, Error> {
+    let rec: CampaignRecord = bakeoff_artifact::read_versioned(&dir.join(RECORD))?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rec).map_err(Error::json)?
+        );
+    } else {
+        print!("{}", bakeoff_report::campaign::ladder_table(&rec));
+        if let Some(l) = bakeoff_campaign::journal::in_flight(dir) {
+            println!("{}", bakeoff_report::escape::for_terminal(&l, 2000));
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+async fn restore(cfg: CampaignRestoreConfig) -> Result<Exit, Error> {
+    let actions = bakeoff_campaign::run::restore(&cfg.campaign, &cfg.options, &reporter()).await?;
+    if actions.is_empty() {
+        println!(
+            "{}: nothing to recover (no seat left up, none displaced, no variant interrupted)",
+            cfg.dir.display()
+        );
+    }
+    let mut failed = false;
+    for a in &actions {
+        failed |= a.starts_with("RESTORE FAILED") || a.starts_with("could not stop");
+        println!("{}", bakeoff_report::escape::for_terminal(a, 2000));
+    }
+    Ok(Exit::from_ok(!failed))
+}
+
+/// Progress on stderr: one spinner line on a terminal, plain lines otherwise.
+fn reporter() -> Reporter {
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.enable_steady_tick(Duration::from_millis(200));
+        pb
+    });
+    // The variant in flight and when it began, for the elapsed time on every line.
+    let current: Mutex<(String, Instant)> = Mutex::new((String::new(), Instant::now()));
+    Reporter::new(move |p| {
+        let esc = |s: &str| bakeoff_report::escape::for_terminal(s, 400);
+        let mut cur = current.lock().unwrap_or_else(|e| e.into_inner());
+        // Phases replace each other on the spinner; a variant's start and end, and notes, stay.
+        let (line, stays) = match p {
+            Progress::Variant {
+                index,
+                total,
+                variant,
+            } => {
+                *cur = (format!("{index}/{total} {}", esc(&variant)), Instant::now());
+                (format!("[campaign {}] begins", cur.0), true)
+            }
+            Progress::Phase { text, .. } => (
+                format!(
+                    "[campaign {}] {} ({:.0} s)",
+                    cur.0,
+                    esc(&text),
+                    cur.1.elapsed().as_secs_f64()
+                ),
+                false,
+            ),
+            Progress::Done { outcome, .. } => (
+                format!(
+                    "[campaign {}] {} after {:.0} s",
+                    cur.0,
+                    esc(&outcome),
+                    cur.1.elapsed().as_secs_f64()
+                ),
+                true,
+            ),
+            Progress::Note(n) => (format!("[campaign] {}", esc(&n)), true),
+        };
+        match &bar {
+            Some(pb) if stays => pb.println(line),
+            Some(pb) => pb.set_message(line),
+            None => eprintln!("{line}"),
+        }
+    })
+}

@@ -1,0 +1,76 @@
+//! `campaign run|status|restore`: the campaign file loaded and validated before anything starts.
+
+use std::path::PathBuf;
+
+use bakeoff_campaign::Campaign;
+use bakeoff_campaign::run::RunOptions;
+
+use crate::cli::{CampaignRestoreArgs, CampaignRunArgs};
+use crate::exit::Error;
+
+#[derive(Debug)]
+pub struct CampaignRunConfig {
+    pub campaign: Campaign,
+    pub options: RunOptions,
+    pub dry_run: bool,
+    pub json: bool,
+}
+
+impl CampaignRunArgs {
+    pub fn validate(self) -> Result<CampaignRunConfig, Error> {
+        let watch = self.watch.validate()?;
+        let campaign = Campaign::load(&self.file)?;
+        if self.dry_run && self.fresh {
+            return Err(Error::usage(
+                "--dry-run starts nothing and --fresh moves files: give one of them",
+            ));
+        }
+        Ok(CampaignRunConfig {
+            campaign,
+            options: RunOptions {
+                confirm: self.confirm,
+                fresh: self.fresh,
+                only: self
+                    .only
+                    .into_iter()
+                    .filter(|s| !s.trim().is_empty())
+                    .collect(),
+                watch,
+                suite_options: Default::default(),
+                nvidia_smi: self.nvidia_smi,
+            },
+            dry_run: self.dry_run,
+            json: self.json,
+        })
+    }
+}
+
+#[derive(Debug)]
+pub struct CampaignRestoreConfig {
+    pub dir: PathBuf,
+    pub campaign: Campaign,
+    pub options: RunOptions,
+}
+
+impl CampaignRestoreArgs {
+    /// The campaign file is the one the journal names (its first `campaign-started` line).
+    pub fn validate(self) -> Result<CampaignRestoreConfig, Error> {
+        let watch = self.watch.validate()?;
+        let file = bakeoff_campaign::journal::campaign_file(&self.dir)?;
+        let mut campaign = Campaign::load(&file)?;
+        // The directory named is the one recovered, wherever the file's `out` points now.
+        campaign.out = self.dir.clone();
+        Ok(CampaignRestoreConfig {
+            dir: self.dir,
+            campaign,
+            options: RunOptions {
+                confirm: true,
+                fresh: false,
+                only: vec![],
+                watch,
+                suite_options: Default::default(),
+                nvidia_smi: "nvidia-smi".into(),
+            },
+        })
+    }
+}
