@@ -97,7 +97,11 @@ impl State {
     fn apply(&mut self, e: Entry) {
         match e {
             Entry::CampaignStarted {
-                at, name, file, pid, ..
+                at,
+                name,
+                file,
+                pid,
+                ..
             } => {
                 self.name.get_or_insert(name);
                 self.file = Some(file);

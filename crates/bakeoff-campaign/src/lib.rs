@@ -13,6 +13,7 @@
 //! and the measurement steps silently did nothing) is here, where a step that measured nothing
 //! is a failed outcome, never a pass.
 
+mod attempt;
 pub mod dry_run;
 pub mod error;
 pub mod file;
@@ -20,7 +21,9 @@ pub mod fits;
 pub mod fleet_view;
 pub mod idle;
 pub mod journal;
+pub mod progress;
 pub mod record;
+mod recover;
 pub mod run;
 pub mod variant;
 pub mod window;

@@ -18,15 +18,15 @@ use crate::variant::{Variant, launch_line};
 pub const RECORD: &str = "campaign.json";
 pub const NEGATIVE_RESULTS: &str = "negative-results.md";
 
-/// A variant's row before it has run.
-pub fn pending_row(v: &Variant) -> VariantRow {
+/// A row with nothing but its names, pending.
+pub fn blank_row(candidate: &str, slug: &str) -> VariantRow {
     let mut row = VariantRow {
-        candidate: v.candidate.clone(),
-        variant: v.slug.clone(),
-        index: v.index,
-        axes: v.axis_values(),
-        delta: v.delta.clone(),
-        launch: v.launch_line(),
+        candidate: candidate.to_string(),
+        variant: slug.to_string(),
+        index: 0,
+        axes: vec![],
+        delta: vec![],
+        launch: String::new(),
         outcome: Outcome::pending(),
         outcome_label: String::new(),
         suggested_verdict: None,
@@ -44,6 +44,17 @@ pub fn pending_row(v: &Variant) -> VariantRow {
     };
     row.set_outcome(Outcome::pending());
     row
+}
+
+/// A variant's row before it has run.
+pub fn pending_row(v: &Variant) -> VariantRow {
+    VariantRow {
+        index: v.index,
+        axes: v.axis_values(),
+        delta: v.delta.clone(),
+        launch: v.launch_line(),
+        ..blank_row(&v.candidate, &v.slug)
+    }
 }
 
 /// The record as the journal has it now: each variant's latest row, pending where none.

@@ -164,17 +164,26 @@ fn cause(class: CauseClass, text: impl Into<String>) -> BelievedCause {
 ///
 /// `interrupted`, `skipped` and `pending` variants are no evidence either way; `invalid` ones
 /// count as failures.
-pub fn believed_cause(rows: &[&VariantRow]) -> BelievedCause {
-    let pass: Vec<&VariantRow> = rows
+/// The variants that completed and the ones that failed (`invalid` included); the rest are no
+/// evidence either way.
+pub(crate) fn pass_and_fail<'a>(
+    rows: &[&'a VariantRow],
+) -> (Vec<&'a VariantRow>, Vec<&'a VariantRow>) {
+    let pass = rows
         .iter()
         .copied()
         .filter(|r| r.outcome.kind == OutcomeKind::Completed)
         .collect();
-    let fail: Vec<&VariantRow> = rows
+    let fail = rows
         .iter()
         .copied()
         .filter(|r| is_failure(r.outcome.kind))
         .collect();
+    (pass, fail)
+}
+
+pub fn believed_cause(rows: &[&VariantRow]) -> BelievedCause {
+    let (pass, fail) = pass_and_fail(rows);
     if fail.is_empty() {
         return cause(
             CauseClass::Unknown,

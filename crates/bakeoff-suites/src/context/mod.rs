@@ -552,3 +552,20 @@ fn refuse_with(
 
 #[cfg(test)]
 mod tests;
+
+/// A fresh context-suite seed (a run's unique prompt prefix): std's randomly keyed hasher draws
+/// its keys from the OS, and `salt` (a campaign variant's slug) and the clock go in too, so two
+/// runs never share a seed — and a prompt cache warmed by one never helps the next — unless
+/// `--seed` says so.
+pub fn fresh_seed(salt: &str) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write(salt.as_bytes());
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    h.finish()
+}

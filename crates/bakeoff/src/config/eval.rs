@@ -98,7 +98,7 @@ fn context_options(a: &RunArgs) -> Result<ContextOptions, Error> {
             .transpose()
             .map_err(Error::usage)?,
         depths: context::parse_depths(&a.context_depths).map_err(Error::usage)?,
-        seed: a.seed.unwrap_or_else(fresh_seed),
+        seed: a.seed.unwrap_or_else(|| context::fresh_seed("")),
         overflow_probe: !a.no_overflow_probe,
         tokenizer: a
             .tokenizer
@@ -107,20 +107,6 @@ fn context_options(a: &RunArgs) -> Result<ContextOptions, Error> {
             .transpose()
             .map_err(Error::usage)?,
     })
-}
-
-/// A per-run seed: std's randomly keyed hasher draws its keys from the OS, so two runs never
-/// share one unless `--seed` says so.
-fn fresh_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default(),
-    );
-    h.finish()
 }
 
 impl LoadSuiteArgs {

@@ -17,7 +17,7 @@ use bakeoff_artifact::campaign::{CampaignRecord, OutcomeKind, VariantRow};
 use bakeoff_artifact::{Artifact, read_versioned};
 use bakeoff_wire::escape::{cut_and_map, visible_control};
 
-use super::cause::{is_failure, separating_axes, short_label};
+use super::cause::{pass_and_fail, separating_axes, short_label};
 use super::{Group, believed_cause, counts, groups, store_reason, with_code};
 use crate::escape::for_markdown;
 use facts::{Files, config, engine, evidence, isolation, model, symptom};
@@ -109,16 +109,7 @@ pub(super) fn bullet(out: &mut String, label: &str, items: &[String]) {
 /// What happened to the candidate, for its heading (escaped).
 fn headline(g: &Group<'_>) -> String {
     let rows = &g.rows;
-    let pass: Vec<&VariantRow> = rows
-        .iter()
-        .copied()
-        .filter(|r| r.outcome.kind == OutcomeKind::Completed)
-        .collect();
-    let fail: Vec<&VariantRow> = rows
-        .iter()
-        .copied()
-        .filter(|r| is_failure(r.outcome.kind))
-        .collect();
+    let (pass, fail) = pass_and_fail(rows);
     let interrupted = rows
         .iter()
         .filter(|r| r.outcome.kind == OutcomeKind::Interrupted)

@@ -1,0 +1,344 @@
+//! One attempt at one variant: the checks, the bench window, the start and watch, the
+//! measurement in-process, then — whatever happened — the seat stopped and the displaced seats
+//! restored before the row is final.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bakeoff_artifact::FailureClass;
+use bakeoff_artifact::campaign::{Outcome, OutcomeKind, VariantRow};
+use bakeoff_seats::{OpsError, Seats};
+use chrono::Utc;
+use tokio::sync::{mpsc, watch};
+
+use crate::error::CampaignError;
+use crate::file::Campaign;
+use crate::journal::{Entry, Journal};
+use crate::progress::{Reporter, forward_events};
+use crate::record::{self, relative};
+use crate::run::{RunOptions, start_row};
+use crate::variant::{Variant, fleet_with};
+use crate::window::{self, NotOpened};
+
+/// One variant's run.
+pub(crate) struct VariantRun<'a> {
+    pub(crate) c: &'a Campaign,
+    pub(crate) opts: &'a RunOptions,
+    pub(crate) journal: &'a mut Journal,
+    pub(crate) report: &'a Reporter,
+    pub(crate) stop: &'a mut watch::Receiver<bool>,
+}
+
+impl VariantRun<'_> {
+    pub(crate) async fn run(
+        &mut self,
+        v: &Variant,
+        t_campaign: Instant,
+    ) -> Result<VariantRow, CampaignError> {
+        let t0 = Instant::now();
+        let mut row = start_row(self.journal, v, t_campaign);
+        self.journal.append(Entry::VariantStarted {
+            at: Utc::now(),
+            variant: v.slug.clone(),
+            attempt: row.attempts,
+        })?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut watch = self.opts.watch.clone();
+        watch.events = Some(tx);
+        let seats = Seats::new(fleet_with(&self.c.fleet, [v]), self.c.out.clone(), watch);
+        let forward = forward_events(rx, v.slug.clone(), self.report);
+        let outcome = self.attempt(&seats, v, &mut row).await;
+        forward.abort();
+        // Whatever happened, the variant's seat is down and displaced seats are back before the
+        // row is final.
+        self.finish(&seats, v, &mut row).await?;
+        let outcome = outcome?;
+        row.set_outcome(outcome);
+        row.finished_at = Some(Utc::now());
+        row.timings.total_ms = t0.elapsed().as_millis() as u64;
+        Ok(row)
+    }
+
+    /// Checks, window, start, measure: the outcome. The seat may be left up (`finish` stops it).
+    async fn attempt(
+        &mut self,
+        seats: &Seats,
+        v: &Variant,
+        row: &mut VariantRow,
+    ) -> Result<Outcome, CampaignError> {
+        let cand = self.c.candidate(&v.candidate);
+        let window = cand.and_then(|c| c.window.clone());
+        let displaces: Vec<String> = window.iter().flat_map(|w| w.displaces.clone()).collect();
+        self.report.phase(&v.slug, "checking");
+        if let Err(why) = bakeoff_seats::hooks::before_start(&seats.fleet, &v.seat) {
+            return Ok(Outcome::skipped("pre-start", why));
+        }
+        let mut staying = Vec::new();
+        for s in &self.c.fleet.seats {
+            if displaces.contains(&s.name) {
+                continue;
+            }
+            if seats.status_of(s).await.observed.is_up() {
+                if s.host == v.seat.host && s.port == v.seat.port {
+                    return Ok(Outcome::skipped(
+                        "port-taken",
+                        format!(
+                            "seat {} is up on port {} of host {} and the candidate does not displace it (add it to [candidate.window] displaces)",
+                            s.name, s.port, s.host
+                        ),
+                    ));
+                }
+                staying.push(s.name.clone());
+            }
+        }
+        let fit = crate::fits::check(
+            &seats.fleet,
+            &v.slug,
+            &staying,
+            &crate::fleet_view::ViewOptions {
+                gpu_memory_gib: self.c.gpu_memory_gib,
+                ..Default::default()
+            },
+            self.c.margin_gib,
+            &self.opts.nvidia_smi,
+        );
+        let no_fit = fit.answer == "no";
+        let verdict = fit.lines.last().cloned().unwrap_or_default();
+        row.fit = Some(fit);
+        if no_fit {
+            return Ok(Outcome::of(OutcomeKind::DoesNotFit, verdict));
+        }
+        if let Some(w) = &window {
+            let t = Instant::now();
+            let opened = window::open(
+                seats,
+                self.journal,
+                &v.slug,
+                w,
+                self.stop,
+                self.report,
+                &mut row.displaced,
+            )
+            .await?;
+            row.timings.idle_wait_ms = Some(t.elapsed().as_millis() as u64);
+            match opened {
+                Ok(()) => {}
+                Err(NotOpened::Skip(reason, message)) => {
+                    return Ok(Outcome::skipped(reason, message));
+                }
+                Err(NotOpened::Stopped) => return Ok(interrupted("while waiting for idle")),
+            }
+        }
+        self.journal.append(Entry::SeatStarting {
+            at: Utc::now(),
+            variant: v.slug.clone(),
+            seat: Box::new(v.seat.redacted()),
+        })?;
+        self.report.phase(&v.slug, "starting");
+        let up = tokio::select! {
+            r = seats.up(&v.slug, true, false) => r,
+            _ = self.stop.changed() => return Ok(interrupted("while the seat was starting")),
+        };
+        let up = match up {
+            Ok(o) => o,
+            Err(OpsError::PortTaken { other, port, .. }) => {
+                return Ok(Outcome::skipped(
+                    "port-taken",
+                    format!("seat {other} holds port {port}"),
+                ));
+            }
+            Err(OpsError::PreStart(why)) => return Ok(Outcome::skipped("pre-start", why)),
+            Err(e) => return Ok(Outcome::skipped("backend", e.to_string())),
+        };
+        row.timings.start_ms = Some(up.elapsed_ms);
+        if let Some(p) = &up.failure_path {
+            row.artifacts.push(relative(&self.c.out, p));
+        }
+        if !up.report.as_ref().is_some_and(|r| r.ready()) {
+            let r = up.report.as_ref();
+            if let Some(r) = r {
+                row.log_lines = notable_lines(r);
+            }
+            return Ok(Outcome::failed(
+                r.and_then(|r| r.class).unwrap_or(FailureClass::Exited),
+                r.map(|r| r.message.clone()).unwrap_or_default(),
+            ));
+        }
+        self.report.phase(&v.slug, "ready; measuring");
+        let t = Instant::now();
+        let url = match bakeoff_client::EndpointUrl::parse(&seats.fleet.seat_url(&v.seat)) {
+            Ok(u) => u,
+            Err(e) => {
+                return Ok(Outcome::skipped(
+                    "bad-address",
+                    format!("the seat's URL: {e}"),
+                ));
+            }
+        };
+        let measured = self.measure(url, v).await;
+        row.timings.suites_ms = Some(t.elapsed().as_millis() as u64);
+        let (art, path) = match measured {
+            Ok(x) => x,
+            Err(bakeoff_suites::evaluate::EvalError::InterruptedInPreflight) => {
+                return Ok(interrupted("during the preflight"));
+            }
+            Err(bakeoff_suites::evaluate::EvalError::Store(e)) => return Err(e.into()),
+        };
+        row.artifacts.push(relative(&self.c.out, &path));
+        if *self.stop.borrow() {
+            return Ok(interrupted(
+                "during the suites (the incomplete artifact is kept)",
+            ));
+        }
+        let requested: Vec<String> = self
+            .c
+            .suites
+            .iter()
+            .map(|s| s.as_str().to_string())
+            .collect();
+        let (scores, outcome) = record::measured(&art, &requested);
+        row.suites = scores;
+        Ok(outcome)
+    }
+
+    /// `eval run` against the variant's seat, in-process, into the campaign's directory.
+    async fn measure(
+        &mut self,
+        url: bakeoff_client::EndpointUrl,
+        v: &Variant,
+    ) -> Result<(bakeoff_artifact::Artifact, PathBuf), bakeoff_suites::evaluate::EvalError> {
+        let client = bakeoff_client::Client::new(url, bakeoff_client::ClientOptions::default());
+        let preflight = bakeoff_client::preflight::PreflightOptions {
+            model: v.seat.served_model_names.first().cloned(),
+            max_model_len: None,
+            ready_timeout: Duration::from_secs(60),
+        };
+        let mut options = self.opts.suite_options.clone();
+        options.limit = self.c.limit.map(|l| l as usize);
+        options.context.seed = bakeoff_suites::context::fresh_seed(&v.slug);
+        let mut notes = vec![format!(
+            "campaign {} variant {} (candidate {}, base seat {}): {}",
+            self.c.name,
+            v.slug,
+            v.candidate,
+            v.base_seat,
+            if v.delta.is_empty() {
+                "the base configuration".to_string()
+            } else {
+                v.delta.join("; ")
+            }
+        )];
+        if let Some(n) = self.c.candidate(&v.candidate).and_then(|c| c.note.clone()) {
+            notes.push(n);
+        }
+        let naming = bakeoff_suites::evaluate::Naming {
+            slug: Some(v.slug.clone()),
+            hardware: None,
+            notes,
+        };
+        let req = bakeoff_suites::evaluate::EvalRequest {
+            client: &client,
+            preflight: &preflight,
+            suites: &self.c.suites,
+            options: &options,
+            naming: &naming,
+            slug_suffix: "",
+            out: &self.c.out,
+            replace: false,
+            run_record: serde_json::json!({
+                "campaign": self.c.name,
+                "variant": v.slug,
+                "candidate": v.candidate,
+                "suites": self.c.suites.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+                "limit": self.c.limit,
+                "delta": v.delta,
+                "seed": options.context.seed,
+            }),
+        };
+        let e = bakeoff_suites::evaluate::evaluate(req, self.stop).await?;
+        Ok((e.artifact, e.path))
+    }
+
+    /// Stop the variant's seat (if the journal says it was started) and restore what was
+    /// displaced, whatever happened before.
+    async fn finish(
+        &mut self,
+        seats: &Seats,
+        v: &Variant,
+        row: &mut VariantRow,
+    ) -> Result<(), CampaignError> {
+        if self
+            .journal
+            .state()
+            .seats_up
+            .iter()
+            .any(|s| s.name == v.slug)
+        {
+            self.report.phase(&v.slug, "stopping");
+            let t = Instant::now();
+            keep_log(seats, v, &self.c.out, row).await;
+            let message = match seats.down(&v.slug, true).await {
+                Ok(()) => String::new(),
+                Err(e) => {
+                    row.notes.push(format!("stopping the seat failed: {e}"));
+                    e.to_string()
+                }
+            };
+            self.journal.append(Entry::SeatStopped {
+                at: Utc::now(),
+                seat: v.slug.clone(),
+                message,
+            })?;
+            row.timings.stop_ms = Some(t.elapsed().as_millis() as u64);
+        }
+        window::restore(
+            seats,
+            self.journal,
+            &v.slug,
+            &mut row.displaced,
+            self.report,
+        )
+        .await?;
+        row.timings.production_down_ms = row.displaced.iter().filter_map(|d| d.down_ms).max();
+        Ok(())
+    }
+}
+
+fn interrupted(when: &str) -> Outcome {
+    Outcome::of(
+        OutcomeKind::Interrupted,
+        format!("stopped by the operator {when}; the variant runs again on the next campaign run"),
+    )
+}
+
+/// The root-cause line and the last lines before a failure.
+fn notable_lines(r: &bakeoff_seats::WatchReport) -> Vec<String> {
+    let mut out: Vec<String> = r.cause.iter().map(|c| c.line.clone()).collect();
+    for l in r.tail.iter().rev().take(5).rev() {
+        if !out.contains(l) {
+            out.push(l.clone());
+        }
+    }
+    out
+}
+
+/// The seat's log next to its artifacts (`<variant>.log`, or `<variant>.<attempt>.log` for a
+/// later attempt), so the evidence outlives the seat's state directory.
+async fn keep_log(seats: &Seats, v: &Variant, out: &Path, row: &mut VariantRow) {
+    let lines = seats.logs(&v.slug, 5000).await.unwrap_or_default();
+    if lines.is_empty() {
+        return;
+    }
+    let name = if row.attempts <= 1 {
+        format!("{}.log", v.slug)
+    } else {
+        format!("{}.attempt-{}.log", v.slug, row.attempts)
+    };
+    let path = out.join(&name);
+    if path.exists() {
+        return;
+    }
+    if std::fs::write(&path, lines.join("\n") + "\n").is_ok() {
+        row.log = Some(name);
+    }
+}
