@@ -69,3 +69,39 @@ async fn only_names_a_candidate_or_a_variant() {
     assert!(e.contains("--only nope") && e.contains("huge"), "{e}");
     assert!(!c.out.join("campaign.journal.jsonl").exists());
 }
+
+/// A second run resumes (nothing re-run); `--fresh` keeps the old files under `previous-<time>/`
+/// and starts over.
+#[tokio::test]
+async fn a_rerun_resumes_and_fresh_starts_over_keeping_the_old_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = campaign(dir.path());
+    let go = || tokio::sync::watch::channel(false).1;
+    run(&c, &options(), go(), &Reporter::silent())
+        .await
+        .unwrap();
+    let s = run(&c, &options(), go(), &Reporter::silent())
+        .await
+        .unwrap();
+    assert_eq!(s.record.variants[0].attempts, 1, "resumed, not re-run");
+    let mut fresh = options();
+    fresh.fresh = true;
+    let s = run(&c, &fresh, go(), &Reporter::silent()).await.unwrap();
+    assert_eq!(s.record.variants[0].attempts, 1, "started over");
+    assert!(
+        s.recovered.iter().any(|a| a.contains("previous-")),
+        "{:?}",
+        s.recovered
+    );
+    let kept: Vec<_> = std::fs::read_dir(&c.out)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("previous-"))
+        .collect();
+    assert_eq!(kept.len(), 1);
+    assert!(kept[0].path().join("campaign.journal.jsonl").exists());
+    assert!(kept[0].path().join("campaign.json").exists());
+    // The new journal holds one run only.
+    let journal = std::fs::read_to_string(c.out.join("campaign.journal.jsonl")).unwrap();
+    assert_eq!(journal.matches("campaign-started").count(), 1, "{journal}");
+}
