@@ -32,6 +32,7 @@ mod commands;
 mod config;
 mod exit;
 mod local_default;
+mod progress;
 
 use clap::Parser;
 

@@ -2,9 +2,8 @@
 //! drawn on stderr (a spinner on a terminal, plain lines otherwise), its table and files on
 //! stdout.
 
-use std::io::IsTerminal;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bakeoff_artifact::campaign::CampaignRecord;
 use bakeoff_campaign::record::{NEGATIVE_RESULTS, RECORD};
@@ -104,52 +103,34 @@ async fn restore(cfg: CampaignRestoreConfig) -> Result<Exit, Error> {
     Ok(Exit::from_ok(!failed))
 }
 
-/// Progress on stderr: one spinner line on a terminal, plain lines otherwise.
+/// Progress on stderr (crate::progress): a variant's phases replace each other on the spinner;
+/// its start and end, and notes, stay.
 fn reporter() -> Reporter {
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let pb = indicatif::ProgressBar::new_spinner();
-        pb.enable_steady_tick(Duration::from_millis(200));
-        pb
-    });
+    let progress = crate::progress::Progress::new(false);
     // The variant in flight and when it began, for the elapsed time on every line.
     let current: Mutex<(String, Instant)> = Mutex::new((String::new(), Instant::now()));
     Reporter::new(move |p| {
-        let esc = |s: &str| bakeoff_report::escape::for_terminal(s, 400);
         let mut cur = current.lock().unwrap_or_else(|e| e.into_inner());
-        // Phases replace each other on the spinner; a variant's start and end, and notes, stay.
-        let (line, stays) = match p {
+        match p {
             Progress::Variant {
                 index,
                 total,
                 variant,
             } => {
-                *cur = (format!("{index}/{total} {}", esc(&variant)), Instant::now());
-                (format!("[campaign {}] begins", cur.0), true)
+                *cur = (format!("{index}/{total} {variant}"), Instant::now());
+                progress.line(&format!("[campaign {}] begins", cur.0));
             }
-            Progress::Phase { text, .. } => (
-                format!(
-                    "[campaign {}] {} ({:.0} s)",
-                    cur.0,
-                    esc(&text),
-                    cur.1.elapsed().as_secs_f64()
-                ),
-                false,
-            ),
-            Progress::Done { outcome, .. } => (
-                format!(
-                    "[campaign {}] {} after {:.0} s",
-                    cur.0,
-                    esc(&outcome),
-                    cur.1.elapsed().as_secs_f64()
-                ),
-                true,
-            ),
-            Progress::Note(n) => (format!("[campaign] {}", esc(&n)), true),
-        };
-        match &bar {
-            Some(pb) if stays => pb.println(line),
-            Some(pb) => pb.set_message(line),
-            None => eprintln!("{line}"),
+            Progress::Phase { text, .. } => progress.status(&format!(
+                "[campaign {}] {text} ({:.0} s)",
+                cur.0,
+                cur.1.elapsed().as_secs_f64()
+            )),
+            Progress::Done { outcome, .. } => progress.line(&format!(
+                "[campaign {}] {outcome} after {:.0} s",
+                cur.0,
+                cur.1.elapsed().as_secs_f64()
+            )),
+            Progress::Note(n) => progress.line(&format!("[campaign] {n}")),
         }
     })
 }
