@@ -6,6 +6,7 @@
 # client speaks API 1.41 = Docker 20.10, which Debian 12's docker.io is).
 set -euo pipefail
 if docker info >/dev/null 2>&1; then
+  echo "[docker] dockerd answers (server $(docker info --format '{{.ServerVersion}}' 2>/dev/null || echo '?')): nothing to do" >&2
   exit 0
 fi
 

@@ -4,7 +4,10 @@
 set -euo pipefail
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "[test-deps] chromium present ($(command -v chromium)): nothing to install" >&2
+  exit 0
+fi
 if [ "$(id -u)" -ne 0 ]; then
   echo "[test-deps] missing ${missing[*]}: install them (apt-get install ${missing[*]})" >&2
   exit 2
@@ -12,3 +15,4 @@ fi
 echo "[test-deps] installing ${missing[*]}" >&2
 apt-get update -qq >/dev/null
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "[test-deps] installed ${missing[*]}" >&2

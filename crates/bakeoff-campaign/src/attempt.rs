@@ -254,6 +254,7 @@ impl VariantRun<'_> {
                 "delta": v.delta,
                 "seed": options.context.seed,
             }),
+            progress: None,
         };
         let e = bakeoff_suites::evaluate::evaluate(req, self.stop).await?;
         Ok((e.artifact, e.path))

@@ -1,6 +1,7 @@
 //! The campaign's progress: events the binary draws (a spinner on a terminal, plain lines
 //! otherwise), including the watchdog's load progress while a variant's seat starts.
 
+use bakeoff_seats::progress;
 use bakeoff_seats::watchdog::Event;
 use tokio::sync::mpsc;
 
@@ -13,7 +14,7 @@ pub enum Progress {
         total: u32,
         variant: String,
     },
-    /// A phase of the variant in flight (`starting`, `loading 40 %, ~12 s left`, …).
+    /// A phase of the variant in flight (`starting`, `loading 18/46 shards, ~61 s left`, …).
     Phase { variant: String, text: String },
     /// A variant's outcome.
     Done { variant: String, outcome: String },
@@ -54,7 +55,9 @@ impl Reporter {
     }
 }
 
-/// Forward the watchdog's events as progress while a seat starts.
+/// Forward the watchdog's events as progress while a seat starts, in the seats' one wording
+/// (`bakeoff_seats::progress::describe`). The campaign says `starting` itself; the silence
+/// timer is passed on when its step rises (10 s, then each minute), not every second.
 pub(crate) fn forward_events(
     mut rx: mpsc::UnboundedReceiver<Event>,
     variant: String,
@@ -62,28 +65,16 @@ pub(crate) fn forward_events(
 ) -> tokio::task::JoinHandle<()> {
     let report = report.clone();
     tokio::spawn(async move {
+        let mut silence = progress::SilenceSteps::default();
         while let Some(ev) = rx.recv().await {
-            let text = match ev {
-                Event::Phase(p) => p.state.clone(),
-                Event::Note(n) => n,
-                Event::Progress(r) => load_text(&r),
-                Event::Decided(_) => continue,
-            };
-            report.phase(&variant, &text);
+            match &ev {
+                Event::Began { .. } => continue,
+                Event::Silence { silent_ms, .. } if !silence.rose(*silent_ms) => continue,
+                _ => {}
+            }
+            if let Some(text) = progress::describe(&ev) {
+                report.phase(&variant, &text);
+            }
         }
     })
-}
-
-/// `loading 18/46 shards, ~61 s left` from a watchdog load reading.
-fn load_text(r: &bakeoff_seats::progress::Reading) -> String {
-    let mut t = String::from("loading");
-    if let (Some(d), Some(n)) = (r.done, r.total) {
-        t.push_str(&format!(" {d}/{n}"));
-    } else if let Some(p) = r.percent {
-        t.push_str(&format!(" {p:.0} %"));
-    }
-    if let Some(left) = r.remaining_s {
-        t.push_str(&format!(", ~{left:.0} s left"));
-    }
-    t
 }

@@ -3,17 +3,26 @@
 
 use std::time::Duration;
 
+/// A wait as an operator reads it: `30 s`, `2.5 s` (never Rust's `Debug` of a `Duration`).
+pub fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum RequestError {
     #[error("cannot connect to {addr}: {message}")]
     Connect { addr: String, message: String },
-    #[error("no connection to {addr} within {after:?} (connect timeout)")]
+    #[error("no connection to {addr} within {} (connect timeout)", seconds(*.after))]
     ConnectTimeout { addr: String, after: Duration },
-    #[error("no first byte within {after:?} (first-byte timeout)")]
+    #[error("no first byte within {} (first-byte timeout)", seconds(*.after))]
     FirstByteTimeout { after: Duration },
-    #[error("stream went silent for {after:?} (idle timeout)")]
+    #[error("stream went silent for {} (idle timeout)", seconds(*.after))]
     IdleTimeout { after: Duration },
-    #[error("request exceeded the total timeout of {after:?}")]
+    #[error("request exceeded the total timeout of {}", seconds(*.after))]
     TotalTimeout { after: Duration },
     #[error("HTTP {status}: {}", first_line(body))]
     Http { status: u16, body: String },

@@ -22,7 +22,7 @@ mod reply;
 pub mod tokenize;
 mod url_util;
 
-pub use error::RequestError;
+pub use error::{RequestError, seconds};
 pub use http::{ApiKey, Client, ClientBuildError, ClientOptions, Method, Timeouts};
 pub use reply::{ChunkStamp, Exchange, Reply};
 pub use url_util::{EndpointUrl, UrlError};

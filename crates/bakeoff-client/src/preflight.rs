@@ -238,8 +238,9 @@ fn unready_unfit(
         .map(|e| e.message.clone())
         .unwrap_or_else(|| "completions came back empty".into());
     let message = format!(
-        "no completion with text within {:?} ({} attempts); last: {last}",
-        ready_timeout, ready.attempts
+        "no completion with text within {} ({} attempts); last: {last}",
+        crate::seconds(ready_timeout),
+        ready.attempts
     );
     let mut evidence = probe_evidence(discovered);
     evidence.extend(ready.errors.iter().map(|e| Evidence {
@@ -381,8 +382,8 @@ fn unready_class(d: &Discovered, ready: &ReadyCheck, client: &Client) -> (Failur
             FailureClass::InferenceHanging,
             &format!(
                 "completions hang while the server accepts connections ({seen}; every completion \
-                 timed out, first byte within {:?})",
-                timeout.first_byte
+                 timed out, first byte within {})",
+                crate::seconds(timeout.first_byte)
             ),
         );
     }

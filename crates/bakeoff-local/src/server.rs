@@ -26,7 +26,7 @@ pub enum LocalError {
     Port(std::io::Error),
     #[error("llama-server exited with {status} before it was healthy; last log lines:\n{tail}")]
     Exited { status: String, tail: String },
-    #[error("llama-server not healthy within {after:?}; last log lines:\n{tail}")]
+    #[error("llama-server not healthy within {}; last log lines:\n{tail}", bakeoff_client::seconds(*.after))]
     NotHealthy { after: Duration, tail: String },
 }
 

@@ -315,7 +315,10 @@ fn alignment_of(metadata: &[GgufKv], path: &Path) -> Result<u64> {
             Some(a) if a > 0 && a.is_power_of_two() => Ok(a),
             _ => Err(ModelError::malformed(
                 path,
-                format!("general.alignment is {:?}, not a power of two", kv.value),
+                match kv.value.as_u64() {
+                    Some(a) => format!("general.alignment is {a}, not a power of two"),
+                    None => "general.alignment is not an unsigned integer".to_string(),
+                },
                 "re-convert the file",
             )),
         },

@@ -238,7 +238,10 @@ pub fn footprint(on_gpu: &SeatOnGpu, _seat: &PlanSeat) -> Footprint {
         return Footprint {
             seat: c.seat.clone(),
             basis: "measured".into(),
-            terms: vec![Term::new(format!("held (pids {:?}{up})", m.pids), m.bytes)],
+            terms: vec![Term::new(
+                format!("held (pids {}{up})", crate::plan::pid_list(&m.pids)),
+                m.bytes,
+            )],
             unpriced: Vec::new(),
             notes,
         };

@@ -102,12 +102,12 @@ fn gguf(req: &KvRequest, r: &mut KvReport) -> Result<(), KvError> {
         ))
     })?;
     r.lines.push(format!(
-        "{}: {} ({} layers, {} sliding, window {:?}, training context {}); llama.cpp -c {ctx} -np {parallel}{} -ctk {} -ctv {}",
+        "{}: {} ({} layers, {} sliding, window {}, training context {}); llama.cpp -c {ctx} -np {parallel}{} -ctk {} -ctv {}",
         path.display(),
         geo.architecture,
         geo.block_count,
         geo.swa_layers.iter().filter(|s| **s).count(),
-        geo.sliding_window,
+        window_words(geo.sliding_window),
         n_ctx_train.map_or_else(|| "unknown".to_owned(), |t| format!("{t}")),
         unified(req),
         params.cache_type_k,
@@ -319,11 +319,11 @@ fn hf_config(req: &KvRequest, r: &mut KvReport) -> Result<(), KvError> {
     // The answer is priced at what vLLM accepts; the asked length is shown beside it.
     let len = over.map_or(asked, |d| d.tokens);
     r.lines.push(format!(
-        "{}: {} per token in full-attention layers, {} per token in sliding-window layers (window {:?}), {} state per sequence; tp {} ({} KV heads per GPU{})",
+        "{}: {} per token in full-attention layers, {} per token in sliding-window layers (window {}), {} state per sequence; tp {} ({} KV heads per GPU{})",
         cfg_path.display(),
         bytes_words(cost.full_attention_bytes_per_token),
         bytes_words(cost.sliding_window_bytes_per_token),
-        cost.sliding_window,
+        window_words(cost.sliding_window),
         bytes_words(cost.state_bytes_per_sequence),
         cost.tensor_parallel_size,
         cost.kv_heads_per_gpu,
@@ -412,6 +412,11 @@ fn llamacpp_over_train(cells: u64, train: u64, what: &str) -> String {
     format!(
         "{what} gives each slot {cells} tokens, past the model's training context ({train} tokens, GGUF context_length): llama.cpp warns `n_ctx_seq ({cells}) > n_ctx_train ({train}) -- possible training context overflow` and llama-server caps each slot at {train} (`the slot context ({cells}) exceeds the training context of the model ({train}) - capping`), while still allocating the KV buffers for all of -c"
     )
+}
+
+/// A sliding window in words: its length in tokens, or `none` (never Rust's `Some(512)`).
+fn window_words(w: Option<u64>) -> String {
+    w.map_or_else(|| "none".to_owned(), |t| format!("{t} tokens"))
 }
 
 fn bytes_words(b: u64) -> String {

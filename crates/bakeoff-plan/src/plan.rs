@@ -48,6 +48,14 @@ impl Default for PlanOptions {
     }
 }
 
+/// Process ids as printed: `5159, 5160` (never Rust's `[5159, 5160]`).
+pub fn pid_list(pids: &[u32]) -> String {
+    pids.iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// What the driver says one seat holds on one GPU.
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
 pub struct MeasuredSeat {

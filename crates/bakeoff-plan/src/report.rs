@@ -444,7 +444,7 @@ fn render_gpu(g: &GpuPlan, line: &mut impl FnMut(String)) {
 fn render_seat(s: &SeatOnGpu, line: &mut impl FnMut(String)) {
     let c = &s.claim;
     line(format!(
-        "  seat {} ({:?}{}): claims {}{}{}",
+        "  seat {} ({}{}): claims {}{}{}",
         c.seat,
         c.engine,
         c.gpu_memory_utilization
@@ -465,9 +465,9 @@ fn render_seat(s: &SeatOnGpu, line: &mut impl FnMut(String)) {
         opt_gib(c.expected_bytes),
         match &s.measured {
             Some(m) => format!(
-                ", holds {} measured (pids {:?}, by {})",
+                ", holds {} measured (pids {}, by {})",
                 gib(m.bytes),
-                m.pids,
+                crate::plan::pid_list(&m.pids),
                 m.matched_by
             ),
             None => ", not running here".into(),
@@ -504,7 +504,7 @@ fn render_cpu_seats(cpu_seats: &[CpuSeat], line: &mut impl FnMut(String)) {
     line("CPU seats (no GPU memory claimed):".into());
     for c in cpu_seats {
         line(format!(
-            "  seat {} ({:?}) on {}: CPU, {}{}",
+            "  seat {} ({}) on {}: CPU, {}{}",
             c.seat,
             c.engine,
             c.host,

@@ -1,10 +1,9 @@
 //! The final table of a load sweep (`bakeoff bench run`, the `throughput` and `longgen`
 //! suites): one row per step, the numbers of docs/metrics.md, then the flags.
 
-use bakeoff_artifact::{LoadReport, LoadStep};
-use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
-
 use crate::escape::for_terminal;
+use crate::table::{Grid, Kind, render, width};
+use bakeoff_artifact::{LoadReport, LoadStep};
 
 fn num(v: Option<f64>, digits: usize) -> String {
     match v {
@@ -22,37 +21,36 @@ fn rate_cell(s: &LoadStep) -> String {
 
 /// The sweep as a table, the ceiling, pinning and flags beneath.
 pub fn sweep(report: &LoadReport) -> String {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
+    sweep_at(report, width())
+}
+
+/// [`sweep`] laid out for `width` columns: below 80 columns without the corrected TTFT,
+/// TTFOT, ITL, lateness and decode-ratio columns.
+pub fn sweep_at(report: &LoadReport, width: u16) -> String {
+    let mut t = Grid::new();
     // Open-loop steps also show TTFT from the intended send (coordinated-omission corrected).
     let open = report.steps.iter().any(|s| s.requested_rate.is_some());
-    let mut header = vec![
-        "step",
-        "ok/sent",
-        "req/s",
-        "out tok/s",
-        "TTFT p50",
-        "TTFT p99",
-    ];
+    t.column("step", Kind::Name(40))
+        .column("ok/sent", Kind::Number)
+        .column("req/s", Kind::Number)
+        .column("out tok/s", Kind::Number)
+        .column("TTFT p50 (ms)", Kind::Number)
+        .column("TTFT p99 (ms)", Kind::Number);
     if open {
-        header.push("TTFT p99 corr.");
+        t.secondary("TTFT p99 corr. (ms)", Kind::Number);
     }
-    header.extend([
-        "TTFOT p50",
-        "TPOT p50",
-        "ITL p99",
-        "E2E p50",
-        "late p99",
-        "decode c/s",
-        "flags",
-    ]);
-    t.set_header(header);
+    t.secondary("TTFOT p50 (ms)", Kind::Number)
+        .column("TPOT p50 (ms)", Kind::Number)
+        .secondary("ITL p99 (ms)", Kind::Number)
+        .column("E2E p50 (ms)", Kind::Number)
+        .secondary("late p99 (ms)", Kind::Number)
+        .secondary("decode c/s", Kind::Number)
+        .column("flags", Kind::Words);
     for s in &report.steps {
         let ratio = s.reconciliation.as_ref().and_then(|r| r.decode_ratio_p50);
         let flags: Vec<&str> = s.flags.iter().map(|f| f.code.as_str()).collect();
         let mut row = vec![
-            for_terminal(&s.label, 40),
+            for_terminal(&s.label, 200),
             format!("{}/{}", s.ok, s.sent),
             rate_cell(s),
             num(s.output_tokens_per_second, 1),
@@ -71,10 +69,10 @@ pub fn sweep(report: &LoadReport) -> String {
             num(ratio, 3),
             flags.join(" "),
         ]);
-        t.add_row(row);
+        t.row(row);
     }
-    let mut out = t.to_string();
-    out.push_str("\n(ms; \"decode c/s\" = client decode rate / server predicted_per_second; definitions in docs/metrics.md)\n");
+    let mut out = render(&t, width);
+    out.push_str("\n(\"decode c/s\" = client decode rate / server predicted_per_second; definitions in docs/metrics.md)\n");
     match &report.ceiling {
         Some(c) => out.push_str(&format!(
             "harness ceiling: {:.0} req/s, {:.0} streamed tok/s, {} concurrent streams ({}); steps above half are client-bound\n",
@@ -101,7 +99,7 @@ pub fn sweep(report: &LoadReport) -> String {
             };
             out.push_str(&format!(
                 "{}: /metrics {} generated {} tokens, client/server token ratio {}{}{}\n",
-                for_terminal(&s.label, 40),
+                for_terminal(&s.label, 200),
                 for_terminal(&m.family, 20),
                 num(m.generation_tokens, 0),
                 num(m.client_server_token_ratio, 3),
@@ -112,7 +110,7 @@ pub fn sweep(report: &LoadReport) -> String {
         if let Some(g) = &s.goodput {
             out.push_str(&format!(
                 "{}: goodput {}/{} met {} ({} req/s)\n",
-                for_terminal(&s.label, 40),
+                for_terminal(&s.label, 200),
                 g.met,
                 g.of,
                 for_terminal(&g.slo, 60),

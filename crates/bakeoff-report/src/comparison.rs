@@ -1,14 +1,20 @@
 //! The comparison: candidates × suites, built from the counted (non-retracted) artifacts, with
 //! each candidate's verdict scoped to its tested configuration. Every renderer (terminal,
 //! markdown, HTML) draws this one model, so they cannot disagree.
+//!
+//! A `bench run` artifact (a sweep in `artifact.load`, no suite; its slug ends in `-bench`) is
+//! not a candidate of its own: it joins the row of the candidate it measured — the slug without
+//! `-bench`, else the candidate whose model, engine, quantization and window match — and fills
+//! the row's bench columns (peak output tok/s; TTFT and TPOT p50 at the lowest level run). A
+//! bench run no candidate matches keeps its own row, with those columns filled.
 
 use std::collections::BTreeMap;
 
-use bakeoff_artifact::{ArtifactKind, SuiteStatus, slug::window_label};
+use bakeoff_artifact::{Artifact, ArtifactKind, SuiteStatus, slug::window_label};
 
 use crate::evidence::{VerdictKind, VerdictRecord};
 use crate::registry::{Entry, Registry};
-use crate::steps::steps_of;
+use crate::steps::{Step, steps_of, steps_of_load};
 use crate::terminal::score_text;
 
 /// The order suites appear in; suites this list does not know follow alphabetically.
@@ -33,9 +39,136 @@ pub struct Cell {
     pub artifact: String,
 }
 
+/// One name per model, however it was spelled: the served id of an endpoint (a file path for a
+/// llama-server started without `--alias`, `Gemma-3-270M-Q4_K_M.gguf`) and the embedded
+/// default's alias (`gemma-3-270m-q4_k_m`) are one model. The base name, lower case, `.gguf`
+/// cut.
+pub fn model_name(model: &str) -> String {
+    let base = model.rsplit('/').next().unwrap_or(model).to_lowercase();
+    base.strip_suffix(".gguf").unwrap_or(&base).to_string()
+}
+
+/// A `bench run` artifact: a measured sweep in `artifact.load` and no suite (its default slug
+/// ends in `-bench`).
+pub fn is_bench(a: &Artifact) -> bool {
+    a.kind == ArtifactKind::Bakeoff
+        && a.suites.is_empty()
+        && (!a.load.is_empty() || a.candidate.slug.ends_with("-bench"))
+}
+
+/// The configuration a bench run is matched on: model (one name per model), engine,
+/// quantization, window.
+fn config_key(a: &Artifact) -> (String, String, Option<String>, Option<u64>) {
+    let c = &a.candidate;
+    (
+        model_name(&c.model),
+        c.engine.to_string(),
+        c.quantization.as_ref().map(|q| q.to_lowercase()),
+        c.context_window.tokens,
+    )
+}
+
+/// The headline figures of a candidate's newest counted bench run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchCell {
+    /// The bench artifact they come from.
+    pub artifact: String,
+    /// Output tokens per second of the step that had the most, and that step's level.
+    pub peak_tok_per_s: Option<f64>,
+    pub peak_level: String,
+    /// The reference level: the lowest concurrency run (the first step of an open-loop sweep).
+    pub reference_level: String,
+    pub ttft_p50_ms: Option<f64>,
+    pub tpot_p50_ms: Option<f64>,
+}
+
+/// `c=8`, or the step's label when it has no concurrency (`poisson 20/s`).
+pub fn level_text(st: &Step) -> String {
+    match (st.concurrency, &st.label) {
+        (Some(c), _) => format!("c={c}"),
+        (None, Some(l)) => l.clone(),
+        (None, None) => format!("step {}", st.index),
+    }
+}
+
+fn ms_text(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x >= 100.0 => format!("{x:.0} ms"),
+        Some(x) => format!("{x:.1} ms"),
+        None => "-".into(),
+    }
+}
+
+impl BenchCell {
+    /// From a sweep's steps; `None` when it has none.
+    pub fn of(artifact: &str, steps: &[Step]) -> Option<Self> {
+        let reference = steps
+            .iter()
+            .min_by(|a, b| match (a.concurrency, b.concurrency) {
+                (Some(x), Some(y)) => x.total_cmp(&y),
+                _ => a.index.cmp(&b.index),
+            })?;
+        let peak = steps
+            .iter()
+            .filter(|s| s.tok_per_s.is_some())
+            .max_by(|a, b| {
+                a.tok_per_s
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.tok_per_s.unwrap_or(0.0))
+            });
+        Some(Self {
+            artifact: artifact.to_string(),
+            peak_tok_per_s: peak.and_then(|s| s.tok_per_s),
+            peak_level: peak.map(level_text).unwrap_or_default(),
+            reference_level: level_text(reference),
+            ttft_p50_ms: reference.ttft_p50_ms,
+            tpot_p50_ms: reference.tpot_p50_ms,
+        })
+    }
+
+    /// `412 tok/s @ c=8`.
+    pub fn peak_text(&self) -> String {
+        match self.peak_tok_per_s {
+            Some(r) => format!("{r:.0} tok/s @ {}", self.peak_level),
+            None => "-".into(),
+        }
+    }
+
+    /// `29.9 ms @ c=1`.
+    pub fn ttft_text(&self) -> String {
+        match self.ttft_p50_ms {
+            Some(_) => format!("{} @ {}", ms_text(self.ttft_p50_ms), self.reference_level),
+            None => "-".into(),
+        }
+    }
+
+    /// `4.12 ms @ c=1`.
+    pub fn tpot_text(&self) -> String {
+        match self.tpot_p50_ms {
+            Some(x) => format!("{x:.2} ms @ {}", self.reference_level),
+            None => "-".into(),
+        }
+    }
+}
+
+/// The bench figures of the newest counted bench artifact among `entries` that has steps.
+fn bench_cell(entries: &[&Entry]) -> Option<BenchCell> {
+    entries
+        .iter()
+        .rev()
+        .filter(|e| !e.is_retracted() && is_bench(&e.artifact))
+        .find_map(|e| {
+            e.artifact
+                .load
+                .values()
+                .find_map(|l| BenchCell::of(&e.name, &steps_of_load(l)))
+        })
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub slug: String,
+    /// One name per model ([`model_name`]).
     pub model: String,
     /// Engine and version, e.g. `llama.cpp b11434`.
     pub engine: String,
@@ -56,6 +189,10 @@ pub struct Row {
     /// Why the verdict may no longer describe the evidence: newer counted runs it did not
     /// see, a configuration that changed since, a result it rested on now retracted.
     pub verdict_caveats: Vec<String>,
+    /// The newest counted bench run's figures, when the candidate has one.
+    pub bench: Option<BenchCell>,
+    /// Counted bench runs (included in `runs`).
+    pub bench_runs: usize,
 }
 
 impl Row {
@@ -81,6 +218,9 @@ impl Row {
     /// `runs: 2 (1 failure, 1 retracted)`.
     pub fn evidence_text(&self) -> String {
         let mut s = format!("{} counted", self.runs);
+        if self.bench_runs > 0 {
+            s.push_str(&format!(" ({} bench)", self.bench_runs));
+        }
         if self.failures > 0 {
             s.push_str(&format!(", {} failed", self.failures));
         }
@@ -96,6 +236,20 @@ pub struct CandidateTable {
     pub suites: Vec<String>,
     pub rows: Vec<Row>,
 }
+
+impl CandidateTable {
+    /// Any row with bench figures: the tables then show the bench columns.
+    pub fn has_bench(&self) -> bool {
+        self.rows.iter().any(|r| r.bench.is_some())
+    }
+}
+
+/// Headers of the bench columns (terminal, markdown and HTML tables).
+pub const BENCH_HEADERS: [&str; 3] = [
+    "bench peak out tok/s",
+    "bench TTFT p50 (lowest level)",
+    "bench TPOT p50 (lowest level)",
+];
 
 fn suite_rank(s: &str) -> (usize, String) {
     (
@@ -163,7 +317,7 @@ fn row_for(slug: &str, entries: &[&Entry], verdict: Option<&VerdictRecord>) -> R
         Some(e) => {
             let c = &e.artifact.candidate;
             (
-                c.model.clone(),
+                model_name(&c.model),
                 format!(
                     "{} {}",
                     c.engine,
@@ -200,7 +354,50 @@ fn row_for(slug: &str, entries: &[&Entry], verdict: Option<&VerdictRecord>) -> R
         verdict: verdict.map(|v| v.current.verdict),
         verdict_reason: verdict.map(|v| v.current.reason.clone()),
         verdict_date: verdict.map(|v| v.current.date.format("%Y-%m-%d").to_string()),
+        bench: bench_cell(entries),
+        bench_runs: counted.iter().filter(|e| is_bench(&e.artifact)).count(),
     }
+}
+
+/// Add a bench slug's entries to a candidate's row: its figures (when newer or the row has
+/// none), its runs and retractions. The candidate's description and verdict stay its own.
+fn merge_bench(row: &mut Row, bench: &[&Entry]) {
+    let counted = bench.iter().filter(|e| !e.is_retracted()).count();
+    row.runs += counted;
+    row.bench_runs += counted;
+    row.retracted += bench.len() - counted;
+    if let Some(cell) = bench_cell(bench) {
+        row.bench = Some(cell);
+    }
+}
+
+/// The newest counted entry of a slug (newest of any when all are retracted).
+fn newest<'a>(entries: &[&'a Entry]) -> Option<&'a Entry> {
+    entries
+        .iter()
+        .rev()
+        .find(|e| !e.is_retracted())
+        .or_else(|| entries.last())
+        .copied()
+}
+
+/// The candidate slug a bench slug's runs belong to: the slug without `-bench`, else the
+/// first candidate whose newest artifact has the same model, engine, quantization and window.
+fn bench_target<'a>(
+    bench_slug: &str,
+    bench: &[&Entry],
+    candidates: &'a [(String, Vec<&Entry>)],
+) -> Option<&'a str> {
+    if let Some(stem) = bench_slug.strip_suffix("-bench")
+        && let Some((s, _)) = candidates.iter().find(|(s, _)| s == stem)
+    {
+        return Some(s);
+    }
+    let key = config_key(&newest(bench)?.artifact);
+    candidates
+        .iter()
+        .find(|(_, es)| newest(es).is_some_and(|e| config_key(&e.artifact) == key))
+        .map(|(s, _)| s.as_str())
 }
 
 /// What changed since a verdict was given over `scope`: counted runs it did not see, a
@@ -262,13 +459,42 @@ pub fn build(reg: &Registry) -> CandidateTable {
         .collect();
     suites.sort_by_key(|s| suite_rank(s));
     suites.dedup();
-    let rows = reg
+    // Bench slugs (every artifact a bench run) without a verdict of their own join the
+    // candidate they measured; the others are candidates.
+    let (bench, candidates): (Vec<_>, Vec<_>) = reg
         .slugs()
-        .iter()
+        .into_iter()
         .map(|slug| {
-            let entries: Vec<&Entry> = reg.entries_of(slug).collect();
-            row_for(slug, &entries, reg.verdicts.get(slug))
+            let entries: Vec<&Entry> = reg.entries_of(&slug).collect();
+            (slug, entries)
         })
-        .collect();
+        .partition(|(slug, entries)| {
+            !reg.verdicts.contains_key(slug) && entries.iter().all(|e| is_bench(&e.artifact))
+        });
+    let mut joined: BTreeMap<String, Vec<&Entry>> = BTreeMap::new();
+    let mut own: Vec<String> = Vec::new();
+    for (slug, entries) in &bench {
+        match bench_target(slug, entries, &candidates) {
+            Some(target) => joined
+                .entry(target.to_string())
+                .or_default()
+                .extend(entries.iter().copied()),
+            None => own.push(slug.clone()),
+        }
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for slug in reg.slugs() {
+        let entries: Vec<&Entry> = reg.entries_of(&slug).collect();
+        if candidates.iter().any(|(s, _)| *s == slug) {
+            let mut row = row_for(&slug, &entries, reg.verdicts.get(&slug));
+            if let Some(b) = joined.get_mut(&slug) {
+                b.sort_by_key(|e| e.artifact.created_at);
+                merge_bench(&mut row, b);
+            }
+            rows.push(row);
+        } else if own.contains(&slug) {
+            rows.push(row_for(&slug, &entries, reg.verdicts.get(&slug)));
+        }
+    }
     CandidateTable { suites, rows }
 }

@@ -67,7 +67,8 @@ const ITEM_HEADER: &[&str] = &[
     "content",
 ];
 
-const STEP_HEADER: &[&str] = &[
+/// One column per metric of a load step (no JSON cell): what the HTML per-level table shows.
+pub const STEP_HEADER: &[&str] = &[
     "artifact",
     "slug",
     "retracted",
@@ -79,7 +80,13 @@ const STEP_HEADER: &[&str] = &[
     "ttft_p90_ms",
     "ttft_p99_ms",
     "requests",
-    "raw",
+    "label",
+    "tpot_p50_ms",
+    "tpot_p99_ms",
+    "itl_p50_ms",
+    "itl_p99_ms",
+    "e2e_p50_ms",
+    "e2e_p99_ms",
 ];
 
 /// Write `DIR/items.csv` and `DIR/steps.csv`; returns their paths and row counts.
@@ -164,7 +171,13 @@ pub fn export(reg: &Registry, dir: &Path) -> Result<Vec<(PathBuf, usize)>, CsvEr
                     opt(st.ttft_p90_ms),
                     opt(st.ttft_p99_ms),
                     opt(st.requests),
-                    cell(&st.raw.to_string()),
+                    cell(st.label.as_deref().unwrap_or("")),
+                    opt(st.tpot_p50_ms),
+                    opt(st.tpot_p99_ms),
+                    opt(st.itl_p50_ms),
+                    opt(st.itl_p99_ms),
+                    opt(st.e2e_p50_ms),
+                    opt(st.e2e_p99_ms),
                 ];
                 w.write_record(&row).map_err(werr(&steps_path))?;
                 n_steps += 1;

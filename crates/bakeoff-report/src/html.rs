@@ -11,7 +11,7 @@ use bakeoff_artifact::{ArtifactKind, ItemRecord, SuiteResult, SuiteStatus};
 use crate::comparison::{self, CandidateTable};
 use crate::escape::for_html as h;
 use crate::registry::{Entry, Registry};
-use crate::steps::{percentile, steps_of, ttfts};
+use crate::steps::{Step, percentile, steps_of, ttfts};
 use crate::svg;
 
 const STYLE: &str = r#"
@@ -27,7 +27,7 @@ th{background:#f3f3f3} td.num{white-space:nowrap}
 .failed{color:#a00;font-weight:bold}
 pre{white-space:pre-wrap;word-break:break-word;margin:0;font-size:12px;max-height:240px;overflow:auto;background:#fafafa}
 details{margin:6px 0} summary{cursor:pointer;font-weight:600}
-.charts{display:flex;flex-wrap:wrap;gap:16px}
+.charts{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}
 .retracted{text-decoration:line-through;color:#777}
 "#;
 
@@ -46,6 +46,12 @@ fn summary_table(out: &mut String, c: &CandidateTable) {
     out.push_str("<table id=\"summary\"><thead><tr><th>candidate</th><th>model</th><th>engine</th><th>quant</th><th>window</th><th>hardware</th>");
     for s in &c.suites {
         let _ = write!(out, "<th>{} (Wilson 95%)</th>", h(s));
+    }
+    let bench = c.has_bench();
+    if bench {
+        for b in comparison::BENCH_HEADERS {
+            let _ = write!(out, "<th>{}</th>", h(b));
+        }
     }
     out.push_str("<th>runs</th><th>verdict (tested configuration)</th></tr></thead><tbody>");
     for r in &c.rows {
@@ -89,6 +95,16 @@ fn summary_table(out: &mut String, c: &CandidateTable) {
                 None => out.push_str("<td>-</td>"),
             }
         }
+        if bench {
+            match &r.bench {
+                Some(b) => {
+                    for t in [b.peak_text(), b.ttft_text(), b.tpot_text()] {
+                        let _ = write!(out, "<td class=\"num bench\">{}</td>", h(&t));
+                    }
+                }
+                None => out.push_str("<td>-</td><td>-</td><td>-</td>"),
+            }
+        }
         let _ = write!(
             out,
             "<td>{}</td><td class=\"{}\">{}{}</td></tr>",
@@ -124,6 +140,31 @@ fn score_bar(score: &Option<bakeoff_artifact::Score>) -> String {
 /// suite stores them.
 fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
     out.push_str("<h2 id=\"scores\">Per-suite scores with intervals</h2>");
+    let scored: Vec<(String, f64, f64, f64)> = c
+        .suites
+        .iter()
+        .flat_map(|s| {
+            reg.counted().filter_map(move |e| {
+                let sc = e.artifact.suites.get(s)?.summary.score.as_ref()?;
+                Some((
+                    format!(
+                        "{} {s} · {}",
+                        e.artifact.candidate.slug,
+                        e.artifact.created_at.format("%Y-%m-%d %H:%M")
+                    ),
+                    sc.estimate,
+                    sc.low,
+                    sc.high,
+                ))
+            })
+        })
+        .collect();
+    if !scored.is_empty() {
+        out.push_str(&svg::score_chart(
+            "Per-suite scores (Wilson 95% intervals)",
+            &scored,
+        ));
+    }
     for s in &c.suites {
         let _ = write!(
             out,
@@ -221,7 +262,7 @@ fn charts(out: &mut String, reg: &Registry) {
         if !tok.is_empty() {
             out.push_str(&svg::line_chart(
                 "Concurrency vs output tok/s",
-                "concurrency",
+                "concurrency (log2 axis; a tick at every level run)",
                 "output tok/s",
                 &tok,
             ));
@@ -229,7 +270,7 @@ fn charts(out: &mut String, reg: &Registry) {
         if !ttft_series.is_empty() {
             out.push_str(&svg::line_chart(
                 "TTFT percentiles by concurrency",
-                "concurrency",
+                "concurrency (log2 axis; a tick at every level run)",
                 "TTFT ms",
                 &ttft_series,
             ));
@@ -265,6 +306,73 @@ fn charts(out: &mut String, reg: &Registry) {
         ));
     }
     out.push_str("</div>");
+    level_tables(out, reg);
+}
+
+/// A sweep's figures per level: what the charts draw, and the latencies they do not.
+fn level_table(out: &mut String, steps: &[Step]) {
+    out.push_str("<table class=\"levels\"><thead><tr><th>level</th><th>requests ok</th><th>output tok/s</th><th>TTFT p50</th><th>TTFT p99</th><th>TPOT p50</th><th>TPOT p99</th><th>ITL p50</th><th>ITL p99</th><th>E2E p50</th><th>E2E p99</th></tr></thead><tbody>");
+    for st in steps {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+            h(&comparison::level_text(st)),
+            num(st.requests),
+            fixed(st.tok_per_s, 1)
+        );
+        for v in [
+            st.ttft_p50_ms,
+            st.ttft_p99_ms,
+            st.tpot_p50_ms,
+            st.tpot_p99_ms,
+            st.itl_p50_ms,
+            st.itl_p99_ms,
+            st.e2e_p50_ms,
+            st.e2e_p99_ms,
+        ] {
+            let _ = write!(out, "<td class=\"num\">{}</td>", ms(v));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>");
+}
+
+/// One per-level table per sweep of every counted artifact (bench runs and load suites).
+fn level_tables(out: &mut String, reg: &Registry) {
+    let mut any = false;
+    for e in reg.counted() {
+        for (name, steps) in crate::steps::sweeps_of(&e.artifact) {
+            if steps.is_empty() {
+                continue;
+            }
+            if !any {
+                out.push_str("<h3 id=\"levels\">Per level (ms; output tok/s summed over the level's requests)</h3>");
+                any = true;
+            }
+            let _ = write!(
+                out,
+                "<p class=\"levels-of\"><strong>{} — {}</strong> <span class=\"muted\">{}</span></p>",
+                h(&e.artifact.candidate.slug),
+                h(&name),
+                h(&e.name)
+            );
+            level_table(out, &steps);
+        }
+    }
+}
+
+/// A latency in ms: one decimal below 100 ms, none above.
+fn ms(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x < 100.0 => format!("{x:.1}"),
+        Some(x) => format!("{x:.0}"),
+        None => "-".into(),
+    }
+}
+
+fn fixed(v: Option<f64>, digits: usize) -> String {
+    v.map(|x| format!("{x:.digits$}"))
+        .unwrap_or_else(|| "-".into())
 }
 
 fn num(v: Option<f64>) -> String {
@@ -315,20 +423,7 @@ fn suite_details(out: &mut String, name: &str, s: &SuiteResult) {
     );
     let steps = steps_of(s);
     if !steps.is_empty() {
-        out.push_str("<table><thead><tr><th>step</th><th>concurrency</th><th>tok/s</th><th>TTFT p50</th><th>p90</th><th>p99</th></tr></thead><tbody>");
-        for st in &steps {
-            let _ = write!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                st.index,
-                num(st.concurrency),
-                num(st.tok_per_s),
-                num(st.ttft_p50_ms),
-                num(st.ttft_p90_ms),
-                num(st.ttft_p99_ms)
-            );
-        }
-        out.push_str("</tbody></table>");
+        level_table(out, &steps);
     }
     out.push_str("<table><thead><tr><th>item</th><th>outcome</th><th>check</th><th>TTFT ms</th><th>E2E ms</th><th>tokens</th><th>finish</th><th>reply (untrusted, escaped)</th><th>error</th></tr></thead><tbody>");
     for it in &s.items {
@@ -383,6 +478,97 @@ fn drill_down(out: &mut String, reg: &Registry) {
             suite_details(out, name, s);
         }
         out.push_str("</div>");
+    }
+}
+
+/// `bakeoff eval compare` over the two newest counted measured runs of each candidate that has
+/// two: the paired table, and the verdict or why there is none.
+fn comparisons(out: &mut String, reg: &Registry) {
+    let mut body = String::new();
+    for slug in reg.slugs() {
+        let runs: Vec<&Entry> = reg
+            .entries_of(&slug)
+            .filter(|e| {
+                !e.is_retracted()
+                    && e.artifact.kind == ArtifactKind::Bakeoff
+                    && !e.artifact.suites.is_empty()
+            })
+            .collect();
+        let [.., a, b] = runs.as_slice() else {
+            continue;
+        };
+        let c = crate::compare::compare(&a.artifact, &b.artifact, &[], &a.name, &b.name);
+        if c.families.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            body,
+            "<h3>{}</h3><p>A: <code>{}</code><br>B: <code>{}</code></p>",
+            h(&slug),
+            h(&c.a),
+            h(&c.b)
+        );
+        if !c.confounds.is_empty() || !c.notices.is_empty() || !c.skipped_suites.is_empty() {
+            body.push_str("<ul class=\"muted\">");
+            for cf in &c.confounds {
+                let _ = write!(
+                    body,
+                    "<li>difference: {}{}</li>",
+                    h(&cf.detail),
+                    if cf.allowed { " (allowed)" } else { "" }
+                );
+            }
+            for n in &c.notices {
+                let _ = write!(body, "<li>notice: {}</li>", h(n));
+            }
+            for sk in &c.skipped_suites {
+                let _ = write!(body, "<li>not paired: {}</li>", h(&sk.reason));
+            }
+            body.push_str("</ul>");
+        }
+        body.push_str("<table class=\"compare\"><thead><tr><th>suite</th><th>family</th><th>pairs</th><th>A ok</th><th>B ok</th><th>B lost</th><th>B gained</th><th>net</th><th>p (exact McNemar)</th><th>min detectable</th><th>verdict</th></tr></thead><tbody>");
+        for f in &c.families {
+            let (aok, bok, p) = match &f.paired {
+                Some(p) => (
+                    (p.both_correct + p.only_a).to_string(),
+                    (p.both_correct + p.only_b).to_string(),
+                    format!("{:.3}", p.p_value),
+                ),
+                None => ("-".into(), "-".into(), "-".into()),
+            };
+            let mdd = f
+                .min_detectable
+                .as_ref()
+                .and_then(|m| m.items)
+                .map(|i| format!("{i} items"))
+                .unwrap_or_else(|| "none".into());
+            let _ = write!(
+                body,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+                h(&f.suite),
+                h(&f.family),
+                f.pairs,
+                aok,
+                bok,
+                h(&f.lost),
+                h(&f.gained),
+                h(&f.net),
+                p,
+                h(&mdd),
+                h(&f.verdict)
+            );
+        }
+        body.push_str("</tbody></table>");
+        if let Some(r) = &c.no_verdict_reason {
+            let _ = write!(body, "<p><strong>No verdict:</strong> {}</p>", h(r));
+        }
+    }
+    out.push_str("<h2 id=\"compare\">Paired comparisons (eval compare)</h2>");
+    if body.is_empty() {
+        out.push_str("<p>None: no candidate has two counted measured runs to pair.</p>");
+    } else {
+        out.push_str("<p class=\"muted\">The two newest counted runs of each candidate, paired item by item as <code>bakeoff eval compare A B</code> does (no difference allowed).</p>");
+        out.push_str(&body);
     }
 }
 
@@ -460,6 +646,7 @@ pub fn report(reg: &Registry, generated: &str) -> String {
     }
     suite_scores(&mut out, reg, &c);
     charts(&mut out, reg);
+    comparisons(&mut out, reg);
     negatives(&mut out, reg);
     superseded(&mut out, reg);
     drill_down(&mut out, reg);

@@ -6,6 +6,9 @@
 //! They never talk to an endpoint and never change an artifact: a retraction is a separate
 //! record, and reports stop counting the result it names.
 //!
+//! Every terminal table is built by [`table`]: laid out for `COLUMNS`, the terminal's width or
+//! 120 columns, numbers never split, names shortened in the middle, a compact layout when narrow.
+//!
 //! Model output is untrusted text: the terminal reporter strips control characters (an ANSI
 //! escape in a reply must not repaint the operator's terminal), the HTML reporter escapes every
 //! byte an endpoint sent, and markdown escapes HTML and markdown punctuation.
@@ -24,4 +27,5 @@ pub mod markdown;
 pub mod registry;
 pub mod steps;
 pub mod svg;
+pub mod table;
 pub mod terminal;

@@ -93,7 +93,8 @@ impl Registry {
         s
     }
 
-    pub fn entries_of<'a>(&'a self, slug: &'a str) -> impl Iterator<Item = &'a Entry> + 'a {
+    pub fn entries_of<'a>(&'a self, slug: &str) -> impl Iterator<Item = &'a Entry> + 'a {
+        let slug = slug.to_string();
         self.entries
             .iter()
             .filter(move |e| e.artifact.candidate.slug == slug)

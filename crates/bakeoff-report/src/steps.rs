@@ -23,8 +23,15 @@ pub struct Step {
     pub ttft_p99_ms: Option<f64>,
     /// Items of the step that were measured (when known).
     pub requests: Option<f64>,
-    /// The step as recorded, for the CSV and the drill-down.
-    pub raw: Value,
+    /// The step's label as recorded (`c=8`, `poisson 20/s`), when it has one.
+    pub label: Option<String>,
+    /// Time per output token, inter-token latency and end-to-end latency percentiles, ms.
+    pub tpot_p50_ms: Option<f64>,
+    pub tpot_p99_ms: Option<f64>,
+    pub itl_p50_ms: Option<f64>,
+    pub itl_p99_ms: Option<f64>,
+    pub e2e_p50_ms: Option<f64>,
+    pub e2e_p99_ms: Option<f64>,
 }
 
 const STEP_ARRAYS: &[&str] = &["steps", "step_results", "levels", "ladder", "sweep"];
@@ -88,6 +95,24 @@ fn percentile_of(o: &serde_json::Map<String, Value>, p: &str) -> Option<f64> {
             &format!("ttft_{p}"),
         ],
     )
+}
+
+/// A percentile of another latency (`tpot`, `itl`, `e2e`): `latency.NAME.p50_ms`,
+/// `NAME.p50_ms`, `NAME_ms.p50` or flat `NAME_p50_ms`.
+fn latency_of(o: &serde_json::Map<String, Value>, name: &str, p: &str) -> Option<f64> {
+    for src in [o.get("latency").and_then(Value::as_object), Some(o)]
+        .into_iter()
+        .flatten()
+    {
+        for obj in [name.to_string(), format!("{name}_ms")] {
+            if let Some(Value::Object(t)) = src.get(&obj)
+                && let Some(x) = first_num(t, &[&format!("{p}_ms"), p])
+            {
+                return Some(x);
+            }
+        }
+    }
+    first_num(o, &[&format!("{name}_{p}_ms"), &format!("{name}_{p}")])
 }
 
 fn tok_per_s(o: &serde_json::Map<String, Value>) -> Option<f64> {
@@ -173,7 +198,13 @@ pub fn steps_of_load(report: &bakeoff_artifact::LoadReport) -> Vec<Step> {
             ttft_p90_ms: st.latency.ttft.p90_ms,
             ttft_p99_ms: st.latency.ttft.p99_ms,
             requests: Some(st.ok as f64),
-            raw: serde_json::to_value(st).unwrap_or(Value::Null),
+            label: Some(st.label.clone()),
+            tpot_p50_ms: st.latency.tpot.p50_ms,
+            tpot_p99_ms: st.latency.tpot.p99_ms,
+            itl_p50_ms: st.latency.itl.p50_ms,
+            itl_p99_ms: st.latency.itl.p99_ms,
+            e2e_p50_ms: st.latency.e2e.p50_ms,
+            e2e_p99_ms: st.latency.e2e.p99_ms,
         })
         .collect()
 }
@@ -194,7 +225,13 @@ fn steps_in(details: &Value, items: &[ItemRecord]) -> Vec<Step> {
             ttft_p90_ms: percentile_of(o, "p90"),
             ttft_p99_ms: percentile_of(o, "p99"),
             requests: first_num(o, REQUESTS),
-            raw: raw.clone(),
+            label: o.get("label").and_then(Value::as_str).map(str::to_string),
+            tpot_p50_ms: latency_of(o, "tpot", "p50"),
+            tpot_p99_ms: latency_of(o, "tpot", "p99"),
+            itl_p50_ms: latency_of(o, "itl", "p50"),
+            itl_p99_ms: latency_of(o, "itl", "p99"),
+            e2e_p50_ms: latency_of(o, "e2e", "p50"),
+            e2e_p99_ms: latency_of(o, "e2e", "p99"),
         };
         if s.ttft_p50_ms.is_none()
             && let Some(c) = concurrency
@@ -268,6 +305,27 @@ mod tests {
         assert_eq!(st[1].tok_per_s, Some(300.0));
         assert_eq!(st[1].ttft_p50_ms, Some(90.0));
         assert_eq!(st[1].ttft_p90_ms, None);
+    }
+
+    #[test]
+    fn reads_tpot_itl_e2e_when_present() {
+        let st = steps_in(
+            &serde_json::json!({"steps": [
+                {"concurrency": 2, "label": "c=2", "latency": {"tpot": {"p50_ms": 5.0, "p99_ms": 7.5},
+                 "itl": {"p50_ms": 4.0}}, "e2e_ms": {"p99": 900.0}, "e2e_p50_ms": 400.0}
+            ]}),
+            &[],
+        );
+        assert_eq!(st[0].label.as_deref(), Some("c=2"));
+        assert_eq!(
+            (st[0].tpot_p50_ms, st[0].tpot_p99_ms),
+            (Some(5.0), Some(7.5))
+        );
+        assert_eq!((st[0].itl_p50_ms, st[0].itl_p99_ms), (Some(4.0), None));
+        assert_eq!(
+            (st[0].e2e_p50_ms, st[0].e2e_p99_ms),
+            (Some(400.0), Some(900.0))
+        );
     }
 
     #[test]

@@ -1,18 +1,10 @@
 //! Human tables for the terminal.
 
+use crate::escape::for_terminal;
+use crate::table::{Grid, Kind, render, width};
 use bakeoff_artifact::{
     Artifact, ArtifactKind, EndpointFacts, PreflightReport, Score, SuiteStatus, SuiteSummary,
 };
-use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
-
-use crate::escape::for_terminal;
-
-fn table() -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
-    t
-}
 
 /// A suite's outcome counts, as `outcome count` joined by `, `.
 pub(crate) fn outcomes_text(s: &SuiteSummary) -> String {
@@ -36,10 +28,21 @@ pub fn score_text(s: &Option<Score>) -> String {
 
 /// The preflight verdict and what discovery found.
 pub fn preflight(report: &PreflightReport, facts: &EndpointFacts, url: &str) -> String {
-    let mut t = table();
-    t.set_header(vec!["preflight", "value"]);
-    t.add_row(vec!["endpoint".to_string(), url.to_string()]);
-    t.add_row(vec![
+    preflight_at(report, facts, url, width())
+}
+
+/// [`preflight`] laid out for `width` columns.
+pub fn preflight_at(
+    report: &PreflightReport,
+    facts: &EndpointFacts,
+    url: &str,
+    width: u16,
+) -> String {
+    let mut t = Grid::new();
+    t.column("preflight", Kind::Number)
+        .column("value", Kind::Text);
+    t.row(vec!["endpoint".to_string(), url.to_string()]);
+    t.row(vec![
         "verdict".to_string(),
         if report.fit {
             "FIT".into()
@@ -47,7 +50,7 @@ pub fn preflight(report: &PreflightReport, facts: &EndpointFacts, url: &str) -> 
             "UNFIT".into()
         },
     ]);
-    t.add_row(vec![
+    t.row(vec![
         "engine".to_string(),
         format!(
             "{} {}",
@@ -63,7 +66,7 @@ pub fn preflight(report: &PreflightReport, facts: &EndpointFacts, url: &str) -> 
         .iter()
         .map(|m| for_terminal(&m.id, 80))
         .collect();
-    t.add_row(vec![
+    t.row(vec![
         "served models".to_string(),
         if served.is_empty() {
             "none listed".into()
@@ -71,7 +74,7 @@ pub fn preflight(report: &PreflightReport, facts: &EndpointFacts, url: &str) -> 
             served.join(", ")
         },
     ]);
-    t.add_row(vec![
+    t.row(vec![
         "model".to_string(),
         report
             .model
@@ -79,7 +82,7 @@ pub fn preflight(report: &PreflightReport, facts: &EndpointFacts, url: &str) -> 
             .map(|m| for_terminal(&m, 80))
             .unwrap_or_else(|| "-".into()),
     ]);
-    t.add_row(vec![
+    t.row(vec![
         "context window".to_string(),
         match facts.context_window.tokens {
             Some(n) => format!("{n} tokens (source: {})", facts.context_window.source),
@@ -87,16 +90,16 @@ pub fn preflight(report: &PreflightReport, facts: &EndpointFacts, url: &str) -> 
         },
     ]);
     if let Some(tc) = facts.trained_context {
-        t.add_row(vec![
+        t.row(vec![
             "trained context".to_string(),
             format!("{tc} (recorded, not the window)"),
         ]);
     }
-    t.add_row(vec![
+    t.row(vec![
         "tokenizer route".to_string(),
         report.tokenizer_route.clone(),
     ]);
-    t.add_row(vec![
+    t.row(vec![
         "chat template".to_string(),
         match &facts.chat_template {
             Some(c) => format!(
@@ -106,7 +109,7 @@ pub fn preflight(report: &PreflightReport, facts: &EndpointFacts, url: &str) -> 
             None => "not exposed by the server".into(),
         },
     ]);
-    t.add_row(vec![
+    t.row(vec![
         "ready".to_string(),
         format!(
             "{} after {} attempt(s), {} ms{}",
@@ -122,31 +125,34 @@ pub fn preflight(report: &PreflightReport, facts: &EndpointFacts, url: &str) -> 
         ),
     ]);
     for r in &report.reasons {
-        t.add_row(vec!["UNFIT because".to_string(), for_terminal(r, 400)]);
+        t.row(vec!["UNFIT because".to_string(), for_terminal(r, 400)]);
     }
     for f in &report.flags {
-        t.add_row(vec![
+        t.row(vec![
             format!("flag {}", f.code),
             for_terminal(&f.message, 400),
         ]);
     }
-    t.to_string()
+    render(&t, width)
 }
 
 /// The per-suite summary of a run.
 pub fn run_summary(a: &Artifact, path: &str) -> String {
-    let mut t = table();
-    t.set_header(vec![
-        "suite",
-        "status",
-        "score (Wilson 95%)",
-        "outcomes",
-        "flags",
-    ]);
+    run_summary_at(a, path, width())
+}
+
+/// [`run_summary`] laid out for `width` columns.
+pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
+    let mut t = Grid::new();
+    t.column("suite", Kind::Name(40))
+        .column("status", Kind::Text)
+        .column("score (Wilson 95%)", Kind::Number)
+        .secondary("outcomes", Kind::Text)
+        .column("flags", Kind::Words);
     for (name, s) in &a.suites {
         let flags: Vec<String> = s.summary.flags.iter().map(|f| f.code.to_string()).collect();
-        t.add_row(vec![
-            name.clone(),
+        t.row(vec![
+            for_terminal(name, 200),
             match s.status {
                 SuiteStatus::Complete => "complete".into(),
                 SuiteStatus::Incomplete => "INCOMPLETE".into(),
@@ -179,8 +185,8 @@ pub fn run_summary(a: &Artifact, path: &str) -> String {
             ),
         }
     );
-    let mut out = format!("{head}\n{t}\n");
-    if let Some(ft) = family_table(a) {
+    let mut out = format!("{head}\n{}\n", render(&t, width));
+    if let Some(ft) = family_table(a, width) {
         out.push_str(&format!(
             "per family (Wilson 95%; a family below chance is flagged):\n{ft}\n"
         ));
@@ -204,22 +210,20 @@ pub fn run_summary(a: &Artifact, path: &str) -> String {
 }
 
 /// Each suite's families, when any suite stores them (intelligence does).
-fn family_table(a: &Artifact) -> Option<Table> {
-    let mut t = table();
-    t.set_header(vec![
-        "suite",
-        "family",
-        "score (Wilson 95%)",
-        "chance",
-        "vs chance",
-        "notes",
-    ]);
+fn family_table(a: &Artifact, width: u16) -> Option<String> {
+    let mut t = Grid::new();
+    t.secondary("suite", Kind::Name(40))
+        .column("family", Kind::Name(40))
+        .column("score (Wilson 95%)", Kind::Number)
+        .column("chance", Kind::Number)
+        .column("vs chance", Kind::Text)
+        .secondary("notes", Kind::Text);
     let mut any = false;
     for (name, s) in &a.suites {
         for f in crate::families::of(s) {
             any = true;
-            t.add_row(vec![
-                name.clone(),
+            t.row(vec![
+                for_terminal(name, 200),
                 for_terminal(&f.family, 40),
                 score_text(&f.score),
                 f.chance_text(),
@@ -228,32 +232,38 @@ fn family_table(a: &Artifact) -> Option<Table> {
             ]);
         }
     }
-    any.then_some(t)
+    any.then(|| render(&t, width))
 }
 
 /// The comparison table: candidates × suites, with each candidate's scoped verdict.
 pub fn comparison(c: &crate::comparison::CandidateTable) -> String {
-    let mut t = table();
-    let mut header: Vec<String> = [
-        "candidate",
-        "model",
-        "engine",
-        "quant",
-        "window",
-        "hardware",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    comparison_at(c, width())
+}
+
+/// [`comparison`] laid out for `width` columns: below 80 columns without the engine, quant,
+/// window, hardware and bench columns.
+pub fn comparison_at(c: &crate::comparison::CandidateTable, width: u16) -> String {
+    let mut t = Grid::new();
+    t.column("candidate", Kind::Name(60))
+        .column("model", Kind::Name(40))
+        .secondary("engine", Kind::Words)
+        .secondary("quant", Kind::Name(20))
+        .secondary("window (tokens)", Kind::Number)
+        .secondary("hardware", Kind::Text);
     for s in &c.suites {
-        header.push(format!("{s} (Wilson 95%)"));
+        t.column(format!("{s} (Wilson 95%)"), Kind::Number);
     }
-    header.push("runs".into());
-    header.push("verdict (tested configuration)".into());
-    t.set_header(header);
+    let bench = c.has_bench();
+    if bench {
+        for h in crate::comparison::BENCH_HEADERS {
+            t.secondary(h, Kind::Number);
+        }
+    }
+    t.column("runs", Kind::Number)
+        .column("verdict (tested configuration)", Kind::Text);
     for r in &c.rows {
         let mut row = vec![
-            for_terminal(&r.slug, 80),
+            for_terminal(&r.slug, 200),
             for_terminal(&r.model, 60),
             for_terminal(&r.engine, 40),
             for_terminal(&r.quantization, 20),
@@ -273,22 +283,31 @@ pub fn comparison(c: &crate::comparison::CandidateTable) -> String {
                 },
             });
         }
+        if bench {
+            match &r.bench {
+                Some(b) => row.extend([b.peak_text(), b.ttft_text(), b.tpot_text()]),
+                None => row.extend(["-".to_string(), "-".into(), "-".into()]),
+            }
+        }
         row.push(r.evidence_text());
         row.push(for_terminal(&r.verdict_with_date(), 400));
-        t.add_row(row);
+        t.row(row);
     }
-    t.to_string()
+    render(&t, width)
 }
 
 /// The dated superseded-claims table (retracted artifacts), or `None` when nothing is.
 pub fn superseded(reg: &crate::registry::Registry) -> Option<String> {
-    let mut t = table();
-    t.set_header(vec![
-        "retracted",
-        "artifact",
-        "claim (no longer counted)",
-        "reason",
-    ]);
+    superseded_at(reg, width())
+}
+
+/// [`superseded`] laid out for `width` columns.
+pub fn superseded_at(reg: &crate::registry::Registry, width: u16) -> Option<String> {
+    let mut t = Grid::new();
+    t.column("retracted", Kind::Number)
+        .column("artifact", Kind::Name(60))
+        .column("claim (no longer counted)", Kind::Number)
+        .column("reason", Kind::Text);
     let mut any = false;
     for e in reg.retracted() {
         let Some(r) = &e.retraction else { continue };
@@ -298,18 +317,23 @@ pub fn superseded(reg: &crate::registry::Registry) -> Option<String> {
             .iter()
             .map(|c| format!("{}: {}", c.suite, c.claimed))
             .collect();
-        t.add_row(vec![
+        t.row(vec![
             r.date.format("%Y-%m-%d").to_string(),
-            e.name.clone(),
+            for_terminal(&e.name, 200),
             claims.join("; "),
             for_terminal(&r.reason, 200),
         ]);
     }
-    any.then(|| t.to_string())
+    any.then(|| render(&t, width))
 }
 
 /// Everything `bakeoff report` prints.
 pub fn report(reg: &crate::registry::Registry) -> String {
+    report_at(reg, width())
+}
+
+/// [`report`] laid out for `width` columns.
+pub fn report_at(reg: &crate::registry::Registry, width: u16) -> String {
     let c = crate::comparison::build(reg);
     let mut out = String::new();
     if c.rows.is_empty() {
@@ -319,10 +343,10 @@ pub fn report(reg: &crate::registry::Registry) -> String {
             reg.dir.display()
         ));
     } else {
-        out.push_str(&comparison(&c));
+        out.push_str(&comparison_at(&c, width));
         out.push('\n');
     }
-    if let Some(s) = superseded(reg) {
+    if let Some(s) = superseded_at(reg, width) {
         out.push_str("superseded claims (retracted; never counted above)\n");
         out.push_str(&s);
         out.push('\n');
@@ -332,7 +356,7 @@ pub fn report(reg: &crate::registry::Registry) -> String {
     }
     if let Some(c) = &reg.campaign {
         out.push('\n');
-        out.push_str(&crate::campaign::ladder_table(c));
+        out.push_str(&crate::campaign::ladder_table_at(c, Some(width)));
     }
     out
 }

@@ -186,10 +186,7 @@ impl DockerBackend {
         labels.insert("bakeoff.seat".into(), self.seat.name.clone());
         labels.insert("bakeoff.fleet".into(), self.fleet_name.clone());
         labels.insert("bakeoff.config-hash".into(), self.config_hash());
-        labels.insert(
-            "bakeoff.role".into(),
-            format!("{:?}", self.seat.role).to_lowercase(),
-        );
+        labels.insert("bakeoff.role".into(), self.seat.role.as_str().to_string());
         let memory = l.memory_bytes().map_err(|e| self.err(e))?;
         let restart = l
             .restart

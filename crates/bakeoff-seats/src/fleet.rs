@@ -34,6 +34,17 @@ pub enum Role {
     Dormant,
 }
 
+impl Role {
+    /// As the fleet file spells it (`production`, `bench`, `dormant`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Production => "production",
+            Role::Bench => "bench",
+            Role::Dormant => "dormant",
+        }
+    }
+}
+
 /// The engine of a seat: the one vocabulary enum (`"vllm"`, `"sglang"`, `"llama.cpp"`,
 /// `"generic"` in the fleet file).
 pub use bakeoff_artifact::EngineKind as Engine;

@@ -61,6 +61,9 @@ pub struct UpOutcome {
     pub failure_path: Option<PathBuf>,
     /// A dormant seat: created, deliberately not started.
     pub created_only: bool,
+    /// The seat was already up when asked to start: nothing was started, and the watch only
+    /// confirmed it ready (or found it failing).
+    pub already_up: bool,
     pub elapsed_ms: u64,
 }
 
@@ -75,6 +78,8 @@ pub struct SwapOutcome {
     pub old: String,
     pub new: String,
     pub new_outcome: UpOutcome,
+    /// OLD was up when the swap began (it was stopped); `false`: there was nothing to stop.
+    pub old_was_running: bool,
     /// When NEW failed: stopping NEW again failed with this (the rollback still ran).
     pub new_stop_error: Option<String>,
     /// When NEW failed: OLD brought back (its own outcome).
@@ -220,6 +225,7 @@ impl Seats {
                 report: None,
                 failure_path: None,
                 created_only: true,
+                already_up: false,
                 elapsed_ms: t0.elapsed().as_millis() as u64,
             });
         }
@@ -238,9 +244,11 @@ impl Seats {
         checks: bool,
     ) -> Result<UpOutcome, OpsError> {
         if backend.status().await.observed.is_up() {
-            // Already up: watch it anyway, so `up` still means "ready".
+            // Already up: watch it anyway, so `up` still means "ready", and say so.
             let report = self.watch_backend(seat, backend).await;
-            return self.finish(seat, report, t0).await;
+            let mut o = self.finish(seat, report, t0).await?;
+            o.already_up = true;
+            return Ok(o);
         }
         if checks {
             self.port_check(seat).await?;
@@ -297,6 +305,7 @@ impl Seats {
             report: Some(report),
             failure_path,
             created_only: false,
+            already_up: false,
             elapsed_ms: t0.elapsed().as_millis() as u64,
         })
     }
@@ -346,7 +355,9 @@ impl Seats {
         self.port_check_except(&new_seat, Some(&old_seat.name))
             .await?;
         hooks::before_start(&self.fleet, &new_seat).map_err(OpsError::PreStart)?;
-        // Keep OLD created: it is the rollback.
+        // Keep OLD created: it is the rollback. Whether it was up is reported: a swap from a
+        // seat that was not running says so rather than claiming to have stopped it.
+        let old_was_running = old_backend.status().await.observed.is_up();
         old_backend.stop(true).await?;
         let t0 = Instant::now();
         let new_outcome = match self
@@ -361,6 +372,7 @@ impl Seats {
                 old: old.into(),
                 new: new.into(),
                 new_outcome,
+                old_was_running,
                 new_stop_error: None,
                 rollback: None,
             });
@@ -383,6 +395,7 @@ impl Seats {
             old: old.into(),
             new: new.into(),
             new_outcome,
+            old_was_running,
             new_stop_error,
             rollback: Some(rollback),
         })
@@ -405,6 +418,7 @@ impl Seats {
             report: Some(report),
             failure_path,
             created_only: false,
+            already_up: false,
             elapsed_ms: 0,
         }
     }

@@ -7,13 +7,16 @@
 //! detail) is untrusted and goes through [`for_terminal`] before it reaches a terminal.
 
 use bakeoff_wire::escape::for_terminal;
+use bakeoff_wire::term::{self, Grid, Kind, Plan};
 use serde_json::{Value, json};
 
+use crate::backend::Observed;
 use crate::fleet::Route;
 use crate::ops::{SeatStatus, SwapOutcome, UpOutcome};
 
 /// A watched start, for a terminal: `READY in …` with its phases, or `FAILED [class] …` with the
-/// fix and the evidence file; then the watch's notes. A dormant seat is one line.
+/// fix and the evidence file; then the watch's notes. A dormant seat is one line. A seat that
+/// was already up says so first (`already up, READY in …`: the watch still confirmed it).
 pub fn up_lines(o: &UpOutcome) -> Vec<String> {
     if o.created_only {
         return vec![format!("{}: dormant: created, not started", o.seat)];
@@ -27,16 +30,17 @@ pub fn up_lines(o: &UpOutcome) -> Vec<String> {
         .iter()
         .map(|p| format!("{} +{:.1}s", p.state, p.at_ms as f64 / 1000.0))
         .collect();
+    let already = if o.already_up { "already up, " } else { "" };
     if r.ready() {
         lines.push(format!(
-            "{}: READY in {:.1} s ({})",
+            "{}: {already}READY in {:.1} s ({})",
             o.seat,
             o.elapsed_ms as f64 / 1000.0,
             phases.join(" → ")
         ));
     } else {
         lines.push(format!(
-            "{}: FAILED [{}] after {:.1} s: {}",
+            "{}: {already}FAILED [{}] after {:.1} s: {}",
             o.seat,
             r.class.map(|c| c.to_string()).unwrap_or_default(),
             o.elapsed_ms as f64 / 1000.0,
@@ -62,6 +66,7 @@ pub fn up_json(o: &UpOutcome) -> Value {
         "seat": o.seat,
         "ok": o.ok(),
         "created_only": o.created_only,
+        "already_up": o.already_up,
         "elapsed_ms": o.elapsed_ms,
         "state": r.map(|r| r.state.as_str()),
         "class": r.and_then(|r| r.class),
@@ -72,20 +77,31 @@ pub fn up_json(o: &UpOutcome) -> Value {
     })
 }
 
-/// A swap, for a terminal: OLD stopped, NEW's start; when NEW failed, what the rollback did —
-/// worded from what happened (a rollback that failed is said to have failed) — and OLD's start.
+/// A swap, for a terminal: OLD stopped (or "OLD was not running"), NEW's start; when NEW failed,
+/// what the rollback did — worded from what happened (a rollback that failed is said to have
+/// failed; an OLD that was not running is said to have been started, not brought back) — and
+/// OLD's start.
 pub fn swap_lines(o: &SwapOutcome) -> Vec<String> {
-    let mut lines = vec![format!("swap {} -> {}: stopped {}", o.old, o.new, o.old)];
+    let first = if o.old_was_running {
+        format!("stopped {}", o.old)
+    } else {
+        format!("{} was not running", o.old)
+    };
+    let mut lines = vec![format!("swap {} -> {}: {first}", o.old, o.new)];
     lines.extend(up_lines(&o.new_outcome));
     if let Some(r) = &o.rollback {
         let stopped = match &o.new_stop_error {
             None => format!("stopped {}", o.new),
             Some(e) => format!("could not stop {}: {}", o.new, for_terminal(e, 300)),
         };
-        let back = if r.ok() {
-            format!("brought {} back", o.old)
-        } else {
-            format!("FAILED to bring {} back: neither seat is serving", o.old)
+        let back = match (r.ok(), o.old_was_running) {
+            (true, true) => format!("brought {} back", o.old),
+            (true, false) => format!("started {} (it was not running before the swap)", o.old),
+            (false, true) => format!("FAILED to bring {} back: neither seat is serving", o.old),
+            (false, false) => format!(
+                "FAILED to start {} (it was not running before the swap): neither seat is serving",
+                o.old
+            ),
         };
         lines.push(format!("swap failed: {stopped}; {back}"));
         lines.extend(up_lines(r));
@@ -97,49 +113,93 @@ pub fn swap_lines(o: &SwapOutcome) -> Vec<String> {
 pub fn swap_json(o: &SwapOutcome) -> Value {
     json!({
         "old": o.old, "new": o.new, "ok": o.ok(),
+        "old_was_running": o.old_was_running,
         "new_outcome": up_json(&o.new_outcome),
         "new_stop_error": o.new_stop_error,
         "rollback": o.rollback.as_ref().map(up_json),
     })
 }
 
-/// `seat status`, for a terminal: one line per seat (role, backend, URL, state, restarts,
-/// whether a real completion succeeded), its aliases and detail; then the fleet's aliases that
-/// resolve to no seat.
+/// `seat status`, for a terminal, laid out for [`width`] columns: see [`status_lines_at`].
 pub fn status_lines(list: &[SeatStatus], routes: &[Route]) -> Vec<String> {
-    let mut lines = Vec::new();
+    status_lines_at(list, routes, width())
+}
+
+/// The width tables are laid out for: `COLUMNS`, else the terminal's when it reports more than
+/// 0 columns, else 120 (the one rule, [`bakeoff_wire::term`]).
+pub fn width() -> u16 {
+    term::width_with(|| comfy_table::Table::new().width())
+}
+
+/// `seat status` as a table — seat, host, port, role, backend, state, restarts, whether a real
+/// completion succeeded (when probed), aliases — laid out for `width` columns (below 80 without
+/// restarts and aliases; a `header: value` list when narrower still). Beneath it each seat's
+/// state that could not be read, with the engine's reason, and each seat's detail; then the
+/// fleet's aliases that resolve to no seat.
+pub fn status_lines_at(list: &[SeatStatus], routes: &[Route], width: u16) -> Vec<String> {
+    let probed = list.iter().any(|s| s.serving.is_some());
+    let mut grid = Grid::new();
+    grid.column("seat", Kind::Name(40))
+        .column("host", Kind::Name(40))
+        .column("port", Kind::Number)
+        .column("role", Kind::Number)
+        .column("backend", Kind::Number)
+        .column("state", Kind::Number)
+        .secondary("restarts", Kind::Number);
+    if probed {
+        grid.column("probe", Kind::Number);
+    }
+    grid.secondary("aliases", Kind::Words);
+    let mut notes = Vec::new();
     for s in list {
-        let serving = match s.serving {
-            Some(true) => ", serving",
-            Some(false) => ", NOT serving",
-            None => "",
+        let (host, port) = host_port(&s.url);
+        let role = format!("{:?}", s.role).to_lowercase();
+        let state = match &s.observed {
+            Observed::Unknown { .. } => {
+                // An unknown state carries the engine's error text: beneath the table.
+                notes.push(format!(
+                    "{} [{role} {}]: {}",
+                    s.seat,
+                    s.backend,
+                    for_terminal(&s.observed.label(), 300)
+                ));
+                "unknown".to_string()
+            }
+            o => o.label(),
         };
-        let rc = s
-            .restart_count
-            .filter(|n| *n > 0)
-            .map(|n| format!(", {n} restarts"))
-            .unwrap_or_default();
-        lines.push(format!(
-            "{} [{} {}] {}: {}{}{}",
-            s.seat,
-            format!("{:?}", s.role).to_lowercase(),
-            s.backend,
-            s.url,
-            // An unknown state carries the engine's error text.
-            for_terminal(&s.observed.label(), 300),
-            rc,
-            serving
-        ));
-        if !s.aliases.is_empty() {
-            lines.push(format!(
-                "    aliases (one seat, one finding): {}",
-                s.aliases.join(", ")
-            ));
+        let mut row = vec![
+            for_terminal(&s.seat, 200),
+            for_terminal(&host, 200),
+            port,
+            role,
+            s.backend.to_string(),
+            state,
+            s.restart_count
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "-".into()),
+        ];
+        if probed {
+            row.push(
+                match s.serving {
+                    Some(true) => "serving",
+                    Some(false) => "NOT serving",
+                    None => "-",
+                }
+                .into(),
+            );
         }
+        row.push(for_terminal(&s.aliases.join(", "), 300));
+        grid.row(row);
         if let Some(d) = &s.detail {
-            lines.push(format!("    {}", for_terminal(d, 300)));
+            notes.push(format!("{}: {}", s.seat, for_terminal(d, 300)));
         }
     }
+    let mut lines: Vec<String> = if list.is_empty() {
+        vec!["no seats in this fleet".into()]
+    } else {
+        table(&grid, width).lines().map(str::to_string).collect()
+    };
+    lines.extend(notes);
     for r in routes.iter().filter(|r| r.seat.is_none()) {
         lines.push(format!(
             "alias {} ({}) resolves to no seat of this fleet: {}",
@@ -149,6 +209,48 @@ pub fn status_lines(list: &[SeatStatus], routes: &[Route]) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// The host and port of a seat's URL (`-` for what it does not say).
+fn host_port(url: &str) -> (String, String) {
+    match url::Url::parse(url) {
+        Ok(u) => (
+            u.host_str().unwrap_or("-").to_string(),
+            u.port_or_known_default()
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "-".into()),
+        ),
+        Err(_) => (url.to_string(), "-".into()),
+    }
+}
+
+/// A [`Grid`] drawn by comfy-table at its planned column widths (as `bakeoff_report::table`).
+fn table(grid: &Grid, width: u16) -> String {
+    use comfy_table::{
+        ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
+    };
+    match grid.plan(width) {
+        Plan::Table {
+            headers,
+            widths,
+            rows,
+        } => {
+            let mut t = Table::new();
+            t.load_preset(UTF8_FULL_CONDENSED)
+                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_width(width)
+                .set_header(headers);
+            for r in rows {
+                t.add_row(r);
+            }
+            t.set_constraints(widths.iter().map(|w| {
+                let w = u16::try_from(*w + 2).unwrap_or(u16::MAX);
+                ColumnConstraint::Absolute(Width::Fixed(w))
+            }));
+            t.to_string()
+        }
+        Plan::List(text) => text.trim_end().to_string(),
+    }
 }
 
 /// `seat status --json`: the seats, and the fleet's aliases that resolve to no seat.
@@ -183,7 +285,6 @@ mod tests {
     use bakeoff_artifact::{FailureClass, SeatPhase};
 
     use super::*;
-    use crate::backend::Observed;
     use crate::classify;
     use crate::fleet::Role;
     use crate::watchdog::{State, WatchReport};
@@ -214,6 +315,7 @@ mod tests {
             )),
             failure_path: Some(PathBuf::from(format!("results/{seat}.failure.json"))),
             created_only: false,
+            already_up: false,
             elapsed_ms: 7400,
         }
     }
@@ -232,6 +334,7 @@ mod tests {
             report: Some(r),
             failure_path: None,
             created_only: false,
+            already_up: false,
             elapsed_ms: 7400,
         }
     }
@@ -295,10 +398,38 @@ mod tests {
             report: None,
             failure_path: None,
             created_only: true,
+            already_up: false,
             elapsed_ms: 120,
         };
         insta::assert_snapshot!(up_lines(&o).join("\n"));
         insta::assert_snapshot!(pretty(&up_json(&o)));
+    }
+
+    /// `seat up` on a seat that was already up: said so, and still confirmed ready by the
+    /// watch (or found failing).
+    #[test]
+    fn a_seat_already_up() {
+        let mut o = ready("bench-a");
+        o.already_up = true;
+        o.elapsed_ms = 300;
+        if let Some(r) = o.report.as_mut() {
+            r.phases = vec![phase("ready", 300)];
+            r.notes.clear();
+        }
+        let text = up_lines(&o).join("\n");
+        assert!(
+            text.starts_with("bench-a: already up, READY in 0.3 s"),
+            "{text}"
+        );
+        insta::assert_snapshot!(text);
+        assert_eq!(up_json(&o)["already_up"], true);
+        let mut f = failed("bench-a", FailureClass::InferenceFailing);
+        f.already_up = true;
+        let text = up_lines(&f).join("\n");
+        assert!(
+            text.starts_with("bench-a: already up, FAILED [inference-failing]"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -307,6 +438,7 @@ mod tests {
             old: "prod-a".into(),
             new: "prod-b".into(),
             new_outcome: failed("prod-b", FailureClass::KvCacheBudget),
+            old_was_running: true,
             new_stop_error: Some("could not signal pid 4242:\u{7} operation not permitted".into()),
             rollback: Some(failed("prod-a", FailureClass::PortInUse)),
         };
@@ -320,10 +452,44 @@ mod tests {
             old: "prod-a".into(),
             new: "prod-b".into(),
             new_outcome: failed("prod-b", FailureClass::CudaOom),
+            old_was_running: true,
             new_stop_error: None,
             rollback: Some(ready("prod-a")),
         };
         insta::assert_snapshot!(swap_lines(&o).join("\n"));
+    }
+
+    /// A swap from a seat that was not running says so: it claims neither to have stopped OLD
+    /// nor, when NEW fails, to have brought it "back".
+    #[test]
+    fn a_swap_from_a_seat_that_was_not_running() {
+        let o = SwapOutcome {
+            old: "bench-a".into(),
+            new: "bench-b".into(),
+            new_outcome: ready("bench-b"),
+            old_was_running: false,
+            new_stop_error: None,
+            rollback: None,
+        };
+        let text = swap_lines(&o).join("\n");
+        assert!(
+            text.starts_with("swap bench-a -> bench-b: bench-a was not running"),
+            "{text}"
+        );
+        assert!(!text.contains("stopped bench-a"), "{text}");
+        insta::assert_snapshot!(text);
+        assert_eq!(swap_json(&o)["old_was_running"], false);
+        let failed_swap = SwapOutcome {
+            new_outcome: failed("bench-b", FailureClass::CudaOom),
+            rollback: Some(ready("bench-a")),
+            ..o
+        };
+        let text = swap_lines(&failed_swap).join("\n");
+        assert!(
+            text.contains("stopped bench-b; started bench-a (it was not running before the swap)"),
+            "{text}"
+        );
+        assert!(!text.contains("brought bench-a back"), "{text}");
     }
 
     fn fleet_status() -> (Vec<SeatStatus>, Vec<Route>) {
@@ -407,9 +573,14 @@ mod tests {
     #[test]
     fn seat_status_text() {
         let (list, routes) = fleet_status();
-        let text = status_lines(&list, &routes).join("\n");
-        assert!(!text.contains('\u{1b}'), "{text}");
-        insta::assert_snapshot!(text);
+        // 60: the compact layout; 120: what a terminal reporting 0 columns gets.
+        let zero = term::width_from(None, Some(0));
+        for (w, name) in [(60, "60"), (100, "100"), (200, "200"), (zero, "reported_0")] {
+            let text = status_lines_at(&list, &routes, w).join("\n");
+            assert!(!text.contains('\u{1b}'), "{text}");
+            assert!(text.contains("bench-c [bench docker]: unknown ("), "{text}");
+            insta::assert_snapshot!(format!("seat_status_text_{name}"), text);
+        }
     }
 
     #[test]

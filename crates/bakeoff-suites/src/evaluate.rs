@@ -19,7 +19,10 @@ use bakeoff_client::Client;
 use tokio::sync::watch;
 
 use crate::preflight::{PreflightOptions, PreflightOutcome, run_preflight};
-use crate::runner::{RunOutcome, SuiteContext, SuiteName, SuiteOptions, nothing_valid, run_suites};
+use crate::runner::{
+    EvalEvent, EvalHook, PreflightPhase, RunOutcome, SuiteContext, SuiteName, SuiteOptions,
+    nothing_valid, run_suites_with,
+};
 
 /// How a run is named: `--slug`, `--hardware`, `--note` and the embedded default's additions.
 #[derive(Debug, Clone, Default)]
@@ -43,6 +46,9 @@ pub struct EvalRequest<'a> {
     pub replace: bool,
     /// What the operator asked for, recorded as `artifact.run`.
     pub run_record: serde_json::Value,
+    /// Where progress goes (the preflight's phases, each suite's start and end, every
+    /// finished item); `None`: nowhere.
+    pub progress: Option<EvalHook>,
 }
 
 /// The written artifact and where it is.
@@ -76,10 +82,32 @@ pub async fn evaluate(
 ) -> Result<Evaluated, EvalError> {
     let start = Instant::now();
     let client = req.client;
+    let hook = req.progress.as_ref();
+    let emit = |e: EvalEvent| {
+        if let Some(h) = hook {
+            h(e);
+        }
+    };
+    emit(EvalEvent::Preflight(PreflightPhase::Probing {
+        ready_timeout: req.preflight.ready_timeout,
+    }));
     let mut pre = tokio::select! {
         p = run_preflight(client, req.preflight) => p,
         () = stopped(stop) => return Err(EvalError::InterruptedInPreflight),
     };
+    emit(EvalEvent::Preflight(match &pre.unfit {
+        Some(u) => PreflightPhase::Unfit {
+            class: u.class,
+            message: u.message.clone(),
+            elapsed: start.elapsed(),
+        },
+        None => PreflightPhase::Ready {
+            model: pre.report.model.clone(),
+            engine: pre.discovered.facts.engine.to_string(),
+            window: pre.discovered.facts.context_window.tokens,
+            elapsed: start.elapsed(),
+        },
+    }));
     let mut candidate = candidate(req.naming, req.slug_suffix, client, &pre);
     // The run's file names, claimed now: a later run of the slug never overwrites this one.
     let mut files = run_files(req.out, &candidate.slug, req.replace)?;
@@ -109,6 +137,11 @@ pub async fn evaluate(
         .clone()
         .unwrap_or_else(|| "default".to_string());
     // Does --thinking take effect on this endpoint? Checked, never assumed.
+    if req.options.thinking != crate::thinking::ThinkingMode::Default {
+        emit(EvalEvent::Preflight(PreflightPhase::CheckingThinking {
+            mode: req.options.thinking.as_str(),
+        }));
+    }
     let (thinking_check, thinking_flag) = crate::thinking::verify(
         client,
         &model,
@@ -132,7 +165,7 @@ pub async fn evaluate(
             journal_error.get_or_insert(e.to_string());
         }
     };
-    let outcome = run_suites(&ctx, req.suites, stop, &mut on_item).await;
+    let outcome = run_suites_with(&ctx, req.suites, stop, &mut on_item, hook).await;
     if let Some(e) = journal_error {
         candidate.notes.push(format!("journal write failed: {e}"));
     }

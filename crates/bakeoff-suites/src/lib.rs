@@ -24,6 +24,7 @@ pub mod tool;
 
 pub use preflight::{PreflightOptions, PreflightOutcome, run_preflight};
 pub use runner::{
-    Recorder, RunOutcome, SuiteContext, SuiteName, SuiteOptions, nothing_valid, run_suites,
+    EvalEvent, EvalHook, ItemProgress, Outcomes, PreflightPhase, Recorder, RunOutcome,
+    SuiteContext, SuiteName, SuiteOptions, nothing_valid, run_suites, run_suites_with,
 };
 pub use thinking::ThinkingMode;

@@ -8,9 +8,12 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use bakeoff_artifact::{EndpointFacts, ItemRecord, Outcome, SuiteResult, SuiteStatus};
+use bakeoff_artifact::{
+    EndpointFacts, FailureClass, ItemRecord, Outcome, SuiteResult, SuiteStatus,
+};
 use bakeoff_client::{Client, Method};
 use tokio::sync::watch;
 
@@ -120,6 +123,121 @@ pub struct SuiteOptions {
     pub load_progress: crate::throughput::LoadProgress,
 }
 
+/// What a measurement reports as it goes, for a progress display: suites never print, they
+/// hand these to whoever draws ([`EvalHook`]).
+#[derive(Debug, Clone)]
+pub enum EvalEvent {
+    /// A phase of the preflight (from [`crate::evaluate::evaluate`]).
+    Preflight(PreflightPhase),
+    /// A suite begins; `planned`: its items, when known before it runs.
+    SuiteStarted {
+        suite: &'static str,
+        planned: Option<usize>,
+    },
+    /// An item finished (journaled).
+    ItemFinished(ItemProgress),
+    /// A suite ended, with its outcomes.
+    SuiteFinished {
+        suite: &'static str,
+        status: SuiteStatus,
+        done: usize,
+        planned: Option<usize>,
+        elapsed: Duration,
+        outcomes: Outcomes,
+    },
+}
+
+/// The preflight's phases as `evaluate` sees them.
+#[derive(Debug, Clone)]
+pub enum PreflightPhase {
+    /// Discovery (engine, ids, window), then the readiness probe — a real short completion —
+    /// all within `ready_timeout`.
+    Probing { ready_timeout: Duration },
+    /// Fit to be measured.
+    Ready {
+        model: Option<String>,
+        engine: String,
+        window: Option<u64>,
+        elapsed: Duration,
+    },
+    /// Not fit: the class and why.
+    Unfit {
+        class: FailureClass,
+        message: String,
+        elapsed: Duration,
+    },
+    /// Checking that `--thinking` takes effect on this endpoint.
+    CheckingThinking { mode: &'static str },
+}
+
+/// One finished item: where the suite stands.
+#[derive(Debug, Clone)]
+pub struct ItemProgress {
+    pub suite: &'static str,
+    /// Items finished in this suite, this one included.
+    pub done: usize,
+    pub planned: Option<usize>,
+    pub outcome: Outcome,
+    /// Since the suite began.
+    pub elapsed: Duration,
+    /// Mean item time so far × items left; `None` before two items are done, when the plan
+    /// is unknown, or when nothing is left.
+    pub eta: Option<Duration>,
+    pub outcomes: Outcomes,
+}
+
+/// Outcome classes counted so far, in the enum's order.
+pub type Outcomes = BTreeMap<Outcome, usize>;
+
+/// Where [`EvalEvent`]s go (the binary draws them).
+pub type EvalHook = Arc<dyn Fn(EvalEvent) + Send + Sync>;
+
+/// Mean item time so far × items left, once at least two items are done.
+pub fn eta(elapsed: Duration, done: usize, planned: Option<usize>) -> Option<Duration> {
+    let planned = planned?;
+    if done < 2 || planned <= done {
+        return None;
+    }
+    let left = u32::try_from(planned - done).ok()?;
+    let done = u32::try_from(done).ok()?;
+    Some(elapsed / done * left)
+}
+
+/// The items a suite will run, as far as can be known before it starts (the suite's own
+/// `result` stays the authority); `None` when it depends on what the suite learns first.
+pub fn planned_items(ctx: &SuiteContext<'_>, suite: SuiteName) -> Option<usize> {
+    let limit = ctx.options.limit;
+    let steps = |p: bakeoff_load::LoadPlan| p.mode.map_steps(|_| (), |_, _, _| ()).len();
+    match suite {
+        SuiteName::Smoke => smoke::items().ok().map(|v| v.len()),
+        SuiteName::Tool => tool::data()
+            .ok()
+            .map(|d| tool::subset(&d.cases, limit).len()),
+        SuiteName::Session => session::conversations().ok().map(|c| {
+            c.iter()
+                .take(limit.unwrap_or(usize::MAX))
+                .map(|c| c.turns.len())
+                .sum()
+        }),
+        SuiteName::Intelligence => intelligence::load(ctx.options.battery.as_deref())
+            .ok()
+            .map(|v| intelligence::subset(v, limit).len()),
+        SuiteName::Context => {
+            let window = ctx.facts.context_window.tokens?;
+            let opts = &ctx.options.context;
+            let targets = opts
+                .targets
+                .clone()
+                .unwrap_or_else(|| crate::context::default_targets(window));
+            let planned = crate::context::plan_targets(&targets, window);
+            let fits = planned.iter().filter(|p| p.clamped.is_some()).count();
+            Some(fits * opts.depths.len() + (planned.len() - fits))
+        }
+        SuiteName::Throughput => Some(steps(crate::throughput::plan(ctx, &ctx.options.throughput))),
+        SuiteName::Longgen => Some(steps(crate::longgen::plan(ctx, &ctx.options.longgen))),
+    }
+}
+
 /// What every suite may read.
 pub struct SuiteContext<'a> {
     pub client: &'a Client,
@@ -136,6 +254,10 @@ pub struct Recorder<'a> {
     on_item: &'a mut (dyn FnMut(&str, &ItemRecord) + Send),
     interrupted: Option<String>,
     recorded: usize,
+    hook: Option<&'a EvalHook>,
+    started: Instant,
+    planned: Option<usize>,
+    outcomes: Outcomes,
 }
 
 impl Recorder<'_> {
@@ -167,6 +289,19 @@ impl Recorder<'_> {
     pub async fn record(&mut self, item: &ItemRecord) -> bool {
         (self.on_item)(self.suite, item);
         self.recorded += 1;
+        *self.outcomes.entry(item.outcome).or_insert(0) += 1;
+        if let Some(hook) = self.hook {
+            let elapsed = self.started.elapsed();
+            hook(EvalEvent::ItemFinished(ItemProgress {
+                suite: self.suite,
+                done: self.recorded,
+                planned: self.planned,
+                outcome: item.outcome,
+                elapsed,
+                eta: eta(elapsed, self.recorded, self.planned),
+                outcomes: self.outcomes.clone(),
+            }));
+        }
         if item.outcome == Outcome::ConnectionError && !reachable(self.client).await {
             self.interrupted = Some(format!(
                 "endpoint became unreachable during suite {} after {} items",
@@ -234,11 +369,30 @@ pub async fn run_suites(
     cancel: &mut watch::Receiver<bool>,
     on_item: &mut (dyn FnMut(&str, &ItemRecord) + Send),
 ) -> RunOutcome {
+    run_suites_with(ctx, suites, cancel, on_item, None).await
+}
+
+/// [`run_suites`], reporting each suite's start, every finished item and each suite's end to
+/// `hook`.
+pub async fn run_suites_with(
+    ctx: &SuiteContext<'_>,
+    suites: &[SuiteName],
+    cancel: &mut watch::Receiver<bool>,
+    on_item: &mut (dyn FnMut(&str, &ItemRecord) + Send),
+    hook: Option<&EvalHook>,
+) -> RunOutcome {
     let mut out = RunOutcome {
         suites: BTreeMap::new(),
         interrupted: None,
     };
     for &suite in suites {
+        let planned = hook.and_then(|_| planned_items(ctx, suite));
+        if let Some(hook) = hook {
+            hook(EvalEvent::SuiteStarted {
+                suite: suite.as_str(),
+                planned,
+            });
+        }
         let mut rec = Recorder {
             suite: suite.as_str(),
             client: ctx.client,
@@ -246,6 +400,10 @@ pub async fn run_suites(
             on_item: &mut *on_item,
             interrupted: None,
             recorded: 0,
+            hook,
+            started: Instant::now(),
+            planned,
+            outcomes: Outcomes::new(),
         };
         let result = match suite {
             SuiteName::Smoke => smoke::run(ctx, &mut rec).await,
@@ -257,11 +415,22 @@ pub async fn run_suites(
             SuiteName::Longgen => crate::longgen::run(ctx, &mut rec).await,
         };
         let stop = rec.interrupted.take();
+        let (started, outcomes) = (rec.started, std::mem::take(&mut rec.outcomes));
         let mut result = result;
         if result.status != SuiteStatus::Failed && nothing_valid(&result) {
             // Items ran, but the instrument rejected every family they belong to: the suite
             // measured nothing that may be used, and is a failure, never a pass.
             result.status = SuiteStatus::Failed;
+        }
+        if let Some(hook) = hook {
+            hook(EvalEvent::SuiteFinished {
+                suite: suite.as_str(),
+                status: result.status,
+                done: result.items.len(),
+                planned,
+                elapsed: started.elapsed(),
+                outcomes,
+            });
         }
         out.suites.insert(suite.as_str().to_string(), result);
         if let Some(reason) = stop {
@@ -318,5 +487,15 @@ mod tests {
                 .contains("unknown suite")
         );
         assert!(SuiteName::parse_list("").is_err());
+    }
+
+    #[test]
+    fn eta_is_the_mean_item_time_times_the_items_left_from_two_items_on() {
+        let s = Duration::from_secs;
+        assert_eq!(eta(s(10), 1, Some(6)), None, "one item is not a mean");
+        assert_eq!(eta(s(10), 2, Some(6)), Some(s(20)));
+        assert_eq!(eta(s(12), 3, Some(6)), Some(s(12)));
+        assert_eq!(eta(s(12), 6, Some(6)), None, "nothing left");
+        assert_eq!(eta(s(12), 3, None), None, "no plan, no estimate");
     }
 }

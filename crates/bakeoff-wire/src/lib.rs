@@ -9,11 +9,14 @@
 //!
 //! It also holds the one terminal escaper ([`escape::for_terminal`]): text that came off the
 //! wire (model output, server errors) is stripped of control characters before it reaches an
-//! operator's terminal, by the seats' renderings and the reporters alike.
+//! operator's terminal, by the seats' renderings and the reporters alike; and the one terminal
+//! width rule ([`term::width_with`]: `COLUMNS`, the terminal, else 120) with
+//! [`term::shorten_middle`] for names that must not break.
 
 pub mod chat;
 pub mod escape;
 pub mod sse;
+pub mod term;
 
 pub use chat::{
     ChatRequest, ChunkChoice, ChunkDelta, CompletionTokensDetails, FunctionCall, FunctionCallDelta,

@@ -3,12 +3,15 @@
 //! per step. Never both, and never on stdout (so `--json` output stays clean).
 
 use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Where a command's progress goes.
 pub struct Progress {
     bar: Option<indicatif::ProgressBar>,
     quiet: bool,
+    /// Plain lines kept here instead of stderr ([`Progress::capture`], for tests).
+    captured: Option<Arc<Mutex<Vec<String>>>>,
 }
 
 impl Progress {
@@ -19,7 +22,47 @@ impl Progress {
             pb.enable_steady_tick(Duration::from_millis(200));
             pb
         });
-        Self { bar, quiet }
+        Self {
+            bar,
+            quiet,
+            captured: None,
+        }
+    }
+
+    /// Plain lines into the returned buffer instead of stderr (what a test reads).
+    #[cfg(test)]
+    pub fn capture() -> (Self, Arc<Mutex<Vec<String>>>) {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let p = Self {
+            bar: None,
+            quiet: false,
+            captured: Some(lines.clone()),
+        };
+        (p, lines)
+    }
+
+    /// A plain line: to the capture buffer when there is one, else stderr (unless quiet).
+    fn plain(&self, text: &str) {
+        if self.quiet {
+            return;
+        }
+        match &self.captured {
+            Some(buf) => {
+                if let Ok(mut b) = buf.lock() {
+                    b.push(text.to_string());
+                }
+            }
+            None => eprintln!("{text}"),
+        }
+    }
+
+    /// A status worth showing only on a terminal (a counter that changes with every
+    /// request): the spinner's message there, nothing otherwise — off a terminal one plain
+    /// line per step is the rule, never a line per request.
+    pub fn transient(&self, text: &str) {
+        if let Some(pb) = &self.bar {
+            pb.set_message(bakeoff_report::escape::for_terminal(text, 400));
+        }
     }
 
     /// A step's status: the spinner's message on a terminal (replaced by the next), a plain
@@ -28,8 +71,7 @@ impl Progress {
         let text = bakeoff_report::escape::for_terminal(text, 400);
         match &self.bar {
             Some(pb) => pb.set_message(text),
-            None if !self.quiet => eprintln!("{text}"),
-            None => {}
+            None => self.plain(&text),
         }
     }
 
@@ -38,8 +80,7 @@ impl Progress {
         let text = bakeoff_report::escape::for_terminal(text, 2000);
         match &self.bar {
             Some(pb) => pb.println(text),
-            None if !self.quiet => eprintln!("{text}"),
-            None => {}
+            None => self.plain(&text),
         }
     }
 
@@ -48,6 +89,16 @@ impl Progress {
         if let Some(pb) = &self.bar {
             pb.finish_and_clear();
         }
+    }
+}
+
+/// A duration for a progress line: "42 s" below two minutes, else "3 min 5 s".
+pub fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64().round() as u64;
+    if s < 120 {
+        format!("{s} s")
+    } else {
+        format!("{} min {} s", s / 60, s % 60)
     }
 }
 

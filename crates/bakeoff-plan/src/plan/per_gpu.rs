@@ -105,9 +105,11 @@ impl GpuSite<'_> {
             (Some(r), _) => (
                 Some(r.total_bytes),
                 Some(
-                    format!("{:?}", r.source)
-                        .to_lowercase()
-                        .replace("nvidiasmi", "nvidia-smi"),
+                    match r.source {
+                        crate::gpu::ReadingSource::Nvml => "nvml",
+                        crate::gpu::ReadingSource::NvidiaSmi => "nvidia-smi",
+                    }
+                    .to_owned(),
                 ),
             ),
             (None, Some(m)) => (Some(gib_to_bytes(m)), Some("--gpu-memory-gib".to_owned())),

@@ -13,12 +13,12 @@ use std::fmt::Write as _;
 
 use bakeoff_artifact::StoreError;
 use bakeoff_artifact::campaign::{CampaignRecord, CandidatePlan, OutcomeKind, VariantRow};
-use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
 pub use cause::{BelievedCause, CauseClass, believed_cause};
 pub use negative::negative_results;
 
 use crate::escape::{for_html as h, for_terminal};
+use crate::table::{Grid, Kind, render};
 
 /// One candidate of a record with its variants, in campaign order.
 pub(crate) struct Group<'a> {
@@ -285,9 +285,11 @@ pub fn ladder_table(rec: &CampaignRecord) -> String {
     ladder_table_at(rec, None)
 }
 
-/// [`ladder_table`] laid out for `width` columns (`None`: the terminal's width when stdout is
-/// one, else unbounded) — tests fix it so the layout does not depend on where they run.
+/// [`ladder_table`] laid out for `width` columns (`None`: [`crate::table::width`], from
+/// `COLUMNS` or the terminal, else 120) — tests fix it so the layout does not depend on where
+/// they run. Below 80 columns the start and downtime columns are left out.
 pub fn ladder_table_at(rec: &CampaignRecord, width: Option<u16>) -> String {
+    let width = width.unwrap_or_else(crate::table::width);
     let t = |s: &str| for_terminal(s, 200);
     let mut out = format!("{}\n", t(&headline(rec)));
     for g in groups(rec) {
@@ -297,23 +299,20 @@ pub fn ladder_table_at(rec: &CampaignRecord, width: Option<u16>) -> String {
             continue;
         }
         let flags = g.flags();
-        let mut table = Table::new();
+        let mut table = Grid::new();
         table
-            .load_preset(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic);
-        if let Some(w) = width {
-            table.set_width(w);
+            .column("#", Kind::Number)
+            .column("variant", Kind::Name(80));
+        for f in &flags {
+            table.column(for_terminal(f, 40), Kind::Number);
         }
-        let mut header = vec!["#".to_string(), "variant".to_string()];
-        header.extend(flags.iter().map(|f| for_terminal(f, 40)));
-        header.extend(
-            ["outcome", "figure", "start → ready", "production down"]
-                .iter()
-                .map(|s| s.to_string()),
-        );
-        table.set_header(header);
+        table
+            .column("outcome", Kind::Number)
+            .column("figure", Kind::Text)
+            .secondary("start → ready", Kind::Number)
+            .secondary("production down", Kind::Number);
         for r in &g.rows {
-            let mut cells = vec![r.index.to_string(), for_terminal(&r.variant, 80)];
+            let mut cells = vec![r.index.to_string(), for_terminal(&r.variant, 200)];
             cells.extend(
                 flags
                     .iter()
@@ -323,9 +322,9 @@ pub fn ladder_table_at(rec: &CampaignRecord, width: Option<u16>) -> String {
             cells.push(for_terminal(&figure(r), 70));
             cells.push(start_text(r));
             cells.push(for_terminal(&downtime_text(r), 120));
-            table.add_row(cells);
+            table.row(cells);
         }
-        let _ = writeln!(out, "{table}");
+        let _ = writeln!(out, "{}", render(&table, width));
     }
     for n in &rec.notes {
         let _ = writeln!(out, "note: {}", for_terminal(n, 400));

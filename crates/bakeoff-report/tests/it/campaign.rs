@@ -83,7 +83,7 @@ fn gen_down(ms: u64) -> Displacement {
 
 const WEDGE: &str = "no log line for 300 s \u{1b}[2Jwhile not ready <script>alert(1)</script>";
 
-fn record() -> CampaignRecord {
+pub(crate) fn record() -> CampaignRecord {
     let q = "qwen-small";
     let mut v1 = row(
         q,
@@ -297,7 +297,7 @@ fn record() -> CampaignRecord {
     }
 }
 
-fn artifact(
+pub(crate) fn artifact(
     slug: &str,
     model: &str,
     engine: EngineKind,
@@ -340,7 +340,7 @@ fn artifact(
 
 /// Every artifact the record names but one (`…20260710T101500Z.failure.json` stays missing),
 /// an operator verdict on the first gemma variant, and the campaign's own files.
-fn write_dir(dir: &Path, rec: &CampaignRecord) {
+pub(crate) fn write_dir(dir: &Path, rec: &CampaignRecord) {
     for r in &rec.variants {
         for name in &r.artifacts {
             if name.contains("20260710T101500Z") {

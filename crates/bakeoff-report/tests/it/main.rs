@@ -2,5 +2,7 @@
 //! module with its path as the filter: `cargo test -p bakeoff-report --test it logbook_archive::`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod bench_report;
 mod campaign;
 mod logbook_archive;
+mod tables;

@@ -39,6 +39,12 @@ pub async fn watch(
     let mut next_status = Instant::now();
     let first = backend.status().await;
     let mut wd = Watchdog::new(target, opts.clone(), start, first);
+    send(
+        opts,
+        Event::Began {
+            model: model.clone(),
+        },
+    );
 
     let ending = loop {
         // Wait for a line or a tick, then take every line already queued, then run the
@@ -135,10 +141,15 @@ fn decided(opts: &WatchOptions, events: Vec<Event>) -> Option<Ending> {
     events.into_iter().find_map(|e| match e {
         Event::Decided(end) => Some(end),
         other => {
-            if let Some(tx) = &opts.events {
-                let _ = tx.send(other);
-            }
+            send(opts, other);
             None
         }
     })
+}
+
+/// An event to the progress display, if there is one (a display gone away is no error).
+fn send(opts: &WatchOptions, event: Event) {
+    if let Some(tx) = &opts.events {
+        let _ = tx.send(event);
+    }
 }

@@ -40,6 +40,20 @@ pub enum Event {
     Note(String),
     /// A load-progress reading was parsed from the log.
     Progress(Reading),
+    /// The watch began (the driver's first event): `model` is the id its probes ask for, so a
+    /// display drawing two watches in one operation (a swap and its rollback) can tell them
+    /// apart.
+    Began { model: Option<String> },
+    /// Docker's `RestartCount` rose: `restarts` since the watch began, `restart_count` as
+    /// Docker reports it, `at_ms` after the start.
+    Restarted {
+        restarts: u64,
+        restart_count: u64,
+        at_ms: u64,
+    },
+    /// The silence timer, at most once a second on a tick while not ready: no log line for
+    /// `silent_ms`; `limit_ms` (`silence_timeout`) is when it becomes an `init-wedge`.
+    Silence { silent_ms: u64, limit_ms: u64 },
     /// The watch is decided: stop observing (lines still queued are evidence only), then
     /// [`Watchdog::finish`] gives the verdict — ready, or failed with its class, message and
     /// remediation.
@@ -84,10 +98,15 @@ pub struct Watchdog {
     baseline_restarts: u64,
     /// (when seen, count) of every rise in RestartCount.
     restarts: Vec<(Instant, u64)>,
+    /// When the last [`Event::Silence`] was sent (they are rate-limited to one a second).
+    last_silence_event: Option<Instant>,
     last_status: Status,
     preflight: Option<PreflightReport>,
     ending: Option<Ending>,
 }
+
+/// The most often the silence timer is sent.
+const SILENCE_EVERY: Duration = Duration::from_secs(1);
 
 pub(super) fn ms(d: Duration) -> u64 {
     d.as_millis() as u64
@@ -114,6 +133,7 @@ impl Watchdog {
             loading: (None, None),
             baseline_restarts: first.restart_count.unwrap_or(0),
             restarts: Vec::new(),
+            last_silence_event: None,
             last_status: first,
             preflight: None,
             ending: None,
@@ -251,6 +271,11 @@ impl Watchdog {
                 .unwrap_or(self.baseline_restarts);
             if rc > prev {
                 self.restarts.push((now, rc));
+                events.push(Event::Restarted {
+                    restarts: rc.saturating_sub(self.baseline_restarts),
+                    restart_count: rc,
+                    at_ms: ms(now.saturating_duration_since(self.start)),
+                });
             }
             let window_start = now.checked_sub(self.opts.crash_loop_window);
             let base = self
@@ -274,6 +299,7 @@ impl Watchdog {
 
     fn on_tick(&mut self, now: Instant, events: &mut Vec<Event>) -> Option<Ending> {
         self.check_load_elapsed(now, events);
+        self.silence_timer(now, events);
         if self.state < State::Ready
             && now.saturating_duration_since(self.last_line) >= self.opts.silence_timeout
         {
@@ -283,6 +309,23 @@ impl Watchdog {
             return Some(Ending::Timeout);
         }
         None
+    }
+
+    /// The silence timer for a display, while not ready: one [`Event::Silence`] a second at
+    /// most, however often the clock ticks.
+    fn silence_timer(&mut self, now: Instant, events: &mut Vec<Event>) {
+        if self.state >= State::Ready
+            || self
+                .last_silence_event
+                .is_some_and(|t| now.saturating_duration_since(t) < SILENCE_EVERY)
+        {
+            return;
+        }
+        self.last_silence_event = Some(now);
+        events.push(Event::Silence {
+            silent_ms: ms(now.saturating_duration_since(self.last_line)),
+            limit_ms: ms(self.opts.silence_timeout),
+        });
     }
 
     fn budget_s(&self) -> Option<f64> {

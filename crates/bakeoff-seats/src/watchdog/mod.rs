@@ -84,8 +84,10 @@ pub struct WatchOptions {
     pub crash_loop_window: Duration,
     /// Pause between readiness probes.
     pub probe_interval: Duration,
-    /// Where the watch's events go as they happen (phases, notes, load progress), for a
-    /// progress display; `None`: nowhere. The verdict is the report, never an event here.
+    /// Where the watch's events go as they happen (its start, phases, notes, load progress,
+    /// restarts, the silence timer once a second), for a progress display worded by
+    /// [`crate::progress::describe`]; `None`: nowhere. The verdict is the report, never an
+    /// event here.
     pub events: Option<tokio::sync::mpsc::UnboundedSender<Event>>,
 }
 

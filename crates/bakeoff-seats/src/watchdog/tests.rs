@@ -455,3 +455,72 @@ fn start(obs: Vec<(f64, Observation)>) -> (Instant, Watchdog, Vec<Event>) {
     let events = feed(&mut wd, t0, obs);
     (t0, wd, events)
 }
+
+/// Each rise in `RestartCount` is an event as it happens, counted from the watch's baseline,
+/// well before the crash-loop verdict.
+#[test]
+fn each_restart_is_an_event() {
+    let t0 = Instant::now();
+    let mut wd = watchdog(t0, opts(), status(Observed::Running, Some(1)));
+    let rc = |n| Observation::State(status(Observed::Restarting, Some(n)));
+    let events = feed(&mut wd, t0, vec![(1.0, rc(1)), (2.5, rc(2)), (3.0, rc(2))]);
+    assert_eq!(
+        events,
+        vec![Event::Restarted {
+            restarts: 1,
+            restart_count: 2,
+            at_ms: 2500,
+        }]
+    );
+    let events = feed(&mut wd, t0, vec![(4.0, rc(4))]);
+    assert_eq!(
+        events.first(),
+        Some(&Event::Restarted {
+            restarts: 3,
+            restart_count: 4,
+            at_ms: 4000,
+        })
+    );
+    assert_eq!(ending(&events), Some(Ending::CrashLoop { restarts: 3 }));
+}
+
+/// The silence timer: on a tick while not ready, at most once a second however often the
+/// clock ticks, measured from the last log line; none once ready.
+#[test]
+fn the_silence_timer_is_sent_once_a_second_while_not_ready() {
+    let t0 = Instant::now();
+    let mut wd = watchdog(t0, opts(), running());
+    // A tick every 125 ms (exact in binary), a line at 1.25 s.
+    let mut obs: Vec<(f64, Observation)> = (1..=20)
+        .map(|i| (f64::from(i) * 0.125, Observation::Tick))
+        .collect();
+    obs.insert(10, (1.25, line("load_tensors: loading")));
+    let events = feed(&mut wd, t0, obs);
+    let silences: Vec<(u64, u64)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Silence {
+                silent_ms,
+                limit_ms,
+            } => Some((*silent_ms, *limit_ms)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        silences,
+        vec![(125, 30_000), (1125, 30_000), (875, 30_000)],
+        "{events:?}"
+    );
+    let events = feed(
+        &mut wd,
+        t0,
+        vec![
+            (3.0, probe(true, false, &["tiny"])),
+            (4.0, Observation::Tick),
+        ],
+    );
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Silence { .. })),
+        "{events:?}"
+    );
+}

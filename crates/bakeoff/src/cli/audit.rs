@@ -8,9 +8,15 @@ use clap::{Args, Subcommand};
 pub enum AuditCommand {
     /// Hash each chat template (normalized), compare with a reference, render one fixed
     /// conversation through each like transformers does, and diff the prompts.
+    #[command(
+        after_help = "Examples:\n  bakeoff audit template ~/models/qwen3-8b ~/models/qwen3-8b-awq\n  bakeoff audit template http://127.0.0.1:8080 --reference ~/models/gemma-3/tokenizer_config.json --json"
+    )]
     Template(AuditTemplateArgs),
     /// Weights size, architecture, model type, and the quantization config against a
     /// serving flag (exit 1 on a mismatch).
+    #[command(
+        after_help = "Examples:\n  bakeoff audit checkpoint ~/models/qwen3-8b-awq --quantization awq\n  bakeoff audit checkpoint ~/models/gemma-3-270m-q4_k_m.gguf --json"
+    )]
     Checkpoint(AuditCheckpointArgs),
 }
 
@@ -18,11 +24,12 @@ pub enum AuditCommand {
 pub struct AuditTemplateArgs {
     /// Model directories, tokenizer_config.json, chat_template.jinja, .gguf files, or running
     /// endpoints (http://host:port: llama.cpp `/props`).
-    #[arg(required = true)]
+    #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<String>,
-    /// The template everything is matched against (same kinds as PATH).
-    #[arg(long)]
+    /// The template everything is matched against (same kinds as PATH) (optional).
+    #[arg(long, value_name = "PATH")]
     pub reference: Option<String>,
+    /// Print JSON instead of text (each template's hash and the diffs).
     #[arg(long)]
     pub json: bool,
 }
@@ -31,9 +38,11 @@ pub struct AuditTemplateArgs {
 pub struct AuditCheckpointArgs {
     /// A checkpoint directory (config.json + safetensors) or a .gguf file.
     pub path: PathBuf,
-    /// The serving flag to check (vLLM `--quantization`); absent = no flag.
-    #[arg(long)]
+    /// The serving flag to check (vLLM `--quantization`) (default: none, as a server started
+    /// without the flag).
+    #[arg(long, value_name = "METHOD")]
     pub quantization: Option<String>,
+    /// Print JSON instead of text (the audit).
     #[arg(long)]
     pub json: bool,
 }

@@ -10,8 +10,14 @@ use super::EndpointArgs;
 pub enum BenchCommand {
     /// A load sweep: closed-loop concurrency levels, or open-loop arrival rates; writes
     /// DIR/<slug>-bench.bakeoff.json. Without --endpoint: a local llama-server with the test model.
+    #[command(
+        after_help = "Examples:\n  bakeoff bench run --concurrency 1,2,4 --requests 16 --out results\n  bakeoff bench run --endpoint http://127.0.0.1:8000 --rate 1,2,4 --duration 60 --slo ttft=500ms,tpot=50ms"
+    )]
     Run(Box<BenchRunArgs>),
     /// Measure this machine's harness ceiling against the built-in loopback target.
+    #[command(
+        after_help = "Examples:\n  bakeoff bench calibrate\n  bakeoff bench calibrate --streams 128 --seconds 5 --json"
+    )]
     Calibrate(BenchCalibrateArgs),
 }
 
@@ -19,32 +25,39 @@ pub enum BenchCommand {
 pub struct BenchRunArgs {
     #[command(flatten)]
     pub endpoint: EndpointArgs,
-    /// Closed loop: concurrency levels, one step each.
-    #[arg(long, default_value = "1,2,4,8,16,32,64", conflicts_with = "rate")]
+    /// Closed loop: concurrency levels, comma-separated, one step each.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "1,2,4,8,16,32,64",
+        conflicts_with = "rate"
+    )]
     pub concurrency: String,
-    /// Open loop: arrival rates in requests/s, one step each (instead of --concurrency).
-    #[arg(long)]
+    /// Open loop: arrival rates in requests/s, comma-separated, one step each (optional:
+    /// instead of --concurrency).
+    #[arg(long, value_name = "LIST")]
     pub rate: Option<String>,
-    /// Open loop: `poisson` or `constant`.
-    #[arg(long, default_value = "poisson")]
+    /// Open loop: the arrival process, `poisson` or `constant`.
+    #[arg(long, value_name = "KIND", default_value = "poisson")]
     pub arrival: String,
-    /// Open loop: most requests in flight; above it a request goes late (recorded), never dropped.
+    /// Open loop: most requests in flight; above it a request goes late (recorded), never
+    /// dropped (default: no cap).
     #[arg(long, value_name = "N")]
     pub max_in_flight: Option<usize>,
-    /// Requests per step.
+    /// Requests per step (default: 32 when --duration is not given; else no count bound).
     #[arg(long, value_name = "N")]
     pub requests: Option<u64>,
-    /// Seconds per step (with --requests, whichever comes first).
+    /// Seconds per step, with --requests whichever comes first (default: no time bound).
     #[arg(long, value_name = "SECS")]
     pub duration: Option<f64>,
     /// Warm-up requests before the first step (not measured).
-    #[arg(long, default_value_t = LoadPlan::new("").warmup_requests)]
+    #[arg(long, value_name = "N", default_value_t = LoadPlan::new("").warmup_requests)]
     pub warmup: u64,
     /// Prompt tokens: N, A-B (uniform) or @file.jsonl (field prompt_tokens).
-    #[arg(long, default_value = "128")]
+    #[arg(long, value_name = "SPEC", default_value = "128")]
     pub prompt_tokens: String,
     /// Output tokens: N, A-B (uniform) or @file.jsonl (field output_tokens).
-    #[arg(long, default_value = "128")]
+    #[arg(long, value_name = "SPEC", default_value = "128")]
     pub output_tokens: String,
     /// Do not send ignore_eos / min_tokens (output length then follows the model).
     #[arg(long)]
@@ -54,13 +67,14 @@ pub struct BenchRunArgs {
     #[arg(long)]
     pub allow_prefix_cache: bool,
     /// Sampling temperature.
-    #[arg(long, default_value_t = LoadPlan::new("").temperature)]
+    #[arg(long, value_name = "T", default_value_t = LoadPlan::new("").temperature)]
     pub temperature: f32,
-    /// Seed of the arrival schedule and the length draws.
-    #[arg(long, default_value_t = LoadPlan::new("").seed)]
+    /// Seed of the run's random draws (the arrival schedule, the lengths): give it to replay a
+    /// run exactly.
+    #[arg(long, value_name = "N", default_value_t = LoadPlan::new("").seed)]
     pub seed: u64,
-    /// Goodput objectives, e.g. ttft=500ms,tpot=50ms.
-    #[arg(long)]
+    /// Goodput objectives, comma-separated, e.g. ttft=500ms,tpot=50ms (optional).
+    #[arg(long, value_name = "LIST")]
     pub slo: Option<String>,
     /// Skip the harness-ceiling measurement (then no step can be flagged client-bound).
     #[arg(long)]
@@ -70,26 +84,38 @@ pub struct BenchRunArgs {
     pub no_metrics: bool,
     #[command(flatten)]
     pub naming: super::NamingArgs,
-    /// Print the artifact as JSON (no progress bars).
+    /// Print JSON instead of text (the artifact; no progress bars).
     #[arg(long)]
     pub json: bool,
-    /// Embedded default only: llama-server -c.
-    #[arg(long, default_value_t = 8192)]
+    /// llama.cpp `-c`, the context size of all slots together: here of the embedded local
+    /// llama-server (no --endpoint).
+    #[arg(
+        long = "ctx",
+        alias = "local-ctx",
+        value_name = "N",
+        default_value_t = 8192
+    )]
     pub local_ctx: u32,
-    /// Embedded default only: llama-server -np.
-    #[arg(long, default_value_t = 4)]
+    /// llama.cpp `-np`, the number of parallel slots: here of the embedded local llama-server
+    /// (no --endpoint).
+    #[arg(
+        long = "parallel",
+        alias = "local-parallel",
+        value_name = "N",
+        default_value_t = 4
+    )]
     pub local_parallel: u32,
 }
 
 #[derive(Debug, Args)]
 pub struct BenchCalibrateArgs {
     /// Streams to open at once for the concurrent-streams figure.
-    #[arg(long, default_value_t = CalibrationOptions::default().streams)]
+    #[arg(long, value_name = "N", default_value_t = CalibrationOptions::default().streams)]
     pub streams: u32,
     /// Seconds per phase (requests/s, tokens/s).
-    #[arg(long, default_value_t = CalibrationOptions::default().phase.as_secs_f64())]
+    #[arg(long, value_name = "SECS", default_value_t = CalibrationOptions::default().phase.as_secs_f64())]
     pub seconds: f64,
-    /// Print JSON.
+    /// Print JSON instead of text (the calibration).
     #[arg(long)]
     pub json: bool,
 }

@@ -10,11 +10,20 @@ use super::WatchTimingArgs;
 pub enum CampaignCommand {
     /// Run a campaign file: each variant started, watched, measured and stopped in order;
     /// displaced seats restored on every exit path; resumes from its journal.
+    #[command(
+        after_help = "Examples:\n  bakeoff campaign run examples/campaign/campaign.toml\n  bakeoff campaign run campaign.toml --dry-run --only gemma"
+    )]
     Run(CampaignRunArgs),
     /// The ladder table of a campaign directory, as it stands.
+    #[command(
+        after_help = "Examples:\n  bakeoff campaign status results/example-ladder\n  bakeoff campaign status results/example-ladder --json"
+    )]
     Status(CampaignDirArgs),
     /// Only the recovery: stop the seats a killed campaign left up, restore the seats it
     /// displaced, record the interrupted variant.
+    #[command(
+        after_help = "Examples:\n  bakeoff campaign restore results/example-ladder\n  bakeoff campaign restore results/example-ladder --ready-timeout 1800"
+    )]
     Restore(CampaignRestoreArgs),
 }
 
@@ -23,8 +32,8 @@ pub struct CampaignRunArgs {
     /// The campaign file (docs/campaign.md).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Required when a bench window displaces a production seat; without it the campaign
-    /// prints its plan and exits 1 before touching anything.
+    /// Required to act on a production seat (here: a bench window that displaces one); without
+    /// it the campaign prints its plan and exits 1 before touching anything.
     #[arg(long)]
     pub confirm: bool,
     /// Print the expanded variants (each exact command or container), the seats each
@@ -34,15 +43,15 @@ pub struct CampaignRunArgs {
     /// Start over: the directory's old files move under `previous-<time>/` (kept).
     #[arg(long)]
     pub fresh: bool,
-    /// Only these candidates or variants (comma-separated or repeated).
+    /// Only these candidates or variants, comma-separated or repeatable (default: all).
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub only: Vec<String>,
     #[command(flatten)]
     pub watch: WatchTimingArgs,
-    /// The nvidia-smi binary the memory check reads GPUs with.
+    /// The nvidia-smi binary: here the one the memory check reads GPUs with.
     #[arg(long, value_name = "BIN", default_value = "nvidia-smi")]
     pub nvidia_smi: String,
-    /// Print campaign.json on stdout at the end (progress still goes to stderr).
+    /// Print JSON instead of text (campaign.json, at the end; progress still goes to stderr).
     #[arg(long)]
     pub json: bool,
 }
@@ -52,7 +61,7 @@ pub struct CampaignDirArgs {
     /// The campaign's output directory (where campaign.json is).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// Print campaign.json instead of the table.
+    /// Print JSON instead of text (campaign.json, instead of the table).
     #[arg(long)]
     pub json: bool,
 }

@@ -11,29 +11,39 @@ use clap::{Args, Subcommand};
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
     /// Is this endpoint fit to be measured? Exit 0 fit, 1 unfit, 2 usage error.
+    #[command(
+        after_help = "Examples:\n  bakeoff eval preflight --endpoint http://127.0.0.1:8080\n  bakeoff eval preflight --endpoint http://gpu-box:8000/v1 --model qwen3-8b --ready-timeout 600 --json"
+    )]
     Preflight(PreflightArgs),
     /// Preflight, then the suites; writes DIR/<slug>.bakeoff.json (or .failure.json).
     /// Without --endpoint: provisions and starts a local llama-server with the test model.
+    #[command(
+        after_help = "Examples:\n  bakeoff eval run --suite smoke,context,tool,session,intelligence --out results\n  bakeoff eval run --endpoint http://127.0.0.1:8080 --suite smoke,context --out results --note \"after driver update\""
+    )]
     Run(Box<RunArgs>),
     /// Paired comparison of two artifacts on the same items (exact McNemar per family).
     /// Gives no verdict, and says why, when the runs are not comparable.
+    #[command(
+        after_help = "Examples:\n  bakeoff eval compare results/a.bakeoff.json results/b.bakeoff.json\n  bakeoff eval compare results/a.bakeoff.json results/b.bakeoff.json --allow template --json"
+    )]
     Compare(CompareArgs),
 }
 
 /// Where a run's files go and what its candidate is called: `eval run` and `bench run` alike.
 #[derive(Debug, Args, Clone)]
 pub struct NamingArgs {
-    /// Output directory for artifacts and the journal.
-    #[arg(long, default_value = "results")]
+    /// Results directory, relative to the working directory: here the artifact, its journal
+    /// and any failure artifact.
+    #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
     /// Artifact name (default: model-engine-quant-window; `bench run` adds `-bench`).
-    #[arg(long)]
+    #[arg(long, value_name = "SLUG")]
     pub slug: Option<String>,
-    /// A note recorded in the candidate.
-    #[arg(long)]
+    /// A note recorded in the candidate; repeatable.
+    #[arg(long, value_name = "TEXT")]
     pub note: Vec<String>,
-    /// Hardware description recorded in the candidate.
-    #[arg(long)]
+    /// Hardware description recorded in the candidate (optional).
+    #[arg(long, value_name = "TEXT")]
     pub hardware: Option<String>,
     /// Write over DIR/<slug>.* (recorded in the new artifact's `replaces`). Without it a run
     /// into a slug that already has files gets DIR/<slug>.<run_id>.*: nothing is overwritten.
@@ -43,16 +53,20 @@ pub struct NamingArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct EndpointArgs {
-    /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is fine).
-    #[arg(long)]
+    /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is fine)
+    /// (default: the embedded local llama-server with the test model, provisioned and started;
+    /// `eval preflight` requires it).
+    #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
     /// Model id to request (default: the first id in /v1/models).
-    #[arg(long)]
+    #[arg(long, value_name = "ID")]
     pub model: Option<String>,
-    /// The context window, when the server does not advertise it (recorded as source `hint`).
+    /// The context window, in tokens, when the server does not advertise it (recorded as
+    /// source `hint`; default: what the server advertises).
     #[arg(long, value_name = "N")]
     pub max_model_len: Option<u64>,
-    /// Seconds to keep trying for a first real completion.
+    /// Seconds to wait for a first real completion before giving up as not-ready: here the
+    /// whole preflight, discovery's control calls included.
     #[arg(long, value_name = "SECS", default_value_t = PreflightOptions::default().ready_timeout.as_secs())]
     pub ready_timeout: u64,
     /// Name of the environment variable holding the API key (default: BAKEOFF_API_KEY).
@@ -81,7 +95,7 @@ pub struct EndpointArgs {
 pub struct PreflightArgs {
     #[command(flatten)]
     pub endpoint: EndpointArgs,
-    /// Machine-readable output.
+    /// Print JSON instead of text (the preflight report).
     #[arg(long)]
     pub json: bool,
 }
@@ -90,44 +104,58 @@ pub struct PreflightArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub endpoint: EndpointArgs,
-    /// Comma-separated suites.
-    #[arg(long, default_value = "smoke")]
+    /// Suites to run, comma-separated: smoke, tool, session, intelligence, context,
+    /// throughput, longgen, or all (docs/suites.md).
+    #[arg(long, value_name = "LIST", default_value = "smoke")]
     pub suite: String,
     #[command(flatten)]
     pub naming: NamingArgs,
-    /// Print the artifact as JSON instead of the table.
+    /// Print JSON instead of text (the artifact, instead of the table).
     #[arg(long)]
     pub json: bool,
-    /// Embedded default only: llama-server -c.
-    #[arg(long, default_value_t = 8192)]
+    /// llama.cpp `-c`, the context size of all slots together: here of the embedded local
+    /// llama-server (no --endpoint).
+    #[arg(
+        long = "ctx",
+        alias = "local-ctx",
+        value_name = "N",
+        default_value_t = 8192
+    )]
     pub local_ctx: u32,
-    /// Embedded default only: llama-server -np.
-    #[arg(long, default_value_t = 1)]
+    /// llama.cpp `-np`, the number of parallel slots: here of the embedded local llama-server
+    /// (no --endpoint).
+    #[arg(
+        long = "parallel",
+        alias = "local-parallel",
+        value_name = "N",
+        default_value_t = 1
+    )]
     pub local_parallel: u32,
     /// Context suite: prompt sizes as the server counts them, e.g. `4k,16k,window`
     /// (default: powers of two from 4k up to and including the window).
     #[arg(long, value_name = "LIST")]
     pub context_targets: Option<String>,
-    /// Context suite: needle depths in percent.
+    /// Context suite: needle depths in percent, comma-separated.
     #[arg(long, value_name = "LIST", default_value = "0,25,50,75,100")]
     pub context_depths: String,
     /// Context suite: skip the one probe just past the window.
     #[arg(long)]
     pub no_overflow_probe: bool,
-    /// Seed for needles, document headers and filler order: give it to replay a run exactly.
-    /// Default: a fresh random seed per run (recorded in the artifact), so a repeated run never
-    /// sends byte-identical prompts that a prompt cache could answer.
-    #[arg(long)]
+    /// Seed of the run's random draws (needles, document headers, filler order): give it to
+    /// replay a run exactly. Default: a fresh random seed per run (recorded in the artifact),
+    /// so a repeated run never sends byte-identical prompts that a prompt cache could answer.
+    #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     /// Context suite: a local tokenizer.json (the served model's, from its Hugging Face
-    /// repository) to cut and count prompts with, for endpoints with no server /tokenize.
-    #[arg(long, value_name = "PATH")]
+    /// repository) to cut and count prompts with, for endpoints with no server /tokenize
+    /// (optional).
+    #[arg(long, value_name = "FILE")]
     pub tokenizer: Option<PathBuf>,
-    /// Intelligence battery (JSONL, docs/suites.md) instead of the shipped default.
+    /// Intelligence battery (JSONL, docs/suites.md) (default: the shipped battery).
     #[arg(long, value_name = "FILE")]
     pub battery: Option<PathBuf>,
     /// Quick subset: the first N tool cases per category, session conversations, and
-    /// intelligence items per family.
+    /// intelligence items per family (default: all).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
     #[command(flatten)]
@@ -138,24 +166,26 @@ pub struct RunArgs {
 /// defaults are the suites' own.
 #[derive(Debug, Args)]
 pub struct LoadSuiteArgs {
-    /// Throughput suite: concurrency levels of the closed-loop sweep.
+    /// Throughput suite: concurrency levels of the closed-loop sweep, comma-separated.
     #[arg(long, value_name = "LIST", default_value_t = default_load_levels())]
     pub load_concurrency: String,
     /// Throughput suite: requests per step.
     #[arg(long, value_name = "N", default_value_t = ThroughputOptions::default().requests_per_step)]
     pub load_requests: u64,
-    /// Throughput suite: prompt and output lengths in tokens.
+    /// Throughput suite: prompt length in tokens.
     #[arg(long, value_name = "N", default_value_t = ThroughputOptions::default().prompt_tokens)]
     pub load_prompt_tokens: u32,
+    /// Throughput suite: output length in tokens.
     #[arg(long, value_name = "N", default_value_t = ThroughputOptions::default().output_tokens)]
     pub load_output_tokens: u32,
-    /// Longgen suite: number of probes and output tokens per probe (temperature 0).
+    /// Longgen suite: number of probes (temperature 0).
     #[arg(long, value_name = "N", default_value_t = LonggenOptions::default().probes)]
     pub longgen_probes: u64,
+    /// Longgen suite: output tokens per probe.
     #[arg(long, value_name = "N", default_value_t = LonggenOptions::default().output_tokens)]
     pub longgen_tokens: u32,
-    /// Skip the harness-ceiling measurement before the load suites (then no step can be
-    /// flagged client-bound).
+    /// Skip the harness-ceiling measurement (here: before the load suites; then no step can
+    /// be flagged client-bound).
     #[arg(long)]
     pub no_calibrate: bool,
 }
@@ -173,14 +203,16 @@ fn default_load_levels() -> String {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Baseline artifact (A).
+    #[arg(value_name = "A")]
     pub a: PathBuf,
     /// Candidate artifact (B).
+    #[arg(value_name = "B")]
     pub b: PathBuf,
     /// Differences to compare across anyway: item-set, n, template, thinking (comma-separated
-    /// or repeated).
-    #[arg(long, value_delimiter = ',')]
+    /// or repeatable).
+    #[arg(long, value_name = "WHAT", value_delimiter = ',')]
     pub allow: Vec<String>,
-    /// Machine-readable output.
+    /// Print JSON instead of text (the comparison).
     #[arg(long)]
     pub json: bool,
 }

@@ -48,19 +48,37 @@ pub enum Command {
     Bench(BenchCommand),
     /// GPU memory plan: per-GPU claims, measured usage (NVML, nvidia-smi), headroom,
     /// coexistence of two seats.
+    #[command(
+        after_help = "Examples:\n  bakeoff plan --fleet examples/fleet.toml\n  bakeoff plan --fleet examples/fleet.toml --coexist char-rp,meromero-charrp --gpu 0"
+    )]
     Plan(PlanArgs),
     /// KV-cache bytes per token and the tokens a budget holds, from config.json or GGUF.
+    #[command(
+        after_help = "Examples:\n  bakeoff kv ~/models/qwen3-8b --budget-gib 20 --max-model-len 32768\n  bakeoff kv ~/models/gemma-3-270m-q4_k_m.gguf --ctx 8192 --parallel 4 --cache-type-k q8_0"
+    )]
     Kv(KvArgs),
     /// Audit chat templates and checkpoints before anything starts.
     #[command(subcommand)]
     Audit(AuditCommand),
     /// Print the JSON Schema of the artifacts (schemas/artifact.v1.schema.json).
+    #[command(
+        after_help = "Examples:\n  bakeoff schema\n  bakeoff schema > schemas/artifact.v1.schema.json"
+    )]
     Schema,
     /// Compare every artifact under DIR; write the negative-results log and the HTML report.
+    #[command(
+        after_help = "Examples:\n  bakeoff report results\n  bakeoff report results --csv results/csv --html /tmp/report.html"
+    )]
     Report(ReportArgs),
     /// Record a verdict on a candidate, scoped to its tested configuration.
+    #[command(
+        after_help = "Examples:\n  bakeoff verdict gemma-3-270m-llamacpp-q4km-8k reject --reason \"scores near chance\"\n  bakeoff verdict qwen3-8b-vllm-awq-32k accept --reason \"passes all suites\" --not-attempted \"fp8 KV\" --out results"
+    )]
     Verdict(VerdictArgs),
     /// Mark an artifact's result superseded (the artifact is kept unchanged).
+    #[command(
+        after_help = "Examples:\n  bakeoff retract results/qwen3-8b-vllm-awq-32k.bakeoff.json --reason \"wrong chat template\"\n  bakeoff retract results/a.20261203T101530Z.bakeoff.json --reason \"server was shared\""
+    )]
     Retract(RetractArgs),
     /// The operator logbook: dated entries, an index, archival.
     #[command(subcommand)]

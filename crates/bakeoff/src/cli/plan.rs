@@ -9,37 +9,54 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct PlanArgs {
-    /// The fleet file (docs/fleet.md). Without it, only the GPUs and their processes are shown.
-    #[arg(long)]
+    /// The fleet file (docs/fleet.md), relative to the working directory (default:
+    /// fleet.toml, when there is one; without a fleet file only the GPUs and their processes
+    /// are shown).
+    #[arg(long, value_name = "FILE")]
     pub fleet: Option<PathBuf>,
-    /// Print the whole plan as JSON (NVML and nvidia-smi readings side by side).
+    /// Print JSON instead of text (the whole plan, NVML and nvidia-smi readings side by side).
     #[arg(long)]
     pub json: bool,
     /// Warn when headroom is below this many GiB (0: no margin).
-    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "GIB",
+        default_value_t = 2.0,
+        allow_negative_numbers = true
+    )]
     pub margin: f64,
-    /// Answer "can A and B coexist on --gpu N": `--coexist A,B`.
-    #[arg(long, requires = "gpu")]
+    /// Answer "can A and B coexist on --gpu N": `--coexist A,B` (optional).
+    #[arg(long, value_name = "A,B", requires = "gpu")]
     pub coexist: Option<String>,
-    /// The GPU index for --coexist (0, 1, … as nvidia-smi numbers them).
-    #[arg(long, allow_negative_numbers = true)]
+    /// The GPU index for --coexist (0, 1, … as nvidia-smi numbers them) (optional).
+    #[arg(long, value_name = "INDEX", allow_negative_numbers = true)]
     pub gpu: Option<i64>,
     /// Memory of each GPU in GiB, for planning where no GPU can be read (e.g. 94.97 for an
-    /// H100 NVL as PyTorch reports it).
-    #[arg(long, allow_negative_numbers = true)]
+    /// H100 NVL as PyTorch reports it) (default: as read from the GPUs).
+    #[arg(long, value_name = "GIB", allow_negative_numbers = true)]
     pub gpu_memory_gib: Option<f64>,
     /// A seat's engine version when its Docker image tag does not say it: `SEAT=0.26.0`
-    /// (decides which vLLM CUDA-graph rule applies). Repeatable.
+    /// (decides which vLLM CUDA-graph rule applies); repeatable.
     #[arg(long = "engine-version", value_name = "SEAT=VERSION")]
     pub engine_versions: Vec<String>,
     /// Estimated CUDA context + non-torch memory per process, GiB.
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "GIB",
+        default_value_t = 0.5,
+        allow_negative_numbers = true
+    )]
     pub cuda_context_gib: f64,
     /// Estimated CUDA-graph memory of vLLM before v0.21 (outside its budget), GiB.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "GIB",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
     pub cuda_graphs_gib: f64,
     /// The nvidia-smi binary.
-    #[arg(long, default_value = "nvidia-smi", hide = true)]
+    #[arg(long, value_name = "BIN", default_value = "nvidia-smi", hide = true)]
     pub nvidia_smi: String,
 }
 
@@ -47,42 +64,65 @@ pub struct PlanArgs {
 pub struct KvArgs {
     /// A checkpoint directory, its config.json, or a .gguf file.
     pub path: PathBuf,
-    /// Sequence length the ratio is taken against (default: the model's context length, for a
-    /// GGUF its `context_length`). A length past the model's own is warned about and the
-    /// answer capped at it.
-    #[arg(long, allow_negative_numbers = true)]
+    /// The context window, in tokens: here the sequence length the ratio is taken against
+    /// (default: the model's context length, for a GGUF its `context_length`). A length past
+    /// the model's own is warned about and the answer capped at it.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_model_len: Option<i64>,
-    /// KV budget in GiB (vLLM's "Available KV cache memory"); default: from --log if it has one.
-    /// For a GGUF: the largest llama-server `-c` whose KV buffers fit in it, capped at the
-    /// model's training context per sequence.
-    #[arg(long, allow_negative_numbers = true)]
+    /// KV budget in GiB (vLLM's "Available KV cache memory") (default: from --log if it has
+    /// one). For a GGUF: the largest llama-server `-c` whose KV buffers fit in it, capped at
+    /// the model's training context per sequence.
+    #[arg(long, value_name = "GIB", allow_negative_numbers = true)]
     pub budget_gib: Option<f64>,
     /// vLLM `--kv-cache-dtype` (auto, fp8, bf16, …).
-    #[arg(long, default_value = "auto")]
+    #[arg(long, value_name = "DTYPE", default_value = "auto")]
     pub kv_cache_dtype: String,
     /// Tensor-parallel size (KV heads are split, or replicated when fewer than ranks).
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
     pub tp: i64,
-    /// An engine log to cross-check against (vLLM `GPU KV cache size`, llama.cpp KV lines).
-    #[arg(long)]
+    /// An engine log to cross-check against (vLLM `GPU KV cache size`, llama.cpp KV lines)
+    /// (optional).
+    #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
-    /// llama.cpp `-c` for a GGUF (default: the model's context length).
-    #[arg(long, allow_negative_numbers = true)]
+    /// llama.cpp `-c`, the context size of all slots together: here for a GGUF (default: the
+    /// model's context length).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub ctx: Option<i64>,
-    /// llama.cpp `-np` for a GGUF.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    /// llama.cpp `-np`, the number of parallel slots: here for a GGUF.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
     pub parallel: i64,
-    /// llama.cpp `-kvu`.
+    /// llama.cpp `-kvu`: one KV buffer shared by all slots.
     #[arg(long)]
     pub kv_unified: bool,
     /// llama.cpp `--cache-type-k` (`-ctk`) for a GGUF: f16, bf16, f32, q8_0, q4_0, q4_1, q5_0,
     /// q5_1, iq4_nl.
-    #[arg(long, visible_alias = "ctk", default_value = "f16")]
+    #[arg(
+        long,
+        visible_alias = "ctk",
+        value_name = "TYPE",
+        default_value = "f16"
+    )]
     pub cache_type_k: String,
     /// llama.cpp `--cache-type-v` (`-ctv`) for a GGUF (same types; a quantized V cache needs
     /// flash attention in llama.cpp).
-    #[arg(long, visible_alias = "ctv", default_value = "f16")]
+    #[arg(
+        long,
+        visible_alias = "ctv",
+        value_name = "TYPE",
+        default_value = "f16"
+    )]
     pub cache_type_v: String,
+    /// Print JSON instead of text (the KV report).
     #[arg(long)]
     pub json: bool,
 }

@@ -7,44 +7,73 @@ use clap::{Args, Subcommand};
 
 #[derive(Debug, Subcommand)]
 pub enum SeatCommand {
-    /// Start seats (all but dormant ones, which are only created) and watch each to ready.
+    /// Start the named seats (or --all) and watch each to ready; a dormant seat is only
+    /// created, and a seat already up is said to be so (and still confirmed ready).
+    #[command(
+        after_help = "Examples:\n  bakeoff seat up --fleet examples/fleet.toml gemma-proc\n  bakeoff seat up --all --confirm --ready-timeout 1800"
+    )]
     Up(SeatUpArgs),
-    /// Stop seats (a dormant seat's container is kept, stopped).
+    /// Stop the named seats (or --all); a dormant seat's container is kept, stopped.
+    #[command(
+        after_help = "Examples:\n  bakeoff seat down --fleet examples/fleet.toml gemma-docker\n  bakeoff seat down --all --confirm"
+    )]
     Down(SeatNamesArgs),
-    /// Stop then start seats, and watch each to ready.
+    /// Stop then start the named seats (or --all), and watch each to ready.
+    #[command(
+        after_help = "Examples:\n  bakeoff seat restart --fleet examples/fleet.toml gemma-proc\n  bakeoff seat restart --fleet examples/fleet.toml char-rp --confirm --json"
+    )]
     Restart(SeatUpArgs),
     /// Each seat's state, with the gateway aliases that route to it grouped under it.
+    #[command(
+        after_help = "Examples:\n  bakeoff seat status --fleet examples/fleet.toml\n  bakeoff seat status --probe --json"
+    )]
     Status(SeatStatusArgs),
     /// The last lines of a seat's log.
+    #[command(
+        after_help = "Examples:\n  bakeoff seat logs --fleet examples/fleet.toml gemma-proc\n  bakeoff seat logs gemma-docker --tail 500"
+    )]
     Logs(SeatLogsArgs),
     /// Watch a seat that is already starting until ready or failed.
+    #[command(
+        after_help = "Examples:\n  bakeoff seat watch --fleet examples/fleet.toml gemma-docker\n  bakeoff seat watch gemma-docker --ready-timeout 3600 --json"
+    )]
     Watch(SeatWatchArgs),
     /// Stop OLD, start NEW, wait for ready; on failure stop NEW and bring OLD back.
+    #[command(
+        after_help = "Examples:\n  bakeoff seat swap --fleet examples/fleet.toml gemma-proc gemma-docker\n  bakeoff seat swap char-rp meromero-charrp --confirm"
+    )]
     Swap(SeatSwapArgs),
 }
 
+/// The fleet file every command that takes `--fleet` reads by default (`plan` only when it
+/// exists: without a fleet it still shows the GPUs).
+pub const DEFAULT_FLEET: &str = "fleet.toml";
+
 #[derive(Debug, Args, Clone)]
 pub struct FleetArgs {
-    /// The fleet file (docs/fleet.md).
-    #[arg(long, value_name = "FILE", default_value = "fleet.toml")]
+    /// The fleet file (docs/fleet.md), relative to the working directory.
+    #[arg(long, value_name = "FILE", default_value = DEFAULT_FLEET)]
     pub fleet: PathBuf,
 }
 
 /// The watchdog's timings (`seat up|restart|watch|swap` and `campaign run`).
 #[derive(Debug, Args, Clone)]
 pub struct WatchTimingArgs {
-    /// No log line for this long while not ready: init-wedge.
+    /// Seconds without a log line, while not ready, that make an init-wedge.
     #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().silence_timeout.as_secs_f64())]
     pub silence_timeout: f64,
-    /// Give up (not-ready) after this long.
+    /// Seconds to wait for a first real completion before giving up as not-ready: here the
+    /// seat's whole start, weight loading included.
     #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().ready_timeout.as_secs_f64())]
     pub ready_timeout: f64,
-    /// Flag a weight load projected to take longer than this.
+    /// Seconds a weight load may take before it is flagged (projected from its progress)
+    /// (optional: without it no load is flagged).
     #[arg(long, value_name = "SECS")]
     pub load_budget: Option<f64>,
     /// Restarts within --crash-loop-window that make a crash-loop.
     #[arg(long, value_name = "N", default_value_t = WatchOptions::default().crash_loop_restarts)]
     pub crash_loop_restarts: u64,
+    /// Seconds over which --crash-loop-restarts are counted.
     #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().crash_loop_window.as_secs_f64())]
     pub crash_loop_window: f64,
 }
@@ -53,10 +82,11 @@ pub struct WatchTimingArgs {
 pub struct WatchArgs {
     #[command(flatten)]
     pub timing: WatchTimingArgs,
-    /// Where failure artifacts go (default: results/ in the working directory).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Print the outcome as JSON.
+    /// Results directory, relative to the working directory (never beside the fleet file):
+    /// here a failed start's <slug>.failure.json.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+    /// Print JSON instead of text (the outcome of each seat).
     #[arg(long)]
     pub json: bool,
 }
@@ -65,8 +95,12 @@ pub struct WatchArgs {
 pub struct SeatUpArgs {
     #[command(flatten)]
     pub fleet: FleetArgs,
-    /// Seats to act on (default: every seat in the fleet).
+    /// Seats to act on, by name (or --all).
+    #[arg(value_name = "SEAT")]
     pub seats: Vec<String>,
+    /// Act on every seat in the fleet (instead of naming them).
+    #[arg(long, conflicts_with = "seats")]
+    pub all: bool,
     /// Required to act on a production seat; without it the command prints what it would do
     /// and exits 1.
     #[arg(long)]
@@ -79,9 +113,14 @@ pub struct SeatUpArgs {
 pub struct SeatNamesArgs {
     #[command(flatten)]
     pub fleet: FleetArgs,
-    /// Seats to act on (default: every seat in the fleet).
+    /// Seats to act on, by name (or --all).
+    #[arg(value_name = "SEAT")]
     pub seats: Vec<String>,
-    /// Required to act on a production seat.
+    /// Act on every seat in the fleet (instead of naming them).
+    #[arg(long, conflicts_with = "seats")]
+    pub all: bool,
+    /// Required to act on a production seat; without it the command prints what it would do
+    /// and exits 1.
     #[arg(long)]
     pub confirm: bool,
 }
@@ -93,6 +132,7 @@ pub struct SeatStatusArgs {
     /// Also send a real one-token completion to each running seat.
     #[arg(long)]
     pub probe: bool,
+    /// Print JSON instead of text (every seat, and the aliases that resolve to none).
     #[arg(long)]
     pub json: bool,
 }
@@ -101,7 +141,9 @@ pub struct SeatStatusArgs {
 pub struct SeatLogsArgs {
     #[command(flatten)]
     pub fleet: FleetArgs,
+    /// The seat, by name.
     pub seat: String,
+    /// How many of the log's last lines to print.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub tail: usize,
 }
@@ -110,6 +152,7 @@ pub struct SeatLogsArgs {
 pub struct SeatWatchArgs {
     #[command(flatten)]
     pub fleet: FleetArgs,
+    /// The seat, by name.
     pub seat: String,
     #[command(flatten)]
     pub watch: WatchArgs,
@@ -119,9 +162,12 @@ pub struct SeatWatchArgs {
 pub struct SeatSwapArgs {
     #[command(flatten)]
     pub fleet: FleetArgs,
+    /// The seat to stop (and bring back if NEW fails).
     pub old: String,
+    /// The seat to start in its place.
     pub new: String,
-    /// Required when either seat is a production seat.
+    /// Required to act on a production seat (here: when OLD or NEW is one); without it the
+    /// command prints what it would do and exits 1.
     #[arg(long)]
     pub confirm: bool,
     #[command(flatten)]

@@ -1,10 +1,10 @@
 //! `bakeoff bench run` and `bakeoff bench calibrate`: wire the load engine to the endpoint,
-//! draw progress (indicatif, rate-limited, hidden off a terminal or with --json), write the
-//! artifact, print the table.
+//! draw progress on stderr (`crate::progress`: "step k/N", ETA, the harness ceiling as soon as
+//! it is measured; a spinner on a terminal, plain lines otherwise), write the artifact, print
+//! the table.
 
-use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bakeoff_artifact::{Artifact, ArtifactKind, EndpointRecord, LoadReport, LoadStep, RunStatus};
 use bakeoff_client::Client;
@@ -12,7 +12,6 @@ use bakeoff_load::calibrate::{CalibrationOptions, CalibrationTarget, measure_cei
 use bakeoff_load::{PinPolicy, Progress};
 use bakeoff_suites::evaluate;
 use bakeoff_suites::{PreflightOutcome, run_preflight};
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::sync::watch;
 
 use crate::cli::BenchCommand;
@@ -27,79 +26,182 @@ pub async fn run(c: BenchCommand) -> Result<Exit, Error> {
     }
 }
 
-/// Progress bars: one per step, redrawn at most 4 times a second (redraws steal CPU from the
-/// client under load), drawn only when stderr is a terminal and --json is off.
-struct Bars {
-    multi: MultiProgress,
-    current: Mutex<Option<(ProgressBar, u64)>>,
+/// The load engine's steps on the one progress display ([`crate::progress::Progress`]).
+/// In `bench run` (`steps: Some(N)`): "[bench step k/N] c=2" with the time since the run began
+/// and an ETA (mean step time so far × steps left, once a step is done) as each step starts,
+/// the requests so far on a terminal only, and each step's result as a lasting line. Inside
+/// `eval run` (`steps: None`) the suite's own item events number and close the steps; this
+/// adds only the requests so far, on a terminal.
+pub(crate) struct StepProgress {
+    display: Arc<crate::progress::Progress>,
+    steps: Option<usize>,
+    state: Mutex<StepState>,
 }
 
-impl Bars {
-    fn new(visible: bool) -> Self {
-        let target = if visible {
-            ProgressDrawTarget::stderr_with_hz(4)
-        } else {
-            ProgressDrawTarget::hidden()
-        };
+struct StepState {
+    /// `bench`, or the load suite running (set by `eval run`).
+    prefix: String,
+    run_start: Option<Instant>,
+    step_start: Instant,
+    label: String,
+    planned: Option<u64>,
+    sent: u64,
+    errors: u64,
+    /// When the requests-so-far status was last drawn (at most 4 a second: redraws steal CPU
+    /// from the client under load).
+    drawn: Option<Instant>,
+    /// The measured step in progress (1-based; 0 during the warm-up).
+    k: usize,
+    finished: usize,
+    finished_time: Duration,
+}
+
+impl StepProgress {
+    pub(crate) fn new(
+        display: Arc<crate::progress::Progress>,
+        prefix: &str,
+        steps: Option<usize>,
+    ) -> Self {
         Self {
-            multi: MultiProgress::with_draw_target(target),
-            current: Mutex::new(None),
+            display,
+            steps,
+            state: Mutex::new(StepState {
+                prefix: prefix.to_string(),
+                run_start: None,
+                step_start: Instant::now(),
+                label: String::new(),
+                planned: None,
+                sent: 0,
+                errors: 0,
+                drawn: None,
+                k: 0,
+                finished: 0,
+                finished_time: Duration::ZERO,
+            }),
+        }
+    }
+
+    /// The load suite now running (its name heads the per-request status).
+    pub(crate) fn set_prefix(&self, prefix: &str) {
+        if let Ok(mut st) = self.state.lock() {
+            st.prefix = prefix.to_string();
         }
     }
 }
 
-impl Progress for Bars {
-    fn step_started(&self, label: &str, planned: Option<u64>, duration: Option<Duration>) {
-        let pb = match planned {
-            Some(n) => ProgressBar::new(n),
-            None => ProgressBar::new_spinner(),
-        };
-        let tmpl = match (planned, duration) {
-            (Some(_), _) => "{prefix:>14} [{bar:30}] {pos}/{len} {elapsed} {msg}",
-            (None, _) => "{prefix:>14} {spinner} {pos} requests {elapsed} {msg}",
-        };
-        if let Ok(style) = ProgressStyle::with_template(tmpl) {
-            pb.set_style(style.progress_chars("=> "));
+impl StepState {
+    fn head(&self, steps: Option<usize>) -> String {
+        match (steps, self.k) {
+            (_, 0) => format!("[{} warm-up]", self.prefix),
+            (Some(n), k) => format!("[{} step {k}/{n}] {}", self.prefix, self.label),
+            (None, _) => format!("[{}] {}", self.prefix, self.label),
         }
-        pb.set_prefix(label.to_string());
-        let pb = self.multi.add(pb);
-        if let Ok(mut cur) = self.current.lock() {
-            *cur = Some((pb, 0));
+    }
+
+    /// "12 s elapsed, ~30 s left": the ETA once a step is done and while steps are left.
+    fn timing(&self, steps: Option<usize>) -> String {
+        let elapsed = self.run_start.map(|t| t.elapsed()).unwrap_or_default();
+        let mut out = format!("{} elapsed", crate::progress::secs(elapsed));
+        if let (Some(n), Ok(done)) = (steps, u32::try_from(self.finished))
+            && done > 0
+            && let Ok(left) = u32::try_from(n.saturating_sub(self.finished))
+            && left > 0
+        {
+            let eta = self.finished_time / done * left;
+            out.push_str(&format!(", ~{} left", crate::progress::secs(eta)));
+        }
+        out
+    }
+}
+
+impl Progress for StepProgress {
+    fn step_started(&self, label: &str, planned: Option<u64>, _duration: Option<Duration>) {
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        st.run_start.get_or_insert_with(Instant::now);
+        st.step_start = Instant::now();
+        st.planned = planned;
+        st.sent = 0;
+        st.errors = 0;
+        if label == "warm-up" {
+            st.k = 0;
+        } else {
+            st.k += 1;
+        }
+        st.label = label.to_string();
+        let text = match (self.steps, st.k, planned) {
+            (_, 0, Some(n)) => format!(
+                "{} {n} request{}, not measured",
+                st.head(self.steps),
+                if n == 1 { "" } else { "s" }
+            ),
+            _ => format!("{}: {}", st.head(self.steps), st.timing(self.steps)),
+        };
+        if self.steps.is_some() {
+            self.display.status(&text);
+        } else {
+            self.display.transient(&text);
         }
     }
 
     fn request_finished(&self, ok: bool) {
-        if let Ok(mut cur) = self.current.lock()
-            && let Some((pb, errors)) = cur.as_mut()
-        {
-            pb.inc(1);
-            if !ok {
-                *errors += 1;
-                pb.set_message(format!("{errors} errors"));
-            }
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        st.sent += 1;
+        if !ok {
+            st.errors += 1;
         }
+        if st
+            .drawn
+            .is_some_and(|t| t.elapsed() < Duration::from_millis(250))
+        {
+            return;
+        }
+        st.drawn = Some(Instant::now());
+        let of = st.planned.map(|n| format!("/{n}")).unwrap_or_default();
+        let errors = match st.errors {
+            0 => String::new(),
+            1 => ", 1 error".to_string(),
+            e => format!(", {e} errors"),
+        };
+        self.display.transient(&format!(
+            "{}: {}{of} requests{errors}, {}",
+            st.head(self.steps),
+            st.sent,
+            st.timing(self.steps)
+        ));
     }
 
     fn step_finished(&self, step: &LoadStep) {
-        if let Ok(mut cur) = self.current.lock()
-            && let Some((pb, _)) = cur.take()
-        {
-            pb.finish_with_message(format!(
-                "{}/{} ok, {:.1} tok/s",
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        st.finished += 1;
+        let took = st.step_start.elapsed();
+        st.finished_time += took;
+        if self.steps.is_some() {
+            self.display.line(&format!(
+                "{}: {}/{} ok, {:.1} tok/s, {}",
+                st.head(self.steps),
                 step.ok,
                 step.sent,
-                step.output_tokens_per_second.unwrap_or(0.0)
+                step.output_tokens_per_second.unwrap_or(0.0),
+                crate::progress::secs(took)
             ));
         }
     }
 }
 
-/// Progress bars for the load suites inside `eval run`.
-pub(crate) fn suite_progress(want: bool) -> bakeoff_suites::throughput::LoadProgress {
-    let visible = want && std::io::stderr().is_terminal();
-    bakeoff_suites::throughput::LoadProgress(
-        visible.then(|| Arc::new(Bars::new(true)) as Arc<dyn Progress>),
-    )
+/// The load suites' steps inside `eval run`, on `display`; the returned handle is told which
+/// suite runs.
+pub(crate) fn suite_progress(
+    display: Arc<crate::progress::Progress>,
+) -> (bakeoff_suites::throughput::LoadProgress, Arc<StepProgress>) {
+    let steps = Arc::new(StepProgress::new(display, "load", None));
+    let load = bakeoff_suites::throughput::LoadProgress(Some(steps.clone() as Arc<dyn Progress>));
+    (load, steps)
 }
 
 /// The sweep tables of the load suites of an `eval run` artifact.
@@ -156,8 +258,10 @@ async fn measure(
     if !cfg.no_pin {
         plan.pin = PinPolicy::for_engine(pre.discovered.facts.engine);
     }
+    // Progress on stderr (stdout stays the table, or pure JSON with --json).
+    let display = Arc::new(crate::progress::Progress::new(false));
     if cfg.calibrate {
-        plan.ceiling = Some(harness_ceiling(cfg.json).await?);
+        plan.ceiling = Some(harness_ceiling(&display).await?);
     }
 
     let (tx, rx) = watch::channel(false);
@@ -165,9 +269,12 @@ async fn measure(
         let _ = tokio::signal::ctrl_c().await;
         let _ = tx.send(true);
     });
-    let bars = Arc::new(Bars::new(!cfg.json && std::io::stderr().is_terminal()));
-    let report = bakeoff_load::run(client, &plan, bars, rx).await?;
+    let steps = plan.mode.map_steps(|_| (), |_, _, _| ()).len();
+    let progress = Arc::new(StepProgress::new(display.clone(), "bench", Some(steps)));
+    let report = bakeoff_load::run(client, &plan, progress, rx).await;
     watcher.abort();
+    display.finish();
+    let report = report?;
 
     let mut art = artifact(cfg, client, &pre, local, report);
     let mut files = evaluate::run_files(&cfg.naming.out, &art.candidate.slug, cfg.naming.replace)?;
@@ -191,14 +298,19 @@ async fn measure(
 }
 
 /// The harness ceiling with the default calibration, measured against a fresh loopback target
-/// (what `bench run` and `eval run`'s load suites measure first); announced unless `quiet`.
+/// (what `bench run` and `eval run`'s load suites measure first): announced on `progress`, and
+/// its result printed as a lasting line as soon as it is known.
 pub(crate) async fn harness_ceiling(
-    quiet: bool,
+    progress: &crate::progress::Progress,
 ) -> Result<bakeoff_artifact::HarnessCeiling, Error> {
-    if !quiet {
-        eprintln!("[bakeoff] measuring the harness ceiling against the loopback target …");
-    }
-    ceiling(CalibrationOptions::default()).await
+    progress.status("[harness] measuring the harness ceiling against the loopback target …");
+    let c = ceiling(CalibrationOptions::default()).await?;
+    progress.line(&format!(
+        "[harness] ceiling: {:.0} req/s, {:.0} streamed tokens/s, {} concurrent streams; \
+         steps above half of these are flagged client-bound",
+        c.requests_per_second, c.streamed_tokens_per_second, c.concurrent_streams
+    ));
+    Ok(c)
 }
 
 async fn ceiling(o: CalibrationOptions) -> Result<bakeoff_artifact::HarnessCeiling, Error> {

@@ -1,16 +1,27 @@
-//! `bakeoff eval run`: preflight, suites, artifact.
+//! `bakeoff eval run`: preflight, suites, artifact — with progress on stderr (the
+//! preflight's phases, "[suite n/N]" with the time so far, an ETA and the outcomes so far, each
+//! suite's end as a lasting line), also with `--json` (stdout stays pure JSON).
 
+use std::sync::Arc;
+
+use bakeoff_artifact::{StoreError, SuiteStatus};
 use bakeoff_client::Client;
-use bakeoff_suites::SuiteOptions;
 use bakeoff_suites::evaluate::{EvalRequest, evaluate};
+use bakeoff_suites::{EvalEvent, EvalHook, Outcomes, PreflightPhase, SuiteOptions};
 use tokio::sync::watch;
 
+use super::bench::StepProgress;
 use crate::config::RunConfig;
 use crate::exit::{Error, Exit};
 use crate::local_default;
+use crate::progress::{Progress, secs};
 
 pub async fn run(mut cfg: RunConfig) -> Result<Exit, Error> {
-    cfg.suite_options.load_progress = super::bench::suite_progress(!cfg.json);
+    // An output directory that cannot be made fails now, before minutes of measuring.
+    std::fs::create_dir_all(&cfg.naming.out).map_err(|source| StoreError::CreateDir {
+        path: cfg.naming.out.clone(),
+        source,
+    })?;
     // Ctrl-C (or SIGTERM) is watched from here on: while provisioning or starting the
     // embedded server it stops cleanly (the server handle kills its process on drop); during
     // preflight it stops the embedded server; during the suites it stops after the item in
@@ -31,12 +42,18 @@ pub async fn run(mut cfg: RunConfig) -> Result<Exit, Error> {
             return Err(e);
         }
     };
+    // The display starts once the embedded default (which reports its own provisioning) is up.
+    let display = Arc::new(Progress::new(false));
+    let (load_progress, steps) = super::bench::suite_progress(display.clone());
+    cfg.suite_options.load_progress = load_progress;
+    let hook = eval_hook(display.clone(), steps);
     let local_url = local.as_ref().map(|l| l.server.url());
     let result = match super::client_for(&cfg.endpoint, local_url.as_deref()) {
-        Ok(client) => measure(&cfg, &client, local.as_ref(), &mut rx).await,
+        Ok(client) => measure(&cfg, &client, local.as_ref(), &mut rx, &display, hook).await,
         Err(e) => Err(e),
     };
     watcher.abort();
+    display.finish();
     local_default::stop(local).await;
     result
 }
@@ -46,8 +63,10 @@ async fn measure(
     client: &Client,
     local: Option<&local_default::LocalServer>,
     rx: &mut watch::Receiver<bool>,
+    display: &Progress,
+    hook: EvalHook,
 ) -> Result<Exit, Error> {
-    let options = with_ceiling(cfg).await?;
+    let options = with_ceiling(cfg, display).await?;
     let naming = super::naming(&cfg.naming, local);
     let req = EvalRequest {
         client,
@@ -59,8 +78,11 @@ async fn measure(
         out: &cfg.naming.out,
         replace: cfg.naming.replace,
         run_record: run_record(cfg, local.is_some()),
+        progress: Some(hook),
     };
-    let evaluated = evaluate(req, rx).await?;
+    let evaluated = evaluate(req, rx).await;
+    display.finish();
+    let evaluated = evaluated?;
     if cfg.json {
         println!(
             "{}",
@@ -102,7 +124,7 @@ fn run_record(cfg: &RunConfig, embedded_default: bool) -> serde_json::Value {
 
 /// The harness ceiling for the load suites, measured once per run against the built-in
 /// loopback target (as `bench run` does), so their steps can be flagged `client-bound`.
-async fn with_ceiling(cfg: &RunConfig) -> Result<SuiteOptions, Error> {
+async fn with_ceiling(cfg: &RunConfig, display: &Progress) -> Result<SuiteOptions, Error> {
     let mut options = cfg.suite_options.clone();
     let load = cfg.suites.iter().any(|s| {
         matches!(
@@ -111,7 +133,180 @@ async fn with_ceiling(cfg: &RunConfig) -> Result<SuiteOptions, Error> {
         )
     });
     if load && cfg.calibrate {
-        options.throughput.harness_ceiling = Some(super::bench::harness_ceiling(cfg.json).await?);
+        options.throughput.harness_ceiling = Some(super::bench::harness_ceiling(display).await?);
     }
     Ok(options)
+}
+
+/// Draws a measurement's events on `display`; the load suites' per-request counts (`steps`)
+/// are headed by the suite that runs.
+fn eval_hook(display: Arc<Progress>, steps: Arc<StepProgress>) -> EvalHook {
+    Arc::new(move |e: EvalEvent| {
+        if let EvalEvent::SuiteStarted { suite, .. } = &e {
+            steps.set_prefix(suite);
+        }
+        let (lasting, text) = render(&e);
+        if lasting {
+            display.line(&text);
+        } else {
+            display.status(&text);
+        }
+    })
+}
+
+/// One event as a progress line; `true`: it lasts (a suite's end), else a status.
+fn render(e: &EvalEvent) -> (bool, String) {
+    match e {
+        EvalEvent::Preflight(p) => (false, preflight_line(p)),
+        EvalEvent::SuiteStarted { suite, planned } => (
+            false,
+            match planned {
+                Some(n) => format!("[{suite}] starting: {n} item{}", plural(*n)),
+                None => format!("[{suite}] starting"),
+            },
+        ),
+        EvalEvent::ItemFinished(i) => {
+            let of = i.planned.map(|n| format!("/{n}")).unwrap_or_default();
+            let left = i
+                .eta
+                .map(|t| format!(", ~{} left", secs(t)))
+                .unwrap_or_default();
+            (
+                false,
+                format!(
+                    "[{} {}{of}] {} elapsed{left} — {}",
+                    i.suite,
+                    i.done,
+                    secs(i.elapsed),
+                    outcomes(&i.outcomes)
+                ),
+            )
+        }
+        EvalEvent::SuiteFinished {
+            suite,
+            status,
+            done,
+            planned,
+            elapsed,
+            outcomes: o,
+        } => {
+            let status = match status {
+                SuiteStatus::Complete => "complete",
+                SuiteStatus::Incomplete => "incomplete",
+                SuiteStatus::Failed => "failed",
+            };
+            let of = planned.map(|n| format!("/{n}")).unwrap_or_default();
+            let tally = if o.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", outcomes(o))
+            };
+            (
+                true,
+                format!(
+                    "[{suite}] {status}: {done}{of} items in {}{tally}",
+                    secs(*elapsed)
+                ),
+            )
+        }
+    }
+}
+
+fn preflight_line(p: &PreflightPhase) -> String {
+    match p {
+        PreflightPhase::Probing { ready_timeout } => format!(
+            "[preflight] discovering the endpoint, then probing readiness with a real completion \
+             (up to {}) …",
+            secs(*ready_timeout)
+        ),
+        PreflightPhase::Ready {
+            model,
+            engine,
+            window,
+            elapsed,
+        } => format!(
+            "[preflight] ready in {}: {} on {engine}, window {}",
+            secs(*elapsed),
+            model.as_deref().unwrap_or("(no model id)"),
+            window.map_or_else(|| "unknown".to_string(), |w| w.to_string())
+        ),
+        PreflightPhase::Unfit {
+            class,
+            message,
+            elapsed,
+        } => format!(
+            "[preflight] unfit after {} ({class}): {message}",
+            secs(*elapsed)
+        ),
+        PreflightPhase::CheckingThinking { mode } => {
+            format!("[preflight] checking that --thinking {mode} takes effect …")
+        }
+    }
+}
+
+/// "ok 1, wrong 2": the outcome classes so far.
+fn outcomes(o: &Outcomes) -> String {
+    o.iter()
+        .map(|(k, n)| format!("{} {n}", k.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::time::Duration;
+
+    use bakeoff_artifact::Outcome;
+    use bakeoff_suites::ItemProgress;
+
+    use super::*;
+
+    #[test]
+    fn events_draw_as_plain_lines() {
+        let (display, lines) = Progress::capture();
+        let display = Arc::new(display);
+        let steps = Arc::new(StepProgress::new(display.clone(), "load", None));
+        let hook = eval_hook(display, steps);
+        let s = Duration::from_secs;
+        let tally = |pairs: &[(Outcome, usize)]| pairs.iter().copied().collect::<Outcomes>();
+        hook(EvalEvent::Preflight(PreflightPhase::Probing {
+            ready_timeout: s(60),
+        }));
+        hook(EvalEvent::SuiteStarted {
+            suite: "smoke",
+            planned: Some(6),
+        });
+        hook(EvalEvent::ItemFinished(ItemProgress {
+            suite: "smoke",
+            done: 3,
+            planned: Some(6),
+            outcome: Outcome::Wrong,
+            elapsed: s(12),
+            eta: Some(s(12)),
+            outcomes: tally(&[(Outcome::Ok, 1), (Outcome::Wrong, 2)]),
+        }));
+        hook(EvalEvent::SuiteFinished {
+            suite: "smoke",
+            status: SuiteStatus::Complete,
+            done: 6,
+            planned: Some(6),
+            elapsed: s(150),
+            outcomes: tally(&[(Outcome::Ok, 1), (Outcome::Wrong, 5)]),
+        });
+        assert_eq!(
+            *lines.lock().unwrap(),
+            [
+                "[preflight] discovering the endpoint, then probing readiness with a real \
+                 completion (up to 60 s) …",
+                "[smoke] starting: 6 items",
+                "[smoke 3/6] 12 s elapsed, ~12 s left — ok 1, wrong 2",
+                "[smoke] complete: 6/6 items in 2 min 30 s — ok 1, wrong 5",
+            ]
+        );
+    }
 }

@@ -30,16 +30,16 @@ pub async fn run(c: SeatCommand) -> Result<Exit, Error> {
 }
 
 async fn up(a: SeatUpConfig) -> Result<Exit, Error> {
-    let (seats, out) = open(&a.fleet, &a.watch)?;
-    let names = names_or_all(&seats, &a.seats, false)?;
+    let (mut seats, out) = open(&a.fleet, &a.watch)?;
+    let names = names_or_all(&seats, &a.seats, a.all)?;
     gate_all(&seats, &out, &names, "start", a.confirm)?;
     let mut ok = true;
     let mut outs = Vec::new();
     for n in &names {
-        let o = seats
-            .up(n, a.confirm, false)
-            .await
-            .map_err(|e| ops_error(&out, e))?;
+        let drawing = Drawing::one(&mut seats, n);
+        let o = seats.up(n, a.confirm, false).await;
+        drawing.done(&mut seats).await;
+        let o = o.map_err(|e| ops_error(&out, e))?;
         ok &= o.ok();
         if !a.watch.json {
             print_up(&out, &o);
@@ -53,15 +53,15 @@ async fn up(a: SeatUpConfig) -> Result<Exit, Error> {
 }
 
 async fn restart(a: SeatUpConfig) -> Result<Exit, Error> {
-    let (seats, out) = open(&a.fleet, &a.watch)?;
-    let names = names_or_all(&seats, &a.seats, true)?;
+    let (mut seats, out) = open(&a.fleet, &a.watch)?;
+    let names = names_or_all(&seats, &a.seats, a.all)?;
     gate_all(&seats, &out, &names, "restart", a.confirm)?;
     let mut ok = true;
     for n in &names {
-        let o = seats
-            .restart(n, a.confirm)
-            .await
-            .map_err(|e| ops_error(&out, e))?;
+        let drawing = Drawing::one(&mut seats, n);
+        let o = seats.restart(n, a.confirm).await;
+        drawing.done(&mut seats).await;
+        let o = o.map_err(|e| ops_error(&out, e))?;
         ok &= o.ok();
         if a.watch.json {
             out.json(up_json(&o))?;
@@ -74,7 +74,7 @@ async fn restart(a: SeatUpConfig) -> Result<Exit, Error> {
 
 async fn down(a: SeatNamesArgs) -> Result<Exit, Error> {
     let (seats, out) = open(&a.fleet.fleet, &WatchConfig::default())?;
-    let names = names_or_all(&seats, &a.seats, false)?;
+    let names = names_or_all(&seats, &a.seats, a.all)?;
     gate_all(&seats, &out, &names, "stop", a.confirm)?;
     for n in &names {
         seats
@@ -102,7 +102,12 @@ async fn status(a: SeatStatusArgs) -> Result<Exit, Error> {
     } else {
         out.lines(render::status_lines(&list, &seats.fleet.routes));
     }
-    let any_failed = list.iter().any(|s| s.serving == Some(false));
+    // A failed probe, or a state that could not be read (the Docker engine did not answer), is
+    // not a healthy fleet: exit 1, so a script never takes "unknown" for "fine".
+    let any_failed = list.iter().any(|s| {
+        s.serving == Some(false)
+            || matches!(s.observed, bakeoff_seats::backend::Observed::Unknown { .. })
+    });
     Ok(Exit::from_ok(!any_failed))
 }
 
@@ -119,11 +124,11 @@ async fn logs(a: SeatLogsArgs) -> Result<Exit, Error> {
 }
 
 async fn watch(a: SeatWatchConfig) -> Result<Exit, Error> {
-    let (seats, out) = open(&a.fleet, &a.watch)?;
-    let o = seats
-        .watch_seat(&a.seat)
-        .await
-        .map_err(|e| ops_error(&out, e))?;
+    let (mut seats, out) = open(&a.fleet, &a.watch)?;
+    let drawing = Drawing::one(&mut seats, &a.seat);
+    let o = seats.watch_seat(&a.seat).await;
+    drawing.done(&mut seats).await;
+    let o = o.map_err(|e| ops_error(&out, e))?;
     if a.watch.json {
         out.json(up_json(&o))?;
     } else {
@@ -133,11 +138,16 @@ async fn watch(a: SeatWatchConfig) -> Result<Exit, Error> {
 }
 
 async fn swap(a: SeatSwapConfig) -> Result<Exit, Error> {
-    let (seats, out) = open(&a.fleet, &a.watch)?;
-    let o = seats
-        .swap(&a.old, &a.new, a.confirm)
-        .await
-        .map_err(|e| ops_error(&out, e))?;
+    let (mut seats, out) = open(&a.fleet, &a.watch)?;
+    // NEW's watch, then (when NEW failed) OLD's rollback.
+    let whose = Whose(vec![
+        Whose::seat(&seats, &a.new, a.new.clone()),
+        Whose::seat(&seats, &a.old, format!("{} rollback", a.old)),
+    ]);
+    let drawing = Drawing::start(&mut seats, whose);
+    let o = seats.swap(&a.old, &a.new, a.confirm).await;
+    drawing.done(&mut seats).await;
+    let o = o.map_err(|e| ops_error(&out, e))?;
     if a.watch.json {
         out.json(render::swap_json(&o))?;
     } else {
@@ -184,18 +194,24 @@ impl Out {
     }
 }
 
-fn names_or_all(seats: &Seats, given: &[String], need_one: bool) -> Result<Vec<String>, Error> {
-    if given.is_empty() {
-        if need_one {
-            return Err(Error::usage("name the seats to act on"));
-        }
+/// The seats a verb acts on: those named, or with `--all` every seat in the fleet. Naming none
+/// without `--all` is a usage error: a bare `seat up` or `seat down` never acts on the whole
+/// fleet by accident.
+fn names_or_all(seats: &Seats, given: &[String], all: bool) -> Result<Vec<String>, Error> {
+    if all {
         return Ok(seats.fleet.seats.iter().map(|s| s.name.clone()).collect());
+    }
+    if given.is_empty() {
+        return Err(Error::usage(NAME_THE_SEATS));
     }
     for n in given {
         seats.seat(n).map_err(Error::usage)?;
     }
     Ok(given.to_vec())
 }
+
+/// The refusal of `seat up|down|restart` with no seat named and no `--all`.
+const NAME_THE_SEATS: &str = "name the seats, or --all for every seat in the fleet";
 
 /// Check every gate before acting on any seat: a refusal leaves the whole fleet untouched.
 fn gate_all(
@@ -245,4 +261,134 @@ fn ops_error(out: &Out, e: OpsError) -> Error {
 
 fn print_up(out: &Out, o: &UpOutcome) {
     out.lines(render::up_lines(o));
+}
+
+/// The watch's progress on stderr while one seat operation runs (`crate::progress`: a spinner
+/// on a terminal, plain lines otherwise; stdout keeps the result): each phase as a lasting line
+/// with its time (`[gemma-proc] warming after 4.2 s`), notes and restarts as they happen, the
+/// load progress and, while not ready, the silence timer as the status (`[gemma-proc] loading
+/// 18/46 shards, ~61 s left (2 min 3 s)`). The words are the seats'
+/// (`bakeoff_seats::progress::describe`, as a campaign's); the fleet's secrets are redacted.
+struct Drawing {
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Whose watches an operation draws: one seat, or a swap's NEW then OLD's rollback — each as
+/// (label, the model id its watch probes).
+struct Whose(Vec<(String, Option<String>)>);
+
+impl Whose {
+    fn seat(seats: &Seats, name: &str, label: String) -> (String, Option<String>) {
+        let model = seats
+            .seat(name)
+            .ok()
+            .and_then(|s| s.served_model_names.first().cloned());
+        (label, model)
+    }
+
+    /// The label of the `nth` watch of the operation, which probes `model`: the one seat that
+    /// serves that model, else the seat in the operation's order (a swap's NEW, then OLD).
+    fn label(&self, nth: usize, model: Option<&str>) -> String {
+        let serving: Vec<&(String, Option<String>)> = self
+            .0
+            .iter()
+            .filter(|(_, m)| m.as_deref() == model)
+            .collect();
+        match serving.as_slice() {
+            [one] => one.0.clone(),
+            _ => self
+                .0
+                .get(nth)
+                .or(self.0.last())
+                .map(|s| s.0.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl Drawing {
+    /// Draw the watch of one seat.
+    fn one(seats: &mut Seats, name: &str) -> Self {
+        let whose = Whose(vec![Whose::seat(seats, name, name.to_string())]);
+        Self::start(seats, whose)
+    }
+
+    /// Draw the watches of the operation about to run on `seats` (its watch options get the
+    /// events sender).
+    fn start(seats: &mut Seats, whose: Whose) -> Self {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        seats.watch.events = Some(tx);
+        let redactor = Redactor::for_fleet(&seats.fleet);
+        Self {
+            task: tokio::spawn(draw(rx, whose, redactor)),
+        }
+    }
+
+    /// Once the operation returned: every event it sent is drawn (its watches are over and the
+    /// sender is dropped here, so the channel ends), and the spinner is gone before the result
+    /// is printed.
+    async fn done(self, seats: &mut Seats) {
+        seats.watch.events = None;
+        let mut task = self.task;
+        if tokio::time::timeout(std::time::Duration::from_secs(2), &mut task)
+            .await
+            .is_err()
+        {
+            task.abort();
+        }
+    }
+}
+
+async fn draw(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<bakeoff_seats::watchdog::Event>,
+    whose: Whose,
+    redactor: Redactor,
+) {
+    use bakeoff_seats::progress::{SilenceSteps, describe, elapsed_text};
+    use bakeoff_seats::watchdog::Event;
+    let progress = crate::progress::Progress::new(false);
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut label = whose.label(0, None);
+    let mut began = std::time::Instant::now();
+    let mut watches = 0;
+    // What the seat is doing (its phase or load progress), beside the silence timer.
+    let mut doing = String::from("starting");
+    let mut silence = SilenceSteps::default();
+    while let Some(ev) = rx.recv().await {
+        let Some(text) = describe(&ev) else { continue };
+        let text = redactor.text(&text);
+        let since = elapsed_text(began.elapsed().as_millis() as u64);
+        match &ev {
+            Event::Began { model } => {
+                label = whose.label(watches, model.as_deref());
+                watches += 1;
+                began = std::time::Instant::now();
+                progress.line(&format!("[{label}] {text}"));
+                doing = text;
+            }
+            Event::Phase(p) => {
+                progress.line(&format!("[{label}] {text}"));
+                doing = p.state.clone();
+            }
+            Event::Progress(_) => {
+                if text != doing {
+                    progress.status(&format!("[{label}] {text} ({since})"));
+                    doing = text;
+                }
+            }
+            // On a terminal the timer redraws every second (from 2 s of silence); a log gets
+            // a line at 10 s of silence, then one a minute.
+            Event::Silence { silent_ms, .. } => {
+                let rose = silence.rose(*silent_ms);
+                if terminal && *silent_ms >= 2000 {
+                    progress.status(&format!("[{label}] {doing}; {text} ({since})"));
+                } else if terminal {
+                    progress.status(&format!("[{label}] {doing} ({since})"));
+                } else if rose {
+                    progress.status(&format!("[{label}] {text} ({since})"));
+                }
+            }
+            _ => progress.line(&format!("[{label}] {text}")),
+        }
+    }
 }

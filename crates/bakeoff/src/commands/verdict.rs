@@ -19,7 +19,7 @@ pub fn run(a: VerdictConfig) -> Result<Exit, Error> {
     else {
         let slugs = reg.slugs();
         return Err(Error::usage(format!(
-            "no artifact for candidate {:?} under {} ({}); give the slug of an artifact there, or --dir",
+            "no artifact for candidate {:?} under {} ({}); give the slug of an artifact there, or --out DIR",
             a.slug,
             a.dir.display(),
             if slugs.is_empty() {

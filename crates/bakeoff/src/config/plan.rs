@@ -80,8 +80,13 @@ impl PlanArgs {
                 Some((x.trim().to_owned(), y.trim().to_owned(), gpu))
             }
         };
+        // One default for `--fleet` everywhere: fleet.toml, here only when there is one.
+        let fleet = self.fleet.or_else(|| {
+            let default = PathBuf::from(crate::cli::DEFAULT_FLEET);
+            default.is_file().then_some(default)
+        });
         Ok(PlanConfig {
-            fleet: self.fleet,
+            fleet,
             json: self.json,
             margin_gib: self.margin,
             gpu_memory_gib,

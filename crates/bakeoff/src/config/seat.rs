@@ -10,7 +10,8 @@ use crate::cli::{SeatSwapArgs, SeatUpArgs, SeatWatchArgs, WatchArgs, WatchTiming
 use crate::exit::Error;
 
 /// Where failure artifacts go without `--out`, relative to the working directory (as `eval run
-/// --out results`): never into the directory of the fleet file, which may be a source tree.
+/// --out results`; the clap default of `--out` is the same): never into the directory of the
+/// fleet file, which may be a source tree.
 pub const DEFAULT_SEAT_OUT: &str = "results";
 
 #[derive(Debug, Clone)]
@@ -55,7 +56,7 @@ impl WatchArgs {
     pub fn validate(self) -> Result<WatchConfig, Error> {
         Ok(WatchConfig {
             options: self.timing.validate()?,
-            out: self.out.unwrap_or_else(|| PathBuf::from(DEFAULT_SEAT_OUT)),
+            out: self.out,
             json: self.json,
         })
     }
@@ -75,7 +76,10 @@ fn secs(name: &str, v: f64) -> Result<Duration, Error> {
 #[derive(Debug)]
 pub struct SeatUpConfig {
     pub fleet: PathBuf,
+    /// The seats named; empty only with `all`.
     pub seats: Vec<String>,
+    /// `--all`: every seat in the fleet.
+    pub all: bool,
     pub confirm: bool,
     pub watch: WatchConfig,
 }
@@ -85,6 +89,7 @@ impl SeatUpArgs {
         Ok(SeatUpConfig {
             fleet: self.fleet.fleet,
             seats: self.seats,
+            all: self.all,
             confirm: self.confirm,
             watch: self.watch.validate()?,
         })

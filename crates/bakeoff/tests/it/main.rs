@@ -5,9 +5,11 @@
 
 mod bench;
 mod campaign;
+mod cli_help;
 mod eval_context;
 mod eval_foundation;
 mod eval_probing;
+mod eval_progress;
 mod eval_suites_compare;
 mod exit_codes;
 mod kv;

@@ -256,7 +256,7 @@ fn plan_falls_back_to_nvidia_smi_and_maps_a_pid_to_its_seat_by_port() {
     // 46694 MiB = 45.60 GiB, mapped to `gen` through the port on its command line.
     assert!(
         text.contains(&format!(
-            "holds 45.60 GiB measured (pids [{}], by port 8010)",
+            "holds 45.60 GiB measured (pids {}, by port 8010)",
             seat.id()
         )),
         "{text}"
@@ -396,11 +396,11 @@ fn coexist_prices_a_seat_without_the_flag_at_vllms_default() {
     assert!(!text.lines().any(|l| l.starts_with("YES")), "{text}");
     // Per-GPU section and coexistence answer agree, seat by seat.
     assert!(
-        text.contains("seat meromero-charrp (Vllm, util 0.92 (engine default)): claims 87.87 GiB"),
+        text.contains("seat meromero-charrp (vllm, util 0.92 (engine default)): claims 87.87 GiB"),
         "{text}"
     );
     assert!(
-        text.contains("seat char-rp (Vllm, util 0.47): claims 45.14 GiB"),
+        text.contains("seat char-rp (vllm, util 0.47): claims 45.14 GiB"),
         "{text}"
     );
     assert!(
@@ -445,7 +445,7 @@ fn coexist_prices_a_seat_without_the_flag_at_vllms_default() {
     // The per-GPU section says its headroom is an upper bound, for the same reason.
     assert!(text.contains("headroom: at most "), "{text}");
     assert!(
-        text.contains("seat bench (LlamaCpp): claims at least 0.75 GiB"),
+        text.contains("seat bench (llama.cpp): claims at least 0.75 GiB"),
         "{text}"
     );
 }
@@ -467,13 +467,13 @@ fn plan_places_cpu_seats_expands_cache_and_counts_a_swap_pair_once() {
     let model = cache_dir().join("models/gemma-3-270m-q4_k_m.gguf");
     assert!(
         text.contains(&format!(
-            "seat gemma-proc (LlamaCpp) on local: CPU, host local declares gpus = 0; model {}",
+            "seat gemma-proc (llama.cpp) on local: CPU, host local declares gpus = 0; model {}",
             model.display()
         )),
         "{text}"
     );
     assert!(
-        text.contains("seat gemma-docker (LlamaCpp) on local: CPU, host local declares gpus = 0"),
+        text.contains("seat gemma-docker (llama.cpp) on local: CPU, host local declares gpus = 0"),
         "{text}"
     );
     assert!(
@@ -508,7 +508,7 @@ fn plan_places_cpu_seats_expands_cache_and_counts_a_swap_pair_once() {
         "{text}"
     );
     assert!(
-        text.contains("seat bench (LlamaCpp): claims 1.19 GiB"),
+        text.contains("seat bench (llama.cpp): claims 1.19 GiB"),
         "{text}"
     );
 }

@@ -5,6 +5,13 @@
 //! (`bakeoff eval run` → artifact → `bakeoff report`). It copies the plain streamed chat reply
 //! every engine sends (vLLM/llama.cpp `chat.completion.chunk` deltas, then usage); the real
 //! small model cannot be made to emit a chosen string.
+//!
+//! The second test measures the real llama-server with the real test model (`eval run` smoke,
+//! then a short `bench run` at c = 1, 2, 4) and reads the rendered page: the bench run joins the
+//! candidate's row, each sweep has its per-level table, every chart series is named in its
+//! legend, and the level axis is labelled with exactly the levels run. With
+//! `BAKEOFF_REPORT_PNG=PATH` it also leaves its screenshot there (how docs/img/report.png is
+//! made).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -13,9 +20,9 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use bakeoff_testkit::{scripted, tempdir};
+use bakeoff_testkit::{real_llama, scripted, tempdir};
 
-use crate::util::{bakeoff, eval_run_async};
+use crate::util::{bakeoff, code, eval_run, eval_run_async, serial_tempdir, text};
 
 /// `BAKEOFF_CHROMIUM`, else `chromium` / `chromium-browser` on PATH. Never skips: a browser
 /// test that did not run measured nothing.
@@ -199,4 +206,159 @@ async fn html_report_renders_in_chromium_and_model_output_stays_text() {
         bytes.len()
     );
     drop(server);
+}
+
+/// The text of every `<text class="CLASS" …>…</text>` inside the SVG whose `aria-label` is
+/// `label`, in document order.
+fn svg_texts(dom: &str, label: &str, class: &str) -> Vec<String> {
+    let start = dom
+        .find(&format!("aria-label=\"{label}\""))
+        .unwrap_or_else(|| panic!("no chart {label:?} in the DOM"));
+    let svg = &dom[start..start + dom[start..].find("</svg>").unwrap()];
+    svg.split(&format!("class=\"{class}\""))
+        .skip(1)
+        .filter_map(|t| {
+            // The element's text: from the last `>` before its `</text>`.
+            let t = &t[..t.find("</text>")?];
+            Some(t[t.rfind('>')? + 1..].to_string())
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_real_eval_and_bench_render_as_one_row_with_level_tables_and_readable_charts() {
+    let (_g, tmp) = serial_tempdir().await;
+    let results = tmp.path().join("results");
+    let out = results.to_str().unwrap().to_string();
+    let server = real_llama(8192, 2, &[], tmp.path()).await;
+    let url = server.url();
+    let o = eval_run(&url, &results, &["--suite", "smoke"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = bakeoff(&[
+        "bench",
+        "run",
+        "--endpoint",
+        &url,
+        "--concurrency",
+        "1,2,4",
+        "--requests",
+        "4",
+        "--prompt-tokens",
+        "16",
+        "--output-tokens",
+        "8",
+        "--warmup",
+        "1",
+        "--no-calibrate",
+        "--out",
+        &out,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    drop(server);
+
+    let names: Vec<String> = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let bench_file = names
+        .iter()
+        .find(|n| n.ends_with("-bench.bakeoff.json"))
+        .expect("a bench artifact");
+    let bench_slug = bench_file.trim_end_matches(".bakeoff.json");
+    let eval_slug = bench_slug.trim_end_matches("-bench");
+    let bench: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join(bench_file)).unwrap()).unwrap();
+    let levels: Vec<String> = bench["load"]["throughput"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["concurrency"].to_string())
+        .collect();
+    assert_eq!(levels, ["1", "2", "4"]);
+
+    let o = bakeoff(&["report", &out]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let html_path = results.join("report.html");
+    let file_url = format!("file://{}", html_path.display());
+    let (dom, _) = run_chromium(
+        &[
+            "--virtual-time-budget=2000".into(),
+            "--dump-dom".into(),
+            file_url.clone(),
+        ],
+        &tmp.path().join("chromium-profile"),
+    );
+    // One row for the candidate: the bench run joined it, with its figures.
+    let summary = &dom[dom.find("<table id=\"summary\"").unwrap()..];
+    let summary = &summary[..summary.find("</table>").unwrap()];
+    assert_eq!(
+        summary.matches("<tr>").count(),
+        2,
+        "header + one row: {summary}"
+    );
+    assert!(summary.contains(&format!(">{eval_slug}</a>")), "{summary}");
+    assert!(summary.contains("bench peak out tok/s"), "{summary}");
+    assert!(summary.contains("tok/s @ c="), "{summary}");
+    assert!(summary.contains("ms @ c=1"), "{summary}");
+    assert!(summary.contains("2 counted (1 bench)"), "{summary}");
+    // The per-level table of the sweep, a row per level.
+    let lt = &dom[dom
+        .find("<table class=\"levels\"")
+        .expect("per-level table")..];
+    let lt = &lt[..lt.find("</table>").unwrap()];
+    for h in [
+        "output tok/s",
+        "TTFT p50",
+        "TTFT p99",
+        "TPOT p50",
+        "TPOT p99",
+        "ITL p50",
+        "ITL p99",
+        "E2E p50",
+        "E2E p99",
+    ] {
+        assert!(lt.contains(&format!("<th>{h}</th>")), "{h}: {lt}");
+    }
+    for l in &levels {
+        assert!(lt.contains(&format!("<td>c={l}</td>")), "c={l}: {lt}");
+    }
+    // The level axis is labelled with exactly the levels run, in both level charts.
+    for chart in [
+        "Concurrency vs output tok/s",
+        "TTFT percentiles by concurrency",
+    ] {
+        assert_eq!(svg_texts(&dom, chart, "x-tick"), levels, "{chart}");
+    }
+    // Every series is named in its chart's legend.
+    let series = format!("{bench_slug} bench throughput");
+    assert_eq!(
+        svg_texts(&dom, "Concurrency vs output tok/s", "legend-entry"),
+        vec![format!("{bench_slug} bench throughput")]
+    );
+    assert_eq!(
+        svg_texts(&dom, "TTFT percentiles by concurrency", "legend-entry"),
+        ["p50", "p90", "p99"].map(|p| format!("{series} {p}"))
+    );
+    // Values are printed at the points: one per level per series.
+    assert_eq!(
+        svg_texts(&dom, "Concurrency vs output tok/s", "value").len(),
+        levels.len()
+    );
+    assert!(dom.contains("aria-label=\"Per-suite scores (Wilson 95% intervals)\""));
+
+    let png = tmp.path().join("report.png");
+    run_chromium(
+        &[
+            "--window-size=1280,2400".into(),
+            "--hide-scrollbars".into(),
+            format!("--screenshot={}", png.display()),
+            file_url,
+        ],
+        &tmp.path().join("chromium-profile-2"),
+    );
+    let bytes = std::fs::read(&png).expect("screenshot written");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
+    if let Ok(keep) = std::env::var("BAKEOFF_REPORT_PNG") {
+        std::fs::copy(&png, &keep).expect("copy the screenshot to BAKEOFF_REPORT_PNG");
+    }
 }

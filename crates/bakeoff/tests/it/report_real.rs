@@ -9,7 +9,7 @@ use std::time::Duration;
 use bakeoff_testkit::{real_llama, tempdir};
 
 use crate::util::{
-    SMALL_SWEEP, bakeoff, code, eval_run, free_port, journal_started, serial_tempdir,
+    self, SMALL_SWEEP, bakeoff, code, eval_run, free_port, journal_started, serial_tempdir,
     spawn_eval_run, stdout, text, wait_output,
 };
 
@@ -121,7 +121,7 @@ async fn report_verdict_retract_over_real_artifacts() {
     std::fs::write(results.join("old/future.bakeoff.json"), future.to_string()).unwrap();
 
     let csv_dir = tmp.path().join("csv");
-    let o = bakeoff(&["report", out, "--csv", csv_dir.to_str().unwrap()]);
+    let o = util::bakeoff_wide(&["report", out, "--csv", csv_dir.to_str().unwrap()]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     let table = stdout(&o);
     assert!(
@@ -266,7 +266,7 @@ async fn report_verdict_retract_over_real_artifacts() {
     ]);
     assert_eq!(code(&o), 2, "{}", text(&o));
 
-    let o = bakeoff(&["report", out]);
+    let o = util::bakeoff_wide(&["report", out]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     let table = stdout(&o);
     assert!(
@@ -415,7 +415,7 @@ async fn report_draws_a_real_throughput_sweep_and_logs_a_real_interrupted_run() 
     assert_eq!(code(&o), 1, "{}", text(&o));
 
     let csv_dir = tmp.path().join("csv");
-    let o = bakeoff(&["report", &out, "--csv", csv_dir.to_str().unwrap()]);
+    let o = util::bakeoff_wide(&["report", &out, "--csv", csv_dir.to_str().unwrap()]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     let table = stdout(&o);
     assert!(table.contains("peak "), "the sweep's peak tok/s: {table}");

@@ -40,7 +40,11 @@ fn write(dir: &Path, toml: &str) -> String {
 fn production_seat_refuses_without_confirm() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(dir.path(), &seat("prod", "production", free_port()));
-    for verb in [vec!["up"], vec!["down"], vec!["restart", "prod"]] {
+    for verb in [
+        vec!["up", "--all"],
+        vec!["down", "--all"],
+        vec!["restart", "prod"],
+    ] {
         let mut args = vec!["seat"];
         args.extend(verb.iter().copied());
         args.extend(["--fleet", &f]);
@@ -55,6 +59,27 @@ fn production_seat_refuses_without_confirm() {
     let (code, out, err) = bakeoff(&["seat", "swap", "--fleet", &f, "prod", "prod"]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("same seat"), "{err}");
+}
+
+/// `seat up|down|restart` with no seat named never acts on the whole fleet: a usage error (exit
+/// 2) that asks for the names or `--all`; `--all` with names is a usage error too.
+#[test]
+fn a_bare_up_or_down_asks_for_names_or_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), &seat("one", "bench", free_port()));
+    for verb in ["up", "down", "restart"] {
+        let (code, out, err) = bakeoff(&["seat", verb, "--fleet", &f]);
+        assert_eq!(code, 2, "{verb}: {out}{err}");
+        assert!(
+            err.contains("name the seats, or --all for every seat in the fleet"),
+            "{verb}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        let (code, out, err) = bakeoff(&["seat", verb, "--fleet", &f, "--all", "one"]);
+        assert_eq!(code, 2, "{verb} --all one: {out}{err}");
+    }
+    // Nothing was started.
+    assert!(!dir.path().join(".bakeoff-seats/one.process.json").exists());
 }
 
 /// `swap BENCH PROD` touches a production seat (it starts it): refused without --confirm,
@@ -145,7 +170,8 @@ image = "bakeoff-llama:local"
     );
     let f = write(dir.path(), &toml);
     let (code, out, err) = bakeoff(&["seat", "status", "--fleet", &f, "--json"]);
-    assert_eq!(code, 0, "{err}");
+    // A state that cannot be read is not a healthy fleet: exit 1, the JSON still printed.
+    assert_eq!(code, 1, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let state = v["seats"][0]["state"].as_str().unwrap();
     assert!(state.starts_with("unknown ("), "{state}");
@@ -168,7 +194,8 @@ fn status_groups_aliases_under_their_seat_and_bad_fleets_are_usage_errors() {
     );
     let f = write(dir.path(), &toml);
     let (code, out, err) = bakeoff(&["seat", "status", "--fleet", &f, "--json"]);
-    assert_eq!(code, 0, "{err}");
+    // A state that cannot be read is not a healthy fleet: exit 1, the JSON still printed.
+    assert_eq!(code, 1, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["seats"].as_array().unwrap().len(), 1);
     assert_eq!(
@@ -206,6 +233,13 @@ fn process_seat_up_swap_down_through_the_binary() {
     }
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("a: READY in"), "{out}");
+    // Up again: said to be already up, and still confirmed ready by a real completion.
+    let (code, out, err) = bakeoff(&["seat", "up", "--fleet", &f, "a"]);
+    if code != 0 {
+        cleanup(&["a", "b"]);
+    }
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("a: already up, READY in"), "{out}");
     let (_, out, _) = bakeoff(&["seat", "status", "--fleet", &f, "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["seats"][0]["aliases"], serde_json::json!(["bench-gemma"]));
@@ -221,6 +255,12 @@ fn process_seat_up_swap_down_through_the_binary() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["new_outcome"]["state"], "ready");
     assert!(v["rollback"].is_null());
+    // The progress went to stderr, labelled with NEW's name; stdout stayed pure JSON.
+    assert!(
+        err.contains("[b] starting\n") && err.contains("[b] ready after "),
+        "{err}"
+    );
+    assert_eq!(v["old_was_running"], true);
     let (code, out, _) = bakeoff(&["seat", "status", "--fleet", &f, "--json"]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -237,6 +277,67 @@ fn process_seat_up_swap_down_through_the_binary() {
     let (_, out, _) = bakeoff(&["seat", "status", "--fleet", &f, "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["seats"][1]["state"], "down");
+    // A swap from a seat that is not running says so (it stopped nothing).
+    let (code, out, err) = bakeoff(&["seat", "swap", "--fleet", &f, "a", "b"]);
+    cleanup(&["a", "b"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("swap a -> b: a was not running"), "{out}");
+    assert!(out.contains("b: READY in"), "{out}");
+}
+
+/// `seat up`'s progress off a terminal (issue 14): one plain line per step on stderr — the
+/// watch's start, each phase with its time, the load progress — all before the result on
+/// stdout. Both streams share one pipe here, so the order read is the order written.
+#[test]
+fn seat_up_progress_lines_come_in_order_before_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), &seat("one", "bench", free_port()));
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    let mut child = util::bakeoff_cmd()
+        .args([
+            "seat",
+            "up",
+            "--fleet",
+            &f,
+            "one",
+            "--silence-timeout",
+            "60",
+        ])
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    // The command (and its ends of the pipe) is gone: the read ends when the binary exits.
+    let mut both = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut both).unwrap();
+    let status = child.wait().unwrap();
+    let _ = bakeoff(&["seat", "down", "--fleet", &f, "one"]);
+    assert_eq!(status.code(), Some(0), "{both}");
+    let lines: Vec<&str> = both.lines().collect();
+    let result = lines
+        .iter()
+        .position(|l| l.starts_with("one: READY in"))
+        .unwrap_or_else(|| panic!("no result line: {both}"));
+    let progress: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("[one] "))
+        .collect();
+    assert!(
+        lines[result + 1..].iter().all(|l| !l.starts_with("[one] ")),
+        "progress after the result: {both}"
+    );
+    // The silence timer (from 10 s without a log line) depends on the machine's speed.
+    for l in progress.iter().filter(|l| l.contains("silent for")) {
+        assert!(l.contains("(init-wedge at 60 s)"), "{l}");
+    }
+    let steady: Vec<&str> = progress
+        .into_iter()
+        .filter(|l| !l.contains("silent for"))
+        .collect();
+    insta::with_settings!({filters => vec![(r"\d+\.\d s", "<t> s")]}, {
+        insta::assert_snapshot!(steady.join("\n"));
+    });
 }
 
 /// A key in a seat's arguments never reaches what the binary prints or writes (issue 11 #13):

@@ -7,11 +7,22 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// The `bakeoff` binary as a command, without the operator's `BAKEOFF_API_KEY`.
+/// The `bakeoff` binary as a command, without the operator's `BAKEOFF_API_KEY` or `COLUMNS`
+/// (its tables are then laid out at the default 120 columns, whatever terminal runs the tests).
 pub fn bakeoff_cmd() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_bakeoff"));
-    c.env_remove("BAKEOFF_API_KEY");
+    c.env_remove("BAKEOFF_API_KEY").env_remove("COLUMNS");
     c
+}
+
+/// [`bakeoff`] with tables laid out 400 columns wide: for tests that read whole cells back
+/// from a table's lines.
+pub fn bakeoff_wide(args: &[&str]) -> Output {
+    bakeoff_cmd()
+        .env("COLUMNS", "400")
+        .args(args)
+        .output()
+        .expect("run bakeoff")
 }
 
 /// Run `bakeoff ARGS…` to the end.

@@ -1,0 +1,428 @@
+//! The width of an operator's terminal and the middle-shortening of names, shared by every
+//! table that reaches a terminal (the reporters' and the seats'): here, in the leaf crate, so
+//! that neither has to depend on the other. `bakeoff_report::table` re-exports it.
+//!
+//! Nothing here asks the terminal itself: the caller passes what its table library detected
+//! (comfy-table's `Table::width`), and this module decides. A terminal that reports zero
+//! columns (`script -qc …`, some `docker exec -t`) or no terminal at all gets
+//! [`DEFAULT_WIDTH`], never a table of one character per column.
+
+/// The width a table is laid out for when neither `COLUMNS` nor the terminal gives one.
+pub const DEFAULT_WIDTH: u16 = 120;
+
+/// The width to lay tables out for: `columns` (the value of `COLUMNS`) when it is a positive
+/// number, else `terminal` when it is positive, else [`DEFAULT_WIDTH`].
+pub fn width_from(columns: Option<&str>, terminal: Option<u16>) -> u16 {
+    columns
+        .and_then(positive)
+        .or(terminal.filter(|n| *n > 0))
+        .unwrap_or(DEFAULT_WIDTH)
+}
+
+fn positive(columns: &str) -> Option<u16> {
+    columns.trim().parse::<u16>().ok().filter(|n| *n > 0)
+}
+
+/// [`width_from`] with `COLUMNS` from the environment; `terminal` is asked only when `COLUMNS`
+/// does not decide.
+pub fn width_with(terminal: impl FnOnce() -> Option<u16>) -> u16 {
+    match std::env::var("COLUMNS").ok().as_deref().and_then(positive) {
+        Some(n) => n,
+        None => width_from(None, terminal()),
+    }
+}
+
+/// `s` in at most `max` characters: when longer, its start and its end joined by `…`. A path
+/// (a text with a `/`) keeps its file name whole when the name fits (`/models/qw…/model.gguf`),
+/// else its end. Counts and cuts characters, never bytes, so a multi-byte character is never
+/// split.
+pub fn shorten_middle(s: &str, max: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let n = chars.len();
+    if n <= max {
+        return s.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let keep = max - 1;
+    let tail_len = match s.rfind('/') {
+        // The file name with its slash, when it leaves room for a start of at least one char.
+        Some(i) => {
+            let name = s[i..].chars().count();
+            if name < keep { name } else { keep }
+        }
+        None => keep / 2,
+    };
+    let head_len = keep - tail_len;
+    let head: String = chars[..head_len].iter().collect();
+    let tail: String = chars[n - tail_len..].iter().collect();
+    format!("{head}…{tail}")
+}
+
+/// Below this width a [`Grid`] drops its secondary columns (the compact layout).
+pub const COMPACT_BELOW: u16 = 80;
+
+/// What a column holds, which decides where its cells may break.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Prose: wraps between words.
+    Text,
+    /// Numbers and figures (`1234.5`, `3/10 = 30% [11–60%]`): a figure of up to 24 characters
+    /// stays on one line, a longer one wraps between words, never inside one — the column is
+    /// at least as wide as its longest word.
+    Number,
+    /// Text whose words must not break (a list of seat names, aliases): wraps between words
+    /// only — the column is at least as wide as its longest word.
+    Words,
+    /// A name (a slug, a model id, a path): never broken; shortened in the middle
+    /// ([`shorten_middle`]) to at most this many characters, fewer when the table is narrow.
+    Name(usize),
+}
+
+struct Column {
+    header: String,
+    kind: Kind,
+    secondary: bool,
+}
+
+/// A terminal table before it is laid out: columns with their [`Kind`], rows of (escaped) cells.
+/// [`Grid::plan`] lays it out for a width; the renderers (`bakeoff_report::table`, the seats'
+/// status) draw a [`Plan::Table`] with comfy-table at the planned column widths.
+#[derive(Default)]
+pub struct Grid {
+    columns: Vec<Column>,
+    rows: Vec<Vec<String>>,
+}
+
+/// A [`Grid`] laid out for a width.
+#[derive(Debug, PartialEq)]
+pub enum Plan {
+    /// A table whose column `i` is `widths[i]` characters wide (padding and borders not counted).
+    Table {
+        headers: Vec<String>,
+        widths: Vec<usize>,
+        rows: Vec<Vec<String>>,
+    },
+    /// Too narrow for the table: one `header: value` line per cell, each row a record.
+    List(String),
+}
+
+impl Grid {
+    pub fn new() -> Grid {
+        Grid::default()
+    }
+
+    /// A column every layout shows.
+    pub fn column(&mut self, header: impl Into<String>, kind: Kind) -> &mut Self {
+        self.columns.push(Column {
+            header: header.into(),
+            kind,
+            secondary: false,
+        });
+        self
+    }
+
+    /// A column left out when the table does not fit otherwise (the last declared first), and
+    /// always below [`COMPACT_BELOW`] (the compact layout).
+    pub fn secondary(&mut self, header: impl Into<String>, kind: Kind) -> &mut Self {
+        self.columns.push(Column {
+            header: header.into(),
+            kind,
+            secondary: true,
+        });
+        self
+    }
+
+    /// A row: one cell per column, already escaped for a terminal (missing cells are empty).
+    pub fn row(&mut self, cells: Vec<String>) -> &mut Self {
+        self.rows.push(cells);
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Lay the grid out for `width` columns. Every column is at least as wide as its longest
+    /// number or name (nothing breaks inside one), and a short figure stays on one line while
+    /// there is room. What gives, in order, when the table does not fit: secondary columns
+    /// (all of them below [`COMPACT_BELOW`]), figures on one line and long header words, names
+    /// whole (shortened in the middle, down to 14 characters); then the table becomes a
+    /// `header: value` list.
+    pub fn plan(&self, width: u16) -> Plan {
+        let secondary = self.columns.iter().filter(|c| c.secondary).count();
+        // Secondary columns are left out one at a time, the last declared first; below
+        // COMPACT_BELOW all of them at once.
+        let first = if width < COMPACT_BELOW { secondary } else { 0 };
+        // (secondary columns left out, names cut to, header words kept whole up to, short
+        // figures kept on one line): names are kept whole as long as leaving out columns and
+        // wrapping figures between words allows; then cut, down to 14 characters.
+        let mut tries: Vec<(usize, usize, usize, bool)> = (first..=secondary)
+            .map(|drop| (drop, usize::MAX, 24, true))
+            .collect();
+        tries.extend(
+            [(usize::MAX, 12), (40, 12), (28, 10), (20, 10), (14, 6)]
+                .map(|(cap, header_word)| (secondary, cap, header_word, false)),
+        );
+        for (drop, cap, header_word, strict) in tries {
+            let (headers, rows, kinds) = self.shown(drop, cap);
+            let fits: Vec<Fit> = kinds
+                .iter()
+                .enumerate()
+                .map(|(k, kind)| {
+                    let cells = rows.iter().map(|r| r[k].as_str());
+                    Fit::of(&headers[k], cells, *kind, header_word)
+                })
+                .map(|f| Fit {
+                    min: if strict { f.figure } else { f.min },
+                    ..f
+                })
+                .collect();
+            if let Some(widths) = widths(&fits, width) {
+                return Plan::Table {
+                    headers,
+                    widths,
+                    rows,
+                };
+            }
+        }
+        let (headers, rows, _) = self.shown(first, usize::MAX);
+        Plan::List(list_layout(&headers, &rows, width))
+    }
+
+    /// The headers, cells and kinds of the columns shown — all but the last `drop` secondary
+    /// columns — with names shortened to at most `cap` characters.
+    fn shown(&self, drop: usize, cap: usize) -> (Vec<String>, Vec<Vec<String>>, Vec<Kind>) {
+        let secondary = self.columns.iter().filter(|c| c.secondary).count();
+        let keep_secondary = secondary - drop.min(secondary);
+        let mut seen = 0;
+        let kept: Vec<bool> = self
+            .columns
+            .iter()
+            .map(|c| {
+                if !c.secondary {
+                    return true;
+                }
+                seen += 1;
+                seen <= keep_secondary
+            })
+            .collect();
+        let idx: Vec<usize> = (0..self.columns.len()).filter(|i| kept[*i]).collect();
+        let shown: Vec<&Column> = idx.iter().map(|i| &self.columns[*i]).collect();
+        let rows = self
+            .rows
+            .iter()
+            .map(|r| {
+                idx.iter()
+                    .map(|i| {
+                        let c = r.get(*i).map(String::as_str).unwrap_or("");
+                        match self.columns[*i].kind {
+                            Kind::Name(max) => shorten_middle(c, max.min(cap)),
+                            _ => c.to_string(),
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        (
+            shown.iter().map(|c| c.header.clone()).collect(),
+            rows,
+            shown.iter().map(|c| c.kind).collect(),
+        )
+    }
+}
+
+/// How wide a column wants to be (`natural`: every cell on one line) and may be (`min`).
+struct Fit {
+    min: usize,
+    /// At least `min`: what keeps each short figure of a number column on one line.
+    figure: usize,
+    natural: usize,
+}
+
+/// Characters on screen (one per `char`; the tables' text is escaped and mostly ASCII).
+fn chars(s: &str) -> usize {
+    s.chars().count()
+}
+
+fn longest_word(s: &str) -> usize {
+    s.split_whitespace().map(chars).max().unwrap_or(0)
+}
+
+/// A prose column may be squeezed down to this (its longer words then break).
+const TEXT_MIN: usize = 10;
+/// A figure up to this long (`1234/2000 = 62% [60–64%]`, `1 counted, 1 retracted`) is never
+/// wrapped at all.
+const FIGURE_ON_ONE_LINE: usize = 24;
+
+impl Fit {
+    fn of<'a>(
+        header: &str,
+        cells: impl Iterator<Item = &'a str>,
+        kind: Kind,
+        header_word: usize,
+    ) -> Fit {
+        let mut natural = chars(header);
+        let mut word = 0;
+        let mut line = 0;
+        // The widest cell short enough to stay on one line (a figure).
+        let mut figure = 0;
+        for c in cells {
+            let l = c.lines().map(chars).max().unwrap_or(0);
+            line = line.max(l);
+            word = word.max(longest_word(c));
+            if l <= FIGURE_ON_ONE_LINE {
+                figure = figure.max(l);
+            }
+        }
+        natural = natural.max(line);
+        let cell_min = match kind {
+            Kind::Text => word.min(TEXT_MIN),
+            Kind::Number | Kind::Words | Kind::Name(_) => word,
+        };
+        let min = cell_min.max(longest_word(header).min(header_word)).max(1);
+        let figure = match kind {
+            // A short figure stays on one line when there is room; else it breaks between
+            // words only.
+            Kind::Number => min.max(figure),
+            _ => min,
+        };
+        Fit {
+            min,
+            figure,
+            natural: natural.max(figure).max(1),
+        }
+    }
+}
+
+/// Content widths of the columns of a table `width` wide (each column has a space of padding on
+/// either side and a border between): every column its natural width when all fit, else every
+/// column its minimum and the rest shared out evenly; `None` when the minimums do not fit.
+fn widths(fits: &[Fit], width: u16) -> Option<Vec<usize>> {
+    let overhead = 3 * fits.len() + 1;
+    let avail = usize::from(width).checked_sub(overhead)?;
+    if fits.iter().map(|f| f.natural).sum::<usize>() <= avail {
+        return Some(fits.iter().map(|f| f.natural).collect());
+    }
+    // Every column its minimum; the figures on one line first when they all fit.
+    let mut w: Vec<usize> = fits.iter().map(|f| f.min).collect();
+    if fits.iter().map(|f| f.figure).sum::<usize>() <= avail {
+        w = fits.iter().map(|f| f.figure).collect();
+    }
+    let extra = avail.checked_sub(w.iter().sum())?;
+    // The room left goes to each column in proportion to what it still wants.
+    let want: Vec<usize> = fits
+        .iter()
+        .zip(&w)
+        .map(|(f, w)| f.natural.saturating_sub(*w))
+        .collect();
+    let total: usize = want.iter().sum();
+    if total == 0 {
+        return Some(w);
+    }
+    let mut given = 0;
+    for (i, x) in want.iter().enumerate() {
+        let add = extra * x / total;
+        w[i] += add;
+        given += add;
+    }
+    let mut left = extra - given;
+    while left > 0 {
+        let mut moved = false;
+        for i in 0..w.len() {
+            if left > 0 && w[i] < fits[i].natural {
+                w[i] += 1;
+                left -= 1;
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    Some(w)
+}
+
+/// The rows as records of `header: value` lines: a record's first line flush left, the rest
+/// indented; a value wraps between words (a continuation indented further), never inside one.
+fn list_layout(headers: &[String], rows: &[Vec<String>], width: u16) -> String {
+    let mut out = String::new();
+    for r in rows {
+        for (k, (h, v)) in headers.iter().zip(r).enumerate() {
+            let indent = if k == 0 { "" } else { "  " };
+            wrap_into(
+                &mut out,
+                &format!("{indent}{h}: {v}"),
+                usize::from(width),
+                "      ",
+            );
+        }
+    }
+    out
+}
+
+fn wrap_into(out: &mut String, line: &str, width: usize, cont: &str) {
+    let lead: String = line.chars().take_while(|c| *c == ' ').collect();
+    let mut cur = lead;
+    for word in line.split_whitespace() {
+        let fresh = cur.trim().is_empty();
+        if !fresh && chars(&cur) + 1 + chars(word) > width {
+            out.push_str(&cur);
+            out.push('\n');
+            cur = cont.to_string();
+        }
+        if !cur.trim().is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    out.push_str(&cur);
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn width_prefers_a_positive_columns_then_the_terminal_then_120() {
+        assert_eq!(width_from(Some("40"), Some(200)), 40);
+        assert_eq!(width_from(Some(" 90 "), None), 90);
+        assert_eq!(width_from(Some("0"), Some(100)), 100);
+        assert_eq!(width_from(Some("0"), None), 120);
+        assert_eq!(width_from(Some("wide"), Some(0)), 120);
+        assert_eq!(width_from(Some("-5"), Some(77)), 77);
+        assert_eq!(width_from(Some("99999999"), None), 120);
+        assert_eq!(width_from(None, Some(0)), 120);
+        assert_eq!(width_from(None, None), DEFAULT_WIDTH);
+    }
+
+    #[test]
+    fn shorten_keeps_both_ends() {
+        assert_eq!(shorten_middle("short", 10), "short");
+        assert_eq!(shorten_middle("abcdefghij", 10), "abcdefghij");
+        assert_eq!(shorten_middle("abcdefghijk", 10), "abcde…hijk");
+        assert_eq!(shorten_middle("abcdefghijk", 10).chars().count(), 10);
+        assert_eq!(shorten_middle("abc", 1), "…");
+        assert_eq!(shorten_middle("abc", 0), "");
+    }
+
+    #[test]
+    fn shorten_never_splits_a_multi_byte_char() {
+        let s = "模型名称很长很长的名字-量化版本";
+        let out = shorten_middle(s, 9);
+        assert_eq!(out.chars().count(), 9);
+        assert!(out.starts_with("模型名称"), "{out}");
+        assert!(out.ends_with("量化版本"), "{out}");
+        assert_eq!(shorten_middle("ééééééé", 4), "éé…é");
+    }
+
+    #[test]
+    fn a_path_keeps_its_file_name() {
+        let p = "/models/library/qwen3/qwen3-0.6b-q4_k_m.gguf";
+        assert_eq!(shorten_middle(p, 30), "/model…/qwen3-0.6b-q4_k_m.gguf");
+        // A file name longer than the room keeps the end.
+        assert_eq!(shorten_middle("/m/abcdefghijklmnop", 8), "…jklmnop");
+    }
+}
