@@ -107,6 +107,14 @@ impl Backend {
         }
     }
 
+    /// When the running seat started (`None`: not running, or not known).
+    pub async fn started_at(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        match self {
+            Backend::Process(p) => p.started_at(),
+            Backend::Docker(d) => d.started_at().await,
+        }
+    }
+
     /// Make the seat exist without starting it (a container is created; a process has
     /// nothing to create).
     pub async fn create(&mut self) -> Result<(), BackendError> {

@@ -389,6 +389,22 @@ impl DockerBackend {
         }
     }
 
+    /// When the running container started (Docker's `State.StartedAt`), for the uptime.
+    pub async fn started_at(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        let info = self
+            .docker
+            .inspect_container(&self.name, None::<InspectContainerOptions>)
+            .await
+            .ok()?;
+        let st = info.state?;
+        if st.running != Some(true) {
+            return None;
+        }
+        chrono::DateTime::parse_from_rfc3339(st.started_at.as_deref()?)
+            .ok()
+            .map(|t| t.with_timezone(&chrono::Utc))
+    }
+
     pub fn follow(&self, tx: mpsc::Sender<String>) -> tokio::task::JoinHandle<()> {
         let docker = self.docker.clone();
         let name = self.name.clone();

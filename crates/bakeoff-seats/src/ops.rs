@@ -106,7 +106,16 @@ pub struct SeatStatus {
     pub aliases: Vec<String>,
     /// `Some(true)`: a real completion succeeded; `Some(false)`: it failed; `None`: not probed.
     pub serving: Option<bool>,
+    /// How long the probe took (to its verdict), when probed.
+    pub probe_ms: Option<u64>,
     pub detail: Option<String>,
+    /// When the running seat started (for its uptime).
+    pub started_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The model it serves (its first served name).
+    pub model: Option<String>,
+    /// The GPUs it is given (`--gpus` of a container, `CUDA_VISIBLE_DEVICES` of a process;
+    /// empty: none named).
+    pub gpus: Vec<String>,
 }
 
 pub struct Seats {
@@ -114,6 +123,23 @@ pub struct Seats {
     /// Where failure artifacts go.
     pub out_dir: PathBuf,
     pub watch: WatchOptions,
+}
+
+/// The GPUs a seat is given: a container's `gpus`, a process's `CUDA_VISIBLE_DEVICES`.
+fn seat_gpus(seat: &Seat) -> Vec<String> {
+    match &seat.launch {
+        crate::fleet::Launch::Docker(d) => d.gpus.clone(),
+        crate::fleet::Launch::Process(p) => p
+            .env
+            .get("CUDA_VISIBLE_DEVICES")
+            .map(|v| {
+                v.split(',')
+                    .map(|g| g.trim().to_string())
+                    .filter(|g| !g.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
 }
 
 /// What an action would do to a seat, in words (for the `--confirm` refusal).
@@ -427,8 +453,24 @@ impl Seats {
     /// each running seat.
     pub async fn status(&self, probe: bool) -> Vec<SeatStatus> {
         let mut states = Vec::new();
+        let mut starts = Vec::new();
         for seat in &self.fleet.seats {
-            states.push(self.status_of(seat).await);
+            match self.backend(seat).await {
+                Ok(mut b) => {
+                    let st = b.status().await;
+                    starts.push(if st.observed.is_up() {
+                        b.started_at().await
+                    } else {
+                        None
+                    });
+                    states.push(st);
+                }
+                // The backend could not be reached: its state is unknown, not "down".
+                Err(e) => {
+                    states.push(Status::unknown(e.to_string()));
+                    starts.push(None);
+                }
+            }
         }
         let up: std::collections::BTreeSet<&str> = self
             .fleet
@@ -446,8 +488,9 @@ impl Seats {
             .map(|r| self.fleet.route_seat_now(r, |n| up.contains(n)))
             .collect();
         let mut out = Vec::new();
-        for (seat, st) in self.fleet.seats.iter().zip(states) {
+        for ((seat, st), started_at) in self.fleet.seats.iter().zip(states).zip(starts) {
             let url = self.fleet.seat_url(seat);
+            let t_probe = Instant::now();
             let (serving, detail) = if probe && st.observed == Observed::Running {
                 match watchdog::probe_client(&url) {
                     Some(c) => {
@@ -486,8 +529,12 @@ impl Seats {
                     .filter(|(_, s)| s.as_deref() == Some(seat.name.as_str()))
                     .map(|(r, _)| r.alias.clone())
                     .collect(),
+                probe_ms: serving.map(|_| t_probe.elapsed().as_millis() as u64),
                 serving,
                 detail,
+                started_at,
+                model: seat.served_model_names.first().cloned(),
+                gpus: seat_gpus(seat),
             });
         }
         out

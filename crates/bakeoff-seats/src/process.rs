@@ -139,6 +139,13 @@ impl ProcessBackend {
         }
     }
 
+    /// When the running process started (its recorded start), for `seat status`'s uptime.
+    pub fn started_at(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        self.live()
+            .filter(|(_, state)| !matches!(state, 'Z' | 'X'))
+            .map(|(st, _)| st.started_at)
+    }
+
     pub async fn start(&mut self) -> Result<(), BackendError> {
         if let Some((st, s)) = self.live()
             && s != 'Z'

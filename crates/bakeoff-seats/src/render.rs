@@ -137,14 +137,27 @@ pub fn width() -> u16 {
 /// state that could not be read, with the engine's reason, and each seat's detail; then the
 /// fleet's aliases that resolve to no seat.
 pub fn status_lines_at(list: &[SeatStatus], routes: &[Route], width: u16) -> Vec<String> {
+    status_lines_now(list, routes, width, chrono::Utc::now())
+}
+
+/// [`status_lines_at`] with the clock the uptimes are read against.
+pub fn status_lines_now(
+    list: &[SeatStatus],
+    routes: &[Route],
+    width: u16,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Vec<String> {
     let probed = list.iter().any(|s| s.serving.is_some());
     let mut grid = Grid::new();
     grid.column("seat", Kind::Name(40))
         .column("host", Kind::Name(40))
+        .secondary("GPU", Kind::Number)
         .column("port", Kind::Number)
         .column("role", Kind::Number)
         .column("backend", Kind::Number)
         .column("state", Kind::Number)
+        .secondary("uptime", Kind::Number)
+        .secondary("model", Kind::Name(40))
         .secondary("restarts", Kind::Number);
     if probed {
         grid.column("probe", Kind::Number);
@@ -153,7 +166,7 @@ pub fn status_lines_at(list: &[SeatStatus], routes: &[Route], width: u16) -> Vec
     let mut notes = Vec::new();
     for s in list {
         let (host, port) = host_port(&s.url);
-        let role = format!("{:?}", s.role).to_lowercase();
+        let role = s.role.as_str().to_string();
         let state = match &s.observed {
             Observed::Unknown { .. } => {
                 // An unknown state carries the engine's error text: beneath the table.
@@ -170,23 +183,36 @@ pub fn status_lines_at(list: &[SeatStatus], routes: &[Route], width: u16) -> Vec
         let mut row = vec![
             for_terminal(&s.seat, 200),
             for_terminal(&host, 200),
+            if s.gpus.is_empty() {
+                "-".into()
+            } else {
+                for_terminal(&s.gpus.join(","), 60)
+            },
             port,
             role,
             s.backend.to_string(),
             state,
+            s.started_at
+                .map(|t| uptime((now - t).num_seconds().max(0) as u64))
+                .unwrap_or_else(|| "-".into()),
+            s.model
+                .as_deref()
+                .map(|m| for_terminal(m, 200))
+                .unwrap_or_else(|| "-".into()),
             s.restart_count
                 .map(|n| n.to_string())
                 .unwrap_or_else(|| "-".into()),
         ];
         if probed {
-            row.push(
-                match s.serving {
-                    Some(true) => "serving",
-                    Some(false) => "NOT serving",
-                    None => "-",
-                }
-                .into(),
-            );
+            let verdict = match s.serving {
+                Some(true) => "serving",
+                Some(false) => "NOT serving",
+                None => "-",
+            };
+            row.push(match s.probe_ms {
+                Some(ms) if s.serving.is_some() => format!("{verdict} {ms} ms"),
+                _ => verdict.into(),
+            });
         }
         row.push(for_terminal(&s.aliases.join(", "), 300));
         grid.row(row);
@@ -209,6 +235,16 @@ pub fn status_lines_at(list: &[SeatStatus], routes: &[Route], width: u16) -> Vec
         ));
     }
     lines
+}
+
+/// `42 s`, `17 min`, `3 h 05 min`, `2 d 04 h`: how long a seat has been up.
+fn uptime(s: u64) -> String {
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min", s / 60),
+        3600..86_400 => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+        _ => format!("{} d {:02} h", s / 86_400, s % 86_400 / 3600),
+    }
 }
 
 /// The host and port of a seat's URL (`-` for what it does not say).
@@ -262,7 +298,8 @@ pub fn status_json(list: &[SeatStatus], routes: &[Route]) -> Value {
                 "seat": s.seat, "role": s.role, "backend": s.backend, "url": s.url,
                 "state": s.observed.label(), "restart_count": s.restart_count,
                 "id": s.id, "aliases": s.aliases, "serving": s.serving,
-                "detail": s.detail,
+                "probe_ms": s.probe_ms, "detail": s.detail, "started_at": s.started_at,
+                "model": s.model, "gpus": s.gpus,
             })
         })
         .collect();
@@ -503,7 +540,11 @@ mod tests {
             id: None,
             aliases: vec![],
             serving,
+            probe_ms: serving.map(|_| 840),
             detail: None,
+            started_at: None,
+            model: Some("gemma-3-270m".into()),
+            gpus: vec![],
         };
         let mut serving = seat(
             "prod-a",
@@ -515,6 +556,8 @@ mod tests {
         serving.restart_count = Some(2);
         serving.id = Some("3f2a9c".into());
         serving.aliases = vec!["gpt-4o".into(), "default".into()];
+        serving.started_at = Some(clock() - chrono::Duration::seconds(3 * 86_400 + 4 * 3600));
+        serving.gpus = vec!["0".into(), "1".into()];
         let mut failing = seat(
             "bench-b",
             Role::Bench,
@@ -576,11 +619,24 @@ mod tests {
         // 60: the compact layout; 120: what a terminal reporting 0 columns gets.
         let zero = term::width_from(None, Some(0));
         for (w, name) in [(60, "60"), (100, "100"), (200, "200"), (zero, "reported_0")] {
-            let text = status_lines_at(&list, &routes, w).join("\n");
+            let text = status_lines_now(&list, &routes, w, clock()).join("\n");
             assert!(!text.contains('\u{1b}'), "{text}");
             assert!(text.contains("bench-c [bench docker]: unknown ("), "{text}");
             insta::assert_snapshot!(format!("seat_status_text_{name}"), text);
         }
+    }
+
+    /// The fixed clock the snapshots' uptimes are read against.
+    fn clock() -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::from_timestamp(1_796_000_000, 0).unwrap_or_default()
+    }
+
+    #[test]
+    fn uptimes_read_at_a_glance() {
+        assert_eq!(uptime(42), "42 s");
+        assert_eq!(uptime(17 * 60 + 5), "17 min");
+        assert_eq!(uptime(3 * 3600 + 5 * 60), "3 h 05 min");
+        assert_eq!(uptime(2 * 86_400 + 4 * 3600), "2 d 04 h");
     }
 
     #[test]
