@@ -139,6 +139,10 @@ fn score_bar(score: &Option<bakeoff_artifact::Score>) -> String {
 /// Each suite's score per counted candidate and, under it, the per-family figures when the
 /// suite stores them.
 fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
+    // A directory of bench runs only has no suite to score: no empty section.
+    if c.suites.is_empty() {
+        return;
+    }
     out.push_str("<h2 id=\"scores\">Per-suite scores with intervals</h2>");
     let scored: Vec<(String, f64, f64, f64)> = c
         .suites
@@ -296,7 +300,10 @@ fn charts(out: &mut String, reg: &Registry) {
         }
     }
     if groups.is_empty() {
-        out.push_str("<p>No TTFT was recorded by any counted item.</p>");
+        // A bench-only directory has no suite items: the level charts above are its TTFT.
+        if reg.counted().any(|e| !e.artifact.suites.is_empty()) {
+            out.push_str("<p>No TTFT was recorded by any counted suite item.</p>");
+        }
     } else {
         out.push_str(&svg::bar_chart(
             "TTFT percentiles per suite (item records)",

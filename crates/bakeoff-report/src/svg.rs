@@ -183,14 +183,20 @@ pub fn line_chart(
             v = fmt_num(*t)
         );
     }
-    for (i, (_, pts)) in series.iter().enumerate() {
+    let series: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|(_, pts)| {
+            let mut pts: Vec<(f64, f64)> = pts
+                .iter()
+                .copied()
+                .filter(|(x, y)| *x > 0.0 && x.is_finite() && y.is_finite())
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            pts
+        })
+        .collect();
+    for (i, pts) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let mut pts: Vec<(f64, f64)> = pts
-            .iter()
-            .copied()
-            .filter(|(x, y)| *x > 0.0 && x.is_finite() && y.is_finite())
-            .collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         let path: Vec<String> = pts
             .iter()
             .map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y)))
@@ -200,22 +206,40 @@ pub fn line_chart(
             r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
             path.join(" ")
         );
-        for (x, y) in &pts {
+        for (x, y) in pts {
             let _ = write!(
                 out,
-                r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="3.5" fill="{color}"/><text class="value" x="{cx:.1}" y="{ty:.1}" font-size="10" text-anchor="middle" fill="{color}">{v}</text>"#,
-                cx = px(*x),
-                cy = py(*y),
-                // Odd series print below their points, so labels of series that meet
-                // (p90 and p99 of a few requests) do not cover each other.
-                ty = if i % 2 == 1 {
-                    py(*y) + 15.0
-                } else {
-                    py(*y) - 7.0
-                },
-                v = fmt_num(*y)
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{color}"/>"#,
+                px(*x),
+                py(*y)
             );
         }
+    }
+    // Every point's value, printed above it; where the series meet at one level (p50, p90 and
+    // p99 of a few requests) the labels are stacked a line apart instead of printed over each
+    // other, each in its series' colour.
+    let mut labels: Vec<(f64, f64, usize, f64)> = series
+        .iter()
+        .enumerate()
+        .flat_map(|(i, pts)| pts.iter().map(move |(x, y)| (*x, *y, i, 0.0)))
+        .map(|(x, y, i, _)| (x, y, i, py(y) - 7.0))
+        .collect();
+    labels.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.3.total_cmp(&b.3)));
+    const LINE: f64 = 11.0;
+    for k in 1..labels.len() {
+        let (prev_x, prev_ty) = (labels[k - 1].0, labels[k - 1].3);
+        if labels[k].0 == prev_x && labels[k].3 < prev_ty + LINE {
+            labels[k].3 = prev_ty + LINE;
+        }
+    }
+    for (x, y, i, ty) in labels {
+        let color = PALETTE[i % PALETTE.len()];
+        let _ = write!(
+            out,
+            r#"<text class="value" x="{:.1}" y="{ty:.1}" font-size="10" text-anchor="middle" fill="{color}">{}</text>"#,
+            px(x),
+            fmt_num(y)
+        );
     }
     legend(&mut out, &names, H + 2.0);
     out.push_str("</svg>");
