@@ -7,7 +7,7 @@
 //! detail) is untrusted and goes through [`for_terminal`] before it reaches a terminal.
 
 use bakeoff_wire::escape::for_terminal;
-use bakeoff_wire::term::{self, Grid, Kind, Plan};
+use bakeoff_wire::term::{self, Grid, Kind, width};
 use serde_json::{Value, json};
 
 use crate::backend::Observed;
@@ -125,12 +125,6 @@ pub fn status_lines(list: &[SeatStatus], routes: &[Route]) -> Vec<String> {
     status_lines_at(list, routes, width())
 }
 
-/// The width tables are laid out for: `COLUMNS`, else the terminal's when it reports more than
-/// 0 columns, else 120 (the one rule, [`bakeoff_wire::term`]).
-pub fn width() -> u16 {
-    term::width_with(|| comfy_table::Table::new().width())
-}
-
 /// `seat status` as a table — seat, host, port, role, backend, state, restarts, whether a real
 /// completion succeeded (when probed), aliases — laid out for `width` columns (below 80 without
 /// restarts and aliases; a `header: value` list when narrower still). Beneath it each seat's
@@ -223,7 +217,10 @@ pub fn status_lines_now(
     let mut lines: Vec<String> = if list.is_empty() {
         vec!["no seats in this fleet".into()]
     } else {
-        table(&grid, width).lines().map(str::to_string).collect()
+        term::render(&grid, width)
+            .lines()
+            .map(str::to_string)
+            .collect()
     };
     lines.extend(notes);
     for r in routes.iter().filter(|r| r.seat.is_none()) {
@@ -257,35 +254,6 @@ fn host_port(url: &str) -> (String, String) {
                 .unwrap_or_else(|| "-".into()),
         ),
         Err(_) => (url.to_string(), "-".into()),
-    }
-}
-
-/// A [`Grid`] drawn by comfy-table at its planned column widths (as `bakeoff_report::table`).
-fn table(grid: &Grid, width: u16) -> String {
-    use comfy_table::{
-        ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
-    };
-    match grid.plan(width) {
-        Plan::Table {
-            headers,
-            widths,
-            rows,
-        } => {
-            let mut t = Table::new();
-            t.load_preset(UTF8_FULL_CONDENSED)
-                .set_content_arrangement(ContentArrangement::Dynamic)
-                .set_width(width)
-                .set_header(headers);
-            for r in rows {
-                t.add_row(r);
-            }
-            t.set_constraints(widths.iter().map(|w| {
-                let w = u16::try_from(*w + 2).unwrap_or(u16::MAX);
-                ColumnConstraint::Absolute(Width::Fixed(w))
-            }));
-            t.to_string()
-        }
-        Plan::List(text) => text.trim_end().to_string(),
     }
 }
 

@@ -381,6 +381,45 @@ fn wrap_into(out: &mut String, line: &str, width: usize, cont: &str) {
     out.push('\n');
 }
 
+/// The width tables are laid out for: `COLUMNS` when a positive number, else the terminal's
+/// width when stdout is a terminal that reports more than 0 columns, else 120.
+#[cfg(feature = "table")]
+pub fn width() -> u16 {
+    width_with(|| comfy_table::Table::new().width())
+}
+
+/// `grid` drawn for `width` columns (no trailing newline): a [`Plan::Table`] by comfy-table at
+/// the planned column widths, or the list layout. The one drawing of every terminal table (the
+/// reporters' and `seat status`).
+#[cfg(feature = "table")]
+pub fn render(grid: &Grid, width: u16) -> String {
+    use comfy_table::{
+        ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
+    };
+    match grid.plan(width) {
+        Plan::Table {
+            headers,
+            widths,
+            rows,
+        } => {
+            let mut t = Table::new();
+            t.load_preset(UTF8_FULL_CONDENSED)
+                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_width(width)
+                .set_header(headers);
+            for r in rows {
+                t.add_row(r);
+            }
+            t.set_constraints(widths.iter().map(|w| {
+                let w = u16::try_from(*w + 2).unwrap_or(u16::MAX);
+                ColumnConstraint::Absolute(Width::Fixed(w))
+            }));
+            t.to_string()
+        }
+        Plan::List(text) => text.trim_end().to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
