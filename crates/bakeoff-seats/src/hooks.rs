@@ -9,10 +9,25 @@
 use std::path::{Path, PathBuf};
 
 use crate::fleet::{Fleet, Launch, Seat};
+use bakeoff_artifact::SeatFinding;
 use bakeoff_model::args::flag_value;
 
 /// Called by `Seats::up` (and so by `restart` and `swap`) before the backend starts `seat`.
-pub fn before_start(_fleet: &Fleet, seat: &Seat) -> Result<(), String> {
+/// `Ok(findings)`: the start may go ahead, and these findings go into the seat record;
+/// `Err(reason)`: the start is refused.
+pub fn before_start(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, String> {
+    checkpoint_audit(fleet, seat)?;
+    Ok(crate::checks::pre_start(fleet, seat))
+}
+
+/// The checks that run once the watchdog says the seat is ready (the served chat template
+/// against a pinned one); their findings join the seat record.
+pub async fn after_ready(fleet: &Fleet, seat: &Seat, url: &str) -> Vec<SeatFinding> {
+    crate::checks::template_pin::after_ready(fleet, seat, url).await
+}
+
+/// The checkpoint audit: a local model's quantization config against the seat's flag.
+fn checkpoint_audit(_fleet: &Fleet, seat: &Seat) -> Result<(), String> {
     let Some((path, quant)) = model_and_quantization(seat) else {
         return Ok(());
     };

@@ -15,6 +15,7 @@
 //! labelled for the seat, and never acts on a production seat without `confirm`.
 
 pub mod backend;
+pub mod checks;
 pub mod classify;
 pub mod docker;
 pub mod fleet;
@@ -24,6 +25,7 @@ pub mod process;
 pub mod progress;
 pub mod readiness;
 pub mod redact;
+pub mod release;
 pub mod render;
 pub mod watchdog;
 

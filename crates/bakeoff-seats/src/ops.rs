@@ -20,10 +20,12 @@ use crate::hooks;
 use crate::watchdog::{self, WatchOptions, WatchReport};
 
 mod failure;
+mod start_record;
 
 pub(crate) use failure::error_report;
 pub use failure::failure_artifact;
 use failure::start_failure_report;
+pub use start_record::{last_load_ms, start_record, start_record_path};
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpsError {
@@ -44,6 +46,18 @@ pub enum OpsError {
     },
     #[error("refused before start: {0}")]
     PreStart(String),
+    #[error(
+        "refused: {seat} cannot start while pid {pid}, left by the stop of {left_by}, is still alive ({state_words}, holding {held}); {fix}"
+    )]
+    ZombieLoader {
+        seat: String,
+        left_by: String,
+        pid: u32,
+        state: char,
+        state_words: &'static str,
+        held: String,
+        fix: String,
+    },
     #[error("swap {0} {0}: OLD and NEW are the same seat; name the seat to swap to")]
     SameSeat(String),
     #[error(transparent)]
@@ -68,8 +82,17 @@ pub struct UpOutcome {
 }
 
 impl UpOutcome {
+    /// Ready (or deliberately created only), and no check found an `error` (a served chat
+    /// template that is not the pin): such a seat serves, but the operation failed.
     pub fn ok(&self) -> bool {
-        self.created_only || self.report.as_ref().is_some_and(|r| r.ready())
+        self.created_only
+            || self.report.as_ref().is_some_and(|r| {
+                r.ready()
+                    && !r
+                        .findings
+                        .iter()
+                        .any(|f| f.severity == bakeoff_artifact::FindingSeverity::Error)
+            })
     }
 }
 
@@ -116,6 +139,16 @@ pub struct SeatStatus {
     /// The GPUs it is given (`--gpus` of a container, `CUDA_VISIBLE_DEVICES` of a process;
     /// empty: none named).
     pub gpus: Vec<String>,
+    /// How long its last watched start took to ready (its start record), when it got there.
+    pub last_load_ms: Option<u64>,
+}
+
+/// What `start_and_watch` checks before it starts a seat that is not up.
+enum Checks {
+    /// The port check and the pre-start hooks (`up`, a swap's rollback).
+    Run,
+    /// Already run while the seat (or a swap's OLD) still served; their findings.
+    Done(Vec<bakeoff_artifact::SeatFinding>),
 }
 
 pub struct Seats {
@@ -215,6 +248,28 @@ impl Seats {
     /// hold the port, the start fails as a classified `port-in-use` and nothing serving is
     /// touched.
     async fn port_check_except(&self, seat: &Seat, except: Option<&str>) -> Result<(), OpsError> {
+        // A process that outlived an earlier stop (a zombie loader) of any seat on this host
+        // with the same port or a shared GPU — the seat itself included, and a swap's OLD too —
+        // holds what this start needs: refuse while it lives (crate::release).
+        let gpus = seat_gpus(seat);
+        let proc = crate::release::ProcRoot::system();
+        for other in self.fleet.seats.iter().filter(|o| {
+            o.host == seat.host
+                && (o.port == seat.port || seat_gpus(o).iter().any(|g| gpus.contains(g)))
+        }) {
+            if let Some(z) = crate::release::live_zombie(&self.fleet.state_dir, &other.name, &proc)
+            {
+                return Err(OpsError::ZombieLoader {
+                    seat: seat.name.clone(),
+                    left_by: other.name.clone(),
+                    pid: z.pid,
+                    state: z.state,
+                    state_words: crate::release::state_words(z.state),
+                    held: z.held(),
+                    fix: z.fix(),
+                });
+            }
+        }
         for other in self
             .fleet
             .port_siblings(seat)
@@ -255,7 +310,8 @@ impl Seats {
                 elapsed_ms: t0.elapsed().as_millis() as u64,
             });
         }
-        self.start_and_watch(&seat, &mut backend, t0, true).await
+        self.start_and_watch(&seat, &mut backend, t0, Checks::Run)
+            .await
     }
 
     /// The tail of `up`, `restart`, `swap` and a swap's rollback: a seat already up is watched
@@ -267,7 +323,7 @@ impl Seats {
         seat: &Seat,
         backend: &mut Backend,
         t0: Instant,
-        checks: bool,
+        checks: Checks,
     ) -> Result<UpOutcome, OpsError> {
         if backend.status().await.observed.is_up() {
             // Already up: watch it anyway, so `up` still means "ready", and say so.
@@ -276,16 +332,28 @@ impl Seats {
             o.already_up = true;
             return Ok(o);
         }
-        if checks {
-            self.port_check(seat).await?;
-            hooks::before_start(&self.fleet, seat).map_err(OpsError::PreStart)?;
-        }
+        let pre = match checks {
+            Checks::Run => {
+                self.port_check(seat).await?;
+                hooks::before_start(&self.fleet, seat).map_err(OpsError::PreStart)?
+            }
+            Checks::Done(findings) => findings,
+        };
         if let Err(e) = backend.start().await {
             // A start the engine API refused (Docker: port already allocated, no such image)
             // is still a classified failure with an artifact.
-            return self.finish(seat, start_failure_report(&e), t0).await;
+            let mut report = start_failure_report(&e);
+            report.findings.splice(0..0, pre);
+            return self.finish(seat, report, t0).await;
         }
-        let report = self.watch_backend(seat, backend).await;
+        let mut report = self.watch_backend(seat, backend).await;
+        report.findings.splice(0..0, pre);
+        if report.ready() {
+            let url = self.fleet.seat_url(seat);
+            report
+                .findings
+                .extend(hooks::after_ready(&self.fleet, seat, &url).await);
+        }
         self.finish(seat, report, t0).await
     }
 
@@ -294,13 +362,14 @@ impl Seats {
             crate::fleet::Launch::Docker(d) => d.container_port.unwrap_or(seat.port),
             crate::fleet::Launch::Process(_) => seat.port,
         };
-        watchdog::watch(
+        watchdog::drive::watch_with_disk(
             backend,
             &self.fleet.seat_url(seat),
             watchdog::ProbeTarget {
                 model: seat.served_model_names.first().cloned(),
                 listen_port: Some(listen_port),
             },
+            watchdog::disk::plan(seat),
             &self.watch,
         )
         .await
@@ -326,6 +395,12 @@ impl Seats {
         } else {
             Some(self.write_failure(seat, &report)?)
         };
+        // Every watched start leaves its record, after the failure artifact (which is never
+        // lost to it); a record that cannot be written is said, and fails nothing.
+        let mut report = report;
+        if let Err(e) = self.write_start_record(seat, &report, failure_path.as_deref()) {
+            report.notes.push(e);
+        }
         Ok(UpOutcome {
             seat: seat.name.clone(),
             report: Some(report),
@@ -336,14 +411,24 @@ impl Seats {
         })
     }
 
-    /// Stop a seat. A dormant seat's container is kept (created, stopped); others are
-    /// removed.
-    pub async fn down(&self, name: &str, confirm: bool) -> Result<(), OpsError> {
+    /// Stop a seat, escalating when it ignores the polite stop, and say what was freed (the
+    /// port, the GPU memory) and what outlived it (a zombie loader, recorded for `up`). A
+    /// dormant seat's container is kept (created, stopped); others are removed.
+    pub async fn down(
+        &self,
+        name: &str,
+        confirm: bool,
+    ) -> Result<crate::release::StopReport, OpsError> {
         let seat = self.seat(name)?.clone();
         self.gate(&seat, "stop", confirm)?;
         let mut backend = self.backend(&seat).await?;
-        backend.stop(seat.role == Role::Dormant).await?;
-        Ok(())
+        let mut report = backend.stop(seat.role == Role::Dormant).await?;
+        // A process seat's backend recorded its survivors already; a Docker seat's are
+        // recorded here, where the state directory is known.
+        if matches!(backend, Backend::Docker(_)) {
+            crate::release::persist(&self.fleet.state_dir, &mut report);
+        }
+        Ok(report)
     }
 
     pub async fn restart(&self, name: &str, confirm: bool) -> Result<UpOutcome, OpsError> {
@@ -353,12 +438,13 @@ impl Seats {
         // fleet file edited since the seat started (a new `--quantization`, another model) must
         // not take a serving seat down and then fail to bring it back. The port check cannot
         // run here: the seat itself holds its port until it stops.
-        hooks::before_start(&self.fleet, &seat).map_err(OpsError::PreStart)?;
+        let pre = hooks::before_start(&self.fleet, &seat).map_err(OpsError::PreStart)?;
         let t0 = Instant::now();
         let mut backend = self.backend(&seat).await?;
         backend.stop(true).await?;
         self.port_check(&seat).await?;
-        self.start_and_watch(&seat, &mut backend, t0, false).await
+        self.start_and_watch(&seat, &mut backend, t0, Checks::Done(pre))
+            .await
     }
 
     /// Stop OLD, start NEW, wait for ready; when NEW fails, stop it and bring OLD back.
@@ -380,14 +466,14 @@ impl Seats {
         let mut new_backend = self.backend(&new_seat).await?;
         self.port_check_except(&new_seat, Some(&old_seat.name))
             .await?;
-        hooks::before_start(&self.fleet, &new_seat).map_err(OpsError::PreStart)?;
+        let pre = hooks::before_start(&self.fleet, &new_seat).map_err(OpsError::PreStart)?;
         // Keep OLD created: it is the rollback. Whether it was up is reported: a swap from a
         // seat that was not running says so rather than claiming to have stopped it.
         let old_was_running = old_backend.status().await.observed.is_up();
         old_backend.stop(true).await?;
         let t0 = Instant::now();
         let new_outcome = match self
-            .start_and_watch(&new_seat, &mut new_backend, t0, false)
+            .start_and_watch(&new_seat, &mut new_backend, t0, Checks::Done(pre))
             .await
         {
             Ok(o) => o,
@@ -411,7 +497,7 @@ impl Seats {
         // OLD's own checks run again: its fleet entry may have changed since it started.
         let t0 = Instant::now();
         let rollback = match self
-            .start_and_watch(&old_seat, &mut old_backend, t0, true)
+            .start_and_watch(&old_seat, &mut old_backend, t0, Checks::Run)
             .await
         {
             Ok(o) => o,
@@ -535,6 +621,7 @@ impl Seats {
                 started_at,
                 model: seat.served_model_names.first().cloned(),
                 gpus: seat_gpus(seat),
+                last_load_ms: last_load_ms(&self.fleet, &seat.name),
             });
         }
         out

@@ -17,6 +17,12 @@ use tokio::sync::mpsc;
 use crate::backend::{BackendError, FOLLOW_POLL, LineSplitter, Observed, Status};
 use crate::fleet::{Fleet, Launch, ProcessLaunch, Seat};
 use crate::redact::Redactor;
+use crate::release::{ProcEntry, ProcRoot, Stopped};
+
+/// How long processes may take to disappear after SIGKILL before they count as survivors: the
+/// kernel tears a big address space down in well under this, unless the process is stuck in
+/// uninterruptible sleep.
+const KILL_WAIT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct StateFile {
@@ -204,40 +210,130 @@ impl ProcessBackend {
         Ok(())
     }
 
-    pub async fn stop(&mut self) -> Result<(), BackendError> {
-        let Some((st, _)) = self.live() else {
-            // Nothing of ours is running; forget any stale record.
-            if let Some(mut c) = self.child.take() {
-                let _ = c.wait().await;
-            }
-            let _ = std::fs::remove_file(&self.state_path);
-            return Ok(());
+    /// Where this seat's state files live (`<seat>.process.json`, `<seat>.zombie.json`).
+    pub fn state_dir(&self) -> Option<&std::path::Path> {
+        self.state_path.parent()
+    }
+
+    /// SIGTERM to the process group, the seat's stop grace, SIGKILL to the group, then a
+    /// bounded wait for the processes to be gone. Only the recorded process (pid and start
+    /// time) and the members of the group it leads are ever signalled; a process still alive
+    /// after SIGKILL and [`KILL_WAIT`] is returned as a survivor (a zombie loader).
+    pub async fn stop(&mut self) -> Result<Stopped, BackendError> {
+        let proc = ProcRoot::system();
+        let mut stopped = Stopped::new(&self.seat, true);
+        let Some(st) = self.read_state() else {
+            self.forget().await;
+            return Ok(stopped);
         };
+        let leader = self.live().filter(|(_, s)| !matches!(*s, 'Z' | 'X'));
+        // The group is ours when the recorded process leads it (started with
+        // `process_group(0)`), or — once the leader has exited — when its members started no
+        // earlier than the leader did: a pid is not reused while it names a living group.
+        let leads_group = match &leader {
+            Some(_) => proc.entry(st.pid).is_some_and(|e| e.pgrp == st.pid),
+            None => true,
+        };
+        let members = |proc: &ProcRoot| -> Vec<ProcEntry> {
+            if leads_group {
+                proc.group_members(st.pid)
+                    .into_iter()
+                    .filter(|e| e.start_ticks >= st.start_ticks)
+                    .collect()
+            } else {
+                proc.alive(st.pid, st.start_ticks).into_iter().collect()
+            }
+        };
+        let mut procs = members(&proc);
+        // Children that left the group (setsid) are never signalled, but they are the seat's
+        // too: the GPU check looks for them.
+        if leader.is_some() {
+            for d in proc.with_descendants(st.pid) {
+                if !procs.iter().any(|p| p.pid == d.pid) {
+                    procs.push(d);
+                }
+            }
+        }
+        if procs.is_empty() {
+            self.forget().await;
+            return Ok(stopped);
+        }
+        stopped.was_running = true;
+        stopped.procs = procs.clone();
         let pid = rustix::process::Pid::from_raw(st.pid as i32)
             .ok_or_else(|| self.err(format!("bad pid {}", st.pid)))?;
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
-        let deadline = Instant::now() + Duration::from_secs(self.seat.stop_grace());
+        let signal = |sig: rustix::process::Signal| {
+            let _ = if leads_group {
+                rustix::process::kill_process_group(pid, sig)
+            } else {
+                rustix::process::kill_process(pid, sig)
+            };
+        };
+        let target = if leads_group {
+            format!("process group {}", st.pid)
+        } else {
+            format!("pid {}", st.pid)
+        };
+        signal(rustix::process::Signal::TERM);
+        let grace = self.seat.stop_grace();
+        let left = |proc: &ProcRoot| -> Vec<ProcEntry> {
+            let mut left: Vec<ProcEntry> = procs
+                .iter()
+                .filter(|p| p.pgrp == st.pid || p.pid == st.pid)
+                .filter_map(|p| proc.alive(p.pid, p.start_ticks))
+                .collect();
+            for m in members(proc) {
+                if !left.iter().any(|l| l.pid == m.pid) {
+                    left.push(m);
+                }
+            }
+            left
+        };
+        if !self
+            .wait_gone(&proc, &left, Duration::from_secs(grace))
+            .await
+        {
+            signal(rustix::process::Signal::KILL);
+            stopped
+                .escalated
+                .push(format!("SIGKILL to {target} after the {grace} s grace"));
+            if !self.wait_gone(&proc, &left, KILL_WAIT).await {
+                stopped.survivors = left(&proc);
+            }
+        }
+        self.forget().await;
+        Ok(stopped)
+    }
+
+    /// Poll until `left` finds nothing (reaping our own child on the way), at most `within`.
+    async fn wait_gone(
+        &mut self,
+        proc: &ProcRoot,
+        left: &impl Fn(&ProcRoot) -> Vec<ProcEntry>,
+        within: Duration,
+    ) -> bool {
+        let deadline = Instant::now() + within;
         loop {
             if let Some(c) = &mut self.child {
                 let _ = c.try_wait();
             }
-            match self.live() {
-                None => break,
-                Some((_, 'Z')) if self.child.is_none() => break,
-                _ => {}
+            if left(proc).is_empty() {
+                return true;
             }
             if Instant::now() >= deadline {
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                break;
+                return false;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// Reap our child (bounded) and drop the state file: nothing of ours is to be signalled
+    /// again. A survivor is remembered in `<seat>.zombie.json` instead.
+    async fn forget(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = tokio::time::timeout(Duration::from_secs(5), c.wait()).await;
         }
         let _ = std::fs::remove_file(&self.state_path);
-        Ok(())
     }
 
     pub fn follow(&self, tx: mpsc::Sender<String>) -> tokio::task::JoinHandle<()> {

@@ -333,9 +333,11 @@ fn word(w: &str, pending: &mut Pending, found: &mut Vec<String>) -> String {
 /// `--api-key` → `--api-key`.
 fn name_tail(s: &str) -> &str {
     let s = s.trim_end_matches(['\'', '"']);
+    // Past the whole boundary character: it may be more than one byte (`§`, `—`).
     let start = s
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rfind(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     &s[start..]
 }
 

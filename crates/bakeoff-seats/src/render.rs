@@ -56,13 +56,41 @@ pub fn up_lines(o: &UpOutcome) -> Vec<String> {
     for n in &r.notes {
         lines.push(format!("    note: {n}"));
     }
+    lines.extend(finding_lines(&r.findings));
+    lines
+}
+
+/// The findings of a seat operation, one line each (`  finding CODE: message (fix: …)`; the
+/// severity is the code's, docs/failure-classes.md), an error's evidence (a template diff)
+/// indented under it. Their text may quote engine output and
+/// file contents: escaped for the terminal.
+pub fn finding_lines(findings: &[bakeoff_artifact::SeatFinding]) -> Vec<String> {
+    use bakeoff_artifact::FindingSeverity;
+    let mut lines = Vec::new();
+    for f in findings {
+        let fix = f
+            .fix
+            .as_deref()
+            .map(|x| format!(" (fix: {})", for_terminal(x, 400)))
+            .unwrap_or_default();
+        lines.push(format!(
+            "  finding {}: {}{fix}",
+            for_terminal(&f.code, 80),
+            for_terminal(&f.message, 800)
+        ));
+        if f.severity == FindingSeverity::Error {
+            for e in &f.evidence {
+                lines.push(format!("      {}", for_terminal(e, 400)));
+            }
+        }
+    }
     lines
 }
 
 /// A watched start, for `--json`.
 pub fn up_json(o: &UpOutcome) -> Value {
     let r = o.report.as_ref();
-    json!({
+    let mut v = json!({
         "seat": o.seat,
         "ok": o.ok(),
         "created_only": o.created_only,
@@ -74,7 +102,14 @@ pub fn up_json(o: &UpOutcome) -> Value {
         "phases": r.map(|r| r.phases.clone()),
         "failure": o.failure_path.as_ref().map(|p| p.display().to_string()),
         "notes": r.map(|r| r.notes.clone()),
-    })
+    });
+    // Only when there are any: outputs from before findings existed stay as they were.
+    if let Some(f) = r.map(|r| &r.findings).filter(|f| !f.is_empty())
+        && let Some(obj) = v.as_object_mut()
+    {
+        obj.insert("findings".into(), json!(f));
+    }
+    v
 }
 
 /// A swap, for a terminal: OLD stopped (or "OLD was not running"), NEW's start; when NEW failed,
@@ -125,7 +160,8 @@ pub fn status_lines(list: &[SeatStatus], routes: &[Route]) -> Vec<String> {
     status_lines_at(list, routes, width())
 }
 
-/// `seat status` as a table — seat, host, port, role, backend, state, restarts, whether a real
+/// `seat status` as a table — seat, host, port, role, backend, state, the last start's time to
+/// ready (`load`, from its start record), restarts, whether a real
 /// completion succeeded (when probed), aliases — laid out for `width` columns (below 80 without
 /// restarts and aliases; a `header: value` list when narrower still). Beneath it each seat's
 /// state that could not be read, with the engine's reason, and each seat's detail; then the
@@ -151,6 +187,7 @@ pub fn status_lines_now(
         .column("backend", Kind::Number)
         .column("state", Kind::Number)
         .secondary("uptime", Kind::Number)
+        .secondary("load", Kind::Number)
         .secondary("model", Kind::Name(40))
         .secondary("restarts", Kind::Number);
     if probed {
@@ -188,6 +225,9 @@ pub fn status_lines_now(
             state,
             s.started_at
                 .map(|t| uptime((now - t).num_seconds().max(0) as u64))
+                .unwrap_or_else(|| "-".into()),
+            s.last_load_ms
+                .map(crate::progress::elapsed_text)
                 .unwrap_or_else(|| "-".into()),
             s.model
                 .as_deref()
@@ -267,7 +307,7 @@ pub fn status_json(list: &[SeatStatus], routes: &[Route]) -> Value {
                 "state": s.observed.label(), "restart_count": s.restart_count,
                 "id": s.id, "aliases": s.aliases, "serving": s.serving,
                 "probe_ms": s.probe_ms, "detail": s.detail, "started_at": s.started_at,
-                "model": s.model, "gpus": s.gpus,
+                "model": s.model, "gpus": s.gpus, "last_load_ms": s.last_load_ms,
             })
         })
         .collect();
@@ -513,6 +553,7 @@ mod tests {
             started_at: None,
             model: Some("gemma-3-270m".into()),
             gpus: vec![],
+            last_load_ms: None,
         };
         let mut serving = seat(
             "prod-a",
@@ -526,6 +567,7 @@ mod tests {
         serving.aliases = vec!["gpt-4o".into(), "default".into()];
         serving.started_at = Some(clock() - chrono::Duration::seconds(3 * 86_400 + 4 * 3600));
         serving.gpus = vec!["0".into(), "1".into()];
+        serving.last_load_ms = Some(42_100);
         let mut failing = seat(
             "bench-b",
             Role::Bench,

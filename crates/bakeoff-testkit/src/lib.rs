@@ -70,3 +70,15 @@ pub async fn real_llama(
 pub fn model_path() -> PathBuf {
     engine().model
 }
+
+/// The second real model: SmolLM2 135M Instruct (Q4_1), whose GGUF carries a ChatML template
+/// (the template-pin tests serve Gemma with it). Panics with the fix when not provisioned.
+pub fn smollm2_path() -> PathBuf {
+    let p = cache_dir().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(
+        p.is_file(),
+        "the SmolLM2 test model is not provisioned at {}: run scripts/provision.sh smollm2",
+        p.display()
+    );
+    p
+}

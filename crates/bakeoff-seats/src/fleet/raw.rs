@@ -60,6 +60,9 @@ pub(super) struct RawSeat {
     docker: Option<DockerLaunch>,
     /// Seconds to wait after SIGTERM / `docker stop` before killing.
     stop_timeout_s: Option<u64>,
+    /// The pinned chat template, relative to the fleet file's directory (resolved and checked
+    /// by `crate::checks::template_pin::resolve_pins`).
+    chat_template: Option<PathBuf>,
 }
 
 fn default_host() -> String {
@@ -218,6 +221,7 @@ impl RawSeat {
             gpu_memory_utilization: self.gpu_memory_utilization,
             launch: self.launch(host)?,
             stop_timeout_s: self.stop_timeout_s.unwrap_or(10),
+            chat_template: self.chat_template.clone(),
         })
     }
 

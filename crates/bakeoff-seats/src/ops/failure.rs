@@ -108,6 +108,7 @@ pub fn failure_artifact(fleet: &Fleet, seat: &Seat, r: &WatchReport) -> Artifact
         silent_ms: r.silent_ms,
         load_progress: r.progress.as_ref().map(|p| p.to_record(r.load_budget_s)),
         readiness: Some(r.readiness.clone()),
+        findings: r.findings.clone(),
     });
     art.run = serde_json::json!({ "fleet": fleet.path.display().to_string() });
     art

@@ -1,6 +1,7 @@
 //! The watch's driver: gathers observations — log lines from the backend's follower, the
-//! backend's state every 300 ms, readiness probes every `probe_interval`, a tick at least every
-//! 100 ms — feeds them to the [`Watchdog`] and stops at its terminal event.
+//! backend's state every 300 ms, readiness probes every `probe_interval`, the disk the seat
+//! writes every `disk_every` until ready ([`super::disk`]), a tick at least every 100 ms —
+//! feeds them to the [`Watchdog`] and stops at its terminal event.
 
 use std::time::{Duration, Instant};
 
@@ -8,8 +9,10 @@ use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, run_prefligh
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::disk::{self, DiskPlan};
 use super::machine::{Ending, Event, Observation, Watchdog};
-use super::{ProbeTarget, WatchOptions, WatchReport, probe_client};
+use super::readings::DiskSample;
+use super::{ProbeTarget, State, WatchOptions, WatchReport, probe_client};
 use crate::backend::Backend;
 
 /// How often the backend's state is read.
@@ -22,11 +25,24 @@ const DRAIN: Duration = Duration::from_millis(400);
 /// The most lines taken from the queue at once before the checks run.
 const BATCH: usize = 4096;
 
-/// Watch `backend` (already started) until ready or failed.
+/// Watch `backend` (already started) until ready or failed, sampling only its container's
+/// writable layer (no cache directories: see [`watch_with_disk`]).
 pub async fn watch(
     backend: &mut Backend,
     url: &str,
     target: ProbeTarget,
+    opts: &WatchOptions,
+) -> WatchReport {
+    watch_with_disk(backend, url, target, DiskPlan::default(), opts).await
+}
+
+/// Watch `backend` (already started) until ready or failed, reading the disk `plan` names
+/// while it loads.
+pub async fn watch_with_disk(
+    backend: &mut Backend,
+    url: &str,
+    target: ProbeTarget,
+    plan: DiskPlan,
     opts: &WatchOptions,
 ) -> WatchReport {
     let model = target.model.clone();
@@ -39,6 +55,12 @@ pub async fn watch(
     let mut next_status = Instant::now();
     let first = backend.status().await;
     let mut wd = Watchdog::new(target, opts.clone(), start, first);
+    if !plan.layer_fix.is_empty() {
+        wd.set_layer_fix(plan.layer_fix.clone());
+    }
+    let disk_every = opts.disk_every.max(disk::MIN_EVERY);
+    let mut disk_sample: Option<JoinHandle<DiskSample>> = None;
+    let mut next_disk = Instant::now();
     send(
         opts,
         Event::Began {
@@ -89,6 +111,24 @@ pub async fn watch(
             probe = Some(tokio::spawn(async move { run_preflight(&c, &popts).await }));
         }
 
+        // The disk: a sample finished? Start the next one when due, while not ready (one at a
+        // time: an inspect with sizes of a big layer may take longer than the period).
+        if disk_sample.as_ref().is_some_and(|d| d.is_finished())
+            && let Some(Ok(sample)) = disk_sample
+                .take()
+                .and_then(futures_util::FutureExt::now_or_never)
+            && let Some(e) = decided(opts, wd.step(Observation::Disk(sample), Instant::now()))
+        {
+            break e;
+        }
+        if disk_sample.is_none() && wd.state() < State::Ready && Instant::now() >= next_disk {
+            next_disk = Instant::now() + disk_every;
+            let layer = backend.writable_layer_reader();
+            if layer.is_some() || !plan.caches.is_empty() {
+                disk_sample = Some(tokio::spawn(disk::sample(layer, plan.caches.clone())));
+            }
+        }
+
         if Instant::now() >= next_status {
             next_status = Instant::now() + STATUS_EVERY;
             let st = backend.status().await;
@@ -112,6 +152,9 @@ pub async fn watch(
     follower.abort();
     if let Some(p) = probe.take() {
         p.abort();
+    }
+    if let Some(d) = disk_sample.take() {
+        d.abort();
     }
     wd.finish(Instant::now())
 }

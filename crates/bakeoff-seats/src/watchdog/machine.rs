@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use bakeoff_artifact::{PreflightReport, SeatPhase};
 use bakeoff_client::preflight::PreflightOutcome;
 
+use super::readings::{DiskSample, ReadingLimits, Readings};
 use super::verdict::{Evidence, refined_verdict, verdict};
 use super::{ProbeTarget, State, TAIL_LINES, WatchOptions, WatchReport, state_signal};
 use crate::backend::{Observed, Status};
@@ -29,6 +30,9 @@ pub enum Observation {
     State(Status),
     /// The clock moved: the timers (silence, the ready timeout, the load budget) are checked.
     Tick,
+    /// The disk the seat writes while loading: its container's writable layer, its mounted
+    /// caches ([`super::readings`]).
+    Disk(DiskSample),
 }
 
 /// What an observation caused.
@@ -103,6 +107,8 @@ pub struct Watchdog {
     last_status: Status,
     preflight: Option<PreflightReport>,
     ending: Option<Ending>,
+    /// The disk readings and their findings.
+    readings: Readings,
 }
 
 /// The most often the silence timer is sent.
@@ -137,9 +143,23 @@ impl Watchdog {
             last_status: first,
             preflight: None,
             ending: None,
+            readings: Readings::new(
+                ReadingLimits {
+                    writable_layer_limit: opts.writable_layer_limit,
+                    download_stall: opts.download_stall,
+                    layer_fix: String::new(),
+                },
+                start,
+            ),
             opts,
             start,
         }
+    }
+
+    /// The fix a `download-in-writable-layer` finding gives: the mount to add, in the seat's
+    /// own cache paths (the driver knows the seat; the machine does not).
+    pub fn set_layer_fix(&mut self, fix: String) {
+        self.readings.set_layer_fix(fix);
     }
 
     /// The furthest state the log signalled (never `ready`: only a probe makes a seat ready).
@@ -170,6 +190,13 @@ impl Watchdog {
             Observation::Probe(out) => self.on_probe(*out, now, &mut events),
             Observation::State(st) => self.on_state(st, now, &mut events),
             Observation::Tick => self.on_tick(now, &mut events),
+            Observation::Disk(sample) => {
+                // Readings matter until ready: after it a growing cache is no load's.
+                if self.state < State::Ready {
+                    self.readings.observe(sample, now, &mut events);
+                }
+                None
+            }
         };
         if let Some(e) = ending {
             self.ending = Some(e);
@@ -422,6 +449,7 @@ impl Watchdog {
             preflight,
             readiness: self.tally.record,
             notes: self.notes,
+            findings: self.readings.into_findings(),
         }
     }
 }

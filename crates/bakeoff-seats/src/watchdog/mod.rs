@@ -38,8 +38,10 @@ use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
 use crate::classify::Cause;
 use crate::progress::Reading;
 
+pub mod disk;
 pub mod drive;
 pub mod machine;
+pub mod readings;
 #[cfg(test)]
 mod tests;
 mod verdict;
@@ -89,6 +91,16 @@ pub struct WatchOptions {
     /// [`crate::progress::describe`]; `None`: nowhere. The verdict is the report, never an
     /// event here.
     pub events: Option<tokio::sync::mpsc::UnboundedSender<Event>>,
+    /// How often the disk a loading seat writes is sampled (its container's writable layer, its
+    /// mounted caches): an inspect with sizes walks the whole layer, so never more often than
+    /// once a second ([`disk::MIN_EVERY`]).
+    pub disk_every: Duration,
+    /// Growth of a container's writable layer, before ready, that is flagged as a download
+    /// landing inside the container (`download-in-writable-layer`), in bytes.
+    pub writable_layer_limit: u64,
+    /// How long partial blobs in a mounted cache may go without growing before the download is
+    /// called stalled (`download-stalled`).
+    pub download_stall: Duration,
 }
 
 impl Default for WatchOptions {
@@ -101,6 +113,9 @@ impl Default for WatchOptions {
             crash_loop_window: Duration::from_secs(600),
             probe_interval: Duration::from_millis(500),
             events: None,
+            disk_every: Duration::from_secs(5),
+            writable_layer_limit: 1 << 30,
+            download_stall: Duration::from_secs(120),
         }
     }
 }
@@ -131,6 +146,9 @@ pub struct WatchReport {
     pub readiness: bakeoff_artifact::SeatReadiness,
     /// Notes for the operator (a load over budget, …).
     pub notes: Vec<String>,
+    /// Findings of the checks before the start, the readings during the load and the checks
+    /// after ready (written into the seat record, and the failure artifact on a failure).
+    pub findings: Vec<bakeoff_artifact::SeatFinding>,
 }
 
 /// What the readiness probes ask for and expect.
@@ -171,6 +189,7 @@ impl WatchReport {
             preflight: None,
             readiness: Default::default(),
             notes: vec![],
+            findings: vec![],
         }
     }
 

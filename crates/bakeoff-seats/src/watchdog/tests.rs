@@ -51,6 +51,7 @@ fn opts() -> WatchOptions {
         crash_loop_window: Duration::from_secs(600),
         probe_interval: Duration::from_millis(500),
         events: None,
+        ..WatchOptions::default()
     }
 }
 

@@ -26,6 +26,7 @@ pub fn quick_watch(silence_s: f64) -> WatchOptions {
         crash_loop_window: Duration::from_secs(120),
         probe_interval: Duration::from_millis(300),
         events: None,
+        ..WatchOptions::default()
     }
 }
 

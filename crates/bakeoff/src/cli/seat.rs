@@ -76,6 +76,14 @@ pub struct WatchTimingArgs {
     /// Seconds over which --crash-loop-restarts are counted.
     #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().crash_loop_window.as_secs_f64())]
     pub crash_loop_window: f64,
+    /// Growth of a container's writable layer before ready that is flagged as a download landing
+    /// inside the container, not in a mounted cache: bytes, or with a suffix k, m, g (512m, 1g).
+    #[arg(long, value_name = "SIZE", default_value = "1g")]
+    pub writable_layer_limit: String,
+    /// Seconds partial downloads (*.incomplete) in a mounted cache may go without growing
+    /// before the download is called stalled (and whoever holds its lock is named).
+    #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().download_stall.as_secs_f64())]
+    pub download_stall: f64,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -19,6 +19,8 @@ pub async fn run(c: AuditCommand) -> Result<Exit, Error> {
     match c {
         AuditCommand::Template(a) => template(a).await,
         AuditCommand::Checkpoint(a) => checkpoint(a),
+        AuditCommand::Cache(a) => super::audit_cache::run(a),
+        AuditCommand::Seat(a) => super::audit_seat::run(a),
     }
 }
 

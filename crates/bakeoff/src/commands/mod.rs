@@ -1,6 +1,8 @@
 //! One file per verb.
 
 mod audit;
+mod audit_cache;
+mod audit_seat;
 mod bench;
 mod campaign;
 mod eval_compare;

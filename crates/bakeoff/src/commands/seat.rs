@@ -76,22 +76,29 @@ async fn down(a: SeatNamesArgs) -> Result<Exit, Error> {
     let (seats, out) = open(&a.fleet.fleet, &WatchConfig::default())?;
     let names = names_or_all(&seats, &a.seats, a.all)?;
     gate_all(&seats, &out, &names, "stop", a.confirm)?;
+    // Every named seat is stopped even when one leaves something behind; a zombie loader or a
+    // port still held makes the command fail (1) once all are done.
+    let mut ok = true;
     for n in &names {
-        seats
+        let report = seats
             .down(n, a.confirm)
             .await
             .map_err(|e| ops_error(&out, e))?;
         let kept = seats.seat(n).is_ok_and(|s| s.role == Role::Dormant);
+        let mut lines = report.lines().into_iter();
         out.line(format_args!(
-            "{n}: down{}",
+            "{n}: down{}; {}",
             if kept {
                 " (dormant: kept created, stopped)"
             } else {
                 ""
-            }
+            },
+            lines.next().unwrap_or_default()
         ));
+        out.lines(lines.collect());
+        ok &= report.ok();
     }
-    Ok(Exit::Ok)
+    Ok(Exit::from_ok(ok))
 }
 
 async fn status(a: SeatStatusArgs) -> Result<Exit, Error> {

@@ -47,6 +47,8 @@ impl WatchTimingArgs {
                 .transpose()?,
             crash_loop_restarts: self.crash_loop_restarts,
             crash_loop_window: secs("--crash-loop-window", self.crash_loop_window)?,
+            writable_layer_limit: size("--writable-layer-limit", &self.writable_layer_limit)?,
+            download_stall: secs("--download-stall", self.download_stall)?,
             ..WatchOptions::default()
         })
     }
@@ -60,6 +62,25 @@ impl WatchArgs {
             json: self.json,
         })
     }
+}
+
+/// A size as the fleet file's `memory` takes it: bytes, or with a suffix `k`, `m`, `g` (an
+/// optional `b` after it), binary multiples.
+fn size(name: &str, v: &str) -> Result<u64, Error> {
+    let t = v.trim().to_ascii_lowercase();
+    let t = t.strip_suffix('b').unwrap_or(&t);
+    let (num, mult) = match t.chars().last() {
+        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('m') => (&t[..t.len() - 1], 1 << 20),
+        Some('g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| Error::usage(format!("{name} {v:?} is not a size: use bytes or 512m, 1g")))
 }
 
 fn secs(name: &str, v: f64) -> Result<Duration, Error> {

@@ -3,6 +3,8 @@
 //! it bench::`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod audit_cache;
+mod audit_seat;
 mod bench;
 mod campaign;
 mod cli_help;
@@ -17,4 +19,5 @@ mod plan_audit;
 mod report_browser;
 mod report_real;
 mod seat_cli;
+mod seat_down;
 mod util;

@@ -1,0 +1,24 @@
+//! The checks a seat gets before it starts (issue 15): where the engine will write its
+//! downloads ([`cache_mounts`]: a Docker seat's caches against its mounts, the Hugging Face
+//! token), and the pinned chat template against the checkpoint and, once ready, against what
+//! the engine serves ([`template_pin`]). They never refuse a start — the checkpoint audit in
+//! [`crate::hooks`] does that — they return findings (docs/failure-classes.md "Seat
+//! findings"); a finding of severity `error` fails the operation (`UpOutcome::ok`).
+//!
+//! `bakeoff audit seat` runs the same checks without starting anything.
+
+pub mod cache_mounts;
+pub mod hub_model;
+pub mod template_pin;
+
+use bakeoff_artifact::SeatFinding;
+
+use crate::fleet::{Fleet, Seat};
+
+/// Every finding of the checks before `seat` starts: its caches and token, then its pinned
+/// template.
+pub fn pre_start(fleet: &Fleet, seat: &Seat) -> Vec<SeatFinding> {
+    let mut findings = cache_mounts::check(seat);
+    findings.extend(template_pin::before_start(fleet, seat));
+    findings
+}

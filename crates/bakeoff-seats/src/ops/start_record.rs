@@ -1,0 +1,76 @@
+//! The seat start record, `<state_dir>/<seat>.seat.json`: the last watched start of a seat,
+//! ready or not, with its seat record (findings included) and the time each phase of its load
+//! took. Until it existed a seat record was only written inside a failure artifact, so a
+//! successful start left no trace of how long it took; `seat status` reads its load time here.
+//!
+//! It is replaced by the next start (atomically: a reader sees the old record or the new one,
+//! never half of one). It never replaces a failure artifact: a failed start still writes its
+//! own never-overwritten `<slug>.failure.json` first, and this record names it.
+
+use std::path::{Path, PathBuf};
+
+use bakeoff_artifact::{
+    SEAT_START_VERSION, SeatLoadTiming, SeatStartKind, SeatStartRecord, read_versioned,
+    write_atomic,
+};
+
+use super::{Seats, failure_artifact};
+use crate::fleet::{Fleet, Seat};
+use crate::watchdog::WatchReport;
+
+/// Where a seat's start record lives.
+pub fn start_record_path(fleet: &Fleet, seat: &str) -> PathBuf {
+    fleet.state_dir.join(format!("{seat}.seat.json"))
+}
+
+/// The start record of a watch that ended with `r`.
+pub fn start_record(
+    fleet: &Fleet,
+    seat: &Seat,
+    r: &WatchReport,
+    failure: Option<&Path>,
+) -> Option<SeatStartRecord> {
+    // The same seat record a failure artifact carries (redacted config, phases, evidence,
+    // findings): one builder, so the two never drift apart.
+    let record = failure_artifact(fleet, seat, r).seat?;
+    let progress = r.progress.as_ref().map(|p| p.to_record(r.load_budget_s));
+    Some(SeatStartRecord {
+        schema_version: SEAT_START_VERSION,
+        kind: SeatStartKind::SeatStart,
+        at: chrono::Utc::now(),
+        ready: r.ready(),
+        class: r.class,
+        failure_artifact: failure.map(|p| p.display().to_string()),
+        load: SeatLoadTiming::from_phases(&r.phases, r.elapsed_ms, progress),
+        record,
+    })
+}
+
+/// The last start's time to ready, when the last start got there.
+pub fn last_load_ms(fleet: &Fleet, seat: &str) -> Option<u64> {
+    let rec: SeatStartRecord = read_versioned(&start_record_path(fleet, seat)).ok()?;
+    rec.ready.then_some(rec.load.to_ready_ms).flatten()
+}
+
+impl Seats {
+    /// Write the start record of a watch that ended with `r` (after its failure artifact, when
+    /// it failed). The error is one line naming the file.
+    pub(super) fn write_start_record(
+        &self,
+        seat: &Seat,
+        r: &WatchReport,
+        failure: Option<&Path>,
+    ) -> Result<PathBuf, String> {
+        let path = start_record_path(&self.fleet, &seat.name);
+        let rec = start_record(&self.fleet, seat, r, failure)
+            .ok_or_else(|| format!("no seat record to write to {}", path.display()))?;
+        std::fs::create_dir_all(&self.fleet.state_dir)
+            .map_err(|e| format!("cannot create {}: {e}", self.fleet.state_dir.display()))
+            .and_then(|()| {
+                write_atomic(&path, &rec).map_err(|e| {
+                    format!("the start record {} was not written: {e}", path.display())
+                })
+            })?;
+        Ok(path)
+    }
+}
