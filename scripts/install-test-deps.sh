@@ -2,8 +2,10 @@
 # Debian packages the tests use, installed only when missing (CI runs as root on a fresh
 # machine): chromium for the HTML report's browser test.
 set -euo pipefail
+"$(dirname "$0")/install-litellm.sh" >/dev/null  # the real LiteLLM proxy of the gateway tests (cached)
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server) # the remote-host tests' sshd (scripts/start-test-hosts.sh)
 if [ ${#missing[@]} -eq 0 ]; then
   echo "[test-deps] chromium present ($(command -v chromium)): nothing to install" >&2
   exit 0

@@ -32,12 +32,14 @@ use crate::backend::{BackendError, LineSplitter, Observed, Status};
 use crate::fleet::{DockerLaunch, Fleet, Launch, Seat};
 use crate::redact::Redactor;
 
+mod ssh;
+pub mod transport;
+
 /// The API version the client speaks (Docker 20.10 = 1.41).
 pub const DOCKER_API: bollard::ClientVersion = bollard::ClientVersion {
     major_version: 1,
     minor_version: 41,
 };
-const CONNECT_TIMEOUT_S: u64 = 30;
 /// How long a `stop` request may take beyond the seat's `stop_timeout_s`.
 const STOP_MARGIN_S: u64 = 30;
 
@@ -103,43 +105,27 @@ fn is_not_found(e: &bollard::errors::Error) -> bool {
     )
 }
 
-/// Connect to a host's Docker engine.
-pub async fn connect(address: Option<&str>) -> Result<Docker, String> {
-    let d = match address {
-        None => Docker::connect_with_unix(
-            "unix:///var/run/docker.sock",
-            CONNECT_TIMEOUT_S,
-            &DOCKER_API,
-        ),
-        Some(a) if a.starts_with("unix://") => {
-            Docker::connect_with_unix(a, CONNECT_TIMEOUT_S, &DOCKER_API)
-        }
-        Some(a) => Docker::connect_with_http(a, CONNECT_TIMEOUT_S, &DOCKER_API),
-    }
-    .map_err(|e| {
-        format!(
-            "cannot connect to {}: {e}",
-            address.unwrap_or("the local socket")
-        )
-    })?;
-    // Negotiation only lowers the version (an older daemon); it fails when nothing answers.
-    d.negotiate_version().await.map_err(|e| {
-        format!(
-            "no Docker engine answers at {}: {e} (is dockerd running?)",
-            address.unwrap_or("/var/run/docker.sock")
-        )
-    })
+/// Connect to a host's Docker engine (`None`: this machine's socket), by the host's
+/// transport (`transport.rs`).
+pub async fn connect(host: Option<&crate::fleet::Host>) -> Result<Docker, String> {
+    transport::connect(host).await
 }
 
 impl DockerBackend {
     pub async fn connect(fleet: &Fleet, seat: &Seat) -> Result<Self, BackendError> {
-        let host = fleet.host_of(seat);
-        let docker = connect(host.and_then(|h| h.docker.as_deref()))
-            .await
-            .map_err(|message| BackendError::Docker {
-                seat: seat.name.clone(),
-                message,
-            })?;
+        let docker =
+            connect(fleet.host_of(seat))
+                .await
+                .map_err(|message| BackendError::Docker {
+                    seat: seat.name.clone(),
+                    message,
+                })?;
+        Self::on(docker, fleet, seat)
+    }
+
+    /// The backend of `seat` on an engine already connected (one connection serves every seat
+    /// of a host, as `Seats::status` does).
+    pub fn on(docker: Docker, fleet: &Fleet, seat: &Seat) -> Result<Self, BackendError> {
         let launch = match &seat.launch {
             Launch::Docker(d) => d.clone(),
             Launch::Process(_) => {
@@ -202,6 +188,7 @@ impl DockerBackend {
                 ..Default::default()
             }]
         });
+        let host_network = l.network_mode.as_deref() == Some("host");
         let mut ports = HashMap::new();
         ports.insert(
             key.clone(),
@@ -225,10 +212,12 @@ impl DockerBackend {
                     .collect()
             }),
             env: Some(l.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
-            exposed_ports: Some(vec![key]),
+            // On the host's network nothing is published: the engine listens on the port.
+            exposed_ports: (!host_network).then(|| vec![key]),
             labels: Some(labels),
             host_config: Some(HostConfig {
-                port_bindings: Some(ports),
+                port_bindings: (!host_network).then_some(ports),
+                network_mode: l.network_mode.clone(),
                 binds: (!l.mounts.is_empty()).then(|| l.mounts.clone()),
                 restart_policy: restart,
                 memory,

@@ -53,8 +53,10 @@ pub use bakeoff_artifact::EngineKind as Engine;
 /// sits through, and the Docker stop request's own timeout is derived from it.
 pub const MAX_STOP_TIMEOUT_S: u64 = 3600;
 
+mod docker_host;
 mod raw;
 
+pub use docker_host::{SshAddress, TlsFiles};
 use raw::RawFile;
 
 // ---- checked fleet ----------------------------------------------------------------------
@@ -98,6 +100,12 @@ pub struct DockerLaunch {
     /// Container name (default `bakeoff-<seat>`).
     #[serde(default)]
     pub container_name: Option<String>,
+    /// `host`: the container shares the host's network and listens on the seat's port itself
+    /// (no port publishing; for an engine without a bridge, or a fast path). Default: Docker's
+    /// bridge with the port published. Left out of the JSON when unset, so existing
+    /// containers keep their configuration hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_mode: Option<String>,
 }
 
 impl DockerLaunch {
@@ -133,8 +141,14 @@ pub enum Launch {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Host {
     pub name: String,
-    /// `None`: the local Docker socket.
+    /// `None`: the local Docker socket. Else `unix://`, `tcp://`/`http://` or `ssh://`.
     pub docker: Option<String>,
+    /// Client certificates for a `tcp://` engine with `--tlsverify`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsFiles>,
+    /// The ssh_config an `ssh://` host is reached with (`ssh -F`; default: the operator's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh_config: Option<PathBuf>,
     pub address: String,
     pub gpus: u32,
 }
@@ -222,6 +236,12 @@ pub struct Fleet {
     pub hosts: BTreeMap<String, Host>,
     pub seats: Vec<Seat>,
     pub routes: Vec<Route>,
+    /// The gateway in front of the seats (`[gateway] url`), when the fleet names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_url: Option<String>,
+    /// The environment variable holding the gateway's key (`[gateway] api_key_env`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_key_env: Option<String>,
 }
 
 impl Fleet {
@@ -251,7 +271,7 @@ impl Fleet {
             .unwrap_or(Path::new("."))
             .to_path_buf();
 
-        let hosts = raw.hosts().map_err(invalid)?;
+        let hosts = raw.hosts(&dir).map_err(invalid)?;
         let seats = raw.seats(&hosts).map_err(invalid)?;
         let seats = crate::checks::template_pin::resolve_pins(seats, &dir).map_err(invalid)?;
         let mut fleet = Fleet {
@@ -261,6 +281,8 @@ impl Fleet {
             hosts,
             seats,
             routes: Vec::new(),
+            gateway_url: raw.gateway_url().map_err(invalid)?,
+            gateway_key_env: raw.gateway_key_env(),
         };
         fleet.routes = raw.routes(&fleet).map_err(invalid)?;
         if let Some(cfg) = raw.litellm_config() {

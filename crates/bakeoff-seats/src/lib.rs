@@ -19,6 +19,7 @@ pub mod checks;
 pub mod classify;
 pub mod docker;
 pub mod fleet;
+pub mod gateway;
 pub mod hooks;
 pub mod ops;
 pub mod process;

@@ -20,6 +20,7 @@ use crate::hooks;
 use crate::watchdog::{self, WatchOptions, WatchReport};
 
 mod failure;
+pub mod host_status;
 mod start_record;
 
 pub(crate) use failure::error_report;
@@ -326,8 +327,15 @@ impl Seats {
         checks: Checks,
     ) -> Result<UpOutcome, OpsError> {
         if backend.status().await.observed.is_up() {
-            // Already up: watch it anyway, so `up` still means "ready", and say so.
-            let report = self.watch_backend(seat, backend).await;
+            // Already up: watch it anyway, so `up` still means "ready", and say so; the checks
+            // after ready run too (a seat started by hand may serve another template).
+            let mut report = self.watch_backend(seat, backend).await;
+            if report.ready() {
+                let url = self.fleet.seat_url(seat);
+                report
+                    .findings
+                    .extend(hooks::after_ready(&self.fleet, seat, &url).await);
+            }
             let mut o = self.finish(seat, report, t0).await?;
             o.already_up = true;
             return Ok(o);
@@ -538,26 +546,10 @@ impl Seats {
     /// Every seat with its state and its aliases. `probe`: also send a real completion to
     /// each running seat.
     pub async fn status(&self, probe: bool) -> Vec<SeatStatus> {
-        let mut states = Vec::new();
-        let mut starts = Vec::new();
-        for seat in &self.fleet.seats {
-            match self.backend(seat).await {
-                Ok(mut b) => {
-                    let st = b.status().await;
-                    starts.push(if st.observed.is_up() {
-                        b.started_at().await
-                    } else {
-                        None
-                    });
-                    states.push(st);
-                }
-                // The backend could not be reached: its state is unknown, not "down".
-                Err(e) => {
-                    states.push(Status::unknown(e.to_string()));
-                    starts.push(None);
-                }
-            }
-        }
+        // Hosts concurrently, each within its timeout: an engine that does not answer makes
+        // only its own seats unknown, not "down" (host_status.rs).
+        let (states, starts): (Vec<Status>, Vec<_>) =
+            host_status::gather(&self.fleet).await.into_iter().unzip();
         let up: std::collections::BTreeSet<&str> = self
             .fleet
             .seats

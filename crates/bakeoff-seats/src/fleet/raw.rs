@@ -36,8 +36,13 @@ pub(super) struct RawFleet {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawHost {
-    /// `unix:///var/run/docker.sock`, `tcp://10.0.0.5:2375`; absent: the local socket.
+    /// `unix:///var/run/docker.sock`, `tcp://10.0.0.5:2375`, `ssh://user@host`; absent: the
+    /// local socket.
     docker: Option<String>,
+    /// `{ ca, cert, key }` for a `tcp://` engine with `--tlsverify` (super::docker_host).
+    tls: Option<super::TlsFiles>,
+    /// An ssh_config file for an `ssh://` host (`ssh -F`), relative to the fleet file.
+    ssh_config: Option<PathBuf>,
     /// Where seats on this host answer (default 127.0.0.1).
     address: Option<String>,
     #[serde(default)]
@@ -84,6 +89,12 @@ pub(super) struct RawRoute {
 pub(super) struct RawGateway {
     /// A LiteLLM proxy `config.yaml`, relative to the fleet file.
     litellm_config: Option<PathBuf>,
+    /// Where the gateway answers (`http://HOST:PORT`): `seat status --probe` also probes each
+    /// alias through it and reads its own view (`/model/info`).
+    url: Option<String>,
+    /// The environment variable holding the gateway's key (its master or a virtual key); the
+    /// key itself never sits in the fleet file.
+    api_key_env: Option<String>,
 }
 
 impl RawFile {
@@ -106,24 +117,46 @@ impl RawFile {
         self.gateway.as_ref()?.litellm_config.as_ref()
     }
 
+    /// The gateway's base URL (`[gateway] url`), checked to be an http(s) URL.
+    pub(super) fn gateway_url(&self) -> Result<Option<String>, String> {
+        let Some(u) = self.gateway.as_ref().and_then(|g| g.url.as_ref()) else {
+            return Ok(None);
+        };
+        match url::Url::parse(u) {
+            Ok(p) if (p.scheme() == "http" || p.scheme() == "https") && p.host().is_some() => {
+                Ok(Some(u.trim_end_matches('/').to_string()))
+            }
+            _ => Err(format!(
+                "[gateway] url = {:?} is not an http(s) URL: write it as http://HOST:PORT",
+                crate::redact::text(u)
+            )),
+        }
+    }
+
+    /// The environment variable named by `[gateway] api_key_env`.
+    pub(super) fn gateway_key_env(&self) -> Option<String> {
+        self.gateway.as_ref()?.api_key_env.clone()
+    }
+
     /// The declared hosts, plus `local` (this machine, its Docker socket) when not declared.
-    pub(super) fn hosts(&self) -> Result<BTreeMap<String, Host>, String> {
+    /// Relative `tls` and `ssh_config` paths are relative to `dir`, the fleet file's directory.
+    pub(super) fn hosts(&self, dir: &Path) -> Result<BTreeMap<String, Host>, String> {
         let mut hosts = BTreeMap::new();
         for (name, h) in &self.hosts {
-            if let Some(d) = &h.docker
-                && !(d.starts_with("unix://")
-                    || d.starts_with("tcp://")
-                    || d.starts_with("http://"))
-            {
-                return Err(format!(
-                    "host {name:?}: docker = {d:?} must start with unix://, tcp:// or http://"
-                ));
-            }
+            let keys = super::docker_host::check(
+                name,
+                h.docker.as_deref(),
+                h.tls.as_ref(),
+                h.ssh_config.as_deref(),
+                dir,
+            )?;
             hosts.insert(
                 name.clone(),
                 Host {
                     name: name.clone(),
-                    docker: h.docker.clone(),
+                    docker: keys.docker,
+                    tls: keys.tls,
+                    ssh_config: keys.ssh_config,
                     address: h.address.clone().unwrap_or_else(|| "127.0.0.1".into()),
                     gpus: h.gpus,
                 },
@@ -133,6 +166,8 @@ impl RawFile {
         hosts.entry("local".into()).or_insert_with(|| Host {
             name: "local".into(),
             docker: None,
+            tls: None,
+            ssh_config: None,
             address: "127.0.0.1".into(),
             gpus: 0,
         });
@@ -260,6 +295,19 @@ fn docker_launch(d: &DockerLaunch, host: &Host) -> Result<DockerLaunch, String> 
         return Err("docker.image is empty".into());
     }
     d.memory_bytes()?;
+    match d.network_mode.as_deref() {
+        Some(m) if m.trim().is_empty() => {
+            return Err("docker.network_mode is empty: drop it or write \"host\"".into());
+        }
+        // Nothing is published on the host network: the engine must listen on the seat's port.
+        Some("host") if d.container_port.is_some() => {
+            return Err(
+                "docker.network_mode = \"host\" publishes no port: drop container_port and let the engine listen on {port}"
+                    .into(),
+            );
+        }
+        _ => {}
+    }
     if let Some(r) = &d.restart {
         crate::docker::restart_policy(r)?;
     }

@@ -11,5 +11,6 @@ mod load_readings;
 mod log_signatures;
 mod process_backend;
 mod readiness;
+mod remote_hosts;
 mod stop_escalation;
 mod template_pin;

@@ -6,6 +6,7 @@ mod audit;
 mod bench;
 mod campaign;
 mod eval;
+mod gateway;
 mod plan;
 mod report;
 mod seat;
@@ -16,6 +17,7 @@ pub use audit::*;
 pub use bench::*;
 pub use campaign::*;
 pub use eval::*;
+pub use gateway::*;
 pub use plan::*;
 pub use report::*;
 pub use seat::*;
@@ -36,13 +38,16 @@ pub enum Command {
     /// Qualify a candidate: preflight, then suites, written as evidence.
     #[command(subcommand)]
     Eval(EvalCommand),
-    /// Run seats from a fleet file: up, down, restart, status, logs, watch, swap.
+    /// Run seats from a fleet file: up, down, restart, status, logs, watch, swap, export.
     #[command(subcommand)]
     Seat(SeatCommand),
     /// A whole bakeoff as one command: candidate ladders and bench windows, run, journaled,
     /// resumable; campaign.json and negative-results.md.
     #[command(subcommand)]
     Campaign(CampaignCommand),
+    /// The LiteLLM gateway in front of the fleet: export its config.yaml from the fleet.
+    #[command(subcommand)]
+    Gateway(GatewayCommand),
     /// Load sweeps with server reconciliation, and the harness's self-calibration.
     #[command(subcommand)]
     Bench(BenchCommand),

@@ -43,6 +43,11 @@ pub enum SeatCommand {
         after_help = "Examples:\n  bakeoff seat swap --fleet examples/fleet.toml gemma-proc gemma-docker\n  bakeoff seat swap char-rp meromero-charrp --confirm"
     )]
     Swap(SeatSwapArgs),
+    /// Render the fleet's Docker seats as Kubernetes manifests (docs/scale-out.md); starts nothing.
+    #[command(
+        after_help = "Examples:\n  bakeoff seat export --kubernetes --fleet examples/fleet.toml\n  bakeoff seat export --kubernetes --fleet examples/fleet.toml char-rp --namespace llm --out k8s"
+    )]
+    Export(SeatExportArgs),
 }
 
 /// The fleet file every command that takes `--fleet` reads by default (`plan` only when it
@@ -180,4 +185,25 @@ pub struct SeatSwapArgs {
     pub confirm: bool,
     #[command(flatten)]
     pub watch: WatchArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SeatExportArgs {
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    /// Seats to export, by name (default: every Docker seat; process seats are skipped with a
+    /// note, and refused when named).
+    #[arg(value_name = "SEAT")]
+    pub seats: Vec<String>,
+    /// Render Kubernetes manifests, a Deployment and a Service per seat (required: the one
+    /// format so far).
+    #[arg(long, required = true)]
+    pub kubernetes: bool,
+    /// The namespace written into every manifest (optional: without it, kubectl's current one).
+    #[arg(long, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Results directory, relative to the working directory: here one <seat>.yaml per seat,
+    /// never overwriting one (optional: without it, one YAML stream on stdout).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
 }

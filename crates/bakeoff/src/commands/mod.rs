@@ -8,11 +8,13 @@ mod campaign;
 mod eval_compare;
 mod eval_preflight;
 mod eval_run;
+mod gateway;
 mod log;
 mod plan;
 mod report;
 mod retract;
 mod seat;
+mod seat_export;
 mod stop_signal;
 mod verdict;
 
@@ -35,6 +37,7 @@ pub async fn run(cli: Cli) -> Result<Exit, Error> {
         Command::Log(c) => log::run(c),
         Command::Seat(c) => seat::run(c).await,
         Command::Campaign(c) => campaign::run(c).await,
+        Command::Gateway(c) => gateway::run(c),
         Command::Plan(a) => plan::run(a.validate()?),
         Command::Kv(a) => plan::kv(a.validate()?),
         Command::Audit(c) => audit::run(c).await,

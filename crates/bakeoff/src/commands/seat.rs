@@ -26,6 +26,7 @@ pub async fn run(c: SeatCommand) -> Result<Exit, Error> {
         SeatCommand::Logs(a) => logs(a).await,
         SeatCommand::Watch(a) => watch(a.validate()?).await,
         SeatCommand::Swap(a) => swap(a.validate()?).await,
+        SeatCommand::Export(a) => super::seat_export::run(a),
     }
 }
 
@@ -104,17 +105,26 @@ async fn down(a: SeatNamesArgs) -> Result<Exit, Error> {
 async fn status(a: SeatStatusArgs) -> Result<Exit, Error> {
     let (seats, out) = open(&a.fleet.fleet, &WatchConfig::default())?;
     let list = seats.status(a.probe).await;
+    // The gateway's own view (and, probing, each alias through it), when `[gateway] url` is set.
+    let gateway = bakeoff_seats::gateway::probe::look(&seats.fleet, a.probe).await;
     if a.json {
-        out.json(render::status_json(&list, &seats.fleet.routes))?;
+        let mut v = render::status_json(&list, &seats.fleet.routes);
+        if let Some(g) = &gateway {
+            v["gateway"] = bakeoff_seats::gateway::probe::json(g);
+        }
+        out.json(v)?;
     } else {
         out.lines(render::status_lines(&list, &seats.fleet.routes));
+        if let Some(g) = &gateway {
+            out.lines(bakeoff_seats::gateway::probe::lines(g, &list));
+        }
     }
     // A failed probe, or a state that could not be read (the Docker engine did not answer), is
     // not a healthy fleet: exit 1, so a script never takes "unknown" for "fine".
     let any_failed = list.iter().any(|s| {
         s.serving == Some(false)
             || matches!(s.observed, bakeoff_seats::backend::Observed::Unknown { .. })
-    });
+    }) || gateway.as_ref().is_some_and(|g| g.any_failed());
     Ok(Exit::from_ok(!any_failed))
 }
 

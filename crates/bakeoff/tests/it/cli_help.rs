@@ -25,9 +25,11 @@ use crate::util::{bakeoff, code, stdout, text};
 /// a slug, a directory, a date.
 const OWN_NAME_OK: &[&str] = &["slug", "dir", "date"];
 
-/// Flags that may mean different things on different subcommands, each with the reason. Empty:
-/// every shared name has one meaning.
-const MEANING_ALLOWLIST: &[(&str, &str)] = &[];
+/// Flags that may mean different things on different subcommands, each with the reason.
+const MEANING_ALLOWLIST: &[(&str, &str)] = &[(
+    "out",
+    "a results directory everywhere else; `gateway export --out` is the one config file it writes",
+)];
 
 /// One option or positional argument of a help page.
 #[derive(Debug)]

@@ -1,0 +1,200 @@
+//! Kubernetes on paper (docs/scale-out.md): a fleet's Docker seats rendered as manifests — one
+//! Deployment and one Service per seat — built from `k8s-openapi`'s typed API structs, so each
+//! manifest is valid by construction, and read back through the same structs
+//! ([`parse_documents`]). It owns the mapping: GPU limits, a readiness probe that is a real
+//! one-token completion (never `/health`: seed 000 §1), a startup probe sized from the seat's
+//! last start record, volumes from mounts, and secret references.
+//!
+//! It must never talk to a cluster or start anything, and never write a secret: an environment
+//! value or argument that `bakeoff_seats::redact` calls secret becomes a `secretKeyRef` to a
+//! Secret named after the seat, which the operator creates; its value is never read out.
+
+pub use k8s_openapi;
+
+mod manifest;
+mod names;
+mod probe;
+mod secrets;
+mod volumes;
+mod yaml;
+
+use std::collections::BTreeSet;
+
+use bakeoff_seats::fleet::Launch;
+use bakeoff_seats::{Fleet, Role};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Service;
+
+pub use probe::{DEFAULT_STARTUP_BUDGET_S, MIN_STARTUP_BUDGET_S, PROBE_PERIOD_S, StartupBudget};
+pub use secrets::SecretKey;
+pub use yaml::{Manifest, parse_documents};
+
+#[derive(Debug, thiserror::Error)]
+pub enum KubeError {
+    #[error("no seat {name:?} in the fleet: name one of {known}")]
+    UnknownSeat { name: String, known: String },
+    #[error("seat {0}: a process seat has no image; give it a [seat.docker] launch to export it")]
+    ProcessSeat(String),
+    #[error("seat {seat}: {message}")]
+    Seat { seat: String, message: String },
+    #[error("{0}")]
+    Namespace(String),
+    #[error(
+        "the fleet has no Docker seat to export (process seats have no image): give a seat a [seat.docker] launch"
+    )]
+    NothingToExport,
+    #[error("cannot render a manifest as YAML: {0}")]
+    Yaml(String),
+    #[error("document {index}: {message}")]
+    Parse { index: usize, message: String },
+}
+
+/// What to export.
+#[derive(Debug, Clone, Default)]
+pub struct ExportOptions {
+    /// Seats by name; empty: every Docker seat of the fleet (process seats skipped with a note).
+    pub seats: Vec<String>,
+    /// Written into every manifest's `metadata.namespace`; `None`: kubectl's current one.
+    pub namespace: Option<String>,
+}
+
+/// The manifests of a fleet, and what the operator must know about them.
+#[derive(Debug, Clone)]
+pub struct Export {
+    pub seats: Vec<SeatManifests>,
+    /// One line each: seats skipped, production seats, Secrets to create, how each startup
+    /// probe was sized. Never a secret value.
+    pub notes: Vec<String>,
+}
+
+/// One seat's Deployment and Service.
+#[derive(Debug, Clone)]
+pub struct SeatManifests {
+    pub seat: String,
+    pub role: Role,
+    pub deployment: Deployment,
+    pub service: Service,
+    /// The Secret the seat's secret values come from, when it has any.
+    pub secret_name: Option<String>,
+    /// The keys that Secret must hold (what each is for; never its value).
+    pub secret_keys: Vec<SecretKey>,
+    pub startup: StartupBudget,
+    /// `#` comment lines written above the Deployment: what did not map one to one.
+    pub comments: Vec<String>,
+}
+
+impl SeatManifests {
+    /// The seat's two documents, its comments first.
+    pub fn yaml(&self) -> Result<String, KubeError> {
+        yaml::seat_documents(self)
+    }
+}
+
+impl Export {
+    /// Every seat's documents, one multi-document YAML stream.
+    pub fn yaml(&self) -> Result<String, KubeError> {
+        let mut s = String::new();
+        for m in &self.seats {
+            s.push_str(&m.yaml()?);
+        }
+        Ok(s)
+    }
+}
+
+/// Render the manifests of `opts.seats` (or every Docker seat) of `fleet`.
+pub fn export(fleet: &Fleet, opts: &ExportOptions) -> Result<Export, KubeError> {
+    if let Some(ns) = &opts.namespace {
+        names::check_namespace(ns)?;
+    }
+    let named = !opts.seats.is_empty();
+    let mut chosen = Vec::new();
+    if named {
+        let mut seen = BTreeSet::new();
+        for n in &opts.seats {
+            let seat = fleet.seat(n).ok_or_else(|| KubeError::UnknownSeat {
+                name: n.clone(),
+                known: fleet
+                    .seats
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+            // Named on purpose: a process seat cannot be exported, and saying so beats a
+            // manifest with a made-up image.
+            if matches!(seat.launch, Launch::Process(_)) {
+                return Err(KubeError::ProcessSeat(seat.name.clone()));
+            }
+            if seen.insert(seat.name.as_str()) {
+                chosen.push(seat);
+            }
+        }
+    } else {
+        chosen.extend(fleet.seats.iter());
+    }
+
+    let mut notes = Vec::new();
+    let mut seats = Vec::new();
+    for seat in chosen {
+        match &seat.launch {
+            Launch::Process(_) => notes.push(format!(
+                "{}: skipped: a process seat has no image (give it a [seat.docker] launch to export it)",
+                seat.name
+            )),
+            Launch::Docker(d) => {
+                seats.push(manifest::seat_manifests(
+                    fleet,
+                    seat,
+                    d,
+                    opts.namespace.as_deref(),
+                )?);
+            }
+        }
+    }
+    if seats.is_empty() {
+        return Err(KubeError::NothingToExport);
+    }
+    notes.extend(seat_notes(&seats, opts.namespace.as_deref()));
+    Ok(Export { seats, notes })
+}
+
+fn seat_notes(seats: &[SeatManifests], ns: Option<&str>) -> Vec<String> {
+    let mut notes = Vec::new();
+    let production: Vec<&str> = seats
+        .iter()
+        .filter(|m| m.role == Role::Production)
+        .map(|m| m.seat.as_str())
+        .collect();
+    if !production.is_empty() {
+        notes.push(format!(
+            "production seats: {} (nothing was started; applying these manifests is the operator's act)",
+            production.join(", ")
+        ));
+    }
+    let ns_flag = ns.map(|n| format!(" -n {n}")).unwrap_or_default();
+    for m in seats {
+        if let Some(secret) = &m.secret_name {
+            let keys: Vec<String> = m
+                .secret_keys
+                .iter()
+                .map(|k| format!("{} ({})", k.key, k.holds))
+                .collect();
+            let from: Vec<String> = m
+                .secret_keys
+                .iter()
+                .map(|k| format!("--from-literal={}=…", k.key))
+                .collect();
+            notes.push(format!(
+                "{}: secret values are not written; they come from Secret {secret}, keys {}: create it with `kubectl create secret generic {secret}{ns_flag} {}`",
+                m.seat,
+                keys.join(", "),
+                from.join(" ")
+            ));
+        }
+        notes.push(format!(
+            "{}: startup probe allows {} s ({})",
+            m.seat, m.startup.seconds, m.startup.source
+        ));
+    }
+    notes
+}

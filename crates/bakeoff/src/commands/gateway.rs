@@ -1,0 +1,48 @@
+//! `bakeoff gateway export`: the fleet as a LiteLLM proxy config (wiring of
+//! `bakeoff_seats::gateway::export`). Exit 0: written; 2: a bad fleet file, flag, or an
+//! existing --out without --force; 3: the file could not be written.
+
+use bakeoff_seats::Fleet;
+use bakeoff_seats::gateway::GatewayError;
+use bakeoff_seats::gateway::export::{self, ExportOptions};
+
+use crate::cli::{GatewayCommand, GatewayExportArgs};
+use crate::exit::{Error, Exit};
+
+pub fn run(c: GatewayCommand) -> Result<Exit, Error> {
+    match c {
+        GatewayCommand::Export(a) => export_config(a),
+    }
+}
+
+fn export_config(a: GatewayExportArgs) -> Result<Exit, Error> {
+    let fleet = Fleet::load(&a.fleet.fleet)?;
+    let opts = ExportOptions {
+        api_key_env: a.api_key_env.clone(),
+    };
+    let e = export::export(&fleet, &opts).map_err(gateway_error)?;
+    let text = export::render(&fleet, &e).map_err(gateway_error)?;
+    match &a.out {
+        None => print!("{text}"),
+        Some(path) => {
+            export::write(path, &text, a.force).map_err(gateway_error)?;
+            for l in &e.left_out {
+                eprintln!("[gateway] left out: {l}");
+            }
+            println!(
+                "wrote {} ({} model_list entries)",
+                path.display(),
+                e.config.model_list.len()
+            );
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+/// A refusal or a bad flag is a usage error (2); a write that failed is I/O (3).
+fn gateway_error(e: GatewayError) -> Error {
+    match e {
+        GatewayError::Write { .. } | GatewayError::Render(_) => Error::Output(e.to_string()),
+        GatewayError::Exists { .. } | GatewayError::KeyEnv { .. } => Error::usage(e),
+    }
+}
