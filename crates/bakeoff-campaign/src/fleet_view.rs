@@ -34,7 +34,9 @@ pub fn view_of(fleet: &Fleet, opts: &ViewOptions) -> FleetView {
         if local {
             local_hosts.push(name.clone());
         }
-        if let Some(m) = opts.gpu_memory_gib {
+        // The command line's size (`--gpu-memory-gib`) over the fleet file's `[hosts.NAME]
+        // gpu_memory_gib`: the operator's latest word wins.
+        if let Some(m) = opts.gpu_memory_gib.or(h.gpu_memory_gib) {
             for i in 0..h.gpus {
                 gpu_memory.insert((name.clone(), i), m);
             }

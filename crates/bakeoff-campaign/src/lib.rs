@@ -19,6 +19,7 @@ pub mod error;
 pub mod file;
 pub mod fits;
 pub mod fleet_view;
+pub mod host_readings;
 pub mod idle;
 pub mod journal;
 pub mod progress;

@@ -20,6 +20,7 @@ pub mod nvidia_smi;
 pub mod nvml;
 pub mod plan;
 pub mod procinfo;
+pub mod remote;
 pub mod report;
 
 pub use claims::{ClaimPart, Overheads, SeatClaim, seat_claim, vllm_graphs_inside_budget};
@@ -29,8 +30,9 @@ pub use fleet::{Engine, PlanSeat};
 pub use gpu::{GpuProcess, GpuReading, ReadingSource, Readings};
 pub use plan::{
     CpuSeat, FleetView, GpuPlan, MeasuredSeat, PlanOptions, SeatOnGpu, alternative_groups,
-    build_plan, cpu_seats,
+    build_plan, build_plan_hosts, cpu_seats,
 };
+pub use remote::HostReadings;
 pub use report::{
     MachineReadings, PlanReport, PlanRequest, ReadingComparison, coexist_on_gpu, compare_readings,
     render_text, run_plan,

@@ -23,6 +23,7 @@ use crate::claims::{Overheads, SeatClaim};
 use crate::fleet::PlanSeat;
 use crate::gpu::{GpuProcess, GpuReading, Readings, gib_to_bytes};
 use crate::procinfo::ProcFacts;
+use crate::remote::HostReadings;
 
 mod per_gpu;
 
@@ -83,8 +84,12 @@ pub struct GpuPlan {
     pub index: u32,
     pub name: Option<String>,
     pub total_bytes: Option<u64>,
-    /// `nvml`, `nvidia-smi` or `--gpu-memory-gib`.
+    /// `nvml`, `nvidia-smi`, `nvidia-smi over ssh USER@HOST` or `--gpu-memory-gib`.
     pub total_source: Option<String>,
+    /// Where the measured figures (used, per process) come from: `nvml`, `nvidia-smi`, or
+    /// `nvidia-smi over ssh USER@HOST` for another host; `None` when nothing was read.
+    #[serde(default)]
+    pub measured_source: Option<String>,
     pub seats: Vec<SeatOnGpu>,
     /// Σ utilization of the vLLM/SGLang seats ("0.43 + 0.51 = 0.94 of the card").
     pub utilization_sum: f64,
@@ -169,7 +174,27 @@ pub fn build_plan(
     container_names: &BTreeMap<String, String>,
     opts: &PlanOptions,
 ) -> Vec<GpuPlan> {
-    // Every (host, gpu) a seat sits on, plus every local GPU read.
+    build_plan_hosts(
+        fleet,
+        readings,
+        &BTreeMap::new(),
+        proc_facts,
+        container_names,
+        opts,
+    )
+}
+
+/// [`build_plan`] with the readings of other hosts (`remote`, by host name: nvidia-smi over
+/// ssh), each of their processes mapped to seats through the container PIDs read on that host.
+pub fn build_plan_hosts(
+    fleet: &FleetView,
+    readings: &Readings,
+    remote: &BTreeMap<String, HostReadings>,
+    proc_facts: &dyn Fn(u32) -> ProcFacts,
+    container_names: &BTreeMap<String, String>,
+    opts: &PlanOptions,
+) -> Vec<GpuPlan> {
+    // Every (host, gpu) a seat sits on, plus every GPU read, here or on another host.
     let mut keys: Vec<(String, u32)> = Vec::new();
     for s in &fleet.seats {
         for g in &s.gpus {
@@ -184,15 +209,69 @@ pub fn build_plan(
     for r in &readings.gpus {
         keys.push((local.clone(), r.index));
     }
+    for (host, h) in remote {
+        for r in &h.readings.gpus {
+            keys.push((host.clone(), r.index));
+        }
+    }
     keys.sort();
     keys.dedup();
 
+    // A remote host's PIDs are mapped through its containers' PIDs (`docker top` there), never
+    // through this machine's `/proc`: the same PID here is another process.
+    let remote_names: BTreeMap<String, String> = remote
+        .values()
+        .flat_map(|h| h.container_pids.keys())
+        .map(|n| (format!("remote:{n}"), n.clone()))
+        .collect();
+
     keys.into_iter()
         .map(|(host, index)| {
+            if let Some(h) = remote.get(&host) {
+                let reading = h.readings.gpus.iter().find(|g| g.index == index);
+                let facts = |pid: u32| ProcFacts {
+                    container_id: h.container_of(pid).map(|n| format!("remote:{n}")),
+                    ..ProcFacts::default()
+                };
+                let missing = h
+                    .readings
+                    .unavailable
+                    .clone()
+                    .unwrap_or_else(|| format!("{} shows no GPU {index}", h.source));
+                let ctx = per_gpu::ReadingContext {
+                    label: Some(&h.source),
+                    missing: &missing,
+                };
+                return gpu_plan(
+                    fleet,
+                    &host,
+                    index,
+                    reading,
+                    &facts,
+                    &remote_names,
+                    opts,
+                    &ctx,
+                );
+            }
             let is_local = fleet.local_hosts.contains(&host);
             let reading: Option<&GpuReading> = is_local
                 .then(|| readings.gpus.iter().find(|g| g.index == index))
                 .flatten();
+            let missing = if is_local {
+                format!(
+                    "measured usage unavailable: {}",
+                    readings
+                        .unavailable
+                        .as_deref()
+                        .unwrap_or("no reading for this GPU")
+                )
+            } else {
+                format!("host {host} is not this machine: claims only, no measured usage")
+            };
+            let ctx = per_gpu::ReadingContext {
+                label: None,
+                missing: &missing,
+            };
             gpu_plan(
                 fleet,
                 &host,
@@ -201,8 +280,7 @@ pub fn build_plan(
                 proc_facts,
                 container_names,
                 opts,
-                is_local,
-                readings,
+                &ctx,
             )
         })
         .collect()

@@ -10,8 +10,11 @@ use serde::{Deserialize, Serialize};
 use crate::coexist::{Answer, Coexistence, coexist, cpu_footprint, footprint};
 use crate::error::{PlanError, Result};
 use crate::gpu::{Readings, gib, gib_signed};
-use crate::plan::{CpuSeat, FleetView, GpuPlan, PlanOptions, SeatOnGpu, build_plan, cpu_seats};
+use crate::plan::{
+    CpuSeat, FleetView, GpuPlan, PlanOptions, SeatOnGpu, build_plan, build_plan_hosts, cpu_seats,
+};
 use crate::procinfo::{ProcFacts, ProcFs};
+use crate::remote::HostReadings;
 
 /// NVML and nvidia-smi side by side for one GPU.
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
@@ -71,6 +74,10 @@ pub struct PlanReport {
     pub nvidia_smi: Readings,
     pub comparison: Vec<ReadingComparison>,
     pub gpus: Vec<GpuPlan>,
+    /// The readings of the fleet's other hosts (nvidia-smi over ssh, or why there are none),
+    /// by host; this machine's are `nvml` and `nvidia_smi` above.
+    #[serde(default)]
+    pub hosts: Vec<HostReadings>,
     /// Seats that run on the CPU and claim no GPU memory.
     pub cpu_seats: Vec<CpuSeat>,
     pub coexistence: Option<Coexistence>,
@@ -114,6 +121,9 @@ pub struct PlanRequest<'a> {
     pub coexist: Option<(String, String, u32)>,
     /// `nvidia-smi` binary (tests point it elsewhere).
     pub nvidia_smi: Option<&'a str>,
+    /// Other hosts' readings, by host name (read by the caller, which knows how to reach them:
+    /// `bakeoff_campaign::host_readings`).
+    pub remote: BTreeMap<String, HostReadings>,
 }
 
 /// What this machine says, read once: NVML and nvidia-smi, the `/proc` facts of every PID the
@@ -187,7 +197,7 @@ pub fn run_plan(req: &PlanRequest<'_>, opts: &PlanOptions) -> Result<PlanReport>
     let primary = m.primary();
     let facts = |pid: u32| m.facts_of(pid);
     let names = &m.container_names;
-    let gpus = build_plan(view, primary, &facts, names, opts);
+    let gpus = build_plan_hosts(view, primary, &req.remote, &facts, names, opts);
     let coexistence = match &req.coexist {
         None => None,
         Some((a, b, n)) => Some(coexist_question(
@@ -209,6 +219,7 @@ pub fn run_plan(req: &PlanRequest<'_>, opts: &PlanOptions) -> Result<PlanReport>
         nvidia_smi,
         comparison,
         gpus,
+        hosts: req.remote.values().cloned().collect(),
         cpu_seats: cpu_seats(view),
         coexistence,
     })
@@ -359,6 +370,12 @@ pub fn render_text(r: &PlanReport) -> String {
             r.nvidia_smi.unavailable.as_deref().unwrap_or("no GPU")
         )),
     }
+    for h in &r.hosts {
+        line(h.summary());
+        for n in &h.notes {
+            line(format!("  note: {n}"));
+        }
+    }
     for g in &r.gpus {
         line(String::new());
         render_gpu(g, &mut line);
@@ -414,9 +431,13 @@ fn render_gpu(g: &GpuPlan, line: &mut impl FnMut(String)) {
         ));
     }
     line(format!(
-        "  claimed {}; measured used {}",
+        "  claimed {}; measured used {}{}",
         opt_gib(g.claimed_bytes),
-        opt_gib(g.measured_used_bytes)
+        opt_gib(g.measured_used_bytes),
+        g.measured_source
+            .as_deref()
+            .map(|s| format!(" [{s}]"))
+            .unwrap_or_default()
     ));
     let h = |v: Option<i64>| {
         v.map(|b| gib_signed(i128::from(b)))

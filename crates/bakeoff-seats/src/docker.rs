@@ -33,6 +33,7 @@ use crate::fleet::{DockerLaunch, Fleet, Launch, Seat};
 use crate::redact::Redactor;
 
 mod ssh;
+pub mod top;
 pub mod transport;
 
 /// The API version the client speaks (Docker 20.10 = 1.41).

@@ -151,6 +151,13 @@ pub struct Host {
     pub ssh_config: Option<PathBuf>,
     pub address: String,
     pub gpus: u32,
+    /// The memory of each GPU in GiB, declared for the placement check (`gpu_memory_gib`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_gib: Option<f64>,
+    /// The nvidia-smi `plan` runs on an `ssh://` host (`nvidia_smi`; default: `nvidia-smi` on
+    /// the remote PATH).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvidia_smi: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -183,6 +190,24 @@ impl Seat {
         match self.launch {
             Launch::Process(_) => "process",
             Launch::Docker(_) => "docker",
+        }
+    }
+
+    /// The GPUs a seat is given: a container's `gpus`, a process's `CUDA_VISIBLE_DEVICES`
+    /// (empty: none named).
+    pub fn gpu_ids(&self) -> Vec<String> {
+        match &self.launch {
+            Launch::Docker(d) => d.gpus.clone(),
+            Launch::Process(p) => p
+                .env
+                .get("CUDA_VISIBLE_DEVICES")
+                .map(|v| {
+                    v.split(',')
+                        .map(|g| g.trim().to_string())
+                        .filter(|g| !g.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default(),
         }
     }
 

@@ -59,6 +59,15 @@ pub enum OpsError {
         held: String,
         fix: String,
     },
+    #[error(
+        "refused: {seat} does not fit beside {beside} on host {host}: {arithmetic}; fix: stop a seat on that GPU first, or lower a claim (gpu_memory_utilization, -c)"
+    )]
+    DoesNotFit {
+        seat: String,
+        beside: String,
+        host: String,
+        arithmetic: String,
+    },
     #[error("swap {0} {0}: OLD and NEW are the same seat; name the seat to swap to")]
     SameSeat(String),
     #[error(transparent)]
@@ -157,24 +166,27 @@ pub struct Seats {
     /// Where failure artifacts go.
     pub out_dir: PathBuf,
     pub watch: WatchOptions,
+    /// The memory check of a start beside the seats up on its GPUs; `None`: not checked.
+    pub placement: Option<PlacementCheck>,
 }
 
 /// The GPUs a seat is given: a container's `gpus`, a process's `CUDA_VISIBLE_DEVICES`.
 fn seat_gpus(seat: &Seat) -> Vec<String> {
-    match &seat.launch {
-        crate::fleet::Launch::Docker(d) => d.gpus.clone(),
-        crate::fleet::Launch::Process(p) => p
-            .env
-            .get("CUDA_VISIBLE_DEVICES")
-            .map(|v| {
-                v.split(',')
-                    .map(|g| g.trim().to_string())
-                    .filter(|g| !g.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default(),
-    }
+    seat.gpu_ids()
 }
+
+/// Whether two seats' GPU lists name a GPU in common (`all` shares every GPU).
+fn share_a_gpu(a: &[String], b: &[String]) -> bool {
+    a.iter()
+        .any(|g| g == "all" || b.iter().any(|h| h == g || h == "all"))
+}
+
+/// The memory check before a start, supplied by the caller (the binary wires the plan's
+/// `coexist` arithmetic, `bakeoff_campaign::fits::check`, which this crate cannot depend on):
+/// `(fleet, seat, seats staying up beside it on a shared GPU)` → the answer and its arithmetic.
+pub type PlacementCheck = std::sync::Arc<
+    dyn Fn(&Fleet, &str, &[String]) -> bakeoff_artifact::campaign::FitCheck + Send + Sync,
+>;
 
 /// What an action would do to a seat, in words (for the `--confirm` refusal).
 pub fn describe(action: &str, seat: &Seat, fleet: &Fleet) -> String {
@@ -201,7 +213,14 @@ impl Seats {
             fleet,
             out_dir,
             watch,
+            placement: None,
         }
+    }
+
+    /// With the memory check before every start ([`PlacementCheck`]).
+    pub fn with_placement(mut self, check: PlacementCheck) -> Self {
+        self.placement = Some(check);
+        self
     }
 
     pub fn seat(&self, name: &str) -> Result<&Seat, OpsError> {
@@ -284,6 +303,51 @@ impl Seats {
                     host: seat.host.clone(),
                 });
             }
+        }
+        self.placement_check(seat, except).await
+    }
+
+    /// The memory check (`plan --coexist`'s arithmetic, per host): a seat whose claim does not
+    /// fit beside the seats already up on a GPU it shares is refused with the arithmetic. Only
+    /// seats on the same host and a shared GPU count; a swap's OLD (`except`) and the seat's
+    /// own port siblings (alternatives, never up beside it) do not. An answer other than NO
+    /// (`unknown`, `not-checked`: no size for the GPU) lets the start go ahead.
+    async fn placement_check(&self, seat: &Seat, except: Option<&str>) -> Result<(), OpsError> {
+        let Some(check) = &self.placement else {
+            return Ok(());
+        };
+        let mine = seat_gpus(seat);
+        if mine.is_empty() {
+            return Ok(());
+        }
+        let mut staying = Vec::new();
+        for o in self.fleet.seats.iter().filter(|o| {
+            o.name != seat.name
+                && Some(o.name.as_str()) != except
+                && o.host == seat.host
+                && o.port != seat.port
+                && share_a_gpu(&mine, &seat_gpus(o))
+        }) {
+            if self.status_of(o).await.observed.is_up() {
+                staying.push(o.name.clone());
+            }
+        }
+        if staying.is_empty() {
+            return Ok(());
+        }
+        let fit = check(&self.fleet, &seat.name, &staying);
+        if fit.answer == "no" {
+            return Err(OpsError::DoesNotFit {
+                seat: seat.name.clone(),
+                beside: staying.join(", "),
+                host: seat.host.clone(),
+                arithmetic: fit
+                    .lines
+                    .iter()
+                    .map(|l| l.trim())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            });
         }
         Ok(())
     }

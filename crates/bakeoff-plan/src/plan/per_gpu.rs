@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::{FleetView, GpuPlan, MeasuredSeat, PlanOptions, SeatOnGpu, alternative_groups};
 use crate::claims::seat_claim;
 use crate::fleet::PlanSeat;
-use crate::gpu::{GpuProcess, GpuReading, Readings, gib, gib_signed, gib_to_bytes};
+use crate::gpu::{GpuProcess, GpuReading, gib, gib_signed, gib_to_bytes};
 use crate::procinfo::ProcFacts;
 
 /// The plan of GPU `index` of `host`: its seats' claims beside what was measured, the
@@ -20,18 +20,18 @@ pub(super) fn gpu_plan(
     proc_facts: &dyn Fn(u32) -> ProcFacts,
     container_names: &BTreeMap<String, String>,
     opts: &PlanOptions,
-    is_local: bool,
-    readings: &Readings,
+    ctx: &ReadingContext<'_>,
 ) -> GpuPlan {
     let site = GpuSite {
         fleet,
         host,
         index,
         reading,
+        label: ctx.label,
     };
     let mut f = Findings::default();
     let (total, total_source) = site.size();
-    site.reading_findings(is_local, readings, total, &mut f);
+    site.reading_findings(ctx.missing, total, &mut f);
     let seats_here = site.seats_here();
     let (measured, other) = site.map_processes(&seats_here, proc_facts, container_names, &mut f);
     let seats = seats_on_gpu(&seats_here, index, total, opts, measured, &mut f);
@@ -42,6 +42,7 @@ pub(super) fn gpu_plan(
         index,
         name: reading.map(|r| r.name.clone()),
         total_bytes: total,
+        measured_source: reading.map(|_| site.reading_label()),
         total_source,
         seats,
         utilization_sum: groups.util_sum,
@@ -57,6 +58,15 @@ pub(super) fn gpu_plan(
     }
 }
 
+/// Where a GPU's reading comes from, and what to say when there is none.
+pub(super) struct ReadingContext<'a> {
+    /// The channel of another host's reading (`nvidia-smi over ssh ops@gpu2`); `None` on this
+    /// machine, where the reading's own source names it.
+    pub label: Option<&'a str>,
+    /// The note when this GPU has no reading (why, and that the plan uses claims).
+    pub missing: &'a str,
+}
+
 /// The warnings and notes of one GPU's plan, in the order they are found.
 #[derive(Default)]
 struct Findings {
@@ -70,6 +80,8 @@ struct GpuSite<'a> {
     host: &'a str,
     index: u32,
     reading: Option<&'a GpuReading>,
+    /// The remote channel the reading came through, when not this machine.
+    label: Option<&'a str>,
 }
 
 /// The sums over a GPU's seats, each group of alternatives counted as its largest member.
@@ -102,42 +114,26 @@ impl GpuSite<'_> {
             .get(&(self.host.to_owned(), self.index))
             .copied();
         match (self.reading, file_mem) {
-            (Some(r), _) => (
-                Some(r.total_bytes),
-                Some(
-                    match r.source {
-                        crate::gpu::ReadingSource::Nvml => "nvml",
-                        crate::gpu::ReadingSource::NvidiaSmi => "nvidia-smi",
-                    }
-                    .to_owned(),
-                ),
-            ),
+            (Some(r), _) => (Some(r.total_bytes), Some(self.reading_label())),
             (None, Some(m)) => (Some(gib_to_bytes(m)), Some("--gpu-memory-gib".to_owned())),
             (None, None) => (None, None),
         }
     }
 
+    /// Where this GPU's reading came from: the remote channel, else the local source.
+    fn reading_label(&self) -> String {
+        match (self.label, self.reading.map(|r| r.source)) {
+            (Some(l), _) => l.to_owned(),
+            (None, Some(crate::gpu::ReadingSource::Nvml)) => "nvml".to_owned(),
+            (None, _) => "nvidia-smi".to_owned(),
+        }
+    }
+
     /// What the reading (or its absence) and the size say about this GPU.
-    fn reading_findings(
-        &self,
-        is_local: bool,
-        readings: &Readings,
-        total: Option<u64>,
-        f: &mut Findings,
-    ) {
+    fn reading_findings(&self, missing: &str, total: Option<u64>, f: &mut Findings) {
         let (host, index) = (self.host, self.index);
         if self.reading.is_none() {
-            f.notes.push(if is_local {
-                format!(
-                    "measured usage unavailable: {}",
-                    readings
-                        .unavailable
-                        .as_deref()
-                        .unwrap_or("no reading for this GPU")
-                )
-            } else {
-                format!("host {host} is not this machine: claims only, no measured usage")
-            });
+            f.notes.push(missing.to_owned());
         }
         if total.is_none() {
             f.warnings.push(format!(

@@ -43,6 +43,13 @@ pub struct SshTarget {
 impl SshTarget {
     /// The `ssh` arguments, destination and remote command included.
     pub fn args(&self) -> Vec<String> {
+        self.args_running(&["docker", "system", "dial-stdio"])
+    }
+
+    /// The `ssh` arguments that run `remote` on the host (its words are joined by the remote
+    /// shell, as `ssh HOST CMD…` always does): the same options as the Docker connection, so
+    /// `plan`'s GPU readings reach a host exactly the way its engine is reached.
+    pub fn args_running(&self, remote: &[&str]) -> Vec<String> {
         let mut a = Vec::new();
         if let Some(c) = &self.config {
             a.push("-F".to_string());
@@ -63,16 +70,9 @@ impl SshTarget {
             a.push(p.to_string());
         }
         // `--` ends the options: a destination can never be read as one.
-        a.extend(
-            [
-                "--",
-                &self.address.destination,
-                "docker",
-                "system",
-                "dial-stdio",
-            ]
-            .map(String::from),
-        );
+        a.push("--".to_string());
+        a.push(self.address.destination.clone());
+        a.extend(remote.iter().map(|w| w.to_string()));
         a
     }
 }

@@ -57,6 +57,26 @@ pub async fn connect(host: Option<&Host>) -> Result<Docker, String> {
     })
 }
 
+/// An `ssh` command that runs `remote` on an `ssh://` host, with the options its Docker
+/// connection uses (`BatchMode`, `ConnectTimeout`, the fleet's `ssh_config`, the port): how
+/// `plan` reads a remote host's GPUs. An error for a host that is not `ssh://`. The caller
+/// bounds the wait (ssh's `ConnectTimeout` covers only the TCP connect).
+pub fn ssh_command(host: &Host, remote: &[&str]) -> Result<std::process::Command, String> {
+    let Some(a) = host.docker.as_deref().filter(|a| a.starts_with("ssh://")) else {
+        return Err(format!(
+            "host {:?} is not reached over ssh (docker = \"ssh://USER@HOST\")",
+            host.name
+        ));
+    };
+    let target = SshTarget {
+        address: SshAddress::parse(a)?,
+        config: host.ssh_config.clone(),
+    };
+    let mut c = std::process::Command::new("ssh");
+    c.args(target.args_running(remote));
+    Ok(c)
+}
+
 /// An error with its causes: hyper says only "client error (Connect)"; the cause below it is
 /// the reason an operator can act on (connection refused, `invalid peer certificate:
 /// UnknownIssuer`).

@@ -47,6 +47,11 @@ pub(super) struct RawHost {
     address: Option<String>,
     #[serde(default)]
     gpus: u32,
+    /// The memory of each of its GPUs, in GiB, for the placement check where no reading gives
+    /// it (a remote host, no NVML here).
+    gpu_memory_gib: Option<f64>,
+    /// The nvidia-smi `plan` runs over ssh on this host, when not `nvidia-smi` on its PATH.
+    nvidia_smi: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -150,6 +155,13 @@ impl RawFile {
                 h.ssh_config.as_deref(),
                 dir,
             )?;
+            if let Some(m) = h.gpu_memory_gib
+                && !(m.is_finite() && m > 0.0)
+            {
+                return Err(format!(
+                    "host {name:?}: gpu_memory_gib = {m} must be a size in GiB above 0 (e.g. 80)"
+                ));
+            }
             hosts.insert(
                 name.clone(),
                 Host {
@@ -159,6 +171,8 @@ impl RawFile {
                     ssh_config: keys.ssh_config,
                     address: h.address.clone().unwrap_or_else(|| "127.0.0.1".into()),
                     gpus: h.gpus,
+                    gpu_memory_gib: h.gpu_memory_gib,
+                    nvidia_smi: h.nvidia_smi.clone().filter(|b| !b.trim().is_empty()),
                 },
             );
         }
@@ -170,6 +184,8 @@ impl RawFile {
             ssh_config: None,
             address: "127.0.0.1".into(),
             gpus: 0,
+            gpu_memory_gib: None,
+            nvidia_smi: None,
         });
         Ok(hosts)
     }
@@ -258,6 +274,7 @@ impl RawSeat {
             stop_timeout_s: self.stop_timeout_s.unwrap_or(10),
             chat_template: self.chat_template.clone(),
         })
+        .and_then(|seat| gpus_on_host(seat, host))
     }
 
     /// The seat's one launch, process or Docker, checked.
@@ -329,4 +346,28 @@ fn docker_launch(d: &DockerLaunch, host: &Host) -> Result<DockerLaunch, String> 
         }
     }
     Ok(d.clone())
+}
+
+/// A seat's GPU ids must exist on its host: with `gpus = N` declared, an index of N or more is
+/// refused at parse (seed 003's fleet numbered GPUs per host; a seat moved between hosts keeps
+/// ids its new host does not have, and the engine finds out at load). `all`, UUIDs and a host
+/// without a declared count are not checked.
+fn gpus_on_host(seat: Seat, host: &Host) -> Result<Seat, String> {
+    if host.gpus == 0 {
+        return Ok(seat);
+    }
+    for id in seat.gpu_ids() {
+        if let Ok(i) = id.parse::<u32>()
+            && i >= host.gpus
+        {
+            return Err(format!(
+                "GPU {i} is not on host {:?}: it declares gpus = {} (ids 0-{}); fix: use an id of that host, or correct [hosts.{}] gpus",
+                host.name,
+                host.gpus,
+                host.gpus - 1,
+                host.name
+            ));
+        }
+    }
+    Ok(seat)
 }

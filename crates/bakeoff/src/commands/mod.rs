@@ -38,7 +38,7 @@ pub async fn run(cli: Cli) -> Result<Exit, Error> {
         Command::Seat(c) => seat::run(c).await,
         Command::Campaign(c) => campaign::run(c).await,
         Command::Gateway(c) => gateway::run(c),
-        Command::Plan(a) => plan::run(a.validate()?),
+        Command::Plan(a) => plan::run(a.validate()?).await,
         Command::Kv(a) => plan::kv(a.validate()?),
         Command::Audit(c) => audit::run(c).await,
         Command::Schema => {

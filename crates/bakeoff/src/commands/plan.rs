@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use bakeoff_campaign::fleet_view::{ViewOptions, view_of};
+use bakeoff_campaign::host_readings::read_hosts;
 use bakeoff_model::parse_engine_log;
 use bakeoff_plan::gpu::gib_to_bytes;
 use bakeoff_plan::kv_report::kv_report;
@@ -14,10 +15,16 @@ use bakeoff_seats::fleet::Fleet;
 use crate::config::{KvConfig, PlanConfig};
 use crate::exit::{Error, Exit};
 
-pub fn run(a: PlanConfig) -> Result<Exit, Error> {
-    let view = match &a.fleet {
-        Some(p) => view_of(
-            &Fleet::load(p)?,
+pub async fn run(a: PlanConfig) -> Result<Exit, Error> {
+    let fleet = a.fleet.as_deref().map(Fleet::load).transpose()?;
+    // The other hosts' GPUs, over the channel each is reached by (all at once, each bounded).
+    let remote = match &fleet {
+        Some(f) => read_hosts(f).await,
+        None => BTreeMap::new(),
+    };
+    let view = match &fleet {
+        Some(f) => view_of(
+            f,
             &ViewOptions {
                 engine_versions: a.engine_versions.clone(),
                 gpu_memory_gib: a.gpu_memory_gib,
@@ -43,6 +50,7 @@ pub fn run(a: PlanConfig) -> Result<Exit, Error> {
         fleet: a.fleet.as_deref(),
         coexist: a.coexist.clone(),
         nvidia_smi: Some(&a.nvidia_smi),
+        remote,
     };
     let report = run_plan(&req, &opts)?;
     if a.json {
