@@ -3,6 +3,7 @@
 # machine): chromium for the HTML report's browser test.
 set -euo pipefail
 "$(dirname "$0")/install-litellm.sh" >/dev/null  # the real LiteLLM proxy of the gateway tests (cached)
+"$(dirname "$0")/make-test-lora.sh" >/dev/null  # the real LoRA adapter of the adapter and damage tests (cached)
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server) # the remote-host tests' sshd (scripts/start-test-hosts.sh)

@@ -15,19 +15,24 @@
 //! format: bump [`SCHEMA_VERSION`] when a change is not purely additive, and regenerate the
 //! schema (`BAKEOFF_UPDATE_SCHEMA=1 cargo test -p bakeoff-artifact`).
 
+pub mod adapter;
 pub mod campaign;
+pub mod damage;
 pub mod evidence;
 pub mod facts;
 pub mod failure;
 pub mod failure_table;
 pub mod item;
 pub mod load;
+pub mod monitor;
 pub mod seat;
 pub mod slug;
 pub mod store;
 pub mod types;
 pub mod versioned;
 
+pub use adapter::*;
+pub use damage::*;
 pub use facts::*;
 pub use failure::*;
 pub use item::*;

@@ -226,6 +226,14 @@ pub struct LoadStep {
     pub output_tokens: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens_per_second: Option<f64>,
+    /// Standard error of `output_tokens_per_second` within the step: batch means over five equal
+    /// slices of its wall time, each request's output tokens spread evenly over its decode
+    /// interval (docs/metrics.md, "Capacity and the knee"). Absent below four requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens_per_second_se: Option<f64>,
+    /// Which repeat of its level this step is (1-based), under `--repeat N` with N > 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
     /// `usage`, `client-chunks`, or `mixed`.
     pub token_source: String,
     /// Mean output tokens per text-bearing chunk (above 1: several tokens per chunk).
@@ -267,4 +275,104 @@ pub struct LoadReport {
     pub flags: Vec<InstrumentFlag>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
+    /// Where the server stops scaling: the capacity finding every sweep of two or more levels
+    /// ends with (docs/metrics.md, "Capacity and the knee").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
+    /// Under `--repeat N` (N > 1): each level's figures as a mean with a 95 % interval across
+    /// its repeats, and whether the repeats agree.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<LevelSummary>,
+}
+
+/// What the capacity finding concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapacityVerdict {
+    /// Output throughput stopped rising at a level below the top while TTFT kept rising:
+    /// past it, only queueing.
+    Knee,
+    /// Output throughput was still rising at the top level: no knee within the sweep.
+    StillRising,
+    /// Throughput stopped rising but TTFT did not grow either: the server is not the limit at
+    /// these levels (look at the client flags and the harness ceiling).
+    Flat,
+    /// Fewer than two measured levels: nothing to compare.
+    TooFewLevels,
+}
+
+/// The sweep's capacity finding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Capacity {
+    pub verdict: CapacityVerdict,
+    /// `concurrency` (closed loop) or `rate` (open loop, requests per second).
+    pub level_kind: String,
+    /// The knee's level: the lowest level no higher level out-produces beyond the noise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee_label: Option<String>,
+    /// Output tokens/s at the knee.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_at_knee: Option<f64>,
+    /// The highest output tokens/s of the sweep and its level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_throughput: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_label: Option<String>,
+    /// TTFT p50 at the knee and at the top level, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_p50_at_knee_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_p50_at_top_ms: Option<f64>,
+    /// The finding in one sentence, e.g. "past c = 4 only queueing: …".
+    pub statement: String,
+    /// The noise rule the comparison used.
+    pub noise_rule: String,
+    /// Under `--slo`: the highest level whose goodput met the objectives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<SloCapacity>,
+}
+
+/// The highest level meeting a service-level objective.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SloCapacity {
+    /// The objectives as given.
+    pub slo: String,
+    /// Share of a level's requests that must meet every objective for the level to pass.
+    pub required_share: f64,
+    /// The highest passing level, when one passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Goodput (requests/s meeting every objective) at that level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_per_second: Option<f64>,
+    /// How it was searched: the sweep's own levels, or a bounded rate search.
+    pub searched: String,
+    pub statement: String,
+}
+
+/// One level's repeats: each figure as a mean with a 95 % interval across repeats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LevelSummary {
+    /// The level's label without the repeat (`c=4`, `poisson 2/s`).
+    pub label: String,
+    pub repeats: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens_per_second: Option<bakeoff_stats::MeanInterval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_per_second: Option<bakeoff_stats::MeanInterval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_p50_ms: Option<bakeoff_stats::MeanInterval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_p50_ms: Option<bakeoff_stats::MeanInterval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_p50_ms: Option<bakeoff_stats::MeanInterval>,
+    /// The repeats' output tokens/s disagree beyond their own within-step errors (Cochran's Q
+    /// at 5 %): the level's mean hides a drift or a disturbance.
+    pub unstable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heterogeneity: Option<bakeoff_stats::Heterogeneity>,
 }

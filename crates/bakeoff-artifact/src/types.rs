@@ -125,6 +125,11 @@ pub enum FlagCode {
     ClientOverheadGrowing,
     /// Speculative decoding's acceptance could not be measured.
     SpecDecodingUnmeasurable,
+    /// A level's repeats disagree beyond their own within-step errors (`bench run --repeat`).
+    Unstable,
+    /// `eval damage`: the reference disagreed with itself on the same text beyond the
+    /// instrument's noise; the damage figure is withheld.
+    SelfCheckFailed,
     /// A code this version of bakeoff does not know (written by a newer one).
     #[serde(other)]
     Unrecognized,
@@ -157,6 +162,8 @@ impl FlagCode {
             Self::ScheduleDrift => "schedule-drift",
             Self::ClientOverheadGrowing => "client-overhead-growing",
             Self::SpecDecodingUnmeasurable => "spec-decoding-unmeasurable",
+            Self::Unstable => "unstable",
+            Self::SelfCheckFailed => "self-check-failed",
             Self::Unrecognized => "unrecognized",
         }
     }
@@ -294,6 +301,9 @@ pub struct SuiteSummary {
     pub flags: Vec<InstrumentFlag>,
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub details: serde_json::Value,
+    /// The `damage` suite's figures (`bakeoff eval damage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damage: Option<crate::DamageSummary>,
 }
 
 /// A proportion with its Wilson 95 % interval.
@@ -377,6 +387,9 @@ pub struct Artifact {
     /// The seat that failed to come up (`bakeoff seat …` failure artifacts only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seat: Option<crate::SeatRecord>,
+    /// `bakeoff eval adapter`'s report (its requests are `suites.adapter.items`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<crate::AdapterReport>,
 }
 
 impl Artifact {
@@ -399,6 +412,7 @@ impl Artifact {
             run: serde_json::Value::Null,
             load: BTreeMap::new(),
             seat: None,
+            adapter: None,
         }
     }
 }

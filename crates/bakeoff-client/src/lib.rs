@@ -12,6 +12,7 @@
 //! API keys travel only in the `Authorization` header; [`ApiKey`] cannot be printed or
 //! serialized, so a key never reaches an artifact or a log.
 
+pub mod adapter;
 pub mod dialect;
 pub mod discovery;
 mod error;

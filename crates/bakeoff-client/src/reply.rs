@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use bakeoff_wire::{FunctionCall, NonStreamResponse, StreamChunk, Timings, ToolCall, Usage};
+use bakeoff_wire::{
+    FunctionCall, NonStreamResponse, StreamChunk, Timings, TokenLogprob, ToolCall, Usage,
+};
 
 use crate::RequestError;
 
@@ -38,6 +40,9 @@ pub struct Reply {
     /// Every data event seen, text-bearing or not.
     pub events: u64,
     pub saw_done: bool,
+    /// Each generated token with its `top_logprobs` (non-streamed replies to a request that
+    /// asked for `logprobs`; empty otherwise).
+    pub logprobs: Vec<TokenLogprob>,
 }
 
 /// More parallel tool calls than any real reply carries: a server-sent `index` beyond this is
@@ -150,6 +155,7 @@ impl Reply {
         self.timings = body.timings;
         if let Some(choice) = body.choices.into_iter().find(|c| c.index == 0) {
             self.finish_reason = choice.finish_reason;
+            self.logprobs = choice.logprobs.and_then(|l| l.content).unwrap_or_default();
             if let Some(m) = choice.message {
                 self.content = m.content.unwrap_or_default();
                 self.reasoning = m.reasoning_content.or(m.reasoning).unwrap_or_default();

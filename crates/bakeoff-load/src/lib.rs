@@ -17,6 +17,8 @@
 //! above half of it as `client-bound`.
 
 pub mod calibrate;
+pub mod capacity;
+pub mod compare;
 pub mod lengths;
 pub mod measure;
 pub mod pin;
@@ -24,6 +26,7 @@ pub mod plan;
 pub mod prometheus;
 pub mod prompt;
 pub mod reconcile;
+pub mod repeats;
 pub mod runner;
 pub mod schedule;
 

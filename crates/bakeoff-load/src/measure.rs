@@ -133,6 +133,9 @@ pub struct StepAccumulator {
     /// never the ITL vectors (those go into the histogram and are dropped, so a long sweep's
     /// memory does not grow with its token count; docs/performance.md).
     recon: Vec<crate::reconcile::Sample>,
+    /// Each successful request's decode interval and tokens: three numbers a request, for the
+    /// step's throughput standard error ([`crate::capacity::throughput_se`]).
+    spans: Vec<crate::capacity::DecodeSpan>,
     keep: bool,
     sent: u64,
     ok: u64,
@@ -163,6 +166,7 @@ impl StepAccumulator {
             e2e_corrected: LatencyRecorder::new()?,
             records: Vec::new(),
             recon: Vec::new(),
+            spans: Vec::new(),
             keep,
             sent: 0,
             ok: 0,
@@ -207,6 +211,12 @@ impl StepAccumulator {
             self.e2e_corrected.record(m.e2e + m.lateness);
             if let Some(n) = m.record.output_tokens {
                 self.output_tokens += n;
+                let first = m.record.ttft_ms.unwrap_or(m.record.e2e_ms);
+                self.spans.push(crate::capacity::DecodeSpan {
+                    start_ms: m.record.sent_ms + first,
+                    end_ms: m.record.sent_ms + m.record.e2e_ms,
+                    tokens: n,
+                });
             }
             if let Some(p) = m.record.prompt_tokens {
                 self.prompt_tokens += p;
@@ -290,6 +300,11 @@ impl StepAccumulator {
             requests_per_second: rate_per_second(self.ok, wall_s),
             output_tokens: self.output_tokens,
             output_tokens_per_second: rate_per_second(self.output_tokens, wall_s),
+            output_tokens_per_second_se: crate::capacity::throughput_se(
+                &self.spans,
+                wall_s * 1000.0,
+            ),
+            repeat: None,
             token_source: token_source.to_string(),
             tokens_per_chunk: (self.chunks > 0)
                 .then(|| self.output_tokens as f64 / self.chunks as f64),

@@ -141,6 +141,32 @@ pub struct LoadPlan {
     /// Extra request fields sent verbatim (engine-specific: `calibration_pace_ms` for the
     /// loopback target).
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Each level is measured this many times, in rounds over the whole sweep (so a drift
+    /// reaches every level), with fresh prompts each time (`--repeat N`; 1: once).
+    pub repeat: u32,
+    /// Open loop with an SLO: instead of the listed rates, search for the highest rate that
+    /// meets it (`--find-capacity`), from the first listed rate.
+    pub find_capacity: Option<CapacitySearch>,
+}
+
+/// A bounded search for the highest arrival rate meeting the SLO: double from the start rate
+/// until a rate fails (halve until one passes), then bisect between the highest passing and
+/// the lowest failing rate until they are within `precision` of each other, in at most
+/// `max_steps` steps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CapacitySearch {
+    pub max_steps: u32,
+    /// Relative gap (0.1 = 10 %) at which the search stops.
+    pub precision: f64,
+}
+
+impl Default for CapacitySearch {
+    fn default() -> Self {
+        Self {
+            max_steps: 8,
+            precision: 0.1,
+        }
+    }
 }
 
 impl LoadPlan {
@@ -168,6 +194,8 @@ impl LoadPlan {
             scrape_metrics: true,
             keep_requests: true,
             extra: serde_json::Map::new(),
+            repeat: 1,
+            find_capacity: None,
         }
     }
 
@@ -181,6 +209,30 @@ impl LoadPlan {
             return Err(LoadError::Config(
                 "--requests and --duration must be positive".into(),
             ));
+        }
+        if self.repeat == 0 {
+            return Err(LoadError::Config(
+                "--repeat must be 1 or more (1 measures each level once)".into(),
+            ));
+        }
+        if self.find_capacity.is_some() {
+            if !matches!(self.mode, Mode::Open { .. }) {
+                return Err(LoadError::Config(
+                    "--find-capacity searches arrival rates: give --rate START (open loop)".into(),
+                ));
+            }
+            if self.slo.is_none() {
+                return Err(LoadError::Config(
+                    "--find-capacity needs the objectives to meet: add --slo, e.g. ttft=500ms,tpot=50ms"
+                        .into(),
+                ));
+            }
+            if self.repeat > 1 {
+                return Err(LoadError::Config(
+                    "--find-capacity and --repeat cannot be combined: search first, then repeat the found rates with --rate"
+                        .into(),
+                ));
+            }
         }
         match &self.mode {
             Mode::Closed { concurrency } => {
@@ -229,6 +281,11 @@ impl LoadPlan {
             "temperature": self.temperature,
             "seed": self.seed,
             "slo": self.slo.map(|s| s.describe()),
+            "repeat": self.repeat,
+            "find_capacity": self.find_capacity.map(|c| serde_json::json!({
+                "max_steps": c.max_steps,
+                "precision": c.precision,
+            })),
         })
     }
 }

@@ -64,7 +64,13 @@ struct StepSpec {
     label: String,
     concurrency: Option<u32>,
     rate: Option<(f64, schedule::Arrival, Option<usize>)>,
+    /// Which repeat of its level (1-based), when the plan repeats.
+    repeat: Option<u32>,
 }
+
+/// Repeats of one level get step indexes this far apart: fresh prompt prefixes, lengths and
+/// arrival seeds for each (the index feeds all three).
+const REPEAT_STRIDE: usize = 1 << 12;
 
 /// Run the whole plan.
 pub async fn run(
@@ -93,7 +99,14 @@ pub async fn run(
     }
 
     let mut metrics_ok = plan.scrape_metrics;
-    for spec in &specs {
+    let searched = match plan.find_capacity {
+        Some(search) => Some(
+            ctx.search(&specs, search, &mut metrics_ok, &mut report)
+                .await?,
+        ),
+        None => None,
+    };
+    for spec in specs.iter().filter(|_| searched.is_none()) {
         if *ctx.cancel.borrow() {
             report.interrupted = Some("interrupted by the operator".into());
             break;
@@ -117,12 +130,24 @@ pub async fn run(
         }
     }
     report.pinning = pinning(plan, &report.steps);
+    report.levels = crate::repeats::summarize(&report.steps);
+    for l in report.levels.iter().filter(|l| l.unstable) {
+        report.flags.push(crate::repeats::unstable_flag(l));
+    }
+    if report.steps.len() > 1 || !report.levels.is_empty() || searched.is_some() {
+        let mut cap = crate::capacity::find(&report);
+        if let (Some(slo), Some(how)) = (cap.slo.as_mut(), searched) {
+            slo.searched = how;
+        }
+        report.capacity = Some(cap);
+    }
     Ok(report)
 }
 
 /// The plan's steps: one per concurrency (closed loop) or per rate (open loop).
 fn step_specs(plan: &LoadPlan) -> Vec<StepSpec> {
-    plan.mode
+    let levels = plan
+        .mode
         .map_steps(
             |c| (format!("c={c}"), Some(c), None),
             |r, arrival, max_in_flight| {
@@ -135,11 +160,25 @@ fn step_specs(plan: &LoadPlan) -> Vec<StepSpec> {
         )
         .into_iter()
         .enumerate()
-        .map(|(k, (label, concurrency, rate))| StepSpec {
-            index: k + 1,
-            label,
-            concurrency,
-            rate,
+        .collect::<Vec<_>>();
+    let repeat = plan.repeat.max(1);
+    // Rounds over the whole sweep, so a drift during the run reaches every level's repeats
+    // (and shows as disagreement) instead of hiding inside one level.
+    (1..=repeat)
+        .flat_map(|r| {
+            levels
+                .iter()
+                .map(move |(k, (label, concurrency, rate))| StepSpec {
+                    index: k + 1 + (r as usize - 1) * REPEAT_STRIDE,
+                    label: if repeat > 1 {
+                        format!("{label} #{r}")
+                    } else {
+                        label.clone()
+                    },
+                    concurrency: *concurrency,
+                    rate: *rate,
+                    repeat: (repeat > 1).then_some(r),
+                })
         })
         .collect()
 }
@@ -165,6 +204,8 @@ fn empty_report(plan: &LoadPlan) -> LoadReport {
         steps: Vec::new(),
         flags: Vec::new(),
         interrupted: None,
+        capacity: None,
+        levels: Vec::new(),
     }
 }
 
@@ -188,6 +229,7 @@ impl StepContext<'_> {
             label: "warm-up".into(),
             concurrency: Some(c),
             rate: None,
+            repeat: None,
         };
         let bound = crate::plan::StepBound {
             requests: Some(plan.warmup_requests),
@@ -206,6 +248,42 @@ impl StepContext<'_> {
         )
         .await?;
         Ok(acc.count())
+    }
+
+    /// `--find-capacity`: steps chosen one after another by [`crate::capacity::next_rate`],
+    /// pushed onto the report as they finish. Returns how the search went, in words.
+    async fn search(
+        &self,
+        specs: &[StepSpec],
+        search: crate::plan::CapacitySearch,
+        metrics_ok: &mut bool,
+        report: &mut LoadReport,
+    ) -> Result<String, LoadError> {
+        let Some((start, arrival, cap)) = specs.first().and_then(|s| s.rate) else {
+            return Err(LoadError::Config(
+                "--find-capacity needs a start rate: --rate R".into(),
+            ));
+        };
+        let mut state = crate::capacity::Search::new(start, search);
+        let mut rate = Some(start);
+        while let Some(r) = rate {
+            if *self.cancel.borrow() {
+                report.interrupted = Some("interrupted by the operator".into());
+                break;
+            }
+            let spec = StepSpec {
+                index: report.steps.len() + 1,
+                label: format!("{} {}/s", arrival.as_str(), crate::capacity::rate_text(r)),
+                concurrency: None,
+                rate: Some((r, arrival, cap)),
+                repeat: None,
+            };
+            let step = self.measure_step(&spec, metrics_ok).await?;
+            self.progress.step_finished(&step);
+            rate = state.record(r, crate::capacity::meets_slo(&step));
+            report.steps.push(step);
+        }
+        Ok(state.describe())
     }
 
     /// One measured step: `/metrics` scraped around it (until a scrape fails: then never
@@ -261,6 +339,7 @@ impl StepContext<'_> {
         let timings_spec = acc.timings_spec_decode();
         let mut step = acc.finish(spec.label.clone(), wall);
         step.concurrency = spec.concurrency;
+        step.repeat = spec.repeat;
         if let Some((r, a, _)) = spec.rate {
             step.requested_rate = Some(r);
             step.arrival = Some(a.as_str().into());

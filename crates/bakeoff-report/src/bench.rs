@@ -71,8 +71,11 @@ pub fn sweep_at(report: &LoadReport, width: u16) -> String {
         ]);
         t.row(row);
     }
-    let mut out = render(&t, width);
+    // The operator's question first: where does this server stop scaling?
+    let mut out = capacity_lines(report);
+    out.push_str(&render(&t, width));
     out.push_str("\n(\"decode c/s\" = client decode rate / server predicted_per_second; definitions in docs/metrics.md)\n");
+    out.push_str(&level_lines(report));
     match &report.ceiling {
         Some(c) => out.push_str(&format!(
             "harness ceiling: {:.0} req/s, {:.0} streamed tok/s, {} concurrent streams ({}); steps above half are client-bound\n",
@@ -127,6 +130,51 @@ pub fn sweep_at(report: &LoadReport, width: u16) -> String {
     }
     if let Some(i) = &report.interrupted {
         out.push_str(&format!("INCOMPLETE: {}\n", for_terminal(i, 200)));
+    }
+    out
+}
+
+/// The capacity finding (and the SLO's), one line each, when the sweep has one.
+fn capacity_lines(report: &LoadReport) -> String {
+    let Some(c) = &report.capacity else {
+        return String::new();
+    };
+    let mut out = format!("capacity: {}\n", for_terminal(&c.statement, 400));
+    if let Some(s) = &c.slo {
+        out.push_str(&format!(
+            "capacity under SLO: {} (searched {})\n",
+            for_terminal(&s.statement, 300),
+            for_terminal(&s.searched, 80)
+        ));
+    }
+    out
+}
+
+fn interval(m: &Option<bakeoff_stats::MeanInterval>, digits: usize) -> String {
+    match m {
+        Some(m) => format!(
+            "{:.digits$} [{:.digits$}, {:.digits$}]",
+            m.mean, m.low, m.high
+        ),
+        None => "–".into(),
+    }
+}
+
+/// Under `--repeat`: each level's mean with its 95 % interval across repeats.
+fn level_lines(report: &LoadReport) -> String {
+    let mut out = String::new();
+    for l in &report.levels {
+        out.push_str(&format!(
+            "{} over {} repeats (mean [95 % interval]): out tok/s {}, req/s {}, TTFT p50 {} ms, TPOT p50 {} ms, E2E p50 {} ms{}\n",
+            for_terminal(&l.label, 100),
+            l.repeats,
+            interval(&l.output_tokens_per_second, 1),
+            interval(&l.requests_per_second, 2),
+            interval(&l.ttft_p50_ms, 1),
+            interval(&l.tpot_p50_ms, 2),
+            interval(&l.e2e_p50_ms, 1),
+            if l.unstable { " — unstable" } else { "" }
+        ));
     }
     out
 }

@@ -261,6 +261,15 @@ fn suite_rank(s: &str) -> (usize, String) {
     )
 }
 
+/// A suite's own cell text, marked when the suite failed or is incomplete.
+fn with_status(text: String, status: SuiteStatus) -> String {
+    match status {
+        SuiteStatus::Failed => "FAILED (measured nothing)".into(),
+        SuiteStatus::Incomplete => format!("{text} (INCOMPLETE)"),
+        SuiteStatus::Complete => text,
+    }
+}
+
 /// Score text, or for an unscored load suite its peak rate, or its status.
 fn cell_text(s: &bakeoff_artifact::SuiteResult) -> String {
     match s.status {
@@ -300,7 +309,11 @@ fn row_for(slug: &str, entries: &[&Entry], verdict: Option<&VerdictRecord>) -> R
             cells.insert(
                 name.clone(),
                 Cell {
-                    text: cell_text(s),
+                    text: crate::refusal::cell_text(name, s)
+                        .or_else(|| crate::damage::cell_text(name, s))
+                        .or_else(|| crate::adapter::cell_text(name, s))
+                        .map(|t| with_status(t, s.status))
+                        .unwrap_or_else(|| cell_text(s)),
                     status: s.status,
                     flags: s.summary.flags.iter().map(|f| f.code.to_string()).collect(),
                     artifact: e.name.clone(),

@@ -176,6 +176,7 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
             h(s)
         );
         let mut families = String::new();
+        let mut refusals = String::new();
         for e in reg.counted() {
             let Some(sr) = e.artifact.suites.get(s) else {
                 continue;
@@ -185,7 +186,10 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>",
                 h(&e.artifact.candidate.slug),
                 h(&e.name),
-                h(&crate::terminal::score_text(&sr.summary.score)),
+                h(&crate::refusal::cell_text(s, sr)
+                    .or_else(|| crate::damage::cell_text(s, sr))
+                    .or_else(|| crate::adapter::cell_text(s, sr))
+                    .unwrap_or_else(|| crate::terminal::score_text(&sr.summary.score))),
                 score_bar(&sr.summary.score),
                 h(&crate::terminal::outcomes_text(&sr.summary))
             );
@@ -198,6 +202,17 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
                 );
             }
             out.push_str("</td></tr>");
+            refusals.extend(crate::refusal::html_section(
+                &e.artifact.candidate.slug,
+                s,
+                sr,
+            ));
+            // The damage suite's figures and per-prompt table go in the same place.
+            refusals.extend(crate::damage::html_section(
+                &e.artifact.candidate.slug,
+                s,
+                sr,
+            ));
             for f in crate::families::of(sr) {
                 let _ = write!(
                     families,
@@ -213,6 +228,7 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
             }
         }
         out.push_str("</tbody></table>");
+        out.push_str(&refusals);
         if !families.is_empty() {
             let _ = write!(
                 out,
@@ -535,10 +551,12 @@ fn comparisons(out: &mut String, reg: &Registry) {
         }
         body.push_str("<table class=\"compare\"><thead><tr><th>suite</th><th>family</th><th>pairs</th><th>A ok</th><th>B ok</th><th>B lost</th><th>B gained</th><th>net</th><th>p (exact McNemar)</th><th>min detectable</th><th>verdict</th></tr></thead><tbody>");
         for f in &c.families {
+            // A row that counts refusals says so in its count cells.
+            let unit = f.measure.map(|m| format!(" {m}")).unwrap_or_default();
             let (aok, bok, p) = match &f.paired {
                 Some(p) => (
-                    (p.both_correct + p.only_a).to_string(),
-                    (p.both_correct + p.only_b).to_string(),
+                    format!("{}{unit}", p.both_correct + p.only_a),
+                    format!("{}{unit}", p.both_correct + p.only_b),
                     format!("{:.3}", p.p_value),
                 ),
                 None => ("-".into(), "-".into(), "-".into()),
@@ -643,7 +661,9 @@ pub fn report(reg: &Registry, generated: &str) -> String {
         r = reg.retracted().count()
     );
     out.push_str("<h2 id=\"comparison\">Summary</h2>");
-    if c.rows.is_empty() {
+    if c.rows.is_empty() && !reg.monitors.is_empty() {
+        out.push_str("<p>No run artifacts: a seat monitor's series only (below).</p>");
+    } else if c.rows.is_empty() {
         out.push_str("<p>No artifacts.</p>");
     } else {
         summary_table(&mut out, &c);
@@ -653,6 +673,9 @@ pub fn report(reg: &Registry, generated: &str) -> String {
     }
     suite_scores(&mut out, reg, &c);
     charts(&mut out, reg);
+    if !reg.monitors.is_empty() {
+        out.push_str(&crate::monitor::html_section(&reg.monitors));
+    }
     comparisons(&mut out, reg);
     negatives(&mut out, reg);
     superseded(&mut out, reg);

@@ -13,17 +13,21 @@
 //! escape in a reply must not repaint the operator's terminal), the HTML reporter escapes every
 //! byte an endpoint sent, and markdown escapes HTML and markdown punctuation.
 
+pub mod adapter;
 pub mod bench;
 pub mod campaign;
 pub mod compare;
 pub mod comparison;
 pub mod csv_export;
+pub mod damage;
 pub mod escape;
 pub mod evidence;
 pub mod families;
 pub mod html;
 pub mod logbook;
 pub mod markdown;
+pub mod monitor;
+pub mod refusal;
 pub mod registry;
 pub mod steps;
 pub mod svg;

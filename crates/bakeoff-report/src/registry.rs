@@ -70,6 +70,8 @@ pub struct Registry {
     /// `DIR/campaign.json`, when the directory is a campaign's and its record could be read
     /// (an unreadable one is a note).
     pub campaign: Option<CampaignRecord>,
+    /// Seat monitor series under the directory (`bakeoff seat monitor`), with their summaries.
+    pub monitors: Vec<crate::monitor::MonitorRun>,
 }
 
 impl Registry {
@@ -165,6 +167,9 @@ pub fn load(dir: &Path) -> Result<Registry, RegistryError> {
             }
             continue;
         }
+        if crate::monitor::is_summary(&name) {
+            continue; // a seat monitor's summary: read with its series below
+        }
         if name.ends_with(".verdict.json") {
             match read_verdict(&p) {
                 Ok(v) => {
@@ -234,6 +239,7 @@ pub fn load(dir: &Path) -> Result<Registry, RegistryError> {
             Err(e) => reg.notes.push(format!("skipped {name}: {e}")),
         }
     }
+    reg.monitors = crate::monitor::load(dir, &mut reg.notes);
     reg.entries.sort_by(|a, b| {
         (&a.artifact.candidate.slug, a.artifact.created_at, &a.name).cmp(&(
             &b.artifact.candidate.slug,

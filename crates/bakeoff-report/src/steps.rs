@@ -266,6 +266,7 @@ mod tests {
                 score: None,
                 flags: vec![],
                 details,
+                damage: None,
             },
             items: vec![],
         }

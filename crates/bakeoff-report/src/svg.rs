@@ -246,6 +246,98 @@ pub fn line_chart(
     out
 }
 
+/// One line of a [`time_chart`]: its name, and `(x, value)` points (`None`: no reading, a gap).
+pub type TimeSeries = (String, Vec<(f64, Option<f64>)>);
+
+/// A time series: x linear from 0 (time since the start, in the unit `x_label` names), one line
+/// per series, a `None` value breaking its line (a tick with no reading), and `bands` — spans
+/// of x shaded behind the lines (outages) with their titles. Too many points to label each:
+/// the axes carry the figures, and the legend names every series.
+pub fn time_chart(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[TimeSeries],
+    bands: &[(f64, f64, String)],
+) -> String {
+    let finite = |v: &f64| v.is_finite();
+    let xmax = nice_max(
+        series
+            .iter()
+            .flat_map(|s| s.1.iter().map(|p| p.0))
+            .chain(bands.iter().map(|b| b.1))
+            .filter(finite)
+            .fold(0.0, f64::max),
+    );
+    let ymax = nice_max(
+        series
+            .iter()
+            .flat_map(|s| s.1.iter().filter_map(|p| p.1))
+            .filter(finite)
+            .fold(0.0, f64::max)
+            * 1.1,
+    );
+    let names: Vec<String> = series.iter().map(|s| s.0.clone()).collect();
+    let height = H + legend_height(&names);
+    let mut out = String::new();
+    frame(&mut out, title, x_label, y_label, ymax, height);
+    let px = |x: f64| L + (W - L - R) * (x / xmax).clamp(0.0, 1.0);
+    let py = |y: f64| H - B - (H - T - B) * (y / ymax).clamp(0.0, 1.0);
+    for (a, b, what) in bands {
+        let (xa, xb) = (px(*a), px(*b));
+        let _ = write!(
+            out,
+            r##"<rect class="band" x="{xa:.1}" y="{T}" width="{w:.1}" height="{h:.1}" fill="#f8d7d7"><title>{t}</title></rect>"##,
+            w = (xb - xa).max(2.0),
+            h = H - T - B,
+            t = for_html(what)
+        );
+    }
+    for i in 0..=4 {
+        let v = xmax * f64::from(i) / 4.0;
+        let x = px(v);
+        let _ = write!(
+            out,
+            r##"<line x1="{x:.1}" y1="{yb}" x2="{x:.1}" y2="{yt}" stroke="#333"/><text class="x-tick" x="{x:.1}" y="{ty}" font-size="11" text-anchor="middle">{v}</text>"##,
+            yb = H - B,
+            yt = H - B + 4.0,
+            ty = H - B + 16.0,
+            v = fmt_num(v)
+        );
+    }
+    for (i, (_, pts)) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let mut run: Vec<String> = Vec::new();
+        let flush = |run: &mut Vec<String>, out: &mut String| {
+            if run.len() > 1 {
+                let _ = write!(
+                    out,
+                    r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+                    run.join(" ")
+                );
+            }
+            run.clear();
+        };
+        for (x, y) in pts {
+            match y.filter(|y| y.is_finite() && x.is_finite()) {
+                Some(y) => {
+                    let (cx, cy) = (px(*x), py(y));
+                    run.push(format!("{cx:.1},{cy:.1}"));
+                    let _ = write!(
+                        out,
+                        r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="2.5" fill="{color}"/>"#
+                    );
+                }
+                None => flush(&mut run, &mut out),
+            }
+        }
+        flush(&mut run, &mut out);
+    }
+    legend(&mut out, &names, H + 2.0);
+    out.push_str("</svg>");
+    out
+}
+
 /// Scores with their Wilson intervals as error bars on a 0–100 % axis: one row per score
 /// (`label`, estimate, low, high), its figures printed at the end of the row.
 pub fn score_chart(title: &str, rows: &[(String, f64, f64, f64)]) -> String {
@@ -471,6 +563,31 @@ mod tests {
         let s = score_chart("scores", &[("a smoke".into(), 0.5, 0.2, 0.8)]);
         assert!(s.contains("50% [20–80%]"));
         assert!(s.contains("<circle"));
+    }
+
+    #[test]
+    fn a_time_chart_breaks_its_line_at_a_gap_and_shades_bands() {
+        let s = time_chart(
+            "<x>",
+            "time (s)",
+            "MiB",
+            &[(
+                "seat <a>".into(),
+                vec![
+                    (0.0, Some(1.0)),
+                    (1.0, Some(2.0)),
+                    (2.0, None),
+                    (3.0, Some(3.0)),
+                    (4.0, Some(4.0)),
+                ],
+            )],
+            &[(2.0, 3.0, "outage <b>".into())],
+        );
+        assert_eq!(s.matches("<polyline").count(), 2, "{s}");
+        assert_eq!(s.matches("<circle").count(), 4);
+        assert!(s.contains("class=\"band\""));
+        assert!(!s.contains("<a>") && !s.contains("<b>") && !s.contains("<x>"));
+        assert!(s.contains("outage &lt;b&gt;"));
     }
 
     #[test]

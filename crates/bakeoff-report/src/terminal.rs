@@ -158,7 +158,10 @@ pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
                 SuiteStatus::Incomplete => "INCOMPLETE".into(),
                 SuiteStatus::Failed => "FAILED (measured nothing)".to_string(),
             },
-            score_text(&s.summary.score),
+            crate::refusal::cell_text(name, s)
+                .or_else(|| crate::damage::cell_text(name, s))
+                .or_else(|| crate::adapter::cell_text(name, s))
+                .unwrap_or_else(|| score_text(&s.summary.score)),
             outcomes_text(&s.summary),
             flags.join(", "),
         ]);
@@ -190,6 +193,10 @@ pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
         out.push_str(&format!(
             "per family (Wilson 95%; a family below chance is flagged):\n{ft}\n"
         ));
+    }
+    for (name, s) in &a.suites {
+        out.extend(crate::refusal::terminal_lines(name, s));
+        out.extend(crate::damage::terminal_lines(name, s));
     }
     for f in &a.instrument_flags {
         out.push_str(&format!(
@@ -336,7 +343,9 @@ pub fn report(reg: &crate::registry::Registry) -> String {
 pub fn report_at(reg: &crate::registry::Registry, width: u16) -> String {
     let c = crate::comparison::build(reg);
     let mut out = String::new();
-    if c.rows.is_empty() {
+    if c.rows.is_empty() && !reg.monitors.is_empty() {
+        // A seat monitor's directory: its summary below is the report.
+    } else if c.rows.is_empty() {
         out.push_str(&format!(
             "no artifacts under {} (run `bakeoff eval run --out {}` first)\n",
             reg.dir.display(),
@@ -358,5 +367,6 @@ pub fn report_at(reg: &crate::registry::Registry, width: u16) -> String {
         out.push('\n');
         out.push_str(&crate::campaign::ladder_table_at(c, Some(width)));
     }
+    out.push_str(&crate::monitor::terminal_runs(&reg.monitors, width));
     out
 }

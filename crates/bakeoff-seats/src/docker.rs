@@ -33,6 +33,7 @@ use crate::fleet::{DockerLaunch, Fleet, Launch, Seat};
 use crate::redact::Redactor;
 
 mod ssh;
+pub mod stats;
 pub mod top;
 pub mod transport;
 

@@ -414,8 +414,9 @@ async fn wait_port_free(port: u16) -> bool {
     }
 }
 
-/// The GPU readings: NVML, else nvidia-smi; `Err(why)` when neither answers.
-async fn gpu_readings() -> Result<bakeoff_plan::Readings, String> {
+/// The GPU readings: NVML, else nvidia-smi; `Err(why)` when neither answers. Also the seat
+/// monitor's per-process GPU reading (bakeoff-monitor).
+pub async fn gpu_readings() -> Result<bakeoff_plan::Readings, String> {
     let usable = |r: &bakeoff_plan::Readings| !r.gpus.is_empty() && r.unavailable.is_none();
     if let Ok(Ok(r)) = tokio::time::timeout(
         GPU_READ_TIMEOUT,

@@ -11,10 +11,13 @@
 pub mod chance;
 pub mod effect;
 pub mod error;
+pub mod kl;
 pub mod latency;
 pub mod mcnemar;
 pub mod proportion;
+pub mod repeats;
 pub mod throughput;
+pub mod trend;
 
 mod binomial;
 mod normal;
@@ -22,13 +25,16 @@ mod normal;
 pub use chance::{InstrumentCheck, InstrumentFlag, chance_floor, check_instrument};
 pub use effect::format_effect;
 pub use error::StatsError;
+pub use kl::{KlSummary, KlTerms, kl_top_k};
 pub use latency::{LatencyBucket, LatencyRecorder, LatencySummary};
 pub use mcnemar::{
     MinDetectableDifference, PairedComparison, mcnemar_exact_p_value, min_detectable_difference,
     min_detectable_difference_with_discordance,
 };
 pub use proportion::{Proportion, Z_95};
+pub use repeats::{Heterogeneity, MeanInterval, cochran_q, mean_interval};
 pub use throughput::{Throughput, rate_per_second};
+pub use trend::least_squares_slope;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

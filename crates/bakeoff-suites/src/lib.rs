@@ -6,7 +6,9 @@
 //!
 //! [`ItemRecord`]: bakeoff_artifact::ItemRecord
 
+pub mod adapter;
 pub mod context;
+pub mod damage;
 pub mod evaluate;
 pub mod instrument;
 pub mod intelligence;
@@ -14,6 +16,7 @@ pub mod longgen;
 pub mod outcome;
 /// Readiness is the client's ([`bakeoff_client::preflight`]); re-exported for the suites' callers.
 pub use bakeoff_client::preflight;
+pub mod refusal;
 pub mod runner;
 pub mod session;
 pub mod smoke;

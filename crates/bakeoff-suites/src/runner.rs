@@ -17,7 +17,7 @@ use bakeoff_artifact::{
 use bakeoff_client::{Client, Method};
 use tokio::sync::watch;
 
-use crate::{intelligence, session, smoke, summary, tool};
+use crate::{intelligence, refusal, session, smoke, summary, tool};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SuiteName {
@@ -28,6 +28,7 @@ pub enum SuiteName {
     Context,
     Throughput,
     Longgen,
+    Refusal,
 }
 
 /// Every suite this build has, in the order `--suite all` runs them.
@@ -39,6 +40,7 @@ pub const AVAILABLE: &[SuiteName] = &[
     SuiteName::Context,
     SuiteName::Throughput,
     SuiteName::Longgen,
+    SuiteName::Refusal,
 ];
 
 /// Suites planned but not in this build; asking for one is a usage error, never a silent skip.
@@ -54,6 +56,7 @@ impl SuiteName {
             SuiteName::Context => "context",
             SuiteName::Throughput => "throughput",
             SuiteName::Longgen => "longgen",
+            SuiteName::Refusal => refusal::SUITE,
         }
     }
 
@@ -110,8 +113,11 @@ pub struct SuiteOptions {
     pub thinking: crate::thinking::ThinkingMode,
     /// `--battery FILE`: the intelligence battery to load instead of the shipped default.
     pub battery: Option<std::path::PathBuf>,
+    /// `--refusal-battery FILE`: the refusal battery to load instead of the shipped default.
+    pub refusal_battery: Option<std::path::PathBuf>,
     /// A subset for quick runs and tests: the first N tool cases of each category, the first N session
-    /// conversations, the first N intelligence items of each family. `None`: everything.
+    /// conversations, the first N intelligence items of each family, the first N refusal items
+    /// of each category. `None`: everything.
     pub limit: Option<usize>,
     /// The context suite's targets, depths and seed.
     pub context: crate::context::ContextOptions,
@@ -235,6 +241,9 @@ pub fn planned_items(ctx: &SuiteContext<'_>, suite: SuiteName) -> Option<usize> 
         }
         SuiteName::Throughput => Some(steps(crate::throughput::plan(ctx, &ctx.options.throughput))),
         SuiteName::Longgen => Some(steps(crate::longgen::plan(ctx, &ctx.options.longgen))),
+        SuiteName::Refusal => refusal::load(ctx.options.refusal_battery.as_deref())
+            .ok()
+            .map(|v| refusal::subset(v, limit).len()),
     }
 }
 
@@ -413,6 +422,7 @@ pub async fn run_suites_with(
             SuiteName::Context => crate::context::run(ctx, &mut rec).await,
             SuiteName::Throughput => crate::throughput::run(ctx, &mut rec).await,
             SuiteName::Longgen => crate::longgen::run(ctx, &mut rec).await,
+            SuiteName::Refusal => refusal::run(ctx, &mut rec).await,
         };
         let stop = rec.interrupted.take();
         let (started, outcomes) = (rec.started, std::mem::take(&mut rec.outcomes));

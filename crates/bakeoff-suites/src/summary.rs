@@ -35,6 +35,7 @@ pub fn summarize(planned: usize, items: &[ItemRecord]) -> SuiteSummary {
         score: score(passed, scored),
         flags: Vec::new(),
         details: serde_json::Value::Null,
+        damage: None,
     }
 }
 

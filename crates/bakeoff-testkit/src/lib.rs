@@ -10,6 +10,7 @@
 pub mod fleet;
 pub mod litellm;
 pub mod scripted;
+pub mod vllm_lora;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -79,6 +80,20 @@ pub fn smollm2_path() -> PathBuf {
     assert!(
         p.is_file(),
         "the SmolLM2 test model is not provisioned at {}: run scripts/provision.sh smollm2",
+        p.display()
+    );
+    p
+}
+
+/// The real test LoRA adapter for the Gemma 3 270M test model: a GGUF written by
+/// `scripts/make-test-lora.py` with the pinned `gguf` package (scripts/make-test-lora.sh,
+/// which `scripts/install-test-deps.sh` runs; cached). Panics with the fix when it is missing.
+pub fn test_lora_path() -> PathBuf {
+    let p = cache_dir().join("models/gemma-3-270m-test-lora-v1.gguf");
+    assert!(
+        p.is_file(),
+        "the test LoRA adapter is not at {}: run scripts/make-test-lora.sh \
+         (scripts/install-test-deps.sh runs it)",
         p.display()
     );
     p

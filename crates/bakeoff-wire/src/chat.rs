@@ -111,6 +111,13 @@ pub struct ChatRequest {
     pub tools: Option<Vec<Tool>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<Value>,
+    /// Ask for the log probability of each generated token (OpenAI `logprobs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logprobs: Option<bool>,
+    /// How many alternatives per position, with their log probabilities (OpenAI
+    /// `top_logprobs`; vLLM refuses more than its `--max-logprobs`, default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_logprobs: Option<u32>,
     /// Engine-specific fields (`chat_template_kwargs`, `ignore_eos`, `min_tokens`,
     /// `reasoning_format`, …), added by the engine's dialect, never by a suite directly.
     #[serde(flatten)]
@@ -138,6 +145,8 @@ impl ChatRequest {
             }),
             tools: None,
             tool_choice: None,
+            logprobs: None,
+            top_logprobs: None,
             extra: Map::new(),
         }
     }
@@ -259,6 +268,53 @@ pub struct NonStreamChoice {
     pub message: Option<Message>,
     #[serde(default)]
     pub finish_reason: Option<String>,
+    /// Present when the request asked for `logprobs` (`null` otherwise, as OpenAI sends it).
+    #[serde(default)]
+    pub logprobs: Option<ChoiceLogprobs>,
+}
+
+/// `choices[i].logprobs`: one entry per generated token.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ChoiceLogprobs {
+    #[serde(default)]
+    pub content: Option<Vec<TokenLogprob>>,
+}
+
+/// One generated token with its log probability and the `top_logprobs` alternatives at its
+/// position (OpenAI's shape, served by llama.cpp — tools/server/server-task.cpp
+/// `probs_vector_to_json`, which adds the token `id` — and vLLM).
+///
+/// llama.cpp's probabilities are the model's own softmax before any sampler runs unless the
+/// request sets `post_sampling_probs` (server-context.cpp `populate_token_probs`); its `token`
+/// text is cut at an incomplete UTF-8 sequence, so `bytes` is the exact identity of a token.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TokenLogprob {
+    #[serde(default)]
+    pub token: String,
+    pub logprob: f64,
+    #[serde(default)]
+    pub bytes: Option<Vec<u8>>,
+    #[serde(default)]
+    pub top_logprobs: Vec<TopLogprob>,
+}
+
+/// One alternative at a position.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TopLogprob {
+    #[serde(default)]
+    pub token: String,
+    pub logprob: f64,
+    #[serde(default)]
+    pub bytes: Option<Vec<u8>>,
+}
+
+impl TopLogprob {
+    /// The token's exact bytes: `bytes` when the server sent them, else its text.
+    pub fn key(&self) -> Vec<u8> {
+        self.bytes
+            .clone()
+            .unwrap_or_else(|| self.token.as_bytes().to_vec())
+    }
 }
 
 /// A non-streamed reply.
@@ -312,6 +368,39 @@ mod tests {
                 .reasoning_tokens,
             Some(2)
         );
+    }
+
+    #[test]
+    fn llama_cpp_logprobs_shape() {
+        // A b11434 reply to `logprobs: true, top_logprobs: 2, max_tokens: 1` (trimmed).
+        let r: NonStreamResponse = serde_json::from_str(
+            r#"{"choices":[{"finish_reason":"length","index":0,"message":{"role":"assistant","content":"Ref"},"logprobs":{"content":[{"id":7166,"token":"Ref","bytes":[82,101,102],"logprob":-1.70932,"top_logprobs":[{"id":7166,"token":"Ref","bytes":[82,101,102],"logprob":-1.70932},{"id":236820,"token":"<","bytes":[60],"logprob":-2.02014}]}]}}]}"#,
+        )
+        .unwrap();
+        let lp = r.choices[0]
+            .logprobs
+            .as_ref()
+            .unwrap()
+            .content
+            .as_ref()
+            .unwrap();
+        assert_eq!(lp[0].top_logprobs.len(), 2);
+        assert_eq!(lp[0].top_logprobs[1].key(), b"<".to_vec());
+        // OpenAI sends `"logprobs": null` when none were asked for.
+        let r: NonStreamResponse =
+            serde_json::from_str(r#"{"choices":[{"index":0,"logprobs":null}]}"#).unwrap();
+        assert_eq!(r.choices[0].logprobs, None);
+    }
+
+    #[test]
+    fn logprob_fields_are_left_out_unless_asked() {
+        let mut r = ChatRequest::new("m", vec![Message::user("hi")], 1, false);
+        let v = serde_json::to_value(&r).unwrap();
+        assert!(v.get("logprobs").is_none() && v.get("top_logprobs").is_none());
+        r.logprobs = Some(true);
+        r.top_logprobs = Some(20);
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["top_logprobs"], 20);
     }
 
     #[test]

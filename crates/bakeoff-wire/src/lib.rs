@@ -19,8 +19,8 @@ pub mod sse;
 pub mod term;
 
 pub use chat::{
-    ChatRequest, ChunkChoice, ChunkDelta, CompletionTokensDetails, FunctionCall, FunctionCallDelta,
-    Message, NonStreamChoice, NonStreamResponse, StreamChunk, StreamOptions, Timings, Tool,
-    ToolCall, ToolCallDelta, ToolFunction, Usage,
+    ChatRequest, ChoiceLogprobs, ChunkChoice, ChunkDelta, CompletionTokensDetails, FunctionCall,
+    FunctionCallDelta, Message, NonStreamChoice, NonStreamResponse, StreamChunk, StreamOptions,
+    Timings, TokenLogprob, Tool, ToolCall, ToolCallDelta, ToolFunction, TopLogprob, Usage,
 };
 pub use sse::{SseEvent, SseParser};

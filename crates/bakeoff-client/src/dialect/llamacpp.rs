@@ -116,6 +116,63 @@ pub fn is_context_overflow(body: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// `GET /lora-adapters`: the adapters loaded with `--lora` / `--lora-scaled` (tools/server/README.md).
+pub const LORA_ADAPTERS_PATH: &str = "lora-adapters";
+
+/// One adapter as `GET /lora-adapters` lists it (tools/server/server-task.cpp,
+/// `server_task_result_get_lora::to_json`: `{id, path, scale, task_name, prompt_prefix}`). `scale`
+/// is the server-wide scale a request without a `lora` field gets (`--lora` loads at 1,
+/// `--lora-scaled FILE:S` at S, `--lora-init-without-apply` at 0; `POST /lora-adapters` sets it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoraAdapter {
+    pub id: u64,
+    pub path: String,
+    pub scale: f64,
+}
+
+/// The adapters of a `GET /lora-adapters` reply; `None` when the body is not that list.
+pub fn parse_lora_adapters(body: &Value) -> Option<Vec<LoraAdapter>> {
+    body.as_array()?
+        .iter()
+        .map(|a| {
+            Some(LoraAdapter {
+                id: a.get("id")?.as_u64()?,
+                path: a.get("path")?.as_str()?.to_string(),
+                scale: a.get("scale")?.as_f64()?,
+            })
+        })
+        .collect()
+}
+
+/// Which listed adapter an operator's ADAPTER_ID names: its id (`0`), its path as listed, or that
+/// path's file name with or without `.gguf`. Every adapter it could name, so the caller can tell
+/// "none" from "ambiguous".
+pub fn find_lora<'a>(adapters: &'a [LoraAdapter], wanted: &str) -> Vec<&'a LoraAdapter> {
+    let wanted = wanted.trim();
+    if let Ok(id) = wanted.parse::<u64>()
+        && let Some(a) = adapters.iter().find(|a| a.id == id)
+    {
+        return vec![a];
+    }
+    if let Some(a) = adapters.iter().find(|a| a.path == wanted) {
+        return vec![a];
+    }
+    adapters
+        .iter()
+        .filter(|a| {
+            let name = a.path.rsplit(['/', '\\']).next().unwrap_or(&a.path);
+            name == wanted || name.strip_suffix(".gguf") == Some(wanted)
+        })
+        .collect()
+}
+
+/// The per-request `lora` field that applies adapter `id` at `scale`: every adapter the list
+/// leaves out runs at scale 0 for that request (server-context.cpp `construct_lora_list`), so
+/// `[{id, scale: 0}]` asks for the base model alone.
+pub fn lora_field(id: u64, scale: f64) -> Value {
+    json!([{ "id": id, "scale": scale }])
+}
+
 /// Output-length pinning: `ignore_eos: true` is honoured (tools/server/README.md; checked on b11434); there is no
 /// `min_tokens`.
 pub const OUTPUT_PINNING: super::OutputPinning = super::OutputPinning::IGNORE_EOS_ONLY;
@@ -161,6 +218,24 @@ mod tests {
             serde_json::from_str(r#"[{"id":0,"n_ctx":4096},{"id":1,"n_ctx":4096}]"#).unwrap();
         assert_eq!(parse_slots_n_ctx(&v), Some(4096));
         assert_eq!(parse_slots_n_ctx(&serde_json::json!({"error":"x"})), None);
+    }
+
+    #[test]
+    fn lora_adapters_from_b11434() {
+        // The shape of a b11434 `GET /lora-adapters` reply (server-task.cpp).
+        let v: Value = serde_json::from_str(r#"[{"id":0,"path":"/c/models/test-lora-v1.gguf","scale":1.0,"task_name":"","prompt_prefix":""},{"id":1,"path":"other.gguf","scale":0.0,"task_name":"","prompt_prefix":""}]"#).unwrap();
+        let list = parse_lora_adapters(&v).unwrap();
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[0].scale, 1.0);
+        // By id, by the path as listed, by file name, by stem.
+        assert_eq!(find_lora(&list, "1")[0].id, 1);
+        assert_eq!(find_lora(&list, "/c/models/test-lora-v1.gguf")[0].id, 0);
+        assert_eq!(find_lora(&list, "test-lora-v1.gguf")[0].id, 0);
+        assert_eq!(find_lora(&list, "other")[0].id, 1);
+        assert!(find_lora(&list, "7").is_empty());
+        assert!(find_lora(&list, "missing.gguf").is_empty());
+        assert_eq!(parse_lora_adapters(&json!({"error": "x"})), None);
+        assert_eq!(lora_field(0, 0.0), json!([{"id": 0, "scale": 0.0}]));
     }
 
     #[test]

@@ -115,6 +115,52 @@ pub fn output_pinning(engine: EngineKind) -> OutputPinning {
     }
 }
 
+/// How an engine serves a LoRA adapter, and so how `eval adapter` asks for the adapter and for
+/// the base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdapterServing {
+    /// The adapter is a model id of its own, listed by `/v1/models` (vLLM `--lora-modules
+    /// name=path` lists it with `parent` = the base id; SGLang and gateways name adapters the
+    /// same way): base and adapter requests differ in `model` only.
+    OwnModelId,
+    /// One model; the adapters loaded with `--lora` are listed by `GET /lora-adapters` and
+    /// chosen per request by the `lora` field (llama.cpp): base and adapter requests differ in
+    /// that field only.
+    PerRequestLora,
+}
+
+pub fn adapter_serving(engine: EngineKind) -> AdapterServing {
+    match engine {
+        EngineKind::LlamaCpp => AdapterServing::PerRequestLora,
+        EngineKind::Vllm | EngineKind::Sglang | EngineKind::Generic => AdapterServing::OwnModelId,
+    }
+}
+
+/// Request fields that keep this engine from answering a request out of a prompt cache filled
+/// by an earlier one (`eval damage`'s self-check sends the same text twice; `eval adapter`
+/// reuses it). `salt` is fresh per request.
+///
+/// - llama.cpp: `cache_prompt: false` (tools/server/README.md; default true). With it on, the
+///   second request of the same text evaluates only its last token, alone in a batch, over KV
+///   the first one left: a different computation from the candidate's fresh one (on b11434 CPU
+///   the logprobs came back bit-identical either way; GPU kernels for a batch of one differ).
+/// - vLLM: `cache_salt` (automatic prefix caching reuses blocks only under the same salt).
+/// - SGLang and generic endpoints: no per-request switch is known; the unique prefix of each
+///   prompt is all there is.
+pub fn no_prompt_cache_extras(engine: EngineKind, salt: &str) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    match engine {
+        EngineKind::LlamaCpp => {
+            m.insert("cache_prompt".into(), Value::Bool(false));
+        }
+        EngineKind::Vllm => {
+            m.insert("cache_salt".into(), Value::String(salt.to_string()));
+        }
+        EngineKind::Sglang | EngineKind::Generic => {}
+    }
+    m
+}
+
 /// The engine serves one model and ignores the request's `model` field (llama-server without
 /// router mode), so an id it does not list is not an error there.
 pub fn ignores_model_field(engine: EngineKind) -> bool {

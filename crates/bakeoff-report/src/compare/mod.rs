@@ -16,6 +16,8 @@ use bakeoff_stats::{
 };
 use serde::Serialize;
 
+pub mod refusal;
+
 /// A difference between the runs that blocks a verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -81,6 +83,11 @@ pub struct FamilyComparison {
     /// Instrument flags either run raised on this family (`A: suspect-instrument`, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub instrument_flags: Vec<String>,
+    /// What the paired counts count when it is not passed items: `refusals` for the refusal
+    /// suite (then `both_correct` is "both refused", `only_a` "refused by A alone", and a
+    /// positive net means B refuses more).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -115,7 +122,14 @@ pub struct SkippedSuite {
 const INSTRUMENT_FAILURE: &str = bakeoff_artifact::FlagCode::InstrumentFailure.as_str();
 
 /// Suites whose items pass or fail, and so can be paired item by item.
-pub const PAIRED_SUITES: &[&str] = &["smoke", "tool", "session", "intelligence", "context"];
+pub const PAIRED_SUITES: &[&str] = &[
+    "smoke",
+    "tool",
+    "session",
+    "intelligence",
+    "context",
+    refusal::SUITE,
+];
 
 fn skip_reason(suite: &str) -> String {
     match suite {
@@ -367,6 +381,17 @@ fn paired_outcomes(
     let mut unscored_pairs = 0u64;
     for (k, x) in ia {
         let Some(y) = ib.get(k) else { continue };
+        if k.0 == refusal::SUITE {
+            // Paired on refused or not; a reply that was neither pairs with nothing.
+            match (refusal::refused(x), refusal::refused(y)) {
+                (Some(a), Some(b)) => groups
+                    .entry((k.0.clone(), refusal::FAMILY.to_string()))
+                    .or_default()
+                    .push((a, b)),
+                _ => unscored_pairs += 1,
+            }
+            continue;
+        }
         if !(x.outcome.is_scored() && y.outcome.is_scored()) {
             unscored_pairs += 1;
             continue;
@@ -468,7 +493,9 @@ fn family_comparison(
                 ),
                 None => format!("no difference is detectable at n={n}"),
             };
-            if p.p_value < 0.05 {
+            if suite == refusal::SUITE {
+                refusal::verdict(p, &detect)
+            } else if p.p_value < 0.05 {
                 let who = if p.delta_items > 0 { "B" } else { "A" };
                 (
                     format!(
@@ -490,7 +517,6 @@ fn family_comparison(
         }
     };
     FamilyComparison {
-        suite,
         family,
         pairs: n,
         paired,
@@ -501,6 +527,8 @@ fn family_comparison(
         verdict,
         has_verdict,
         instrument_flags: Vec::new(),
+        measure: (suite == refusal::SUITE).then_some(refusal::MEASURE),
+        suite,
     }
 }
 

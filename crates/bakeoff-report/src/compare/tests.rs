@@ -94,6 +94,7 @@ fn artifact(n: usize, ok: usize, thinking: &str, template: Option<&str>) -> Arti
         score: None,
         flags: Vec::new(),
         details: json!({"families": [{"family": "f"}]}),
+        damage: None,
     };
     a.suites.insert(
         "intelligence".into(),

@@ -19,6 +19,26 @@ pub enum BenchCommand {
         after_help = "Examples:\n  bakeoff bench calibrate\n  bakeoff bench calibrate --streams 128 --seconds 5 --json"
     )]
     Calibrate(BenchCalibrateArgs),
+    /// Two sweeps level by level: B − A of output tok/s, TTFT p50 and TPOT p50 with 95 %
+    /// intervals, and a verdict only where an interval excludes zero. Refuses sweeps of
+    /// different workloads. Exit 0 compared, 1 not comparable, 2 usage.
+    #[command(
+        after_help = "Examples:\n  bakeoff bench compare results/np1-bench.bakeoff.json results/np4-bench.bakeoff.json\n  bakeoff bench compare A.json B.json --json"
+    )]
+    Compare(BenchCompareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchCompareArgs {
+    /// The baseline sweep (a `bench run` artifact).
+    #[arg(value_name = "A")]
+    pub a: std::path::PathBuf,
+    /// The sweep compared against it.
+    #[arg(value_name = "B")]
+    pub b: std::path::PathBuf,
+    /// Print JSON instead of text (the comparison).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -73,9 +93,20 @@ pub struct BenchRunArgs {
     /// run exactly.
     #[arg(long, value_name = "N", default_value_t = LoadPlan::new("").seed)]
     pub seed: u64,
-    /// Goodput objectives, comma-separated, e.g. ttft=500ms,tpot=50ms (optional).
+    /// Goodput objectives, comma-separated, e.g. ttft=500ms,tpot=50ms (optional); the capacity
+    /// finding then names the highest level where 95 % of requests met them.
     #[arg(long, value_name = "LIST")]
     pub slo: Option<String>,
+    /// Measure each level N times, in rounds over the sweep, with fresh prompts each time:
+    /// every figure becomes a mean with a 95 % interval, and a level whose repeats disagree is
+    /// flagged `unstable`.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: u32,
+    /// Open loop with --slo: search for the highest arrival rate meeting the objectives, from
+    /// the first --rate (double until a rate fails, then bisect to within 10 %, at most 8 steps;
+    /// when the first rate fails, halve at most three times).
+    #[arg(long)]
+    pub find_capacity: bool,
     /// Skip the harness-ceiling measurement (then no step can be flagged client-bound).
     #[arg(long)]
     pub no_calibrate: bool,

@@ -27,6 +27,21 @@ pub enum EvalCommand {
         after_help = "Examples:\n  bakeoff eval compare results/a.bakeoff.json results/b.bakeoff.json\n  bakeoff eval compare results/a.bakeoff.json results/b.bakeoff.json --allow template --json"
     )]
     Compare(CompareArgs),
+    /// Is a LoRA adapter applied at all? Its first-token distributions and greedy texts
+    /// against the base's, with the base against itself as the instrument check. Exit 0
+    /// applied, 1 adapter-no-op (or no verdict), 2 usage error.
+    #[command(
+        after_help = "Examples:\n  bakeoff eval adapter --endpoint http://gpu-box:8000 --base google/gemma-3-27b-it --adapter tuned\n  bakeoff eval adapter --endpoint http://127.0.0.1:8080 --adapter my-lora.gguf --out results"
+    )]
+    Adapter(super::AdapterArgs),
+    /// How far a candidate's first-token distribution sits from a reference endpoint's: KL
+    /// divergence from top-K logprobs, after the reference's self-check (the same text sent to
+    /// it twice must agree, or the figure is withheld). Exit 0 reported, 1 withheld or unfit,
+    /// 2 usage error.
+    #[command(
+        after_help = "Examples:\n  bakeoff eval damage --endpoint http://127.0.0.1:8081 --reference http://127.0.0.1:8080 --out results\n  bakeoff eval damage --endpoint http://gpu-box:8000 --model abliterated --reference http://gpu-box:8001 --reference-model stock --prompts harmless.jsonl --top-k 20 --json"
+    )]
+    Damage(Box<super::DamageArgs>),
 }
 
 /// Where a run's files go and what its candidate is called: `eval run` and `bench run` alike.
@@ -105,7 +120,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub endpoint: EndpointArgs,
     /// Suites to run, comma-separated: smoke, tool, session, intelligence, context,
-    /// throughput, longgen, or all (docs/suites.md).
+    /// throughput, longgen, refusal, or all (docs/suites.md).
     #[arg(long, value_name = "LIST", default_value = "smoke")]
     pub suite: String,
     #[command(flatten)]
@@ -154,8 +169,12 @@ pub struct RunArgs {
     /// Intelligence battery (JSONL, docs/suites.md) (default: the shipped battery).
     #[arg(long, value_name = "FILE")]
     pub battery: Option<PathBuf>,
-    /// Quick subset: the first N tool cases per category, session conversations, and
-    /// intelligence items per family (default: all).
+    /// Refusal battery (JSONL of {id, category, prompt}, docs/suites.md) (default: the shipped
+    /// over-refusal battery; bring your own for an abliteration audit).
+    #[arg(long, value_name = "FILE")]
+    pub refusal_battery: Option<PathBuf>,
+    /// Quick subset: the first N tool cases per category, session conversations,
+    /// intelligence items per family, and refusal items per category (default: all).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
     #[command(flatten)]

@@ -6,6 +6,8 @@ mod audit;
 mod bench;
 mod campaign;
 mod eval;
+mod eval_adapter;
+mod eval_damage;
 mod gateway;
 mod plan;
 mod report;
@@ -17,6 +19,8 @@ pub use audit::*;
 pub use bench::*;
 pub use campaign::*;
 pub use eval::*;
+pub use eval_adapter::*;
+pub use eval_damage::*;
 pub use gateway::*;
 pub use plan::*;
 pub use report::*;
@@ -38,7 +42,7 @@ pub enum Command {
     /// Qualify a candidate: preflight, then suites, written as evidence.
     #[command(subcommand)]
     Eval(EvalCommand),
-    /// Run seats from a fleet file: up, down, restart, status, logs, watch, swap, export.
+    /// Run seats from a fleet file: up, down, restart, status, logs, watch, swap, export, monitor.
     #[command(subcommand)]
     Seat(SeatCommand),
     /// A whole bakeoff as one command: candidate ladders and bench windows, run, journaled,

@@ -48,6 +48,13 @@ pub enum SeatCommand {
         after_help = "Examples:\n  bakeoff seat export --kubernetes --fleet examples/fleet.toml\n  bakeoff seat export --kubernetes --fleet examples/fleet.toml char-rp --namespace llm --out k8s"
     )]
     Export(SeatExportArgs),
+    /// Watch running seats over time: a real short completion and its latency, the memory
+    /// footprint (GPU per process, Docker stats or process RSS, each labelled) and the queue
+    /// depth of each, every interval, into a JSONL series; footprint-drift and outage findings.
+    #[command(
+        after_help = "Examples:\n  bakeoff seat monitor --fleet examples/fleet.toml gemma-proc --interval 30 --duration 3600\n  bakeoff seat monitor --fleet fleet.toml --interval 300 --out results/monitor --drift-threshold 5 --drift-min 1g"
+    )]
+    Monitor(SeatMonitorArgs),
 }
 
 /// The fleet file every command that takes `--fleet` reads by default (`plan` only when it
@@ -206,4 +213,43 @@ pub struct SeatExportArgs {
     /// never overwriting one (optional: without it, one YAML stream on stdout).
     #[arg(long, value_name = "DIR")]
     pub out: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SeatMonitorArgs {
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    /// Seats to watch, by name; a named seat is expected to answer from the first tick
+    /// (optional: without names, every seat of the fleet, an outage counted only for a seat that
+    /// answered and then stopped).
+    #[arg(value_name = "SEAT")]
+    pub seats: Vec<String>,
+    /// Seconds between ticks (each tick probes, reads the footprint and the queue of every
+    /// watched seat).
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub interval: f64,
+    /// Stop after this many seconds (optional: without it, until Ctrl-C; either way the
+    /// summary is written).
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+    /// Results directory, relative to the working directory: here <fleet>.monitor.jsonl (the
+    /// series) and <fleet>.monitor.json (the summary), never over earlier ones.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+    /// Seconds one probe (a real short completion) may take before the seat counts as not
+    /// answering.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub probe_timeout: f64,
+    /// max_tokens of the probe: enough for a thinking model to show text (a reply that is all
+    /// reasoning counts as alive).
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub probe_max_tokens: u32,
+    /// Growth over the seat's first footprint, in percent, that makes a footprint-drift
+    /// finding (together with --drift-min).
+    #[arg(long, value_name = "PERCENT", default_value_t = 10.0)]
+    pub drift_threshold: f64,
+    /// The least growth, in bytes or with a suffix k, m, g (512m, 1g), that makes a
+    /// footprint-drift finding (together with --drift-threshold).
+    #[arg(long, value_name = "SIZE", default_value = "256m")]
+    pub drift_min: String,
 }

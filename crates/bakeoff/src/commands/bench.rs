@@ -23,6 +23,7 @@ pub async fn run(c: BenchCommand) -> Result<Exit, Error> {
     match c {
         BenchCommand::Run(a) => bench_run((*a).validate()?).await,
         BenchCommand::Calibrate(a) => calibrate(a.validate()?).await,
+        BenchCommand::Compare(a) => super::bench_compare::run(a),
     }
 }
 
@@ -269,8 +270,12 @@ async fn measure(
         let _ = tokio::signal::ctrl_c().await;
         let _ = tx.send(true);
     });
-    let steps = plan.mode.map_steps(|_| (), |_, _, _| ()).len();
-    let progress = Arc::new(StepProgress::new(display.clone(), "bench", Some(steps)));
+    // A rate search decides its steps as it goes: no count to show.
+    let steps = plan
+        .find_capacity
+        .is_none()
+        .then(|| plan.mode.map_steps(|_| (), |_, _, _| ()).len() * plan.repeat.max(1) as usize);
+    let progress = Arc::new(StepProgress::new(display.clone(), "bench", steps));
     let report = bakeoff_load::run(client, &plan, progress, rx).await;
     watcher.abort();
     display.finish();

@@ -2,7 +2,7 @@
 //! `bakeoff_report::compare`; this file reads, validates and prints).
 
 use bakeoff_artifact::read_artifact;
-use bakeoff_report::compare::{RunComparison, compare};
+use bakeoff_report::compare::{FamilyComparison, RunComparison, compare};
 use bakeoff_report::escape::for_terminal;
 
 use crate::cli::CompareArgs;
@@ -92,11 +92,17 @@ fn render(c: &RunComparison) -> String {
             c.unscored_pairs
         ));
     }
-    s.push_str(&format!(
-        "\n{:<14} {:<20} {:>5} {:>8} {:>8} {:>22} {:>22} {:>8} {:>10}\n",
-        "suite", "family", "n", "A ok", "B ok", "B lost", "B gained", "p", "min diff"
-    ));
-    for f in &c.families {
+    // Rows that count something other than passed items (the refusal suite's) get their own
+    // table, headed by what they count.
+    let (counted, passed): (Vec<&FamilyComparison>, Vec<&FamilyComparison>) =
+        c.families.iter().partition(|f| f.measure.is_some());
+    if !passed.is_empty() {
+        s.push_str(&format!(
+            "\n{:<14} {:<20} {:>5} {:>8} {:>8} {:>22} {:>22} {:>8} {:>10}\n",
+            "suite", "family", "n", "A ok", "B ok", "B lost", "B gained", "p", "min diff"
+        ));
+    }
+    for f in passed {
         let (aok, bok, p) = match &f.paired {
             Some(p) => (
                 p.both_correct + p.only_a,
@@ -124,6 +130,7 @@ fn render(c: &RunComparison) -> String {
             mdd
         ));
     }
+    s.push_str(&refusal_table(&counted));
     s.push('\n');
     match &c.no_verdict_reason {
         Some(r) => s.push_str(&format!("{}\n", for_terminal(r, 600))),
@@ -143,6 +150,42 @@ fn render(c: &RunComparison) -> String {
                 ));
             }
         }
+    }
+    s
+}
+
+/// The refusal suite's paired rows: refusals per run and the discordant pairs that decide.
+fn refusal_table(rows: &[&FamilyComparison]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "\n{:<14} {:>5} {:>10} {:>10} {:>16} {:>16} {:>8} {:>10}\n",
+        "suite", "n", "A refused", "B refused", "only A refused", "only B refused", "p", "min diff"
+    );
+    for f in rows {
+        let cells = match &f.paired {
+            Some(p) => [
+                (p.both_correct + p.only_a).to_string(),
+                (p.both_correct + p.only_b).to_string(),
+                p.only_a.to_string(),
+                p.only_b.to_string(),
+                format!("{:.3}", p.p_value),
+            ],
+            None => ["-", "-", "-", "-", "-"].map(String::from),
+        };
+        let mdd = f
+            .min_detectable
+            .as_ref()
+            .and_then(|m| m.items)
+            .map(|i| format!("{i} items"))
+            .unwrap_or_else(|| "none".into());
+        let [ra, rb, oa, ob, p] = cells;
+        s.push_str(&format!(
+            "{:<14} {:>5} {ra:>10} {rb:>10} {oa:>16} {ob:>16} {p:>8} {mdd:>10}\n",
+            for_terminal(&f.suite, 14),
+            f.pairs,
+        ));
     }
     s
 }

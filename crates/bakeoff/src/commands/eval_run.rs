@@ -112,6 +112,7 @@ fn run_record(cfg: &RunConfig, embedded_default: bool) -> serde_json::Value {
         "embedded_default": embedded_default,
         "thinking": suite_options.thinking.as_str(),
         "battery": suite_options.battery.as_ref().map(|p| p.display().to_string()),
+        "refusal_battery": suite_options.refusal_battery.as_ref().map(|p| p.display().to_string()),
         "limit": suite_options.limit,
         "seed": suite_options.context.seed,
         "tokenizer": suite_options

@@ -4,8 +4,11 @@ mod audit;
 mod audit_cache;
 mod audit_seat;
 mod bench;
+mod bench_compare;
 mod campaign;
+mod eval_adapter;
 mod eval_compare;
+mod eval_damage;
 mod eval_preflight;
 mod eval_run;
 mod gateway;
@@ -15,6 +18,7 @@ mod report;
 mod retract;
 mod seat;
 mod seat_export;
+mod seat_monitor;
 mod stop_signal;
 mod verdict;
 
@@ -31,6 +35,8 @@ pub async fn run(cli: Cli) -> Result<Exit, Error> {
         Command::Bench(c) => bench::run(c).await,
         Command::Eval(EvalCommand::Run(a)) => eval_run::run((*a).validate()?).await,
         Command::Eval(EvalCommand::Compare(a)) => eval_compare::run(a),
+        Command::Eval(EvalCommand::Adapter(a)) => eval_adapter::run(a.validate()?).await,
+        Command::Eval(EvalCommand::Damage(a)) => eval_damage::run((*a).validate()?).await,
         Command::Report(a) => report::run(a.validate()?),
         Command::Verdict(a) => verdict::run(a.validate()?),
         Command::Retract(a) => retract::run(a.validate()?),

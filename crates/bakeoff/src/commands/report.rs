@@ -39,7 +39,8 @@ const MARKDOWN_MARKER: &str = " by bakeoff ";
 pub fn run(cfg: ReportConfig) -> Result<Exit, Error> {
     let reg = registry::load(&cfg.dir)?;
     print!("{}", terminal::report(&reg));
-    if reg.entries.is_empty() {
+    // A seat monitor's series is something to report too (`bakeoff seat monitor --out DIR`).
+    if reg.entries.is_empty() && reg.monitors.is_empty() {
         return Ok(Exit::Failed);
     }
     let Some(files) = cfg.files else {

@@ -27,6 +27,7 @@ pub async fn run(c: SeatCommand) -> Result<Exit, Error> {
         SeatCommand::Watch(a) => watch(a.validate()?).await,
         SeatCommand::Swap(a) => swap(a.validate()?).await,
         SeatCommand::Export(a) => super::seat_export::run(a),
+        SeatCommand::Monitor(a) => super::seat_monitor::run(a).await,
     }
 }
 

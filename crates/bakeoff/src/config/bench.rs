@@ -91,6 +91,10 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, Error> {
         .transpose()
         .map_err(Error::usage)?;
     p.scrape_metrics = !a.no_metrics;
+    p.repeat = a.repeat;
+    p.find_capacity = a
+        .find_capacity
+        .then(bakeoff_load::plan::CapacitySearch::default);
     p.validate().map_err(Error::usage)?;
     Ok(p)
 }

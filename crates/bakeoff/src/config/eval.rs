@@ -70,10 +70,13 @@ impl RunArgs {
     }
 }
 
-/// `--thinking`, `--battery`, `--limit` and the suites' own flags.
+/// `--thinking`, `--battery`, `--refusal-battery`, `--limit` and the suites' own flags.
 fn suite_options(a: &RunArgs, endpoint: &EndpointConfig) -> Result<SuiteOptions, Error> {
     if let Some(p) = &a.battery {
         bakeoff_suites::intelligence::load(Some(p)).map_err(Error::usage)?;
+    }
+    if let Some(p) = &a.refusal_battery {
+        bakeoff_suites::refusal::load(Some(p)).map_err(Error::usage)?;
     }
     if a.limit == Some(0) {
         return Err(Error::usage("--limit must be at least 1"));
@@ -81,6 +84,7 @@ fn suite_options(a: &RunArgs, endpoint: &EndpointConfig) -> Result<SuiteOptions,
     Ok(SuiteOptions {
         thinking: endpoint.thinking,
         battery: a.battery.clone(),
+        refusal_battery: a.refusal_battery.clone(),
         limit: a.limit,
         context: context_options(a)?,
         throughput: a.load.throughput()?,

@@ -7,17 +7,23 @@ mod bench;
 mod campaign;
 mod endpoint;
 mod eval;
+mod eval_adapter;
+mod eval_damage;
 mod evidence;
 mod plan;
 mod seat;
+mod seat_monitor;
 
 pub use bench::*;
 pub use campaign::*;
 pub use endpoint::*;
 pub use eval::*;
+pub use eval_adapter::*;
+pub use eval_damage::*;
 pub use evidence::*;
 pub use plan::*;
 pub use seat::*;
+pub use seat_monitor::*;
 
 use crate::exit::Error;
 

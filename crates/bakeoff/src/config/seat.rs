@@ -66,7 +66,7 @@ impl WatchArgs {
 
 /// A size as the fleet file's `memory` takes it: bytes, or with a suffix `k`, `m`, `g` (an
 /// optional `b` after it), binary multiples.
-fn size(name: &str, v: &str) -> Result<u64, Error> {
+pub(crate) fn size(name: &str, v: &str) -> Result<u64, Error> {
     let t = v.trim().to_ascii_lowercase();
     let t = t.strip_suffix('b').unwrap_or(&t);
     let (num, mult) = match t.chars().last() {
@@ -83,7 +83,7 @@ fn size(name: &str, v: &str) -> Result<u64, Error> {
         .ok_or_else(|| Error::usage(format!("{name} {v:?} is not a size: use bytes or 512m, 1g")))
 }
 
-fn secs(name: &str, v: f64) -> Result<Duration, Error> {
+pub(crate) fn secs(name: &str, v: f64) -> Result<Duration, Error> {
     // try_from: a huge value (1e20) would panic in from_secs_f64.
     match Duration::try_from_secs_f64(v) {
         Ok(d) if v.is_finite() && v > 0.0 => Ok(d),

@@ -174,3 +174,240 @@ async fn eval_run_load_suites_through_the_binary_record_the_ceiling_and_probes()
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--load-concurrency"), "{}", text(&o));
 }
+
+/// `bench run` of the capacity workload (c = 1,2,4,8 × 2 repeats) against `url`, into `out`.
+async fn capacity_sweep(url: &str, out: &std::path::Path) -> std::process::Output {
+    bakeoff_async(&[
+        "bench",
+        "run",
+        "--endpoint",
+        url,
+        "--concurrency",
+        "1,2,4,8",
+        "--requests",
+        "8",
+        "--prompt-tokens",
+        "32",
+        "--output-tokens",
+        "24",
+        "--warmup",
+        "1",
+        "--repeat",
+        "2",
+        "--slo",
+        "ttft=60s",
+        "--no-calibrate",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await
+}
+
+/// A sweep past the server's slots on the real llama-server (`-np 2`): the summary leads with
+/// the capacity finding, every level is repeated with an interval, and the finding agrees with
+/// the steps it was drawn from (no fixed number: a 2-core machine saturates where it does).
+/// Then the same workload against `-np 1`, and `bench compare` of the two.
+#[tokio::test]
+async fn bench_sweep_on_real_llama_server_ends_with_a_capacity_finding_and_repeat_intervals() {
+    let (_g, dir) = serial_tempdir().await;
+    let server = real_llama(4096, 2, &["--metrics"], dir.path()).await;
+    let out = dir.path().join("out");
+    let o = capacity_sweep(&server.url(), &out).await;
+    drop(server);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.starts_with("capacity: "), "{table}");
+    assert!(
+        table.contains("over 2 repeats (mean [95 % interval])"),
+        "{table}"
+    );
+    let v = valid_artifact(&out, "-bench.bakeoff.json");
+    let r = &v["load"]["throughput"];
+    assert_eq!(
+        r["steps"].as_array().unwrap().len(),
+        8,
+        "4 levels × 2 repeats"
+    );
+    let levels = r["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 4);
+    for l in levels {
+        assert_eq!(l["repeats"], 2);
+        let t = &l["output_tokens_per_second"];
+        let (lo, mean, hi) = (
+            t["low"].as_f64().unwrap(),
+            t["mean"].as_f64().unwrap(),
+            t["high"].as_f64().unwrap(),
+        );
+        assert!(lo <= mean && mean <= hi && mean > 0.0, "{l}");
+        assert_eq!(t["values"].as_array().unwrap().len(), 2);
+        // Unstable exactly when the heterogeneity test said the repeats disagree.
+        assert_eq!(l["unstable"], l["heterogeneity"]["disagree"], "{l}");
+    }
+    let cap = &r["capacity"];
+    let verdict = cap["verdict"].as_str().unwrap();
+    assert!(["knee", "still-rising", "flat"].contains(&verdict), "{cap}");
+    let knee = cap["knee"].as_f64().unwrap();
+    let knee_label = cap["knee_label"].as_str().unwrap();
+    let at_knee = levels
+        .iter()
+        .find(|l| l["label"] == knee_label)
+        .unwrap_or_else(|| panic!("knee {knee_label} is one of the levels: {cap}"));
+    assert_eq!(
+        cap["throughput_at_knee"], at_knee["output_tokens_per_second"]["mean"],
+        "the knee's throughput is its level's mean"
+    );
+    match verdict {
+        "knee" => {
+            assert!(knee < 8.0, "{cap}");
+            assert!(
+                cap["ttft_p50_at_top_ms"].as_f64().unwrap()
+                    > 1.25 * cap["ttft_p50_at_knee_ms"].as_f64().unwrap(),
+                "only queueing past the knee means TTFT grew: {cap}"
+            );
+            let statement = cap["statement"].as_str().unwrap();
+            assert!(
+                statement.starts_with(&format!("past c = {knee} only queueing")),
+                "{statement}"
+            );
+        }
+        "still-rising" => assert_eq!(knee, 8.0, "{cap}"),
+        _ => {}
+    }
+    // Every level met a 60 s TTFT: the SLO capacity is the top level.
+    assert_eq!(cap["slo"]["label"], "c=8", "{cap}");
+
+    compare_against_one_slot(dir.path(), &out).await;
+}
+
+/// The capacity workload against `-np 1`, then `bench compare` (A: two slots, B: one): every
+/// level compared with a verdict or an honest "no difference detectable"; a sweep of another
+/// workload is refused.
+async fn compare_against_one_slot(dir: &std::path::Path, a_dir: &std::path::Path) {
+    let server = real_llama(4096, 1, &["--metrics"], dir).await;
+    let b_dir = dir.join("one-slot");
+    let o = capacity_sweep(&server.url(), &b_dir).await;
+    drop(server);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let file = |d: &std::path::Path| {
+        std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with("-bench.bakeoff.json"))
+            .unwrap()
+    };
+    let (a, b) = (file(a_dir), file(&b_dir));
+    let o = bakeoff(&[
+        "bench",
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let levels = v["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 4, "{v}");
+    for l in levels {
+        for d in l["differences"].as_array().unwrap() {
+            let verdict = d["verdict"].as_str().unwrap();
+            assert!(
+                ["B higher", "B lower", "no difference detectable"].contains(&verdict),
+                "two repeats give every figure an interval: {d}"
+            );
+            let (lo, hi) = (d["low"].as_f64().unwrap(), d["high"].as_f64().unwrap());
+            assert_eq!(
+                verdict == "no difference detectable",
+                lo <= 0.0 && hi >= 0.0,
+                "{d}"
+            );
+        }
+    }
+    let o = bakeoff(&["bench", "compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(text(&o).contains("B − A"), "{}", text(&o));
+
+    // Another workload (a longer output) is not comparable: exit 1, no level compared.
+    let mut other: Value = serde_json::from_slice(&std::fs::read(&b).unwrap()).unwrap();
+    other["load"]["throughput"]["plan"]["output_tokens"] = Value::from("64");
+    let other_path = dir.join("other-workload.bakeoff.json");
+    std::fs::write(&other_path, serde_json::to_vec(&other).unwrap()).unwrap();
+    let o = bakeoff(&[
+        "bench",
+        "compare",
+        a.to_str().unwrap(),
+        other_path.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("output_tokens differs"), "{}", text(&o));
+}
+
+/// `--find-capacity` on the real llama-server: a bounded rate search under an SLO, every step
+/// it chose in the artifact, and a finding consistent with them: the reported rate is the
+/// highest that met the SLO, and no search runs past its step bound.
+#[tokio::test]
+async fn find_capacity_searches_rates_under_an_slo_on_the_real_llama_server() {
+    let (_g, dir) = serial_tempdir().await;
+    let server = real_llama(4096, 2, &["--metrics"], dir.path()).await;
+    let out = dir.path().join("out");
+    let o = bakeoff_async(&[
+        "bench",
+        "run",
+        "--endpoint",
+        &server.url(),
+        "--rate",
+        "1",
+        "--arrival",
+        "constant",
+        "--find-capacity",
+        "--slo",
+        "ttft=2s",
+        "--requests",
+        "6",
+        "--prompt-tokens",
+        "32",
+        "--output-tokens",
+        "16",
+        "--warmup",
+        "1",
+        "--no-calibrate",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await;
+    drop(server);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("capacity under SLO: "), "{}", text(&o));
+    let v = valid_artifact(&out, "-bench.bakeoff.json");
+    let r = &v["load"]["throughput"];
+    let steps = r["steps"].as_array().unwrap();
+    assert!(!steps.is_empty() && steps.len() <= 8, "{}", steps.len());
+    assert_eq!(steps[0]["requested_rate"], 1.0);
+    let slo = &r["capacity"]["slo"];
+    assert!(
+        slo["searched"]
+            .as_str()
+            .unwrap()
+            .starts_with("a bounded rate search from 1/s"),
+        "{slo}"
+    );
+    let meets = |s: &Value| {
+        let (met, of) = (
+            s["goodput"]["met"].as_f64().unwrap(),
+            s["goodput"]["of"].as_f64().unwrap(),
+        );
+        of > 0.0 && met >= 0.95 * of
+    };
+    let highest_passing = steps
+        .iter()
+        .filter(|s| meets(s))
+        .map(|s| s["requested_rate"].as_f64().unwrap())
+        .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
+    assert_eq!(slo["level"].as_f64(), highest_passing, "{slo}");
+    // Doubling, halving or bisecting: every rate after the first is one of those moves.
+    for w in steps.windows(2) {
+        let (a, b) = (
+            w[0]["requested_rate"].as_f64().unwrap(),
+            w[1]["requested_rate"].as_f64().unwrap(),
+        );
+        assert!(a != b, "a rate is never measured twice in a row: {a}");
+    }
+}

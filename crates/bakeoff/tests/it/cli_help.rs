@@ -26,10 +26,21 @@ use crate::util::{bakeoff, code, stdout, text};
 const OWN_NAME_OK: &[&str] = &["slug", "dir", "date"];
 
 /// Flags that may mean different things on different subcommands, each with the reason.
-const MEANING_ALLOWLIST: &[(&str, &str)] = &[(
-    "out",
-    "a results directory everywhere else; `gateway export --out` is the one config file it writes",
-)];
+const MEANING_ALLOWLIST: &[(&str, &str)] = &[
+    (
+        "out",
+        "a results directory everywhere else; `gateway export --out` is the one config file it writes",
+    ),
+    (
+        "duration",
+        "the length of one load step under `bench`; how long `seat monitor` watches in all",
+    ),
+    (
+        "reference",
+        "what the rest is compared with in both: the template under `audit template`, the \
+         endpoint a candidate is measured against under `eval damage`",
+    ),
+];
 
 /// One option or positional argument of a help page.
 #[derive(Debug)]

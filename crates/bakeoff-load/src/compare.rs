@@ -1,0 +1,240 @@
+//! `bakeoff bench compare A B`: two sweeps, level by level — the difference B − A of output
+//! tok/s, TTFT p50 and TPOT p50 with a 95 % interval, and a verdict only where the interval
+//! excludes zero (docs/metrics.md, "Paired comparison of two sweeps").
+//!
+//! The interval of a difference of means is Welch's: each side's standard error from its
+//! repeats (`--repeat N`), or, for output tok/s of a single run, the step's own batch-means
+//! standard error (four degrees of freedom: five slices). A latency percentile of a single run
+//! has no standard error here, so it gets no verdict: the text says to repeat.
+
+use bakeoff_artifact::{LoadReport, LoadStep};
+use bakeoff_stats::MeanInterval;
+use bakeoff_stats::repeats::t_975;
+use serde::Serialize;
+
+use crate::capacity::base_label;
+
+/// Degrees of freedom of a batch-means standard error over five slices.
+const BATCH_DF: f64 = 4.0;
+
+/// One side's estimate of one figure: mean, standard error and its degrees of freedom.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Estimate {
+    pub mean: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub se: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub df: Option<f64>,
+}
+
+/// B − A for one figure at one level.
+#[derive(Debug, Clone, Serialize)]
+pub struct Difference {
+    pub metric: &'static str,
+    pub a: Estimate,
+    pub b: Estimate,
+    pub diff: f64,
+    /// The 95 % interval of the difference, when both sides have a standard error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub low: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub high: Option<f64>,
+    /// `B higher`, `B lower`, `no difference detectable`, or `no interval (…)`.
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LevelComparison {
+    pub label: String,
+    pub differences: Vec<Difference>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepComparison {
+    /// Why the sweeps cannot be compared, when they cannot: then no level is compared.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_comparable: Vec<String>,
+    pub levels: Vec<LevelComparison>,
+    /// Levels only one side measured.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unmatched: Vec<String>,
+}
+
+fn from_repeats(m: &MeanInterval) -> Estimate {
+    let n = m.values.len() as f64;
+    let var = m.values.iter().map(|x| (x - m.mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    Estimate {
+        mean: m.mean,
+        se: Some((var / n).sqrt()),
+        df: Some(n - 1.0),
+    }
+}
+
+/// The figures of one level of one sweep.
+struct Side {
+    tps: Option<Estimate>,
+    ttft: Option<Estimate>,
+    tpot: Option<Estimate>,
+}
+
+fn side(report: &LoadReport, label: &str) -> Option<Side> {
+    if let Some(l) = report.levels.iter().find(|l| l.label == label) {
+        return Some(Side {
+            tps: l.output_tokens_per_second.as_ref().map(from_repeats),
+            ttft: l.ttft_p50_ms.as_ref().map(from_repeats),
+            tpot: l.tpot_p50_ms.as_ref().map(from_repeats),
+        });
+    }
+    let s: &LoadStep = report.steps.iter().find(|s| base_label(s) == label)?;
+    let single = |v: Option<f64>| {
+        v.map(|mean| Estimate {
+            mean,
+            se: None,
+            df: None,
+        })
+    };
+    Some(Side {
+        tps: s.output_tokens_per_second.map(|mean| Estimate {
+            mean,
+            se: s.output_tokens_per_second_se,
+            df: s.output_tokens_per_second_se.map(|_| BATCH_DF),
+        }),
+        ttft: single(s.latency.ttft.p50_ms),
+        tpot: single(s.latency.tpot.p50_ms),
+    })
+}
+
+fn difference(metric: &'static str, a: Estimate, b: Estimate) -> Difference {
+    let diff = b.mean - a.mean;
+    let interval = match (a.se, a.df, b.se, b.df) {
+        (Some(sa), Some(da), Some(sb), Some(db)) if da > 0.0 && db > 0.0 => {
+            let se = (sa * sa + sb * sb).sqrt();
+            // Welch–Satterthwaite degrees of freedom.
+            let num = (sa * sa + sb * sb).powi(2);
+            let den = sa.powi(4) / da + sb.powi(4) / db;
+            let df = if den > 0.0 { num / den } else { da + db };
+            let t = t_975(df.floor().max(1.0) as usize);
+            Some((diff - t * se, diff + t * se))
+        }
+        _ => None,
+    };
+    let verdict = match interval {
+        Some((lo, _)) if lo > 0.0 => "B higher".to_string(),
+        Some((_, hi)) if hi < 0.0 => "B lower".to_string(),
+        Some(_) => "no difference detectable".to_string(),
+        None => "no interval (a single run of a percentile has none: use --repeat)".to_string(),
+    };
+    Difference {
+        metric,
+        a,
+        b,
+        diff,
+        low: interval.map(|i| i.0),
+        high: interval.map(|i| i.1),
+        verdict,
+    }
+}
+
+/// What must match for two sweeps to be compared: the same workload (lengths, pinning, prefix
+/// policy, mode). The endpoint, model and server flags are what is being compared.
+const SAME_WORKLOAD: &[&str] = &[
+    "prompt_tokens",
+    "output_tokens",
+    "ignore_eos",
+    "min_tokens",
+    "unique_prefixes",
+    "temperature",
+];
+
+fn workload_differences(a: &LoadReport, b: &LoadReport) -> Vec<String> {
+    let mut out = Vec::new();
+    if a.mode != b.mode {
+        out.push(format!("mode differs: {} against {}", a.mode, b.mode));
+    }
+    for k in SAME_WORKLOAD {
+        let (x, y) = (a.plan.get(*k), b.plan.get(*k));
+        if x != y {
+            let show = |v: Option<&serde_json::Value>| v.map_or("absent".into(), |v| v.to_string());
+            out.push(format!("{k} differs: {} against {}", show(x), show(y)));
+        }
+    }
+    out
+}
+
+/// Compare sweep B against sweep A.
+pub fn compare(a: &LoadReport, b: &LoadReport) -> SweepComparison {
+    let not_comparable = workload_differences(a, b);
+    let mut labels: Vec<String> = Vec::new();
+    for s in a.steps.iter().chain(&b.steps) {
+        let l = base_label(s);
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+    }
+    let mut levels = Vec::new();
+    let mut unmatched = Vec::new();
+    if not_comparable.is_empty() {
+        for label in labels {
+            let (Some(sa), Some(sb)) = (side(a, &label), side(b, &label)) else {
+                unmatched.push(label);
+                continue;
+            };
+            let mut differences = Vec::new();
+            for (metric, x, y) in [
+                ("output tok/s", sa.tps, sb.tps),
+                ("TTFT p50 (ms)", sa.ttft, sb.ttft),
+                ("TPOT p50 (ms)", sa.tpot, sb.tpot),
+            ] {
+                if let (Some(x), Some(y)) = (x, y) {
+                    differences.push(difference(metric, x, y));
+                }
+            }
+            levels.push(LevelComparison { label, differences });
+        }
+    }
+    SweepComparison {
+        not_comparable,
+        levels,
+        unmatched,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn est(mean: f64, se: f64) -> Estimate {
+        Estimate {
+            mean,
+            se: Some(se),
+            df: Some(2.0),
+        }
+    }
+
+    #[test]
+    fn a_verdict_only_when_the_interval_excludes_zero() {
+        assert_eq!(
+            difference("x", est(100.0, 1.0), est(150.0, 1.0)).verdict,
+            "B higher"
+        );
+        assert_eq!(
+            difference("x", est(100.0, 1.0), est(50.0, 1.0)).verdict,
+            "B lower"
+        );
+        assert_eq!(
+            difference("x", est(100.0, 10.0), est(105.0, 10.0)).verdict,
+            "no difference detectable"
+        );
+        let single = Estimate {
+            mean: 1.0,
+            se: None,
+            df: None,
+        };
+        assert!(
+            difference("x", single, single)
+                .verdict
+                .starts_with("no interval")
+        );
+    }
+}

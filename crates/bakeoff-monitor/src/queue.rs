@@ -1,0 +1,98 @@
+//! Queue depth from the engine's Prometheus `/metrics` (parsed by `bakeoff_load::prometheus`, the
+//! one parser). The gauges, by engine (reference/engine-facts.md):
+//!
+//! - llama.cpp (`--metrics`; tools/server/server-task.cpp): `llamacpp:requests_deferred` (tasks
+//!   waiting for a free slot) and `llamacpp:requests_processing` (slots busy). Without
+//!   `--metrics` the server answers 501 "This server does not support metrics endpoint";
+//! - vLLM: `vllm:num_requests_waiting` and `vllm:num_requests_running`;
+//! - SGLang (`--enable-metrics`): `sglang:num_queue_reqs` and `sglang:num_running_reqs`.
+//!
+//! The scrape is taken before the tick's probe, so the probe itself is never counted.
+
+use std::time::Duration;
+
+use bakeoff_artifact::monitor::QueueSample;
+use bakeoff_client::Client;
+
+/// How long a scrape may take.
+pub const SCRAPE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `(family, waiting gauge, running gauge)` of each engine that exposes them.
+const GAUGES: &[(&str, &str, &str)] = &[
+    (
+        "llamacpp",
+        "llamacpp:requests_deferred",
+        "llamacpp:requests_processing",
+    ),
+    (
+        "vllm",
+        "vllm:num_requests_waiting",
+        "vllm:num_requests_running",
+    ),
+    ("sglang", "sglang:num_queue_reqs", "sglang:num_running_reqs"),
+];
+
+/// The queue now, or why it cannot be read.
+pub async fn read(client: &Client) -> Result<QueueSample, String> {
+    let url = client.url().root_path("metrics");
+    match client.get_text(url, SCRAPE_TIMEOUT).await {
+        Ok((200, text)) => from_text(&text),
+        Ok((501, _)) => Err("/metrics answered 501: the engine exposes no metrics \
+             (llama.cpp: start it with --metrics; SGLang: --enable-metrics)"
+            .into()),
+        Ok((status, _)) => Err(format!("/metrics answered HTTP {status}")),
+        Err(e) => Err(format!("/metrics: {e}")),
+    }
+}
+
+/// The queue gauges of a scrape's text.
+pub fn from_text(text: &str) -> Result<QueueSample, String> {
+    let scrape = bakeoff_load::prometheus::parse(text);
+    let family = scrape
+        .family()
+        .ok_or("/metrics has no llama.cpp, vLLM or SGLang metrics")?;
+    let (_, waiting, running) = GAUGES
+        .iter()
+        .find(|(f, _, _)| *f == family)
+        .ok_or_else(|| format!("/metrics: no queue gauges known for {family}"))?;
+    let w = scrape.values.get(*waiting).copied();
+    let r = scrape.values.get(*running).copied();
+    if w.is_none() && r.is_none() {
+        return Err(format!("/metrics has neither {waiting} nor {running}"));
+    }
+    Ok(QueueSample {
+        waiting: w,
+        running: r,
+        source: format!("/metrics {waiting}, {running}"),
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Lines as llama-server b11434 prints them (server-task.cpp: `# HELP`, `# TYPE`, then
+    /// `llamacpp:NAME VALUE`).
+    const LLAMA: &str = "# HELP llamacpp:requests_processing Number of requests processing.\n\
+# TYPE llamacpp:requests_processing gauge\n\
+llamacpp:requests_processing 1\n\
+# HELP llamacpp:requests_deferred Number of requests deferred.\n\
+# TYPE llamacpp:requests_deferred gauge\n\
+llamacpp:requests_deferred 3\n";
+
+    /// vLLM's gauges carry labels (engine, model_name); summed over them.
+    const VLLM: &str = "# TYPE vllm:num_requests_waiting gauge\n\
+vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} 2.0\n\
+vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 5.0\n";
+
+    #[test]
+    fn each_engine_s_gauges_are_read() {
+        let q = from_text(LLAMA).unwrap();
+        assert_eq!((q.waiting, q.running), (Some(3.0), Some(1.0)));
+        assert!(q.source.contains("llamacpp:requests_deferred"));
+        let q = from_text(VLLM).unwrap();
+        assert_eq!((q.waiting, q.running), (Some(2.0), Some(5.0)));
+        assert!(from_text("# nothing\n").is_err());
+    }
+}

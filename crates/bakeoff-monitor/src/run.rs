@@ -1,0 +1,231 @@
+//! The monitor's loop: a tick every interval (on a fixed schedule from the start; a tick that
+//! overran its interval is followed at once by the next), each tick's samples journaled and
+//! folded into the findings, until `--duration` runs out or the stop future resolves (Ctrl-C,
+//! SIGTERM): a stop during a tick lets the tick finish, a stop between ticks ends at once; the
+//! summary is written either way.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bakeoff_artifact::StoreError;
+use bakeoff_artifact::monitor::{DriftThresholds, MONITOR_VERSION, MonitorSample, MonitorSummary};
+use bakeoff_seats::fleet::Fleet;
+use tokio::time::Instant;
+
+use crate::findings::{Change, Tracker};
+use crate::sample::{ProbeOptions, Sampler, Watched};
+use crate::series::Series;
+
+#[derive(Debug, Clone)]
+pub struct MonitorOptions {
+    /// Seats named on the command line; empty: every seat of the fleet.
+    pub seats: Vec<String>,
+    pub interval: Duration,
+    /// `None`: until stopped.
+    pub duration: Option<Duration>,
+    pub out: PathBuf,
+    pub probe_timeout: Duration,
+    pub probe_max_tokens: u32,
+    pub drift: DriftThresholds,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MonitorError {
+    #[error("unknown seat {name:?}; the fleet file declares: {known}")]
+    UnknownSeat { name: String, known: String },
+    #[error("the fleet declares no seat to monitor")]
+    NoSeats,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What the monitor reports as it goes.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The series file is open and the first tick begins.
+    Started {
+        series: &'a std::path::Path,
+        seats: &'a [Watched],
+    },
+    /// One tick's samples, journaled.
+    Tick(&'a [MonitorSample]),
+    /// A finding raised, or an outage ended.
+    Change(&'a Change),
+}
+
+/// The monitor's end.
+#[derive(Debug)]
+pub struct Outcome {
+    pub summary: MonitorSummary,
+    pub series_path: PathBuf,
+    pub summary_path: PathBuf,
+}
+
+/// Watch the seats of `fleet` (`fleet_label`: the fleet file as given, for the record) until
+/// the duration runs out or `stop` resolves.
+pub async fn monitor(
+    fleet: Fleet,
+    fleet_label: String,
+    opts: MonitorOptions,
+    stop: impl Future<Output = ()>,
+    mut on: impl FnMut(Event<'_>),
+) -> Result<Outcome, MonitorError> {
+    let watched = watched(&fleet, &opts.seats)?;
+    let started_at = chrono::Utc::now();
+    let run_id = started_at.format("%Y%m%dT%H%M%SZ").to_string();
+    let mut series = Series::create(&opts.out, &fleet.name, &run_id)?;
+    let mut sampler = Sampler::new(
+        fleet,
+        watched,
+        ProbeOptions {
+            timeout: opts.probe_timeout,
+            max_tokens: opts.probe_max_tokens,
+            host_timeout: crate::sample::host_timeout(opts.interval),
+        },
+    );
+    on(Event::Started {
+        series: series.path(),
+        seats: sampler.watched(),
+    });
+    let mut tracker = Tracker::new(opts.drift);
+    let t0 = Instant::now();
+    let mut stop = std::pin::pin!(stop);
+    let mut stopped = false;
+    let mut ticks = 0u64;
+    let ended_by = loop {
+        let at = chrono::Utc::now();
+        let t_s = round_ms(t0.elapsed().as_secs_f64());
+        let (samples, up) = {
+            let mut tick = std::pin::pin!(sampler.tick(ticks, at, t_s));
+            tokio::select! {
+                r = &mut tick => r,
+                _ = &mut stop, if !stopped => {
+                    // Ctrl-C during a tick: the tick is finished (every wait in it is bounded).
+                    stopped = true;
+                    tick.await
+                }
+            }
+        };
+        series.append(&samples)?;
+        on(Event::Tick(&samples));
+        for s in &samples {
+            let named = sampler
+                .watched()
+                .iter()
+                .any(|w| w.seat.name == s.seat && w.named);
+            let aliases = aliases_now(sampler.fleet(), &s.seat, &up);
+            for c in tracker.observe(s, &aliases, named) {
+                on(Event::Change(&c));
+            }
+        }
+        ticks += 1;
+        if stopped {
+            break "interrupted";
+        }
+        let due = t0 + opts.interval.mul_f64(ticks as f64);
+        if opts.duration.is_some_and(|d| due.duration_since(t0) >= d) {
+            break "duration";
+        }
+        tokio::select! {
+            _ = tokio::time::sleep_until(due.max(Instant::now())) => {}
+            _ = &mut stop, if !stopped => break "interrupted",
+        }
+    };
+    let mut notes: Vec<String> = sampler
+        .gpu_notes()
+        .iter()
+        .map(|n| sampler.redact(n))
+        .collect();
+    for n in tracker.never_answered() {
+        notes.push(format!(
+            "{n} never answered a probe while monitored (not serving: no outage is counted for a seat of the whole fleet that never answered)"
+        ));
+    }
+    // Seats in the order they were watched.
+    let order: Vec<String> = sampler
+        .watched()
+        .iter()
+        .map(|w| w.seat.name.clone())
+        .collect();
+    let mut seats = tracker.seats();
+    seats.sort_by_key(|s| order.iter().position(|n| *n == s.seat));
+    let summary = MonitorSummary {
+        schema_version: MONITOR_VERSION,
+        fleet: fleet_label,
+        started_at,
+        ended_at: chrono::Utc::now(),
+        ended_by: ended_by.into(),
+        interval_s: opts.interval.as_secs_f64(),
+        duration_s: opts.duration.map(|d| d.as_secs_f64()),
+        ticks,
+        series: series.file_name(),
+        thresholds: opts.drift,
+        seats,
+        findings: tracker.findings(),
+        notes,
+    };
+    let summary_path = series.finish(&summary)?;
+    Ok(Outcome {
+        summary,
+        series_path: series.path().to_path_buf(),
+        summary_path,
+    })
+}
+
+/// The seats to watch: those named (each must exist), else every seat of the fleet.
+fn watched(fleet: &Fleet, names: &[String]) -> Result<Vec<Watched>, MonitorError> {
+    let named = !names.is_empty();
+    let seats: Vec<_> = if named {
+        let mut v = Vec::new();
+        for n in names {
+            let s = fleet.seat(n).ok_or_else(|| MonitorError::UnknownSeat {
+                name: n.clone(),
+                known: fleet
+                    .seats
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+            if !v.iter().any(|x: &bakeoff_seats::Seat| x.name == s.name) {
+                v.push(s.clone());
+            }
+        }
+        v
+    } else {
+        fleet.seats.clone()
+    };
+    if seats.is_empty() {
+        return Err(MonitorError::NoSeats);
+    }
+    Ok(seats
+        .into_iter()
+        .map(|seat| Watched {
+            url: fleet.seat_url(&seat),
+            model: seat
+                .served_model_names
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "default".into()),
+            seat,
+            named,
+        })
+        .collect())
+}
+
+/// The gateway aliases that route to `seat` now (an `api_base` alias follows its port to a
+/// sibling that is up after a swap).
+fn aliases_now(fleet: &Fleet, seat: &str, up: &BTreeSet<String>) -> Vec<String> {
+    fleet
+        .routes
+        .iter()
+        .filter(|r| fleet.route_seat_now(r, |n| up.contains(n)).as_deref() == Some(seat))
+        .map(|r| r.alias.clone())
+        .collect()
+}
+
+fn round_ms(s: f64) -> f64 {
+    (s * 1000.0).round() / 1000.0
+}

@@ -1,0 +1,262 @@
+//! The `damage` suite's records: one item per request pair as it finishes (journaled at once),
+//! and the summary built from them.
+
+use bakeoff_artifact::{
+    DamageReference, DamageSelfCheck, DamageSummary, FlagCode, FlagSeverity, InstrumentFlag,
+    ItemRecord, Outcome, SuiteResult, SuiteStatus,
+};
+use serde_json::json;
+
+use super::first_token::{FirstToken, FirstTokenError, TopK};
+use super::{SUITE, noise};
+use crate::outcome::{outcome_of_error, record};
+use crate::summary::summarize;
+
+/// The outcome of one first-token request.
+pub(super) fn outcome_of(f: &FirstToken) -> (Outcome, Option<String>) {
+    match &f.top {
+        Ok(_) => (Outcome::Ok, None),
+        Err(FirstTokenError::Request(e)) => (outcome_of_error(e), Some(e.to_string())),
+        Err(e) => (Outcome::Empty, Some(e.to_string())),
+    }
+}
+
+fn listed(t: &Result<TopK, FirstTokenError>) -> serde_json::Value {
+    t.as_ref()
+        .map(|t| serde_json::to_value(&t.tokens).unwrap_or_default())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// The self-check item of one prompt: the reference's two runs of the same text.
+pub(super) fn self_check_item(
+    id: &str,
+    prefix: &str,
+    run1: &FirstToken,
+    run2: &FirstToken,
+) -> (ItemRecord, Option<(f64, bool)>) {
+    let (o1, why1) = outcome_of(run1);
+    let (o2, why2) = outcome_of(run2);
+    let (outcome, why) = if o1 != Outcome::Ok {
+        (o1, why1)
+    } else {
+        (o2, why2)
+    };
+    let figures = match (&run1.top, &run2.top) {
+        (Ok(a), Ok(b)) => super::kl(a, b)
+            .ok()
+            .map(|t| (t.kl, !super::same_top1(a, b))),
+        _ => None,
+    };
+    // A reply that cannot be scored (a NaN logprob) is not a measurement.
+    let outcome = if outcome == Outcome::Ok && figures.is_none() {
+        Outcome::Empty
+    } else {
+        outcome
+    };
+    let check = why.or_else(|| {
+        figures.map(|(kl, differs)| {
+            format!(
+                "reference against itself: KL {kl:.3e} nats{}",
+                if differs { ", top-1 differs" } else { "" }
+            )
+        })
+    });
+    let mut it = record(
+        &format!("self-check/{id}"),
+        &run1.request,
+        &run1.exchange,
+        outcome,
+        check,
+        serde_json::Value::Null,
+    );
+    it.extra = json!({
+        "phase": "self-check",
+        "prompt": id,
+        "prefix": prefix,
+        "reference_run1": listed(&run1.top),
+        "reference_run2": listed(&run2.top),
+        "kl": figures.map(|f| f.0),
+        "top1_differs": figures.map(|f| f.1),
+    });
+    (it, figures)
+}
+
+/// What one prompt's candidate item measured.
+pub(super) struct Measured {
+    pub kl: f64,
+    pub top1_differs: bool,
+    pub reference_listed: f64,
+}
+
+/// The candidate item of one prompt: the candidate against the reference's first run.
+pub(super) fn candidate_item(
+    id: &str,
+    prefix: &str,
+    reference: &TopK,
+    cand: &FirstToken,
+) -> (ItemRecord, Option<Measured>) {
+    let (outcome, why) = outcome_of(cand);
+    let terms = cand.top.as_ref().ok().and_then(|c| {
+        super::kl(reference, c)
+            .ok()
+            .map(|t| (t, !super::same_top1(reference, c)))
+    });
+    let outcome = if outcome == Outcome::Ok && terms.is_none() {
+        Outcome::Empty
+    } else {
+        outcome
+    };
+    let top1 = |t: &TopK| t.top1().map(|x| x.token.clone());
+    let check = why.or_else(|| {
+        terms.as_ref().map(|(t, differs)| {
+            format!(
+                "KL(reference ‖ candidate) {:.4} nats over {} shared tokens{}",
+                t.kl,
+                t.shared,
+                if *differs { ", top-1 differs" } else { "" }
+            )
+        })
+    });
+    let mut it = record(
+        id,
+        &cand.request,
+        &cand.exchange,
+        outcome,
+        check,
+        serde_json::Value::Null,
+    );
+    it.extra = json!({
+        "phase": "candidate",
+        "prompt": id,
+        "prefix": prefix,
+        "reference": serde_json::to_value(&reference.tokens).unwrap_or_default(),
+        "candidate": listed(&cand.top),
+        "kl": terms.as_ref().map(|t| t.0.kl),
+        "shared": terms.as_ref().map(|t| t.0.shared),
+        "reference_tail": terms.as_ref().map(|t| t.0.reference_tail),
+        "candidate_tail": terms.as_ref().map(|t| t.0.candidate_tail),
+        "top1_reference": top1(reference),
+        "top1_candidate": cand.top.as_ref().ok().and_then(top1),
+        "top1_differs": terms.as_ref().map(|t| t.1),
+    });
+    let measured = terms.map(|(t, differs)| Measured {
+        kl: t.kl,
+        top1_differs: differs,
+        reference_listed: t.reference_listed,
+    });
+    (it, measured)
+}
+
+/// Everything the summary is built from.
+pub(super) struct Tally {
+    pub reference: DamageReference,
+    pub top_k: u32,
+    pub prompts: usize,
+    pub items: Vec<ItemRecord>,
+    pub self_kls: Vec<f64>,
+    pub self_top1_differs: u64,
+    pub measured: Vec<Measured>,
+    pub interrupted: bool,
+    pub notes: Vec<String>,
+}
+
+/// Median of `v` (unsorted); `None` when empty.
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// The suite: its summary with the damage figures — or the reason they are withheld — and a
+/// `self-check-failed` flag when the reference disagreed with itself.
+pub(super) fn suite_result(t: Tally) -> SuiteResult {
+    let self_check: Option<DamageSelfCheck> = noise::self_check(&t.self_kls, t.self_top1_differs);
+    let passed = self_check.as_ref().is_some_and(|c| c.passed);
+    // The candidate's items are planned only once the check passed.
+    let planned = if passed { 2 * t.prompts } else { t.prompts };
+    let mut summary = summarize(planned, &t.items);
+    summary.score = None;
+    let kls: Vec<f64> = t.measured.iter().map(|m| m.kl).collect();
+    let kl = if passed {
+        noise::summarize_kl(&kls)
+    } else {
+        None
+    };
+    let withheld = match (&self_check, &kl) {
+        (None, _) => Some("the self-check measured nothing: no prompt came back twice from the reference with logprobs".to_string()),
+        (Some(c), _) if !c.passed => Some(format!(
+            "self-check failed: the reference disagreed with itself on the same text (mean KL {:.3e} nats, 95% upper bound {:.3e} > limit {:.0e}; top-1 differed on {} of {} prompts), so its own variation would be read as damage",
+            c.kl.mean, c.kl.high, c.limit_nats, c.top1_differs, c.kl.n
+        )),
+        (Some(_), None) if t.interrupted => Some("interrupted before the candidate was measured".into()),
+        (Some(_), None) => Some("no candidate request came back with logprobs".into()),
+        (Some(_), Some(_)) => None,
+    };
+    if let Some(c) = self_check.as_ref().filter(|c| !c.passed) {
+        summary.flags.push(InstrumentFlag {
+            code: FlagCode::SelfCheckFailed,
+            severity: FlagSeverity::Invalid,
+            message: format!(
+                "the reference disagreed with itself on the same text (self KL upper bound {:.3e} nats > {:.0e}): the damage figure is withheld",
+                c.kl.high, c.limit_nats
+            ),
+            suite: Some(SUITE.into()),
+            count: Some(c.kl.n),
+        });
+    }
+    let differs = t.measured.iter().filter(|m| m.top1_differs).count() as u64;
+    let top1_differs = kl
+        .as_ref()
+        .and_then(|_| crate::summary::score(differs, t.measured.len() as u64));
+    let noise_floor = self_check
+        .as_ref()
+        .map_or(noise::RESOLUTION_NATS, |c| noise::noise_floor(&c.kl));
+    let beyond_noise = match (&self_check, &kl) {
+        (Some(c), Some(k)) => Some(noise::beyond_noise(&c.kl, k)),
+        _ => None,
+    };
+    let listed = median(t.measured.iter().map(|m| m.reference_listed).collect());
+    let mut notes = t.notes;
+    if let Some(m) = listed.filter(|m| *m < 0.9) {
+        notes.push(format!(
+            "the reference's top-{} listed a median {:.0}% of the probability mass: the rest is one tail bucket, inside which the estimate is blind (a lower bound); raise --top-k where the engine allows",
+            t.top_k,
+            m * 100.0
+        ));
+    }
+    let measured = t.self_kls.len() as u64;
+    summary.damage = Some(DamageSummary {
+        reference: t.reference,
+        top_k: t.top_k,
+        prompts: t.prompts as u64,
+        measured: if passed { kls.len() as u64 } else { measured },
+        self_check,
+        kl,
+        top1_differs,
+        beyond_noise,
+        noise_floor_nats: noise_floor,
+        withheld,
+        reference_listed_mass_median: listed,
+        bootstrap_seed: noise::BOOTSTRAP_SEED,
+        notes,
+    });
+    let status = if t.interrupted {
+        SuiteStatus::Incomplete
+    } else if t.self_kls.is_empty() {
+        SuiteStatus::Failed
+    } else {
+        SuiteStatus::Complete
+    };
+    SuiteResult {
+        status,
+        summary,
+        items: t.items,
+    }
+}

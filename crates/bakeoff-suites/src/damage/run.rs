@@ -1,0 +1,492 @@
+//! One `eval damage` measurement, as a library function: both preflights, the instrument check
+//! (every prompt sent twice to the reference), then the candidate, journaled as items finish,
+//! and the artifact `<slug>.bakeoff.json` with the `damage` suite (or a failure artifact).
+//!
+//! Every prompt gets ONE fresh prefix, shared by its three requests (reference run 1, reference
+//! run 2, candidate): the self-check then compares the very text the candidate is measured on,
+//! and no earlier request of this run — or of any run — shares a prefix with it. Each request
+//! also carries its engine's no-prompt-cache fields under a salt of its own.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bakeoff_artifact::failure_table::remediation;
+use bakeoff_artifact::{
+    Artifact, ArtifactKind, DamageReference, EndpointRecord, Evidence, Failure, FailureClass,
+    RunStatus,
+};
+use bakeoff_client::Client;
+use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, Unfit, run_preflight};
+use bakeoff_text::SplitMix64;
+use tokio::sync::watch;
+
+use super::first_token::{
+    FirstToken, FirstTokenError, TopK, first_token_request, send, unique_prefix,
+};
+use super::record::{Tally, candidate_item, self_check_item, suite_result};
+use super::{Prompt, SUITE};
+use crate::evaluate::{EvalError, Evaluated, Naming, candidate, run_files, write_run_artifact};
+use crate::runner::PreflightPhase;
+
+/// Which endpoint an event is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Candidate,
+    Reference,
+}
+
+impl Side {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Candidate => "candidate",
+            Side::Reference => "reference",
+        }
+    }
+}
+
+/// The two phases of the measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// The reference against itself.
+    SelfCheck,
+    /// The candidate against the reference.
+    Candidate,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::SelfCheck => "self-check",
+            Phase::Candidate => "candidate",
+        }
+    }
+}
+
+/// What a damage measurement reports as it goes (the binary draws it).
+#[derive(Debug, Clone)]
+pub enum DamageEvent {
+    Preflight {
+        side: Side,
+        phase: PreflightPhase,
+    },
+    Started {
+        phase: Phase,
+        planned: usize,
+    },
+    Item {
+        phase: Phase,
+        done: usize,
+        planned: usize,
+        elapsed: Duration,
+        /// The prompt's KL, when measured.
+        kl: Option<f64>,
+    },
+    /// The self-check's verdict: passed, and its upper bound.
+    SelfCheck {
+        passed: bool,
+        high: f64,
+    },
+}
+
+pub type DamageHook = Arc<dyn Fn(DamageEvent) + Send + Sync>;
+
+/// What to measure and where to write it.
+pub struct DamageRequest<'a> {
+    pub candidate: &'a Client,
+    pub reference: &'a Client,
+    /// `--model` and the candidate's preflight budget.
+    pub candidate_preflight: &'a PreflightOptions,
+    /// `--reference-model` and the reference's.
+    pub reference_preflight: &'a PreflightOptions,
+    pub prompts: &'a [Prompt],
+    pub top_k: u32,
+    /// Seed of the prompts' unique prefixes (recorded in `artifact.run` by the caller).
+    pub seed: u64,
+    pub naming: &'a Naming,
+    pub out: &'a Path,
+    pub replace: bool,
+    pub run_record: serde_json::Value,
+    pub progress: Option<DamageHook>,
+}
+
+/// The written artifact, and why no damage figure stands when none does.
+pub struct DamageOutcome {
+    pub evaluated: Evaluated,
+    /// `Some(reason)` when no figure is reported (a failed self-check, a failure artifact, an
+    /// interrupted run): the command exits 1 with it.
+    pub withheld: Option<String>,
+}
+
+/// Preflight both endpoints, run the self-check, then the candidate; write the artifact. `stop`
+/// flips on Ctrl-C: during the preflights the run ends with nothing written, afterwards it
+/// stops after the request in flight and writes what finished (`incomplete`).
+pub async fn evaluate_damage(
+    req: DamageRequest<'_>,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<DamageOutcome, EvalError> {
+    let start = Instant::now();
+    let emit = |e: DamageEvent| {
+        if let Some(h) = &req.progress {
+            h(e);
+        }
+    };
+    for side in [Side::Candidate, Side::Reference] {
+        emit(DamageEvent::Preflight {
+            side,
+            phase: PreflightPhase::Probing {
+                ready_timeout: req.candidate_preflight.ready_timeout,
+            },
+        });
+    }
+    let (cand_pre, ref_pre) = tokio::select! {
+        p = async { tokio::join!(
+            run_preflight(req.candidate, req.candidate_preflight),
+            run_preflight(req.reference, req.reference_preflight),
+        ) } => p,
+        () = stopped(stop) => return Err(EvalError::InterruptedInPreflight),
+    };
+    for (side, pre) in [(Side::Candidate, &cand_pre), (Side::Reference, &ref_pre)] {
+        emit(DamageEvent::Preflight {
+            side,
+            phase: preflight_phase(pre, start),
+        });
+    }
+    let cand = candidate(req.naming, "", req.candidate, &cand_pre);
+    let mut files = run_files(req.out, &cand.slug, req.replace)?;
+    let endpoint = EndpointRecord {
+        url: req.candidate.url().redacted(),
+        facts: Some(cand_pre.discovered.facts.clone()),
+    };
+    let mut art = Artifact::new(ArtifactKind::Failure, cand, endpoint);
+    art.preflight = Some(cand_pre.report.clone());
+    art.instrument_flags = cand_pre.report.flags.clone();
+    art.run = req.run_record.clone();
+    let reference = reference_record(req.reference, &ref_pre);
+    if let Some(run) = art.run.as_object_mut() {
+        run.insert(
+            "reference".into(),
+            serde_json::to_value(&reference).unwrap_or_default(),
+        );
+    }
+    if let Some(unfit) = &cand_pre.unfit {
+        return fail(&mut files, art, unfit_failure(unfit, None, start));
+    }
+    if let Some(unfit) = &ref_pre.unfit {
+        let url = req.reference.url().redacted();
+        return fail(&mut files, art, unfit_failure(unfit, Some(&url), start));
+    }
+
+    let mut journal = files.open_journal()?;
+    let mut journal_error: Option<String> = None;
+    let mut tally = Tally {
+        reference,
+        top_k: req.top_k,
+        prompts: req.prompts.len(),
+        items: Vec::new(),
+        self_kls: Vec::new(),
+        self_top1_differs: 0,
+        measured: Vec::new(),
+        interrupted: false,
+        notes: model_notes(&art.candidate.model, &ref_pre),
+    };
+    let mut rng = SplitMix64::new(req.seed);
+    let prefixes: Vec<String> = req
+        .prompts
+        .iter()
+        .map(|_| unique_prefix(&mut rng))
+        .collect();
+    let sides = Sides {
+        reference: (req.reference, engine_and_model(&ref_pre)),
+        candidate: (req.candidate, engine_and_model(&cand_pre)),
+        top_k: req.top_k,
+    };
+
+    // Phase 1: the instrument check.
+    let planned = req.prompts.len();
+    emit(DamageEvent::Started {
+        phase: Phase::SelfCheck,
+        planned,
+    });
+    let phase_start = Instant::now();
+    let mut references: Vec<Option<TopK>> = Vec::with_capacity(planned);
+    for (i, (p, prefix)) in req.prompts.iter().zip(&prefixes).enumerate() {
+        if *stop.borrow() {
+            tally.interrupted = true;
+            break;
+        }
+        let run1 = sides.ask(Side::Reference, p, prefix, &mut rng).await;
+        let run2 = sides.ask(Side::Reference, p, prefix, &mut rng).await;
+        if let Some(gap) = endpoint_gap(&[&run1, &run2]) {
+            let url = req.reference.url().redacted();
+            return fail(&mut files, art, gap_failure(&gap, &url, start));
+        }
+        let (item, figures) = self_check_item(&p.id, prefix, &run1, &run2);
+        if let Err(e) = journal.append(SUITE, &item) {
+            journal_error.get_or_insert(e.to_string());
+        }
+        if let Some((kl, differs)) = figures {
+            tally.self_kls.push(kl);
+            tally.self_top1_differs += u64::from(differs);
+        }
+        tally.items.push(item);
+        references.push(run1.top.ok());
+        emit(DamageEvent::Item {
+            phase: Phase::SelfCheck,
+            done: i + 1,
+            planned,
+            elapsed: phase_start.elapsed(),
+            kl: figures.map(|f| f.0),
+        });
+    }
+    let check = super::noise::self_check(&tally.self_kls, tally.self_top1_differs);
+    if let Some(c) = &check {
+        emit(DamageEvent::SelfCheck {
+            passed: c.passed,
+            high: c.kl.high,
+        });
+    }
+
+    // Phase 2: the candidate, only when the check passed — a figure it would not vouch for is
+    // never measured, let alone reported.
+    if check.as_ref().is_some_and(|c| c.passed) && !tally.interrupted {
+        let todo: Vec<(usize, &TopK)> = references
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.as_ref().map(|r| (i, r)))
+            .collect();
+        emit(DamageEvent::Started {
+            phase: Phase::Candidate,
+            planned: todo.len(),
+        });
+        let phase_start = Instant::now();
+        for (n, (i, reference)) in todo.iter().enumerate() {
+            if *stop.borrow() {
+                tally.interrupted = true;
+                break;
+            }
+            let p = &req.prompts[*i];
+            let prefix = &prefixes[*i];
+            let cand = sides.ask(Side::Candidate, p, prefix, &mut rng).await;
+            if let Some(gap) = endpoint_gap(&[&cand]) {
+                let url = req.candidate.url().redacted();
+                return fail(&mut files, art, gap_failure(&gap, &url, start));
+            }
+            let (item, measured) = candidate_item(&p.id, prefix, reference, &cand);
+            if let Err(e) = journal.append(SUITE, &item) {
+                journal_error.get_or_insert(e.to_string());
+            }
+            emit(DamageEvent::Item {
+                phase: Phase::Candidate,
+                done: n + 1,
+                planned: todo.len(),
+                elapsed: phase_start.elapsed(),
+                kl: measured.as_ref().map(|m| m.kl),
+            });
+            tally.items.push(item);
+            tally.measured.extend(measured);
+        }
+    }
+    if let Some(e) = journal_error {
+        art.candidate
+            .notes
+            .push(format!("journal write failed: {e}"));
+    }
+    let interrupted = tally.interrupted;
+    let suite = suite_result(tally);
+    let damage = suite.summary.damage.as_ref();
+    let withheld = damage.and_then(|d| d.withheld.clone());
+    // Nothing measured on one side: the reference never answered twice, or the check passed
+    // and then no candidate request came back. Either is a failure artifact, not a result.
+    let silent = match damage {
+        Some(d) if d.self_check.is_none() => Some(Side::Reference),
+        Some(d)
+            if d.self_check.as_ref().is_some_and(|c| c.passed)
+                && d.kl.is_none()
+                && !interrupted =>
+        {
+            Some(Side::Candidate)
+        }
+        Some(_) => None,
+        None => Some(Side::Reference),
+    };
+    art.instrument_flags
+        .extend(suite.summary.flags.iter().cloned());
+    if interrupted {
+        art.status = RunStatus::Incomplete;
+        art.incomplete_reason = Some("interrupted by the operator".into());
+    }
+    match silent {
+        None => art.kind = ArtifactKind::Bakeoff,
+        Some(side) => {
+            art.failure = Some(Failure {
+                class: FailureClass::InferenceFailing,
+                message: format!(
+                    "preflight passed but no prompt came back from the {} with logprobs: nothing was measured",
+                    side.as_str()
+                ),
+                evidence: first_errors(&suite.items),
+                elapsed_ms: start.elapsed().as_millis() as u64,
+                remediation: Some(remediation(FailureClass::InferenceFailing).into()),
+            });
+        }
+    }
+    art.suites.insert(SUITE.into(), suite);
+    let path = write_run_artifact(&mut files, &mut art)?;
+    let withheld =
+        withheld.or_else(|| interrupted.then(|| "interrupted by the operator".to_string()));
+    Ok(DamageOutcome {
+        evaluated: Evaluated {
+            artifact: art,
+            path,
+        },
+        withheld,
+    })
+}
+
+/// The two endpoints and what every request to them shares.
+struct Sides<'a> {
+    reference: (&'a Client, (bakeoff_artifact::EngineKind, String)),
+    candidate: (&'a Client, (bakeoff_artifact::EngineKind, String)),
+    top_k: u32,
+}
+
+impl Sides<'_> {
+    /// One first-token request for `p` behind `prefix`, with a cache salt of its own.
+    async fn ask(&self, side: Side, p: &Prompt, prefix: &str, rng: &mut SplitMix64) -> FirstToken {
+        let (client, (engine, model)) = match side {
+            Side::Reference => &self.reference,
+            Side::Candidate => &self.candidate,
+        };
+        let salt = format!("bakeoff-{:016x}", rng.next_u64());
+        let req = first_token_request(*engine, model, &p.messages, self.top_k, prefix, &salt);
+        send(client, req).await
+    }
+}
+
+fn engine_and_model(pre: &PreflightOutcome) -> (bakeoff_artifact::EngineKind, String) {
+    (
+        pre.discovered.facts.engine,
+        pre.report.model.clone().unwrap_or_else(|| "default".into()),
+    )
+}
+
+fn reference_record(client: &Client, pre: &PreflightOutcome) -> DamageReference {
+    let facts = &pre.discovered.facts;
+    DamageReference {
+        url: client.url().redacted(),
+        model: pre.report.model.clone().unwrap_or_else(|| "default".into()),
+        engine: facts.engine,
+        engine_version: facts.engine_version.clone(),
+        quantization: pre.discovered.quantization.clone(),
+    }
+}
+
+/// A note when the two endpoints serve differently named models: their tokenizers may differ,
+/// and the estimator compares tokens by the bytes they stand for.
+fn model_notes(candidate_model: &str, reference: &PreflightOutcome) -> Vec<String> {
+    let base = |m: &str| {
+        let b = m.rsplit('/').next().unwrap_or(m).to_lowercase();
+        b.strip_suffix(".gguf").map(str::to_string).unwrap_or(b)
+    };
+    match &reference.report.model {
+        Some(r) if base(r) != base(candidate_model) => vec![format!(
+            "candidate {candidate_model:?} and reference {r:?} are named differently: tokens are compared by the bytes they stand for, so a tokenizer that cuts the first word differently counts as damage"
+        )],
+        _ => Vec::new(),
+    }
+}
+
+fn preflight_phase(pre: &PreflightOutcome, start: Instant) -> PreflightPhase {
+    match &pre.unfit {
+        Some(u) => PreflightPhase::Unfit {
+            class: u.class,
+            message: u.message.clone(),
+            elapsed: start.elapsed(),
+        },
+        None => PreflightPhase::Ready {
+            model: pre.report.model.clone(),
+            engine: pre.discovered.facts.engine.to_string(),
+            window: pre.discovered.facts.context_window.tokens,
+            elapsed: start.elapsed(),
+        },
+    }
+}
+
+/// The first endpoint-level gap among these answers (no logprobs, K refused).
+fn endpoint_gap(answers: &[&FirstToken]) -> Option<FirstTokenError> {
+    answers.iter().find_map(|a| {
+        a.top
+            .as_ref()
+            .err()
+            .filter(|e| e.is_endpoint_gap())
+            .cloned()
+    })
+}
+
+fn unfit_failure(unfit: &Unfit, reference_url: Option<&str>, start: Instant) -> Failure {
+    Failure {
+        class: unfit.class,
+        message: match reference_url {
+            Some(url) => format!("the reference endpoint {url} is unfit: {}", unfit.message),
+            None => unfit.message.clone(),
+        },
+        evidence: unfit.evidence.clone(),
+        elapsed_ms: start.elapsed().as_millis() as u64,
+        remediation: unfit.remediation.clone(),
+    }
+}
+
+fn gap_failure(gap: &FirstTokenError, url: &str, start: Instant) -> Failure {
+    Failure {
+        class: FailureClass::NotMeasurable,
+        message: format!("{url}: {gap}"),
+        evidence: vec![Evidence {
+            what: format!("{url} POST /v1/chat/completions (logprobs)"),
+            detail: gap.to_string(),
+        }],
+        elapsed_ms: start.elapsed().as_millis() as u64,
+        remediation: Some(remediation(FailureClass::NotMeasurable).into()),
+    }
+}
+
+fn first_errors(items: &[bakeoff_artifact::ItemRecord]) -> Vec<Evidence> {
+    let mut out: Vec<Evidence> = Vec::new();
+    for it in items {
+        if let Some(e) = &it.error
+            && !out.iter().any(|x| x.detail == e.message)
+        {
+            out.push(Evidence {
+                what: format!("{SUITE}/{} POST /v1/chat/completions", it.id),
+                detail: e.message.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Write a failure artifact; no figure stands.
+fn fail(
+    files: &mut bakeoff_artifact::RunFiles,
+    mut art: Artifact,
+    failure: Failure,
+) -> Result<DamageOutcome, EvalError> {
+    let reason = failure.message.clone();
+    art.kind = ArtifactKind::Failure;
+    art.failure = Some(failure);
+    let path = write_run_artifact(files, &mut art)?;
+    Ok(DamageOutcome {
+        evaluated: Evaluated {
+            artifact: art,
+            path,
+        },
+        withheld: Some(reason),
+    })
+}
+
+/// Resolves once `stop` reads true; never, if its sender is gone without having said so.
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    if stop.wait_for(|s| *s).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}

@@ -1,0 +1,129 @@
+//! The refusal battery: JSONL, one request per line (docs/suites.md "Refusal suite").
+//!
+//! `{"id": "hom-01", "category": "homonyms", "prompt": "How do I kill a Python process…?"}`
+//!
+//! Unknown fields are refused, so an intelligence battery handed to `--refusal-battery` (or a
+//! refusal battery to `--battery`) fails at once with a line number instead of running the
+//! wrong instrument.
+
+use std::collections::BTreeSet;
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefusalItem {
+    /// Unique; `eval compare` pairs runs on it.
+    pub id: String,
+    /// Counted apart in the summary (`details.categories`).
+    pub category: String,
+    /// Sent as the only user message.
+    pub prompt: String,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum BatteryError {
+    #[error("refusal battery {source_name} line {line}: {message}")]
+    Line {
+        source_name: String,
+        line: usize,
+        message: String,
+    },
+    #[error("refusal battery {0} has no items")]
+    Empty(String),
+    #[error(
+        "cannot read refusal battery {path}: {message}; pass an existing JSONL file to --refusal-battery"
+    )]
+    Read { path: String, message: String },
+}
+
+/// Fields only an intelligence battery has: named in the error, with the flag that takes it.
+const INTELLIGENCE_FIELDS: &[&str] = &["family", "answers", "scoring", "options"];
+
+/// Parse and validate JSONL; blank lines and lines starting with `//` are skipped.
+pub fn parse(text: &str, source_name: &str) -> Result<Vec<RefusalItem>, BatteryError> {
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with("//") {
+            continue;
+        }
+        let err = |message: String| BatteryError::Line {
+            source_name: source_name.to_string(),
+            line: i + 1,
+            message,
+        };
+        let item: RefusalItem = serde_json::from_str(t).map_err(|e| {
+            let mut m = e.to_string();
+            if INTELLIGENCE_FIELDS
+                .iter()
+                .any(|f| m.contains(&format!("unknown field `{f}`")))
+            {
+                m.push_str(
+                    " (this looks like an intelligence battery: pass it to --battery; a refusal \
+                     battery line is {\"id\", \"category\", \"prompt\"})",
+                );
+            }
+            err(m)
+        })?;
+        if item.id.trim().is_empty()
+            || item.category.trim().is_empty()
+            || item.prompt.trim().is_empty()
+        {
+            return Err(err("id, category and prompt must be non-empty".into()));
+        }
+        if !seen.insert(item.id.clone()) {
+            return Err(err(format!("duplicate id {:?}", item.id)));
+        }
+        out.push(item);
+    }
+    if out.is_empty() {
+        return Err(BatteryError::Empty(source_name.to_string()));
+    }
+    Ok(out)
+}
+
+pub fn load(path: &std::path::Path) -> Result<Vec<RefusalItem>, BatteryError> {
+    let text = std::fs::read_to_string(path).map_err(|e| BatteryError::Read {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    parse(&text, &path.display().to_string())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_validate() {
+        let ok = "// two items\n{\"id\":\"a\",\"category\":\"c\",\"prompt\":\"p\"}\n\n{\"id\":\"b\",\"category\":\"c\",\"prompt\":\"q\"}\n";
+        assert_eq!(parse(ok, "t").unwrap().len(), 2);
+        let dup = "{\"id\":\"a\",\"category\":\"c\",\"prompt\":\"p\"}\n".repeat(2);
+        let e = parse(&dup, "t").unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("duplicate id"), "{e}");
+        assert!(matches!(
+            parse("// nothing\n", "t"),
+            Err(BatteryError::Empty(_))
+        ));
+        let blank = "{\"id\":\"a\",\"category\":\" \",\"prompt\":\"p\"}";
+        assert!(
+            parse(blank, "t")
+                .unwrap_err()
+                .to_string()
+                .contains("non-empty")
+        );
+    }
+
+    #[test]
+    fn an_intelligence_battery_is_named_as_one() {
+        let line = r#"{"id":"a1","family":"arithmetic","prompt":"2+2?","options":null,"answers":["4"],"scoring":"integer"}"#;
+        let e = parse(line, "mini.jsonl").unwrap_err().to_string();
+        assert!(
+            e.contains("line 1") && e.contains("intelligence battery: pass it to --battery"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,64 @@
+//! `bakeoff seat monitor`: watch seats over time (bakeoff_monitor). Each tick's lines go to
+//! stderr as they happen (one per seat, and one per finding); stdout gets the summary table and
+//! the two files. Ctrl-C or SIGTERM finishes the tick and writes the summary.
+//!
+//! Exit 0: watched to the end with no finding; 1: a finding (an outage, a footprint drift), or
+//! no seat answered a single probe (nothing was measured); 2: a bad flag, fleet file or seat
+//! name; 3: the series or the summary could not be written.
+
+use bakeoff_monitor::{Event, MonitorError, render};
+use bakeoff_seats::Fleet;
+use bakeoff_seats::redact::Redactor;
+
+use crate::cli::SeatMonitorArgs;
+use crate::exit::{Error, Exit};
+use crate::progress::Progress;
+
+pub async fn run(a: SeatMonitorArgs) -> Result<Exit, Error> {
+    let cfg: crate::config::SeatMonitorConfig = a.validate()?;
+    let fleet = Fleet::load(&cfg.fleet)?;
+    let redactor = Redactor::for_fleet(&fleet);
+    let progress = Progress::new(false);
+    let say = |s: String| progress.line(&redactor.text(&s));
+    let outcome = bakeoff_monitor::monitor(
+        fleet,
+        cfg.fleet.display().to_string(),
+        cfg.options,
+        super::stop_signal::wait(),
+        |ev| match ev {
+            Event::Started { series, seats } => say(format!(
+                "monitoring {} seat(s): {}; series {} (Ctrl-C ends it and writes the summary)",
+                seats.len(),
+                seats
+                    .iter()
+                    .map(|w| w.seat.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                series.display()
+            )),
+            Event::Tick(samples) => {
+                for s in samples {
+                    say(render::tick_line(s));
+                }
+            }
+            Event::Change(c) => say(render::change_line(c)),
+        },
+    )
+    .await
+    .map_err(|e| match e {
+        MonitorError::UnknownSeat { .. } | MonitorError::NoSeats => {
+            Error::usage(redactor.text(&e.to_string()))
+        }
+        MonitorError::Store(s) => Error::Store(s),
+    })?;
+    progress.finish();
+    let s = &outcome.summary;
+    print!("{}", redactor.text(&bakeoff_report::monitor::terminal(s)));
+    println!("series: {}", outcome.series_path.display());
+    println!("summary: {}", outcome.summary_path.display());
+    let answered = s.seats.iter().any(|r| r.answered > 0);
+    if !answered {
+        eprintln!("no seat answered a single probe: nothing was measured");
+    }
+    Ok(Exit::from_ok(answered && s.findings.is_empty()))
+}

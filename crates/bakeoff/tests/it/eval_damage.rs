@@ -1,0 +1,440 @@
+//! `bakeoff eval damage` against the real llama-server (issue 17 §1): the first-token
+//! distribution of each prompt from `top_logprobs`, KL(reference ‖ candidate) with its bootstrap
+//! interval, and the instrument check — the reference against itself — that withholds the
+//! figure when it fails.
+//!
+//! - the same server against itself: KL exactly 0, the check passes, the figure is "within
+//!   noise";
+//! - the same model with a quantized KV cache (`-ctk q4_0 -ctv q4_0`): KL above the noise floor
+//!   with its interval;
+//! - a reference that is really two differing replicas behind the real LiteLLM proxy (its
+//!   default `simple-shuffle` routing picks one at random per request): the same text gets two
+//!   different distributions, the check fails and the figure is withheld;
+//! - vLLM's refusal of a K above `--max-logprobs` (a scripted fixture: no vLLM here).
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use axum::Json;
+use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use bakeoff_testkit::litellm::Proxy;
+use bakeoff_testkit::scripted::{self, chat_stream};
+use serde_json::{Value, json};
+
+use crate::util::{self, code, read_json, serial_tempdir, stdout, text, valid_artifact};
+
+/// The first `n` prompts of the shipped set, as a `--prompts` file (a short run on 2 cores).
+fn prompts(dir: &Path, n: usize) -> PathBuf {
+    let shipped = include_str!("../../../bakeoff-suites/data/damage-prompts.jsonl");
+    let lines: Vec<&str> = shipped.lines().take(n).collect();
+    let p = dir.join(format!("prompts-{n}.jsonl"));
+    std::fs::write(&p, lines.join("\n")).unwrap();
+    p
+}
+
+async fn damage(args: &[&str]) -> Output {
+    let mut all = vec!["eval", "damage"];
+    all.extend(args);
+    util::bakeoff_async(&all).await
+}
+
+/// A real llama-server (the test model) with `extra` flags, logging into its own directory.
+async fn server(dir: &Path, name: &str, extra: &[&str]) -> bakeoff_local::LlamaServer {
+    let logs = dir.join(name);
+    std::fs::create_dir_all(&logs).unwrap();
+    bakeoff_testkit::real_llama(4096, 1, extra, &logs).await
+}
+
+fn damage_of(art: &Value) -> &Value {
+    &art["suites"]["damage"]["summary"]["damage"]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_same_server_against_itself_is_zero_and_the_check_passes() {
+    let (_g, dir) = serial_tempdir().await;
+    let s = server(dir.path(), "one", &[]).await;
+    let url = s.url();
+    let out = dir.path().join("out");
+    let p = prompts(dir.path(), 10);
+    let o = damage(&[
+        "--endpoint",
+        &url,
+        "--reference",
+        &url,
+        "--prompts",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let art = valid_artifact(&out, ".bakeoff.json");
+    let d = damage_of(&art);
+    eprintln!(
+        "self-check KL {} (upper {}); candidate KL {} [{}–{}]",
+        d["self_check"]["kl"]["mean"],
+        d["self_check"]["kl"]["high"],
+        d["kl"]["mean"],
+        d["kl"]["low"],
+        d["kl"]["high"]
+    );
+    assert_eq!(d["self_check"]["passed"], true);
+    // A deterministic server: bit-identical logprobs, KL exactly 0 on every prompt.
+    assert_eq!(d["self_check"]["kl"]["high"], 0.0);
+    assert_eq!(d["kl"]["mean"], 0.0);
+    assert_eq!(d["kl"]["high"], 0.0);
+    assert_eq!(d["kl"]["n"], 10);
+    assert_eq!(d["top1_differs"]["successes"], 0);
+    assert_eq!(d["beyond_noise"], false, "{d}");
+    assert!(d.get("withheld").is_none());
+
+    // Every prompt: ONE prefix for its three requests, a different one per prompt, and each
+    // request one token at temperature 0 with top_logprobs and llama.cpp's cache switched off.
+    let items = art["suites"]["damage"]["items"].as_array().unwrap();
+    assert_eq!(items.len(), 20);
+    let prefix = |it: &Value| it["extra"]["prefix"].as_str().unwrap().to_owned();
+    let mut seen = std::collections::BTreeSet::new();
+    for it in items {
+        let req = &it["request"];
+        assert_eq!(req["max_tokens"], 1);
+        assert_eq!(req["temperature"], 0.0);
+        assert_eq!(req["logprobs"], true);
+        assert_eq!(req["top_logprobs"], 20);
+        assert_eq!(req["cache_prompt"], false);
+        let content = req["messages"][0]["content"].as_str().unwrap();
+        assert!(content.starts_with(&prefix(it)), "{content}");
+        seen.insert(prefix(it));
+    }
+    assert_eq!(
+        seen.len(),
+        10,
+        "one prefix per prompt, shared by its requests"
+    );
+    // Journaled as items finished: one line per item.
+    let journal = util::only_file(&out, ".journal.jsonl");
+    assert_eq!(
+        std::fs::read_to_string(journal).unwrap().lines().count(),
+        20
+    );
+
+    // `report` shows the figure in the candidate's row.
+    let r = util::bakeoff_wide(&["report", out.to_str().unwrap()]);
+    assert_eq!(code(&r), 0, "{}", text(&r));
+    assert!(
+        stdout(&r).contains("KL 0 [0–0] nats; top-1 ≠ 0% (within noise)"),
+        "{}",
+        stdout(&r)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_quantized_kv_cache_is_damage_beyond_noise_with_its_interval() {
+    let (_g, dir) = serial_tempdir().await;
+    let reference = server(dir.path(), "reference", &[]).await;
+    let candidate = server(dir.path(), "q4_0-kv", &["-ctk", "q4_0", "-ctv", "q4_0"]).await;
+    let out = dir.path().join("out");
+    let p = prompts(dir.path(), 12);
+    let o = damage(&[
+        "--endpoint",
+        &candidate.url(),
+        "--reference",
+        &reference.url(),
+        "--prompts",
+        p.to_str().unwrap(),
+        "--slug",
+        "gemma-kv-q4-0",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let art = valid_artifact(&out, ".bakeoff.json");
+    let d = damage_of(&art);
+    let kl = &d["kl"];
+    eprintln!(
+        "q4_0 KV cache: self-check KL {} (upper {}); KL(reference ‖ candidate) mean {} [{}–{}], median {}, max {}; top-1 differs {}/{}; reference top-20 mass median {}",
+        d["self_check"]["kl"]["mean"],
+        d["self_check"]["kl"]["high"],
+        kl["mean"],
+        kl["low"],
+        kl["high"],
+        kl["median"],
+        kl["max"],
+        d["top1_differs"]["successes"],
+        d["top1_differs"]["n"],
+        d["reference_listed_mass_median"]
+    );
+    assert_eq!(d["self_check"]["passed"], true);
+    let (low, mean, high) = (
+        kl["low"].as_f64().unwrap(),
+        kl["mean"].as_f64().unwrap(),
+        kl["high"].as_f64().unwrap(),
+    );
+    assert!(low > 0.0 && low <= mean && mean <= high, "{kl}");
+    assert!(low > d["noise_floor_nats"].as_f64().unwrap(), "{d}");
+    assert_eq!(d["beyond_noise"], true);
+    // Each candidate item carries both lists and its own figure.
+    let items = art["suites"]["damage"]["items"].as_array().unwrap();
+    let cand: Vec<&Value> = items
+        .iter()
+        .filter(|i| i["extra"]["phase"] == "candidate")
+        .collect();
+    assert_eq!(cand.len(), 12);
+    assert!(
+        cand.iter()
+            .all(|i| i["extra"]["reference"].as_array().unwrap().len() == 20)
+    );
+    assert!(
+        text(&o).contains("beyond the instrument's noise"),
+        "{}",
+        text(&o)
+    );
+
+    // The HTML report carries the figure and escapes every token it shows.
+    let r = util::bakeoff(&["report", out.to_str().unwrap()]);
+    assert_eq!(code(&r), 0, "{}", text(&r));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("class=\"damage\""), "no damage section");
+    assert!(html.contains("Self-check (the reference against itself"));
+    assert!(
+        !html.contains("<code>\"<"),
+        "a token reached the page unescaped"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reference_whose_replicas_differ_fails_the_check_and_the_figure_is_withheld() {
+    let (_g, dir) = serial_tempdir().await;
+    let plain = server(dir.path(), "replica-a", &[]).await;
+    let other = server(dir.path(), "replica-b", &["-ctk", "q4_0", "-ctv", "q4_0"]).await;
+    // One model name, two deployments: LiteLLM's default routing (simple-shuffle) picks one at
+    // random for each request, as a gateway in front of replicas does.
+    let cfg = dir.path().join("litellm.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "model_list:\n  - model_name: reference\n    litellm_params:\n      model: openai/gemma\n      api_base: {a}/v1\n      api_key: none\n  - model_name: reference\n    litellm_params:\n      model: openai/gemma\n      api_base: {b}/v1\n      api_key: none\n",
+            a = plain.url(),
+            b = other.url()
+        ),
+    )
+    .unwrap();
+    let proxy = Proxy::start(&cfg, dir.path()).await;
+    let out = dir.path().join("out");
+    // 16 prompts: the check passes by chance only if every prompt's two requests land on the
+    // same replica, (1/2)^16.
+    let p = prompts(dir.path(), 16);
+    let o = util::bakeoff_cmd()
+        .env("DAMAGE_TEST_REFERENCE_KEY", &proxy.key)
+        .args([
+            "eval",
+            "damage",
+            "--endpoint",
+            &plain.url(),
+            "--reference",
+            &proxy.url,
+            "--reference-model",
+            "reference",
+            "--reference-api-key-env",
+            "DAMAGE_TEST_REFERENCE_KEY",
+            "--prompts",
+            p.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 1, "{}\n{}", text(&o), proxy.log_tail());
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.contains("damage figure withheld: self-check failed"),
+        "{err}"
+    );
+    let art = valid_artifact(&out, ".bakeoff.json");
+    let d = damage_of(&art);
+    eprintln!(
+        "replicas behind a gateway: self-check KL mean {} (upper {}), top-1 differed on {}",
+        d["self_check"]["kl"]["mean"],
+        d["self_check"]["kl"]["high"],
+        d["self_check"]["top1_differs"]
+    );
+    assert_eq!(d["self_check"]["passed"], false);
+    assert!(
+        d["self_check"]["kl"]["high"].as_f64().unwrap()
+            > d["self_check"]["limit_nats"].as_f64().unwrap()
+    );
+    // Never reported: no figure, no candidate request sent, and the flag says why.
+    assert!(
+        d.get("kl").is_none() && d.get("top1_differs").is_none(),
+        "{d}"
+    );
+    assert!(
+        d["withheld"]
+            .as_str()
+            .unwrap()
+            .starts_with("self-check failed")
+    );
+    let items = art["suites"]["damage"]["items"].as_array().unwrap();
+    assert_eq!(items.len(), 16);
+    assert!(items.iter().all(|i| i["extra"]["phase"] == "self-check"));
+    let flags = art["suites"]["damage"]["summary"]["flags"]
+        .as_array()
+        .unwrap();
+    assert!(
+        flags
+            .iter()
+            .any(|f| f["code"] == "self-check-failed" && f["severity"] == "invalid"),
+        "{flags:?}"
+    );
+    // The proxy's key reached no file.
+    let written = std::fs::read_to_string(util::only_file(&out, ".bakeoff.json")).unwrap();
+    assert!(!written.contains(&proxy.key));
+}
+
+/// SmolLM2 135M as the "candidate" of a Gemma 3 270M reference: another model, another
+/// tokenizer. Tokens are compared by the bytes they stand for, so the figure is defined, large,
+/// and the artifact says the models differ.
+#[tokio::test(flavor = "multi_thread")]
+async fn another_model_with_another_tokenizer_is_strong_damage_and_noted() {
+    let (_g, dir) = serial_tempdir().await;
+    let reference = server(dir.path(), "gemma", &[]).await;
+    let spec = bakeoff_local::LlamaServerSpec {
+        bin: bakeoff_testkit::engine().llama_server,
+        model: bakeoff_testkit::smollm2_path(),
+        ctx: 4096,
+        parallel: 1,
+        alias: Some("smollm2-135m-instruct".into()),
+        extra_args: Vec::new(),
+        log: dir.path().join("smollm2.log"),
+    };
+    let mut smol = bakeoff_local::LlamaServer::start(&spec).await.unwrap();
+    smol.wait_healthy(std::time::Duration::from_secs(120))
+        .await
+        .unwrap();
+    let out = dir.path().join("out");
+    let p = prompts(dir.path(), 10);
+    let o = damage(&[
+        "--endpoint",
+        &smol.url(),
+        "--reference",
+        &reference.url(),
+        "--prompts",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let art = valid_artifact(&out, ".bakeoff.json");
+    let d = damage_of(&art);
+    eprintln!(
+        "SmolLM2 vs Gemma: KL mean {} [{}–{}], top-1 differs {}/{}",
+        d["kl"]["mean"],
+        d["kl"]["low"],
+        d["kl"]["high"],
+        d["top1_differs"]["successes"],
+        d["top1_differs"]["n"]
+    );
+    assert_eq!(d["beyond_noise"], true);
+    assert!(d["kl"]["low"].as_f64().unwrap() > 0.1, "{d}");
+    let notes = d["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("named differently")),
+        "{notes:?}"
+    );
+}
+
+/// vLLM refuses `top_logprobs` above its `--max-logprobs` (default 20) with a 400
+/// (vllm/v1/engine/processor.py `_validate_logprobs`: "Requested sample logprobs of N, which
+/// is greater than max allowed: 20"); llama.cpp takes any K, so only a fixture shows it.
+fn vllm_max_logprobs_20() -> Router {
+    Router::new()
+        .route(
+            "/version",
+            get(|| async { scripted::json(StatusCode::OK, json!({"version": "0.11.0"})) }),
+        )
+        .route(
+            "/v1/models",
+            get(|| async {
+                scripted::json(
+                    StatusCode::OK,
+                    json!({"object":"list","data":[{"id":"stock","object":"model","owned_by":"vllm","root":"stock","parent":null,"max_model_len":4096}]}),
+                )
+            }),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(|Json(body): Json<Value>| async move {
+                let k = body["top_logprobs"].as_u64().unwrap_or(0);
+                if k > 20 {
+                    return scripted::json(
+                        StatusCode::BAD_REQUEST,
+                        json!({"error": {"message": format!("Requested sample logprobs of {k}, which is greater than max allowed: 20 (parameter=logprobs, value={k})"), "type": "BadRequestError", "param": "logprobs", "code": 400}}),
+                    );
+                }
+                chat_stream(&["Hello"], &[], "stop", 1)
+            }),
+        )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_top_k_the_server_refuses_is_one_line_naming_top_k() {
+    let srv = scripted::serve(vllm_max_logprobs_20()).await;
+    let dir = bakeoff_testkit::tempdir();
+    let out = dir.path().join("out");
+    let o = damage(&[
+        "--endpoint",
+        &srv.url(),
+        "--reference",
+        &srv.url(),
+        "--top-k",
+        "50",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("damage not measured:"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains("refused top_logprobs = 50") && line.contains("lower --top-k"),
+        "{line}"
+    );
+    let fail = read_json(&util::only_file(&out, ".failure.json"));
+    util::assert_valid(&fail);
+    assert_eq!(fail["failure"]["class"], "not-measurable");
+}
+
+#[test]
+fn bad_flags_and_prompt_files_are_usage_errors_before_anything_is_sent() {
+    let dir = bakeoff_testkit::tempdir();
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"id\": \"a\", \"prompt\": \"x\"}\n{\"id\": \"a\", \"prompt\": \"y\"}\n",
+    )
+    .unwrap();
+    let dead = util::dead_port_url();
+    let base = ["eval", "damage", "--endpoint", &dead, "--reference", &dead];
+    let o = util::bakeoff(&[&base[..], &["--prompts", bad.to_str().unwrap()]].concat());
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("line 2") && text(&o).contains("twice"),
+        "{}",
+        text(&o)
+    );
+    let o = util::bakeoff(&[&base[..], &["--top-k", "0"]].concat());
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("--top-k must be at least 1"),
+        "{}",
+        text(&o)
+    );
+}
