@@ -133,6 +133,22 @@ pub enum BatteryError {
 /// Parse and validate JSONL; blank lines and lines starting with `//` are skipped. Ids must be
 /// unique: the paired comparison keys on them.
 pub fn parse(text: &str, source_name: &str) -> Result<Vec<BatteryItem>, BatteryError> {
+    parse_lines(text, source_name, |t| {
+        let item: BatteryItem = serde_json::from_str(t).map_err(|e| e.to_string())?;
+        item.validate()?;
+        let id = item.id.clone();
+        Ok((item, id))
+    })
+}
+
+/// The JSONL rules every battery shares: blank lines and `//` lines skipped, each other line
+/// parsed by `one` (the item and its id, or why not), ids unique, at least one item; errors
+/// name the battery and the line.
+pub(crate) fn parse_lines<T>(
+    text: &str,
+    source_name: &str,
+    mut one: impl FnMut(&str) -> Result<(T, String), String>,
+) -> Result<Vec<T>, BatteryError> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     for (i, line) in text.lines().enumerate() {
@@ -145,10 +161,9 @@ pub fn parse(text: &str, source_name: &str) -> Result<Vec<BatteryItem>, BatteryE
             line: i + 1,
             message,
         };
-        let item: BatteryItem = serde_json::from_str(t).map_err(|e| err(e.to_string()))?;
-        item.validate().map_err(err)?;
-        if !seen.insert(item.id.clone()) {
-            return Err(err(format!("duplicate id {:?}", item.id)));
+        let (item, id) = one(t).map_err(err)?;
+        if !seen.insert(id.clone()) {
+            return Err(err(format!("duplicate id {id:?}")));
         }
         out.push(item);
     }
@@ -158,12 +173,16 @@ pub fn parse(text: &str, source_name: &str) -> Result<Vec<BatteryItem>, BatteryE
     Ok(out)
 }
 
-pub fn load(path: &std::path::Path) -> Result<Vec<BatteryItem>, BatteryError> {
-    let text = std::fs::read_to_string(path).map_err(|e| BatteryError::Read {
+/// A battery file's text, or the error naming it.
+pub(crate) fn read(path: &std::path::Path) -> Result<String, BatteryError> {
+    std::fs::read_to_string(path).map_err(|e| BatteryError::Read {
         path: path.display().to_string(),
         message: e.to_string(),
-    })?;
-    parse(&text, &path.display().to_string())
+    })
+}
+
+pub fn load(path: &std::path::Path) -> Result<Vec<BatteryItem>, BatteryError> {
+    parse(&read(path)?, &path.display().to_string())
 }
 
 /// One line of JSONL, fields in format order.

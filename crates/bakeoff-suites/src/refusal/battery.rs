@@ -6,8 +6,6 @@
 //! refusal battery to `--battery`) fails at once with a line number instead of running the
 //! wrong instrument.
 
-use std::collections::BTreeSet;
-
 use serde::Deserialize;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -37,23 +35,33 @@ pub enum BatteryError {
     Read { path: String, message: String },
 }
 
+/// The shared JSONL rules report in the intelligence battery's words; a refusal battery's
+/// errors name itself and its own flag.
+impl From<crate::intelligence::battery::BatteryError> for BatteryError {
+    fn from(e: crate::intelligence::battery::BatteryError) -> Self {
+        use crate::intelligence::battery::BatteryError as Shared;
+        match e {
+            Shared::Line {
+                source_name,
+                line,
+                message,
+            } => Self::Line {
+                source_name,
+                line,
+                message,
+            },
+            Shared::Empty(s) => Self::Empty(s),
+            Shared::Read { path, message } => Self::Read { path, message },
+        }
+    }
+}
+
 /// Fields only an intelligence battery has: named in the error, with the flag that takes it.
 const INTELLIGENCE_FIELDS: &[&str] = &["family", "answers", "scoring", "options"];
 
 /// Parse and validate JSONL; blank lines and lines starting with `//` are skipped.
 pub fn parse(text: &str, source_name: &str) -> Result<Vec<RefusalItem>, BatteryError> {
-    let mut out = Vec::new();
-    let mut seen = BTreeSet::new();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if t.is_empty() || t.starts_with("//") {
-            continue;
-        }
-        let err = |message: String| BatteryError::Line {
-            source_name: source_name.to_string(),
-            line: i + 1,
-            message,
-        };
+    let items = crate::intelligence::battery::parse_lines(text, source_name, |t| {
         let item: RefusalItem = serde_json::from_str(t).map_err(|e| {
             let mut m = e.to_string();
             if INTELLIGENCE_FIELDS
@@ -65,31 +73,25 @@ pub fn parse(text: &str, source_name: &str) -> Result<Vec<RefusalItem>, BatteryE
                      battery line is {\"id\", \"category\", \"prompt\"})",
                 );
             }
-            err(m)
+            m
         })?;
         if item.id.trim().is_empty()
             || item.category.trim().is_empty()
             || item.prompt.trim().is_empty()
         {
-            return Err(err("id, category and prompt must be non-empty".into()));
+            return Err("id, category and prompt must be non-empty".into());
         }
-        if !seen.insert(item.id.clone()) {
-            return Err(err(format!("duplicate id {:?}", item.id)));
-        }
-        out.push(item);
-    }
-    if out.is_empty() {
-        return Err(BatteryError::Empty(source_name.to_string()));
-    }
-    Ok(out)
+        let id = item.id.clone();
+        Ok((item, id))
+    })?;
+    Ok(items)
 }
 
 pub fn load(path: &std::path::Path) -> Result<Vec<RefusalItem>, BatteryError> {
-    let text = std::fs::read_to_string(path).map_err(|e| BatteryError::Read {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    })?;
-    parse(&text, &path.display().to_string())
+    parse(
+        &crate::intelligence::battery::read(path)?,
+        &path.display().to_string(),
+    )
 }
 
 #[cfg(test)]

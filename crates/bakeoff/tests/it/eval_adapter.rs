@@ -13,36 +13,22 @@
 //! (`bakeoff_testkit::vllm_lora`, citing serving_models.py and seed 003) shows that route and
 //! the seed's silent no-op.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 use bakeoff_testkit::litellm::Proxy;
 use bakeoff_testkit::vllm_lora::{self, Lora};
 use serde_json::Value;
 
-use crate::util::{self, code, serial_tempdir, stdout, text, valid_artifact};
-
-/// The first `n` prompts of the shipped set (eval damage's), as a `--prompts` file: a short
-/// run on 2 cores.
-fn prompts(dir: &Path, n: usize) -> PathBuf {
-    let shipped = include_str!("../../../bakeoff-suites/data/damage-prompts.jsonl");
-    let lines: Vec<&str> = shipped.lines().take(n).collect();
-    let p = dir.join(format!("prompts-{n}.jsonl"));
-    std::fs::write(&p, lines.join("\n")).unwrap();
-    p
-}
+use crate::util::{
+    self, code, first_prompts as prompts, logged_llama as server, serial_tempdir, stdout, text,
+    valid_artifact,
+};
 
 async fn adapter(args: &[&str]) -> Output {
     let mut all = vec!["eval", "adapter"];
     all.extend(args);
     util::bakeoff_async(&all).await
-}
-
-/// A real llama-server (the test model) with `extra` flags, logging into its own directory.
-async fn server(dir: &Path, name: &str, extra: &[&str]) -> bakeoff_local::LlamaServer {
-    let logs = dir.join(name);
-    std::fs::create_dir_all(&logs).unwrap();
-    bakeoff_testkit::real_llama(4096, 1, extra, &logs).await
 }
 
 fn lora() -> String {

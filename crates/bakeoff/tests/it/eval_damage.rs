@@ -12,7 +12,6 @@
 //!   different distributions, the check fails and the figure is withheld;
 //! - vLLM's refusal of a K above `--max-logprobs` (a scripted fixture: no vLLM here).
 
-use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use axum::Json;
@@ -23,28 +22,15 @@ use bakeoff_testkit::litellm::Proxy;
 use bakeoff_testkit::scripted::{self, chat_stream};
 use serde_json::{Value, json};
 
-use crate::util::{self, code, read_json, serial_tempdir, stdout, text, valid_artifact};
-
-/// The first `n` prompts of the shipped set, as a `--prompts` file (a short run on 2 cores).
-fn prompts(dir: &Path, n: usize) -> PathBuf {
-    let shipped = include_str!("../../../bakeoff-suites/data/damage-prompts.jsonl");
-    let lines: Vec<&str> = shipped.lines().take(n).collect();
-    let p = dir.join(format!("prompts-{n}.jsonl"));
-    std::fs::write(&p, lines.join("\n")).unwrap();
-    p
-}
+use crate::util::{
+    self, code, first_prompts as prompts, logged_llama as server, read_json, serial_tempdir,
+    stdout, text, valid_artifact,
+};
 
 async fn damage(args: &[&str]) -> Output {
     let mut all = vec!["eval", "damage"];
     all.extend(args);
     util::bakeoff_async(&all).await
-}
-
-/// A real llama-server (the test model) with `extra` flags, logging into its own directory.
-async fn server(dir: &Path, name: &str, extra: &[&str]) -> bakeoff_local::LlamaServer {
-    let logs = dir.join(name);
-    std::fs::create_dir_all(&logs).unwrap();
-    bakeoff_testkit::real_llama(4096, 1, extra, &logs).await
 }
 
 fn damage_of(art: &Value) -> &Value {

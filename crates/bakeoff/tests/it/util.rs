@@ -210,3 +210,21 @@ pub fn wait_for_journal(dir: &Path, n: usize, limit: Duration) {
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+/// The first `n` prompts of `eval damage`'s shipped set, as a `--prompts` file in `dir` (a
+/// short run on 2 cores; `eval adapter` reads the same format).
+pub fn first_prompts(dir: &Path, n: usize) -> PathBuf {
+    let shipped = include_str!("../../../bakeoff-suites/data/damage-prompts.jsonl");
+    let lines: Vec<&str> = shipped.lines().take(n).collect();
+    let p = dir.join(format!("prompts-{n}.jsonl"));
+    std::fs::write(&p, lines.join("\n")).unwrap();
+    p
+}
+
+/// A real llama-server (the test model, one slot) with `extra` flags, logging into
+/// `dir/name`.
+pub async fn logged_llama(dir: &Path, name: &str, extra: &[&str]) -> bakeoff_local::LlamaServer {
+    let logs = dir.join(name);
+    std::fs::create_dir_all(&logs).unwrap();
+    bakeoff_testkit::real_llama(4096, 1, extra, &logs).await
+}
