@@ -17,6 +17,7 @@
 
 pub mod adapter;
 pub mod campaign;
+pub mod conditions;
 pub mod damage;
 pub mod evidence;
 pub mod facts;
@@ -25,6 +26,7 @@ pub mod failure_table;
 pub mod item;
 pub mod load;
 pub mod monitor;
+pub mod page_cache;
 pub mod seat;
 pub mod slug;
 pub mod store;
@@ -32,11 +34,13 @@ pub mod types;
 pub mod versioned;
 
 pub use adapter::*;
+pub use conditions::*;
 pub use damage::*;
 pub use facts::*;
 pub use failure::*;
 pub use item::*;
 pub use load::*;
+pub use page_cache::*;
 pub use seat::*;
 pub use store::{
     Journal, RunFiles, StoreError, artifact_path, journal_of, read_artifact, run_id_now,

@@ -254,6 +254,10 @@ pub struct LoadStep {
     /// `client-bound`, `client-overhead-growing`, `spec-decoding-unmeasurable`, … ([`crate::FlagCode`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<InstrumentFlag>,
+    /// What else the host and GPU were doing during the step (docs/metrics.md, "Conditions");
+    /// its findings are in `flags` too. Absent in artifacts from before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<crate::Conditions>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RequestRecord>,
 }

@@ -209,6 +209,10 @@ pub struct SeatStartRecord {
     pub failure_artifact: Option<String>,
     pub record: SeatRecord,
     pub load: SeatLoadTiming,
+    /// Whether the weight files were in the page cache before the start (absent in records
+    /// from before it was measured, and for a seat that was already up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_cache: Option<crate::SeatPageCache>,
 }
 
 impl crate::Versioned for SeatStartRecord {

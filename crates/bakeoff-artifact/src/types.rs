@@ -130,6 +130,17 @@ pub enum FlagCode {
     /// `eval damage`: the reference disagreed with itself on the same text beyond the
     /// instrument's noise; the damage figure is withheld.
     SelfCheckFailed,
+    // Conditions (docs/metrics.md, "Conditions"): the step ran on a busy machine.
+    /// Other processes used more than a threshold of the host's cores during the step.
+    HostContended,
+    /// Another process held memory on the GPU under test during the step.
+    GpuShared,
+    /// The page cache shrank sharply during the step.
+    PageCacheDropped,
+    /// The GPU reported a thermal slowdown during the step.
+    ThermalThrottled,
+    /// The GPU reported a power cap or power brake during the step.
+    PowerCapped,
     /// A code this version of bakeoff does not know (written by a newer one).
     #[serde(other)]
     Unrecognized,
@@ -164,6 +175,11 @@ impl FlagCode {
             Self::SpecDecodingUnmeasurable => "spec-decoding-unmeasurable",
             Self::Unstable => "unstable",
             Self::SelfCheckFailed => "self-check-failed",
+            Self::HostContended => "host-contended",
+            Self::GpuShared => "gpu-shared",
+            Self::PageCacheDropped => "page-cache-dropped",
+            Self::ThermalThrottled => "thermal-throttled",
+            Self::PowerCapped => "power-capped",
             Self::Unrecognized => "unrecognized",
         }
     }
@@ -304,6 +320,10 @@ pub struct SuiteSummary {
     /// The `damage` suite's figures (`bakeoff eval damage`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damage: Option<crate::DamageSummary>,
+    /// What else the host and GPU were doing while the suite ran (docs/metrics.md,
+    /// "Conditions"); absent in artifacts from before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<crate::Conditions>,
 }
 
 /// A proportion with its Wilson 95 % interval.

@@ -6,8 +6,13 @@
 //! repeats (`--repeat N`), or, for output tok/s of a single run, the step's own batch-means
 //! standard error (four degrees of freedom: five slices). A latency percentile of a single run
 //! has no standard error here, so it gets no verdict: the text says to repeat.
+//!
+//! A sweep with a step measured under contaminated conditions (a condition flag on the step:
+//! `host-contended`, `gpu-shared`, …, docs/metrics.md "Conditions") is not silently compared
+//! with a clean one: the comparison names the side and its steps, and withholds every verdict
+//! unless the operator allows it (`--allow contaminated`).
 
-use bakeoff_artifact::{LoadReport, LoadStep};
+use bakeoff_artifact::{CONDITION_CODES, LoadReport, LoadStep};
 use bakeoff_stats::MeanInterval;
 use bakeoff_stats::repeats::t_975;
 use serde::Serialize;
@@ -58,7 +63,29 @@ pub struct SweepComparison {
     /// Levels only one side measured.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unmatched: Vec<String>,
+    /// Steps measured under contaminated conditions, each `A c4: host-contended (…)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub contaminated: Vec<String>,
+    /// Why every verdict is withheld (a contaminated side, not allowed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_verdict_reason: Option<String>,
 }
+
+/// The contaminated steps of one sweep, labelled with `side`.
+fn contamination(side: &str, r: &LoadReport) -> Vec<String> {
+    r.steps
+        .iter()
+        .flat_map(|s| {
+            s.flags
+                .iter()
+                .filter(|f| CONDITION_CODES.contains(&f.code))
+                .map(move |f| format!("{side} {}: {} ({})", s.label, f.code, f.message))
+        })
+        .collect()
+}
+
+/// The verdict a withheld difference carries.
+pub const WITHHELD: &str = "no verdict (contaminated)";
 
 fn from_repeats(m: &MeanInterval) -> Estimate {
     let n = m.values.len() as f64;
@@ -161,9 +188,25 @@ fn workload_differences(a: &LoadReport, b: &LoadReport) -> Vec<String> {
     out
 }
 
-/// Compare sweep B against sweep A.
-pub fn compare(a: &LoadReport, b: &LoadReport) -> SweepComparison {
+/// Compare sweep B against sweep A; `allow_contaminated`: give verdicts even when a side was
+/// measured under contaminated conditions.
+pub fn compare(a: &LoadReport, b: &LoadReport, allow_contaminated: bool) -> SweepComparison {
     let not_comparable = workload_differences(a, b);
+    let (ca, cb) = (contamination("A", a), contamination("B", b));
+    let no_verdict_reason = ((!ca.is_empty() || !cb.is_empty()) && !allow_contaminated).then(|| {
+        let side = |n: &str, v: &[String]| {
+            if v.is_empty() {
+                format!("{n} clean")
+            } else {
+                format!("{n} contaminated")
+            }
+        };
+        format!(
+            "no verdict: contaminated measurement: {}; {} (pass --allow contaminated to compare anyway)",
+            side("A", &ca),
+            side("B", &cb)
+        )
+    });
     let mut labels: Vec<String> = Vec::new();
     for s in a.steps.iter().chain(&b.steps) {
         let l = base_label(s);
@@ -186,7 +229,11 @@ pub fn compare(a: &LoadReport, b: &LoadReport) -> SweepComparison {
                 ("TPOT p50 (ms)", sa.tpot, sb.tpot),
             ] {
                 if let (Some(x), Some(y)) = (x, y) {
-                    differences.push(difference(metric, x, y));
+                    let mut d = difference(metric, x, y);
+                    if no_verdict_reason.is_some() {
+                        d.verdict = WITHHELD.to_string();
+                    }
+                    differences.push(d);
                 }
             }
             levels.push(LevelComparison { label, differences });
@@ -196,6 +243,8 @@ pub fn compare(a: &LoadReport, b: &LoadReport) -> SweepComparison {
         not_comparable,
         levels,
         unmatched,
+        contaminated: ca.into_iter().chain(cb).collect(),
+        no_verdict_reason,
     }
 }
 

@@ -330,6 +330,7 @@ impl StepAccumulator {
             reconciliation: crate::reconcile::step(&self.recon),
             metrics: None,
             flags: Vec::new(),
+            conditions: None,
             requests: self.records,
         }
     }

@@ -86,12 +86,18 @@ pub async fn run(
         .unwrap_or(plan.seed);
     let specs = step_specs(plan);
     let mut report = empty_report(plan);
+    let url = client.url().root_path("");
     let ctx = StepContext {
         client,
         plan,
         run_nonce,
         progress,
         cancel,
+        // Once per run: finding the engine's pid walks every process's open files.
+        exclude: bakeoff_conditions::Exclude::for_endpoint(
+            url.host_str().unwrap_or(""),
+            url.port_or_known_default(),
+        ),
     };
 
     if plan.warmup_requests > 0 {
@@ -216,6 +222,8 @@ struct StepContext<'a> {
     run_nonce: u64,
     progress: Arc<dyn Progress>,
     cancel: watch::Receiver<bool>,
+    /// Whom the conditions sampler leaves out: bakeoff and the engine under test.
+    exclude: bakeoff_conditions::Exclude,
 }
 
 impl StepContext<'_> {
@@ -304,6 +312,7 @@ impl StepContext<'_> {
         }
         self.progress
             .step_started(&spec.label, plan.bound.requests, plan.bound.duration);
+        let sampler = bakeoff_conditions::Sampler::start(self.exclude.clone());
         let start = Instant::now();
         let acc = match spec.rate {
             None => {
@@ -331,6 +340,7 @@ impl StepContext<'_> {
             }
         };
         let wall = start.elapsed();
+        let conditions = sampler.finish();
         let after = if *metrics_ok {
             scrape(client).await
         } else {
@@ -356,6 +366,8 @@ impl StepContext<'_> {
         }
         attach_timings_spec(&mut step, timings_spec);
         flag_step(plan, &mut step);
+        step.flags.extend(conditions.findings.iter().cloned());
+        step.conditions = Some(conditions);
         Ok(step)
     }
 }

@@ -104,7 +104,7 @@ pub fn join(mut gpus: Vec<GpuReading>, apps: Vec<(String, GpuProcess)>) -> Vec<G
 }
 
 /// Runs `nvidia-smi ARGS` with a timeout; `Err` says why there is no output.
-pub(crate) fn run(bin: &str, args: &[String]) -> Result<String, String> {
+pub fn run(bin: &str, args: &[String]) -> Result<String, String> {
     let mut child = Command::new(bin)
         .args(args)
         .stdin(Stdio::null())

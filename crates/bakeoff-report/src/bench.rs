@@ -49,8 +49,17 @@ pub fn sweep_at(report: &LoadReport, width: u16) -> String {
     for s in &report.steps {
         let ratio = s.reconciliation.as_ref().and_then(|r| r.decode_ratio_p50);
         let flags: Vec<&str> = s.flags.iter().map(|f| f.code.as_str()).collect();
+        let contaminated = s
+            .conditions
+            .as_ref()
+            .is_some_and(bakeoff_artifact::Conditions::contaminated);
         let mut row = vec![
-            for_terminal(&s.label, 200),
+            // docs/metrics.md "Conditions": the evidence is in the flags and the artifact.
+            format!(
+                "{}{}",
+                for_terminal(&s.label, 200),
+                if contaminated { " CONTAMINATED" } else { "" }
+            ),
             format!("{}/{}", s.ok, s.sent),
             rate_cell(s),
             num(s.output_tokens_per_second, 1),

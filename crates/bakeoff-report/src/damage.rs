@@ -315,6 +315,7 @@ mod tests {
                 flags: vec![],
                 details: serde_json::Value::Null,
                 damage: Some(damage),
+                conditions: None,
             },
             items: vec![item],
         }

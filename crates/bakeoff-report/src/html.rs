@@ -193,6 +193,19 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
                 score_bar(&sr.summary.score),
                 h(&crate::terminal::outcomes_text(&sr.summary))
             );
+            if let Some(c) = sr.summary.conditions.as_ref().filter(|c| c.contaminated()) {
+                // docs/metrics.md "Conditions": the run shared its machine; say so first.
+                let why: Vec<String> = c
+                    .findings
+                    .iter()
+                    .map(|f| format!("{}: {}", f.code, f.message))
+                    .collect();
+                let _ = write!(
+                    out,
+                    "<span class=\"flag contaminated\" title=\"{}\"><strong>CONTAMINATED</strong></span> ",
+                    h(&why.join("; "))
+                );
+            }
             for f in &sr.summary.flags {
                 let _ = write!(
                     out,

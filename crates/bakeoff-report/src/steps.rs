@@ -267,6 +267,7 @@ mod tests {
                 flags: vec![],
                 details,
                 damage: None,
+                conditions: None,
             },
             items: vec![],
         }

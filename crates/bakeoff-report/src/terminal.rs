@@ -137,6 +137,13 @@ pub fn preflight_at(
 }
 
 /// The per-suite summary of a run.
+/// A suite whose conditions carry a finding (host-contended, gpu-shared, …).
+pub fn contaminated(s: &bakeoff_artifact::SuiteSummary) -> bool {
+    s.conditions
+        .as_ref()
+        .is_some_and(bakeoff_artifact::Conditions::contaminated)
+}
+
 pub fn run_summary(a: &Artifact, path: &str) -> String {
     run_summary_at(a, path, width())
 }
@@ -153,11 +160,20 @@ pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
         let flags: Vec<String> = s.summary.flags.iter().map(|f| f.code.to_string()).collect();
         t.row(vec![
             for_terminal(name, 200),
-            match s.status {
-                SuiteStatus::Complete => "complete".into(),
-                SuiteStatus::Incomplete => "INCOMPLETE".into(),
-                SuiteStatus::Failed => "FAILED (measured nothing)".to_string(),
-            },
+            format!(
+                "{}{}",
+                match s.status {
+                    SuiteStatus::Complete => "complete",
+                    SuiteStatus::Incomplete => "INCOMPLETE",
+                    SuiteStatus::Failed => "FAILED (measured nothing)",
+                },
+                // docs/metrics.md "Conditions": the evidence is in the flags and the artifact.
+                if contaminated(&s.summary) {
+                    ", CONTAMINATED"
+                } else {
+                    ""
+                }
+            ),
             crate::refusal::cell_text(name, s)
                 .or_else(|| crate::damage::cell_text(name, s))
                 .or_else(|| crate::adapter::cell_text(name, s))

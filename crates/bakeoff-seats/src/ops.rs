@@ -21,6 +21,7 @@ use crate::watchdog::{self, WatchOptions, WatchReport};
 
 mod failure;
 pub mod host_status;
+pub mod page_cache;
 mod start_record;
 
 pub(crate) use failure::error_report;
@@ -168,6 +169,8 @@ pub struct Seats {
     pub watch: WatchOptions,
     /// The memory check of a start beside the seats up on its GPUs; `None`: not checked.
     pub placement: Option<PlacementCheck>,
+    /// `seat up --warm-cache`: read the weight files once before each start.
+    pub warm_cache: bool,
 }
 
 /// The GPUs a seat is given: a container's `gpus`, a process's `CUDA_VISIBLE_DEVICES`.
@@ -214,7 +217,15 @@ impl Seats {
             out_dir,
             watch,
             placement: None,
+            warm_cache: false,
         }
+    }
+
+    /// Read every weight file once before each start (`seat up --warm-cache`), so a load time
+    /// measures the engine, not the disk.
+    pub fn with_warm_cache(mut self, warm: bool) -> Self {
+        self.warm_cache = warm;
+        self
     }
 
     /// With the memory check before every start ([`PlacementCheck`]).
@@ -400,7 +411,7 @@ impl Seats {
                     .findings
                     .extend(hooks::after_ready(&self.fleet, seat, &url).await);
             }
-            let mut o = self.finish(seat, report, t0).await?;
+            let mut o = self.finish(seat, report, t0, None).await?;
             o.already_up = true;
             return Ok(o);
         }
@@ -411,14 +422,22 @@ impl Seats {
             }
             Checks::Done(findings) => findings,
         };
+        // The weights' page-cache state, the last thing before the start (after the checks,
+        // which may read the model file's header themselves).
+        let (s, warm) = (seat.clone(), self.warm_cache);
+        let before = tokio::task::spawn_blocking(move || page_cache::Before::take(&s, warm))
+            .await
+            .ok();
         if let Err(e) = backend.start().await {
             // A start the engine API refused (Docker: port already allocated, no such image)
             // is still a classified failure with an artifact.
             let mut report = start_failure_report(&e);
             report.findings.splice(0..0, pre);
-            return self.finish(seat, report, t0).await;
+            let pc = before.map(page_cache::Before::after);
+            return self.finish(seat, report, t0, pc).await;
         }
         let mut report = self.watch_backend(seat, backend).await;
+        let pc = before.map(page_cache::Before::after);
         report.findings.splice(0..0, pre);
         if report.ready() {
             let url = self.fleet.seat_url(seat);
@@ -426,7 +445,7 @@ impl Seats {
                 .findings
                 .extend(hooks::after_ready(&self.fleet, seat, &url).await);
         }
-        self.finish(seat, report, t0).await
+        self.finish(seat, report, t0, pc).await
     }
 
     async fn watch_backend(&self, seat: &Seat, backend: &mut Backend) -> WatchReport {
@@ -453,7 +472,7 @@ impl Seats {
         let t0 = Instant::now();
         let mut backend = self.backend(&seat).await?;
         let report = self.watch_backend(&seat, &mut backend).await;
-        self.finish(&seat, report, t0).await
+        self.finish(&seat, report, t0, None).await
     }
 
     async fn finish(
@@ -461,6 +480,7 @@ impl Seats {
         seat: &Seat,
         report: WatchReport,
         t0: Instant,
+        page_cache: Option<bakeoff_artifact::SeatPageCache>,
     ) -> Result<UpOutcome, OpsError> {
         let failure_path = if report.ready() {
             None
@@ -470,7 +490,8 @@ impl Seats {
         // Every watched start leaves its record, after the failure artifact (which is never
         // lost to it); a record that cannot be written is said, and fails nothing.
         let mut report = report;
-        if let Err(e) = self.write_start_record(seat, &report, failure_path.as_deref()) {
+        if let Err(e) = self.write_start_record(seat, &report, failure_path.as_deref(), page_cache)
+        {
             report.notes.push(e);
         }
         Ok(UpOutcome {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bakeoff_artifact::{
-    EndpointFacts, FailureClass, ItemRecord, Outcome, SuiteResult, SuiteStatus,
+    EndpointFacts, FailureClass, InstrumentFlag, ItemRecord, Outcome, SuiteResult, SuiteStatus,
 };
 use bakeoff_client::{Client, Method};
 use tokio::sync::watch;
@@ -394,6 +394,12 @@ pub async fn run_suites_with(
         suites: BTreeMap::new(),
         interrupted: None,
     };
+    // Once per run: finding the engine's pid walks every process's open files.
+    let url = ctx.client.url().root_path("");
+    let exclude = bakeoff_conditions::Exclude::for_endpoint(
+        url.host_str().unwrap_or(""),
+        url.port_or_known_default(),
+    );
     for &suite in suites {
         let planned = hook.and_then(|_| planned_items(ctx, suite));
         if let Some(hook) = hook {
@@ -414,6 +420,7 @@ pub async fn run_suites_with(
             planned,
             outcomes: Outcomes::new(),
         };
+        let sampler = bakeoff_conditions::Sampler::start(exclude.clone());
         let result = match suite {
             SuiteName::Smoke => smoke::run(ctx, &mut rec).await,
             SuiteName::Tool => tool::run(ctx, &mut rec).await,
@@ -427,6 +434,15 @@ pub async fn run_suites_with(
         let stop = rec.interrupted.take();
         let (started, outcomes) = (rec.started, std::mem::take(&mut rec.outcomes));
         let mut result = result;
+        let conditions = sampler.finish();
+        result
+            .summary
+            .flags
+            .extend(conditions.findings.iter().map(|f| InstrumentFlag {
+                suite: Some(suite.as_str().to_owned()),
+                ..f.clone()
+            }));
+        result.summary.conditions = Some(conditions);
         if result.status != SuiteStatus::Failed && nothing_valid(&result) {
             // Items ran, but the instrument rejected every family they belong to: the suite
             // measured nothing that may be used, and is a failure, never a pass.

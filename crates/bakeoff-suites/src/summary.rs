@@ -36,6 +36,7 @@ pub fn summarize(planned: usize, items: &[ItemRecord]) -> SuiteSummary {
         flags: Vec::new(),
         details: serde_json::Value::Null,
         damage: None,
+        conditions: None,
     }
 }
 

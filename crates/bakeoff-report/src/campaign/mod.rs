@@ -325,11 +325,44 @@ pub fn ladder_table_at(rec: &CampaignRecord, width: Option<u16>) -> String {
             table.row(cells);
         }
         let _ = writeln!(out, "{}", render(&table, width));
+        // A variant measured under contaminated conditions is not silently compared with its
+        // neighbours (issue 19): each is named under its ladder, with what contaminated it.
+        for (variant, what) in g
+            .rows
+            .iter()
+            .filter_map(|r| contaminated(r).map(|w| (r, w)))
+        {
+            let _ = writeln!(
+                out,
+                "contaminated: {} ({}): its figures are not comparable with a clean variant's",
+                for_terminal(&variant.variant, 200),
+                for_terminal(&what, 300)
+            );
+        }
     }
     for n in &rec.notes {
         let _ = writeln!(out, "note: {}", for_terminal(n, 400));
     }
     out
+}
+
+/// What contaminated a variant's measurement: its suites' condition flags
+/// (`suite: code, …`), or `None` when clean.
+fn contaminated(r: &VariantRow) -> Option<String> {
+    let found: Vec<String> = r
+        .suites
+        .iter()
+        .flat_map(|s| {
+            s.flags.iter().filter_map(move |f| {
+                let code = f.rsplit(':').next().unwrap_or(f);
+                bakeoff_artifact::CONDITION_CODES
+                    .iter()
+                    .any(|c| c.as_str() == code)
+                    .then(|| format!("{}: {code}", s.suite))
+            })
+        })
+        .collect();
+    (!found.is_empty()).then(|| found.join(", "))
 }
 
 /// The CSS class of an outcome cell (the HTML report's existing classes).

@@ -16,6 +16,7 @@ use bakeoff_stats::{
 };
 use serde::Serialize;
 
+pub mod contamination;
 pub mod refusal;
 
 /// A difference between the runs that blocks a verdict.
@@ -31,6 +32,9 @@ pub enum Confound {
     Template,
     /// Different `--thinking` modes.
     Thinking,
+    /// A side was measured under contaminated conditions (a condition flag: host-contended,
+    /// gpu-shared, page-cache-dropped, thermal-throttled, power-capped).
+    Contaminated,
 }
 
 impl Confound {
@@ -40,8 +44,9 @@ impl Confound {
             "n" | "n-confound" => Ok(Self::N),
             "template" | "chat-template" => Ok(Self::Template),
             "thinking" => Ok(Self::Thinking),
+            "contaminated" => Ok(Self::Contaminated),
             o => Err(format!(
-                "--allow {o:?} is not a difference; use item-set, n, template or thinking"
+                "--allow {o:?} is not a difference; use item-set, n, template, thinking or contaminated"
             )),
         }
     }
@@ -51,6 +56,7 @@ impl Confound {
             Self::N => "n",
             Self::Template => "template",
             Self::Thinking => "thinking",
+            Self::Contaminated => "contaminated",
         }
     }
 }
@@ -110,6 +116,11 @@ pub struct RunComparison {
     /// Things the reader should know that do not block a verdict (e.g. template unknown).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// Each side's contamination findings with their evidence (`suite: code (message)`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub contaminated_a: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub contaminated_b: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -265,6 +276,8 @@ pub fn compare(
         unscored_pairs,
         skipped_suites: skipped_suites(a, b),
         notices,
+        contaminated_a: contamination::of_artifact(a, true),
+        contaminated_b: contamination::of_artifact(b, true),
     }
 }
 
@@ -347,6 +360,12 @@ fn confounds(
             Confound::Thinking,
             format!("thinking modes differ: A {tha} vs B {thb}"),
         );
+    }
+    if let Some(d) = contamination::detail(
+        &contamination::of_artifact(a, false),
+        &contamination::of_artifact(b, false),
+    ) {
+        push(Confound::Contaminated, d);
     }
     (confounds, notices)
 }

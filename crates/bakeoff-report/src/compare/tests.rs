@@ -95,6 +95,7 @@ fn artifact(n: usize, ok: usize, thinking: &str, template: Option<&str>) -> Arti
         flags: Vec::new(),
         details: json!({"families": [{"family": "f"}]}),
         damage: None,
+        conditions: None,
     };
     a.suites.insert(
         "intelligence".into(),

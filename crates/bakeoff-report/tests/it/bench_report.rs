@@ -307,3 +307,41 @@ fn steps_csv_has_a_column_per_metric() {
     assert_eq!(c8[15], "17", "ITL p99");
     assert_eq!(c8[16], "800", "E2E p50");
 }
+
+/// A contaminated suite and step (docs/metrics.md "Conditions") are marked in the terminal
+/// summary, the sweep table and the HTML report, the evidence escaped (a process can call
+/// itself anything).
+#[test]
+fn contaminated_suites_and_steps_are_marked_and_escaped() {
+    let conditions = json!({
+        "source": "/proc", "samples": 3, "wall_s": 2.0, "host_cores": 2,
+        "excluded": {"bakeoff_pid": 1, "engine": "pid 2 listens on port 8080", "engine_pid": 2},
+        "other_cpu_cores": 1.9,
+        "gpu": {"source": "nvidia-smi", "unavailable": "nvidia-smi is not on PATH"},
+        "findings": [{"code": "host-contended", "severity": "warning",
+                      "message": "other processes used 1.90 of 2 cores; top: pids 4242 <script>x</script> 3.8s"}]
+    });
+    let mut suite = smoke(&[true, true]);
+    suite.summary.conditions = Some(serde_json::from_value(conditions.clone()).unwrap());
+    let mut a = artifact(
+        candidate("busy", "m", EngineKind::LlamaCpp, "q4_k_m", 8192),
+        "2026-07-10T10:00:00Z",
+    );
+    a.suites.insert("smoke".into(), suite);
+    let term = terminal::run_summary(&a, "busy.bakeoff.json");
+    assert!(term.contains("CONTAMINATED"), "{term}");
+
+    let mut r = sweep(&[1, 2]);
+    r.steps[1].conditions = Some(serde_json::from_value(conditions).unwrap());
+    let table = bakeoff_report::bench::sweep(&r);
+    // The step cell reads `c=2 CONTAMINATED` (the table may wrap it); c=1 is clean.
+    assert_eq!(table.matches("CONTAMINATED").count(), 1, "{table}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    write_atomic(&tmp.path().join("busy.bakeoff.json"), &a).unwrap();
+    let reg = registry::load(tmp.path()).unwrap();
+    let page = html::report(&reg, "[DATE]");
+    assert!(page.contains("<strong>CONTAMINATED</strong>"), "{page}");
+    assert!(!page.contains("<script>x"), "escaped");
+    assert!(page.contains("&lt;script&gt;x"));
+}

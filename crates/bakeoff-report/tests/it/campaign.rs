@@ -531,3 +531,26 @@ fn without_a_campaign_the_report_is_unchanged() {
     assert!(!terminal::report(&reg).contains("campaign"));
     assert!(!html::report(&reg, "now").contains("id=\"campaign\""));
 }
+
+/// Issue 19: a variant whose suite carries a condition flag is named under its ladder, with
+/// what contaminated it; a clean record has no such line.
+#[test]
+fn a_contaminated_variant_is_named_under_its_ladder() {
+    let clean = campaign::ladder_table_at(&record(), Some(200));
+    assert!(!clean.contains("contaminated:"), "{clean}");
+    let mut rec = record();
+    let r = rec
+        .variants
+        .iter_mut()
+        .find(|r| !r.suites.is_empty())
+        .unwrap();
+    r.suites[0].flags.push("warning:host-contended".into());
+    let (variant, suite) = (r.variant.clone(), r.suites[0].suite.clone());
+    let text = campaign::ladder_table_at(&rec, Some(200));
+    assert!(
+        text.contains(&format!(
+            "contaminated: {variant} ({suite}: host-contended): its figures are not comparable with a clean variant's"
+        )),
+        "{text}"
+    );
+}

@@ -43,6 +43,7 @@ pub fn start_record(
         failure_artifact: failure.map(|p| p.display().to_string()),
         load: SeatLoadTiming::from_phases(&r.phases, r.elapsed_ms, progress),
         record,
+        page_cache: None,
     })
 }
 
@@ -60,10 +61,12 @@ impl Seats {
         seat: &Seat,
         r: &WatchReport,
         failure: Option<&Path>,
+        page_cache: Option<bakeoff_artifact::SeatPageCache>,
     ) -> Result<PathBuf, String> {
         let path = start_record_path(&self.fleet, &seat.name);
-        let rec = start_record(&self.fleet, seat, r, failure)
+        let mut rec = start_record(&self.fleet, seat, r, failure)
             .ok_or_else(|| format!("no seat record to write to {}", path.display()))?;
+        rec.page_cache = page_cache;
         std::fs::create_dir_all(&self.fleet.state_dir)
             .map_err(|e| format!("cannot create {}: {e}", self.fleet.state_dir.display()))
             .and_then(|()| {

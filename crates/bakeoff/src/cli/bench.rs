@@ -36,6 +36,10 @@ pub struct BenchCompareArgs {
     /// The sweep compared against it.
     #[arg(value_name = "B")]
     pub b: std::path::PathBuf,
+    /// Differences to compare across anyway: contaminated (a side with a step measured under a
+    /// condition flag: host-contended, gpu-shared, …) (comma-separated or repeatable).
+    #[arg(long, value_name = "WHAT", value_delimiter = ',')]
+    pub allow: Vec<String>,
     /// Print JSON instead of text (the comparison).
     #[arg(long)]
     pub json: bool,

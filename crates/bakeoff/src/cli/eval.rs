@@ -227,8 +227,8 @@ pub struct CompareArgs {
     /// Candidate artifact (B).
     #[arg(value_name = "B")]
     pub b: PathBuf,
-    /// Differences to compare across anyway: item-set, n, template, thinking (comma-separated
-    /// or repeatable).
+    /// Differences to compare across anyway: item-set, n, template, thinking, contaminated (a
+    /// side measured under a condition flag) (comma-separated or repeatable).
     #[arg(long, value_name = "WHAT", value_delimiter = ',')]
     pub allow: Vec<String>,
     /// Print JSON instead of text (the comparison).

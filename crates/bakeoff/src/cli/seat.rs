@@ -125,6 +125,11 @@ pub struct SeatUpArgs {
     /// and exits 1.
     #[arg(long)]
     pub confirm: bool,
+    /// Read every weight file of the seat once (sequentially) before starting it, so its load
+    /// time measures the engine, not the disk; the start record says it was warmed, with the
+    /// bytes and seconds of the read.
+    #[arg(long)]
+    pub warm_cache: bool,
     #[command(flatten)]
     pub watch: WatchArgs,
 }

@@ -292,6 +292,7 @@ async fn measure(
     } else if let Some(r) = art.load.get("throughput") {
         println!("{}", bakeoff_report::bench::sweep(r));
         println!("artifact: {}", path.display());
+        println!("{}", conditions_line(&art));
     }
     let measured_all = art
         .load
@@ -300,6 +301,22 @@ async fn measure(
     Ok(Exit::from_ok(
         measured_all && art.status == RunStatus::Complete,
     ))
+}
+
+/// The last line of every `bench run` and `eval run` summary: the conditions of every measured
+/// bench step and eval suite, clean or what contaminated them (docs/metrics.md, "Conditions").
+/// Process names come from `/proc`, where anything can name itself: escaped.
+pub(crate) fn conditions_line(art: &Artifact) -> String {
+    let steps = art.load.values().flat_map(|r| {
+        r.steps
+            .iter()
+            .filter_map(|s| s.conditions.as_ref().map(|c| (s.label.as_str(), c)))
+    });
+    let suites = art
+        .suites
+        .iter()
+        .filter_map(|(name, s)| s.summary.conditions.as_ref().map(|c| (name.as_str(), c)));
+    bakeoff_wire::escape::for_terminal(&bakeoff_artifact::summary_line(steps.chain(suites)), 2000)
 }
 
 /// The harness ceiling with the default calibration, measured against a fresh loopback target

@@ -19,8 +19,19 @@ fn sweep_of(path: &std::path::Path) -> Result<LoadReport, Error> {
 }
 
 pub fn run(a: BenchCompareArgs) -> Result<Exit, Error> {
+    let mut allow_contaminated = false;
+    for w in &a.allow {
+        match w.trim() {
+            "contaminated" => allow_contaminated = true,
+            o => {
+                return Err(Error::usage(format!(
+                    "--allow {o:?} is not a difference bench compare can allow; use contaminated"
+                )));
+            }
+        }
+    }
     let (ra, rb) = (sweep_of(&a.a)?, sweep_of(&a.b)?);
-    let cmp = compare(&ra, &rb);
+    let cmp = compare(&ra, &rb, allow_contaminated);
     if a.json {
         println!(
             "{}",
@@ -52,6 +63,12 @@ fn text(c: &SweepComparison, a: &std::path::Path, b: &std::path::Path) -> String
             out.push_str(&format!("  {}\n", for_terminal(r, 300)));
         }
         return out;
+    }
+    for x in &c.contaminated {
+        out.push_str(&format!("contaminated: {}\n", for_terminal(x, 300)));
+    }
+    if let Some(r) = &c.no_verdict_reason {
+        out.push_str(&format!("{}\n", for_terminal(r, 300)));
     }
     for l in &c.levels {
         out.push_str(&format!("{}\n", for_terminal(&l.label, 100)));

@@ -132,6 +132,11 @@ fn render(c: &RunComparison) -> String {
     }
     s.push_str(&refusal_table(&counted));
     s.push('\n');
+    for (side, v) in [("A", &c.contaminated_a), ("B", &c.contaminated_b)] {
+        for x in v {
+            s.push_str(&format!("contaminated: {side} {}\n", for_terminal(x, 400)));
+        }
+    }
     match &c.no_verdict_reason {
         Some(r) => s.push_str(&format!("{}\n", for_terminal(r, 600))),
         None => {

@@ -97,6 +97,7 @@ async fn measure(
             )
         );
         print!("{}", super::bench::suite_sweeps(&evaluated.artifact));
+        println!("{}", super::bench::conditions_line(&evaluated.artifact));
     }
     Ok(Exit::from_ok(evaluated.ok()))
 }

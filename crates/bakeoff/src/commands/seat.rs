@@ -32,7 +32,8 @@ pub async fn run(c: SeatCommand) -> Result<Exit, Error> {
 }
 
 async fn up(a: SeatUpConfig) -> Result<Exit, Error> {
-    let (mut seats, out) = open(&a.fleet, &a.watch)?;
+    let (seats, out) = open(&a.fleet, &a.watch)?;
+    let mut seats = seats.with_warm_cache(a.warm_cache);
     let names = names_or_all(&seats, &a.seats, a.all)?;
     gate_all(&seats, &out, &names, "start", a.confirm)?;
     let mut ok = true;
@@ -55,7 +56,8 @@ async fn up(a: SeatUpConfig) -> Result<Exit, Error> {
 }
 
 async fn restart(a: SeatUpConfig) -> Result<Exit, Error> {
-    let (mut seats, out) = open(&a.fleet, &a.watch)?;
+    let (seats, out) = open(&a.fleet, &a.watch)?;
+    let mut seats = seats.with_warm_cache(a.warm_cache);
     let names = names_or_all(&seats, &a.seats, a.all)?;
     gate_all(&seats, &out, &names, "restart", a.confirm)?;
     let mut ok = true;

@@ -103,6 +103,8 @@ pub struct SeatUpConfig {
     pub all: bool,
     pub confirm: bool,
     pub watch: WatchConfig,
+    /// `--warm-cache`: read the weight files once before each start.
+    pub warm_cache: bool,
 }
 
 impl SeatUpArgs {
@@ -113,6 +115,7 @@ impl SeatUpArgs {
             all: self.all,
             confirm: self.confirm,
             watch: self.watch.validate()?,
+            warm_cache: self.warm_cache,
         })
     }
 }

@@ -273,8 +273,27 @@ async fn bench_sweep_on_real_llama_server_ends_with_a_capacity_finding_and_repea
         "still-rising" => assert_eq!(knee, 8.0, "{cap}"),
         _ => {}
     }
-    // Every level met a 60 s TTFT: the SLO capacity is the top level.
-    assert_eq!(cap["slo"]["label"], "c=8", "{cap}");
+    // The SLO capacity is the highest level whose repeats together met the SLO for ≥ 95 % of
+    // requests (a loaded machine can push even a 60 s TTFT out at c = 8: no fixed level).
+    let steps = r["steps"].as_array().unwrap();
+    let passing = ["c=1", "c=2", "c=4", "c=8"].into_iter().rfind(|level| {
+        let (met, of) = steps
+            .iter()
+            .filter(|s| {
+                s["label"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("{level} #"))
+            })
+            .fold((0.0, 0.0), |(m, o), s| {
+                (
+                    m + s["goodput"]["met"].as_f64().unwrap(),
+                    o + s["goodput"]["of"].as_f64().unwrap(),
+                )
+            });
+        of > 0.0 && met >= 0.95 * of
+    });
+    assert_eq!(cap["slo"]["label"].as_str(), passing, "{cap}");
 
     compare_against_one_slot(dir.path(), &out).await;
 }
@@ -296,12 +315,16 @@ async fn compare_against_one_slot(dir: &std::path::Path, a_dir: &std::path::Path
             .unwrap()
     };
     let (a, b) = (file(a_dir), file(&b_dir));
+    // `--allow contaminated`: the real sweeps on this shared machine may be host-contended
+    // (issue 19); the withheld verdict is tested below on edited copies.
     let o = bakeoff(&[
         "bench",
         "compare",
         a.to_str().unwrap(),
         b.to_str().unwrap(),
         "--json",
+        "--allow",
+        "contaminated",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -338,6 +361,95 @@ async fn compare_against_one_slot(dir: &std::path::Path, a_dir: &std::path::Path
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("output_tokens differs"), "{}", text(&o));
+
+    // A contaminated side (issue 19): B's copy with a `host-contended` flag added to its first
+    // step, as the conditions sampler writes it (edited, so the test does not depend on how busy
+    // this shared machine is; any condition flag the real runs raised is removed from both
+    // copies first). Every verdict is withheld and the side named, until --allow contaminated.
+    let strip = |v: &mut Value| {
+        for s in v["load"]["throughput"]["steps"].as_array_mut().unwrap() {
+            // `get_mut`: indexing a missing key would insert a null.
+            if let Some(f) = s.get_mut("flags").and_then(|f| f.as_array_mut()) {
+                f.retain(|f| {
+                    ![
+                        "host-contended",
+                        "gpu-shared",
+                        "page-cache-dropped",
+                        "thermal-throttled",
+                        "power-capped",
+                    ]
+                    .contains(&f["code"].as_str().unwrap_or(""))
+                });
+            }
+        }
+    };
+    let mut clean: Value = serde_json::from_slice(&std::fs::read(&a).unwrap()).unwrap();
+    strip(&mut clean);
+    let clean_path = dir.join("clean.bakeoff.json");
+    std::fs::write(&clean_path, serde_json::to_vec(&clean).unwrap()).unwrap();
+    let mut dirty: Value = serde_json::from_slice(&std::fs::read(&b).unwrap()).unwrap();
+    strip(&mut dirty);
+    let step = &mut dirty["load"]["throughput"]["steps"][0];
+    if step["flags"].is_null() {
+        step["flags"] = serde_json::json!([]);
+    }
+    step["flags"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "code": "host-contended",
+            "severity": "warning",
+            "message": "other processes used 1.9 of 2 cores (pid 4242 yes)"
+        }));
+    let dirty_path = dir.join("contaminated.bakeoff.json");
+    std::fs::write(&dirty_path, serde_json::to_vec(&dirty).unwrap()).unwrap();
+    let (ca, cb) = (clean_path.to_str().unwrap(), dirty_path.to_str().unwrap());
+    let o = bakeoff(&["bench", "compare", ca, cb, "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["no_verdict_reason"],
+        "no verdict: contaminated measurement: A clean; B contaminated (pass --allow contaminated to compare anyway)",
+        "{v}"
+    );
+    assert!(
+        v["contaminated"][0]
+            .as_str()
+            .unwrap()
+            .contains(": host-contended (other processes used 1.9 of 2 cores (pid 4242 yes))"),
+        "{v}"
+    );
+    for l in v["levels"].as_array().unwrap() {
+        for d in l["differences"].as_array().unwrap() {
+            assert_eq!(d["verdict"], "no verdict (contaminated)", "{d}");
+        }
+    }
+    let o = bakeoff(&["bench", "compare", ca, cb]);
+    assert!(
+        text(&o).contains("contaminated: B ") && text(&o).contains("--allow contaminated"),
+        "{}",
+        text(&o)
+    );
+    let o = bakeoff(&[
+        "bench",
+        "compare",
+        ca,
+        cb,
+        "--allow",
+        "contaminated",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["no_verdict_reason"].is_null(), "{v}");
+    assert!(
+        v["levels"][0]["differences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["verdict"] != "no verdict (contaminated)"),
+        "{v}"
+    );
 }
 
 /// `--find-capacity` on the real llama-server: a bounded rate search under an SLO, every step

@@ -564,7 +564,12 @@ async fn the_real_base_model_refuses_nothing_and_the_score_says_so() {
             .contains("chat-template hashes differ"),
         "{v}"
     );
-    let row = refusal_row(&compare(&real, &b, &["--json", "--allow", "template"]));
+    // `contaminated` too: this shared test machine may be busy (issue 19).
+    let row = refusal_row(&compare(
+        &real,
+        &b,
+        &["--json", "--allow", "template,contaminated"],
+    ));
     let judged_by_real: BTreeSet<&str> = items
         .iter()
         .filter(|i| i["extra"]["refused"].is_boolean())

@@ -84,7 +84,9 @@ async fn run_all_four_suites_then_compare_paired() {
         "{text}"
     );
 
-    let o = compare(&pa, &pb, &["--allow", "thinking", "--json"]);
+    // `contaminated` too: this shared test machine may be busy (issue 19), which is not what
+    // this test is about.
+    let o = compare(&pa, &pb, &["--allow", "thinking,contaminated", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["no_verdict_reason"].is_null());
     let fams = v["families"].as_array().unwrap();
@@ -154,7 +156,7 @@ async fn run_all_four_suites_then_compare_paired() {
     assert!(text.contains("1 only in B"), "{text}");
     assert!(text.contains("n-confound"), "{text}");
     assert!(text.contains("--allow item-set,n"), "{text}");
-    let o = compare(&pa, &pc, &["--allow", "item-set,n", "--json"]);
+    let o = compare(&pa, &pc, &["--allow", "item-set,n,contaminated", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["no_verdict_reason"].is_null(), "{v}");
     let fams = v["families"].as_array().unwrap();

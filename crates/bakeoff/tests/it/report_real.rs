@@ -32,6 +32,16 @@ fn filters(tmp: &Path) -> Vec<(String, String)> {
             "after [N] attempt(s)".into(),
         ),
         (r"×\d+".into(), "×[N]".into()),
+        // What else this shared machine was doing (docs/metrics.md "Conditions") is not the
+        // report's subject here; tests/it/conditions.rs covers it.
+        (
+            r" \(flags: (host-contended|page-cache-dropped)\)".into(),
+            String::new(),
+        ),
+        (
+            r"( ⚑ |, )(host-contended|page-cache-dropped)\b".into(),
+            String::new(),
+        ),
     ]
 }
 

@@ -1,0 +1,382 @@
+//! The conditions a measurement ran under (issue 19, docs/metrics.md "Conditions"). A
+//! [`Sampler`] is started around a measured step (a bench step, an eval suite) with the pids
+//! to leave out — bakeoff itself and the engine under test, each with its descendants — and a
+//! background thread reads `/proc` (and nvidia-smi, where it is on PATH) about once a second
+//! until [`Sampler::finish`], which returns a [`Conditions`] with its findings. Reading
+//! `/proc` costs a few milliseconds a sample: cheap enough to leave on.
+
+pub mod engine;
+pub mod findings;
+pub mod gpu;
+pub mod procfs;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use bakeoff_artifact::{
+    Conditions, Excluded, LoadAvg, MemSnapshot, MemoryConditions, OtherProcess,
+};
+
+pub use findings::findings;
+
+/// Other processes listed in `top_others`.
+const TOP: usize = 8;
+/// The GPU is read every this many samples (nvidia-smi costs more than `/proc`), and at the
+/// start and the end.
+const GPU_EVERY: u32 = 5;
+
+/// Whom to leave out, and where to read.
+#[derive(Debug, Clone)]
+pub struct Exclude {
+    pub bakeoff_pid: u32,
+    pub engine_pid: Option<u32>,
+    /// How the engine was looked for, in words.
+    pub engine: String,
+    pub proc_root: PathBuf,
+    /// The nvidia-smi to run (`None`: not on PATH, the GPU part unavailable).
+    pub nvidia_smi: Option<String>,
+    pub interval: Duration,
+}
+
+impl Exclude {
+    /// bakeoff (this process) and, for an endpoint on this host, the process listening on its
+    /// port; nvidia-smi from PATH.
+    pub fn for_endpoint(host: &str, port: Option<u16>) -> Self {
+        let proc_root = PathBuf::from("/proc");
+        let (engine_pid, engine) = match port {
+            Some(p) if engine::is_local(host) => engine::find_listener(&proc_root, p),
+            Some(p) => (
+                None,
+                format!("remote endpoint {host}:{p}: its engine is not on this host"),
+            ),
+            None => (None, format!("endpoint {host} has no port")),
+        };
+        Self {
+            bakeoff_pid: std::process::id(),
+            engine_pid,
+            engine,
+            proc_root,
+            nvidia_smi: gpu::nvidia_smi_on_path(),
+            interval: Duration::from_secs(1),
+        }
+    }
+
+    fn roots(&self) -> Vec<u32> {
+        std::iter::once(self.bakeoff_pid)
+            .chain(self.engine_pid)
+            .collect()
+    }
+}
+
+/// What the sampling thread accumulates.
+struct State {
+    ex: Exclude,
+    hz: u64,
+    samples: u32,
+    unavailable: Vec<String>,
+    load_start: Option<[f64; 3]>,
+    load_end: Option<[f64; 3]>,
+    load_max: f64,
+    mem_start: Option<MemSnapshot>,
+    mem_end: Option<MemSnapshot>,
+    mem_min: Option<MemSnapshot>,
+    busy_start: Option<u64>,
+    busy_end: Option<u64>,
+    /// Excluded processes' ticks: first and last seen, by (pid, start).
+    excluded_ticks: HashMap<(u32, u64), (u64, u64)>,
+    /// Other processes: (comm, ticks at first sight or 0 when born after the start, last ticks).
+    others: HashMap<(u32, u64), (String, u64, u64)>,
+    gpu: gpu::GpuSampler,
+}
+
+impl State {
+    fn new(ex: Exclude) -> Self {
+        let gpu = gpu::GpuSampler::new(ex.nvidia_smi.clone());
+        Self {
+            ex,
+            hz: rustix::param::clock_ticks_per_second().max(1),
+            samples: 0,
+            unavailable: Vec::new(),
+            load_start: None,
+            load_end: None,
+            load_max: 0.0,
+            mem_start: None,
+            mem_end: None,
+            mem_min: None,
+            busy_start: None,
+            busy_end: None,
+            excluded_ticks: HashMap::new(),
+            others: HashMap::new(),
+            gpu,
+        }
+    }
+
+    fn read(&self, file: &str) -> Option<String> {
+        std::fs::read_to_string(self.ex.proc_root.join(file)).ok()
+    }
+
+    fn sample(&mut self, with_gpu: bool) {
+        let first = self.samples == 0;
+        self.samples += 1;
+        if let Some(l) = self
+            .read("loadavg")
+            .as_deref()
+            .and_then(procfs::parse_loadavg)
+        {
+            self.load_start.get_or_insert(l);
+            self.load_end = Some(l);
+            self.load_max = self.load_max.max(l[0]);
+        }
+        if let Some(m) = self
+            .read("meminfo")
+            .as_deref()
+            .and_then(procfs::parse_meminfo)
+        {
+            self.mem_start.get_or_insert(m);
+            self.mem_end = Some(m);
+            self.mem_min = Some(match self.mem_min {
+                None => m,
+                Some(x) => MemSnapshot {
+                    free_bytes: x.free_bytes.min(m.free_bytes),
+                    available_bytes: x.available_bytes.min(m.available_bytes),
+                    cached_bytes: x.cached_bytes.min(m.cached_bytes),
+                },
+            });
+        }
+        if let Some(b) = self
+            .read("stat")
+            .as_deref()
+            .and_then(procfs::parse_host_busy)
+        {
+            self.busy_start.get_or_insert(b);
+            self.busy_end = Some(b);
+        }
+        let all = procfs::read_all(&self.ex.proc_root);
+        let excluded = procfs::descendants(&all, &self.ex.roots());
+        for p in &all {
+            let key = (p.pid, p.start);
+            if excluded.contains(&p.pid) {
+                self.excluded_ticks
+                    .entry(key)
+                    .and_modify(|e| e.1 = p.ticks)
+                    .or_insert((if first { p.ticks } else { 0 }, p.ticks));
+            } else {
+                self.others
+                    .entry(key)
+                    .and_modify(|e| e.2 = p.ticks)
+                    .or_insert((p.comm.clone(), if first { p.ticks } else { 0 }, p.ticks));
+            }
+        }
+        if with_gpu {
+            self.gpu.sample(&excluded, self.ex.engine_pid);
+        }
+    }
+
+    fn finish(mut self, wall: Duration) -> Conditions {
+        let wall_s = wall.as_secs_f64();
+        let hz = self.hz as f64;
+        let host_cores = std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1);
+        let excluded: u64 = self
+            .excluded_ticks
+            .values()
+            .map(|(a, b)| b.saturating_sub(*a))
+            .sum();
+        let other_cpu_cores = match (self.busy_start, self.busy_end) {
+            (Some(a), Some(b)) if wall_s > 0.0 => {
+                Some((b.saturating_sub(a).saturating_sub(excluded)) as f64 / hz / wall_s)
+            }
+            _ => {
+                self.unavailable
+                    .push("others' CPU: /proc/stat could not be read".into());
+                None
+            }
+        };
+        let mut top: Vec<OtherProcess> = self
+            .others
+            .iter()
+            .map(|((pid, _), (comm, a, b))| OtherProcess {
+                pid: *pid,
+                comm: comm.clone(),
+                cpu_seconds: b.saturating_sub(*a) as f64 / hz,
+            })
+            .filter(|o| o.cpu_seconds > 0.0)
+            .collect();
+        top.sort_by(|a, b| b.cpu_seconds.total_cmp(&a.cpu_seconds));
+        top.truncate(TOP);
+        let load_avg = match (self.load_start, self.load_end) {
+            (Some(start), Some(end)) => Some(LoadAvg {
+                start,
+                end,
+                max_1m: self.load_max,
+            }),
+            _ => {
+                self.unavailable
+                    .push("load average: /proc/loadavg could not be read".into());
+                None
+            }
+        };
+        let memory = match (self.mem_start, self.mem_end, self.mem_min) {
+            (Some(start), Some(end), Some(min)) => Some(MemoryConditions { start, end, min }),
+            _ => {
+                self.unavailable
+                    .push("memory: /proc/meminfo could not be read".into());
+                None
+            }
+        };
+        let mut c = Conditions {
+            source: format!(
+                "/proc, sampled every {}s ({} ticks/s from sysconf(_SC_CLK_TCK))",
+                self.ex.interval.as_secs_f64(),
+                self.hz
+            ),
+            samples: self.samples,
+            wall_s,
+            host_cores,
+            excluded: Excluded {
+                bakeoff_pid: self.ex.bakeoff_pid,
+                engine_pid: self.ex.engine_pid,
+                engine: self.ex.engine.clone(),
+            },
+            load_avg,
+            other_cpu_cores,
+            top_others: top,
+            memory,
+            gpu: self.gpu.finish(),
+            unavailable: self.unavailable,
+            findings: Vec::new(),
+        };
+        c.findings = findings(&c);
+        c
+    }
+}
+
+/// Sampling around one step: [`Sampler::start`] before it, [`Sampler::finish`] after.
+pub struct Sampler {
+    started: Instant,
+    stop: mpsc::Sender<()>,
+    thread: Option<std::thread::JoinHandle<State>>,
+    /// Kept here when the thread could not be started: then only the start and end samples.
+    inline: Option<State>,
+}
+
+impl Sampler {
+    /// Takes the first sample now, then one about every `interval` on a thread of its own.
+    pub fn start(ex: Exclude) -> Self {
+        let interval = ex.interval;
+        let started = Instant::now();
+        let mut state = State::new(ex);
+        state.sample(true);
+        let (stop, rx) = mpsc::channel::<()>();
+        // The state moves into the thread; if the thread cannot start it comes back in the
+        // error's closure... which std does not return, so a second state takes its place.
+        let spare = State::new(state.ex.clone());
+        let thread = std::thread::Builder::new()
+            .name("bakeoff-conditions".into())
+            .spawn(move || {
+                let mut n = 0u32;
+                // `recv_timeout` returns at once when `finish` sends or drops the sender.
+                while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(interval) {
+                    n += 1;
+                    state.sample(n.is_multiple_of(GPU_EVERY));
+                }
+                state
+            });
+        match thread {
+            Ok(t) => Self {
+                started,
+                stop,
+                thread: Some(t),
+                inline: None,
+            },
+            Err(_) => {
+                let mut s = spare;
+                s.unavailable
+                    .push("the sampling thread could not start: start and end samples only".into());
+                s.sample(true);
+                Self {
+                    started,
+                    stop,
+                    thread: None,
+                    inline: Some(s),
+                }
+            }
+        }
+    }
+
+    /// Stops the thread (at once), takes the last sample and draws the findings.
+    pub fn finish(mut self) -> Conditions {
+        let _ = self.stop.send(());
+        let state = match (self.thread.take(), self.inline.take()) {
+            (Some(t), _) => t.join().ok(),
+            (None, s) => s,
+        };
+        match state {
+            Some(mut s) => {
+                s.sample(true);
+                s.finish(self.started.elapsed())
+            }
+            None => {
+                let mut s = State::new(Exclude {
+                    nvidia_smi: None,
+                    ..Exclude::for_endpoint("", None)
+                });
+                s.unavailable.push("the sampling thread panicked".into());
+                s.finish(self.started.elapsed())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use bakeoff_artifact::FlagCode;
+
+    /// Two real busy loops started here, sampled with this process excluded: their CPU counts
+    /// as others', and they are named in the host-contended evidence.
+    #[test]
+    fn real_busy_loops_are_others_and_named() {
+        let mut hogs: Vec<std::process::Child> = (0..2)
+            .map(|_| {
+                std::process::Command::new("sh")
+                    .args(["-c", "while :; do :; done"])
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut ex = Exclude::for_endpoint("127.0.0.1", None);
+        ex.interval = Duration::from_millis(200);
+        // The hogs are this process's children: leave out a pid that does not exist instead.
+        ex.bakeoff_pid = u32::MAX;
+        let s = Sampler::start(ex);
+        std::thread::sleep(Duration::from_millis(1500));
+        let c = s.finish();
+        for h in &mut hogs {
+            let _ = h.kill();
+            let _ = h.wait();
+        }
+        assert!(c.samples >= 3, "{c:?}");
+        let pids: Vec<u32> = hogs.iter().map(|h| h.id()).collect();
+        for p in &pids {
+            assert!(
+                c.top_others.iter().any(|o| o.pid == *p),
+                "{p} not in {:?}",
+                c.top_others
+            );
+        }
+        let o = c.other_cpu_cores.unwrap();
+        eprintln!("other cores with two hogs: {o:.2} of {}", c.host_cores);
+        let f = c
+            .findings
+            .iter()
+            .find(|f| f.code == FlagCode::HostContended)
+            .unwrap();
+        assert!(f.message.contains(&pids[0].to_string()), "{}", f.message);
+        assert!(c.gpu.unavailable.is_some());
+    }
+}

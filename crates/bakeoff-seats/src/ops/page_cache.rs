@@ -1,0 +1,258 @@
+//! Warm or cold, on purpose (issue 19 part 3): which files are a seat's weights, whether they
+//! were in the page cache before its start, and `seat up --warm-cache`'s read of them.
+//!
+//! Residency is read with util-linux `fincore` (which asks `mincore(2)` of a mapping of each
+//! file): the workspace forbids `unsafe` and no crate in the lock file offers `mincore` safely.
+//! Where `fincore` cannot run, the state is told from the growth of `/proc/meminfo` `Cached`
+//! over the load instead. Both numbers are recorded when they can be read.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use bakeoff_artifact::{PageCacheMethod, PageCacheState, SeatPageCache, SeatWarmRead};
+
+use crate::fleet::Seat;
+use crate::hooks::model_and_quantization;
+
+/// At least this share of the weight bytes resident before the start: warm.
+pub const WARM_RESIDENT: f64 = 0.9;
+/// At most this share resident: cold (between the two: partial).
+pub const COLD_RESIDENT: f64 = 0.1;
+/// Cache growth over the load of at least this share of the weight bytes: the load read them
+/// from the disk (cold); less: they were cached already (warm).
+pub const COLD_GROWTH: f64 = 0.5;
+/// The warm read's buffer: large, so the read is sequential.
+const WARM_BUFFER: usize = 8 << 20;
+
+/// The weight files of `seat` on this machine, or why they cannot be named.
+pub fn weight_files(seat: &Seat) -> Result<Vec<PathBuf>, String> {
+    if seat.host != "local" {
+        return Err(format!(
+            "the seat runs on host {}, whose page cache this machine cannot read",
+            seat.host
+        ));
+    }
+    let (model, _) = model_and_quantization(seat).ok_or_else(|| {
+        "no local model path in the launch arguments (a hub id, a container path outside the \
+         bind mounts, or no -m/--model)"
+            .to_string()
+    })?;
+    let meta = std::fs::metadata(&model)
+        .map_err(|e| format!("the model path {} cannot be read: {e}", model.display()))?;
+    if meta.is_file() {
+        return Ok(vec![model]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&model)
+        .map_err(|e| {
+            format!(
+                "the model directory {} cannot be read: {e}",
+                model.display()
+            )
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .is_some_and(|x| x == "safetensors" || x == "gguf")
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!(
+            "the model directory {} holds no *.safetensors or *.gguf file",
+            model.display()
+        ));
+    }
+    Ok(files)
+}
+
+/// `/proc/meminfo` `Cached`, in bytes.
+pub fn meminfo_cached() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("Cached:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Bytes of `files` in the page cache, from `fincore` (`RES` column, in bytes).
+pub fn resident_bytes(files: &[PathBuf]) -> Result<u64, String> {
+    let out = std::process::Command::new("fincore")
+        .args(["--bytes", "--noheadings", "--raw", "--output", "RES"])
+        .args(files)
+        .output()
+        .map_err(|e| format!("fincore (util-linux) could not run: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "fincore failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut total = 0u64;
+    for l in text.lines().filter(|l| !l.trim().is_empty()) {
+        total += l
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| format!("fincore printed {l:?}, not a byte count"))?;
+    }
+    Ok(total)
+}
+
+/// Read every file once, sequentially, so its pages are cached before the start.
+pub fn warm(files: &[PathBuf]) -> SeatWarmRead {
+    let t0 = Instant::now();
+    let mut buf = vec![0u8; WARM_BUFFER];
+    let mut bytes = 0u64;
+    let mut errors = Vec::new();
+    for f in files {
+        match read_through(f, &mut buf) {
+            Ok(n) => bytes += n,
+            Err(e) => errors.push(format!("{}: {e}", f.display())),
+        }
+    }
+    SeatWarmRead {
+        bytes,
+        seconds: t0.elapsed().as_secs_f64(),
+        errors,
+    }
+}
+
+fn read_through(path: &Path, buf: &mut [u8]) -> std::io::Result<u64> {
+    let mut f = std::fs::File::open(path)?;
+    let mut n = 0u64;
+    loop {
+        match f.read(buf)? {
+            0 => return Ok(n),
+            k => n += k as u64,
+        }
+    }
+}
+
+/// What was read just before the start; [`Before::after`] finishes it once the watch ended.
+#[derive(Debug, Clone)]
+pub struct Before {
+    files: Result<Vec<PathBuf>, String>,
+    weight_bytes: Option<u64>,
+    resident: Result<u64, String>,
+    cached: Option<u64>,
+    warmed: Option<SeatWarmRead>,
+}
+
+impl Before {
+    /// Name the weight files of `seat`, warm them when `warm_cache`, then read their residency
+    /// and the page cache's size: the last thing before the start command.
+    pub fn take(seat: &Seat, warm_cache: bool) -> Self {
+        let files = weight_files(seat);
+        let Ok(list) = &files else {
+            return Self {
+                files,
+                weight_bytes: None,
+                resident: Err(String::new()),
+                cached: meminfo_cached(),
+                warmed: None,
+            };
+        };
+        let weight_bytes = list
+            .iter()
+            .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
+            .sum();
+        let warmed = warm_cache.then(|| warm(list));
+        let resident = resident_bytes(list);
+        Self {
+            files,
+            weight_bytes: Some(weight_bytes),
+            resident,
+            cached: meminfo_cached(),
+            warmed,
+        }
+    }
+
+    /// The record, with the page cache's size now (the load is over).
+    pub fn after(self) -> SeatPageCache {
+        let cached_after = meminfo_cached();
+        let growth = match (self.cached, cached_after) {
+            (Some(b), Some(a)) => Some(a as i64 - b as i64),
+            _ => None,
+        };
+        let mut rec = SeatPageCache {
+            state: PageCacheState::Unknown,
+            method: PageCacheMethod::None,
+            why: None,
+            files: Vec::new(),
+            weight_bytes: self.weight_bytes,
+            resident_before_bytes: None,
+            cached_before_bytes: self.cached,
+            cached_after_bytes: cached_after,
+            cache_growth_bytes: growth,
+            warmed: self.warmed,
+        };
+        let files = match self.files {
+            Ok(f) => f,
+            Err(why) => {
+                rec.why = Some(why);
+                return rec;
+            }
+        };
+        rec.files = files.iter().map(|f| f.display().to_string()).collect();
+        let weight = self.weight_bytes.unwrap_or(0);
+        if weight == 0 {
+            rec.why = Some("the weight files are empty".into());
+            return rec;
+        }
+        match self.resident {
+            Ok(res) => {
+                rec.method = PageCacheMethod::Fincore;
+                rec.resident_before_bytes = Some(res);
+                rec.state = by_residency(res as f64 / weight as f64);
+            }
+            Err(fincore_error) => match growth {
+                Some(g) => {
+                    rec.method = PageCacheMethod::CacheGrowth;
+                    rec.why = Some(format!("residency not read ({fincore_error})"));
+                    rec.state = by_growth(g as f64 / weight as f64);
+                }
+                None => {
+                    rec.why = Some(format!(
+                        "residency not read ({fincore_error}) and /proc/meminfo not readable"
+                    ));
+                }
+            },
+        }
+        rec
+    }
+}
+
+/// The state of a share of the weight bytes resident before the start.
+pub fn by_residency(share: f64) -> PageCacheState {
+    if share >= WARM_RESIDENT {
+        PageCacheState::Warm
+    } else if share <= COLD_RESIDENT {
+        PageCacheState::Cold
+    } else {
+        PageCacheState::Partial
+    }
+}
+
+/// The state of the cache's growth over the load, as a share of the weight bytes.
+pub fn by_growth(share: f64) -> PageCacheState {
+    if share >= COLD_GROWTH {
+        PageCacheState::Cold
+    } else {
+        PageCacheState::Warm
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds() {
+        assert_eq!(by_residency(1.0), PageCacheState::Warm);
+        assert_eq!(by_residency(0.5), PageCacheState::Partial);
+        assert_eq!(by_residency(0.0), PageCacheState::Cold);
+        assert_eq!(by_growth(0.9), PageCacheState::Cold);
+        assert_eq!(by_growth(0.02), PageCacheState::Warm);
+    }
+}
