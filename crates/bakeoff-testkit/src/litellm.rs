@@ -19,6 +19,21 @@ pub const LITELLM_VERSION: &str = "1.106.12";
 /// LiteLLM imports slowly (a few hundred modules): the first answer can take half a minute.
 const START_LIMIT: Duration = Duration::from_secs(90);
 
+/// Write a proxy config at `path` whose `model_list` routes each `(model_name, server URL)` to
+/// that OpenAI-compatible server; one name given twice is two deployments, which LiteLLM's
+/// default routing (simple-shuffle) picks between at random per request.
+pub fn write_config(path: &Path, deployments: &[(&str, &str)]) {
+    let mut text = String::from("model_list:\n");
+    for (name, url) in deployments {
+        text.push_str(&format!(
+            "  - model_name: {name}\n    litellm_params:\n      model: openai/gemma\n      api_base: {url}/v1\n      api_key: none\n"
+        ));
+    }
+    if let Err(e) = std::fs::write(path, text) {
+        panic!("cannot write the LiteLLM config {}: {e}", path.display());
+    }
+}
+
 /// The installed `litellm` executable (`BAKEOFF_LITELLM` overrides); panics with the fix.
 pub fn executable() -> PathBuf {
     let p = std::env::var_os("BAKEOFF_LITELLM").map_or_else(

@@ -224,21 +224,14 @@ async fn a_base_whose_replicas_differ_gets_no_verdict() {
     // one at random per request), `tuned` is one of them. The base then disagrees with itself,
     // and that noise must not read as an applied adapter.
     let cfg = dir.path().join("litellm.yaml");
-    let entry = |name: &str, url: &str| {
-        format!(
-            "  - model_name: {name}\n    litellm_params:\n      model: openai/gemma\n      api_base: {url}/v1\n      api_key: none\n"
-        )
-    };
-    std::fs::write(
+    bakeoff_testkit::litellm::write_config(
         &cfg,
-        format!(
-            "model_list:\n{}{}{}",
-            entry("base", &plain.url()),
-            entry("base", &other.url()),
-            entry("tuned", &other.url())
-        ),
-    )
-    .unwrap();
+        &[
+            ("base", &plain.url()),
+            ("base", &other.url()),
+            ("tuned", &other.url()),
+        ],
+    );
     let proxy = Proxy::start(&cfg, dir.path()).await;
     let out = dir.path().join("out");
     // 12 prompts: the check passes by chance only if every prompt's two base requests land on

@@ -198,15 +198,10 @@ async fn a_reference_whose_replicas_differ_fails_the_check_and_the_figure_is_wit
     // One model name, two deployments: LiteLLM's default routing (simple-shuffle) picks one at
     // random for each request, as a gateway in front of replicas does.
     let cfg = dir.path().join("litellm.yaml");
-    std::fs::write(
+    bakeoff_testkit::litellm::write_config(
         &cfg,
-        format!(
-            "model_list:\n  - model_name: reference\n    litellm_params:\n      model: openai/gemma\n      api_base: {a}/v1\n      api_key: none\n  - model_name: reference\n    litellm_params:\n      model: openai/gemma\n      api_base: {b}/v1\n      api_key: none\n",
-            a = plain.url(),
-            b = other.url()
-        ),
-    )
-    .unwrap();
+        &[("reference", &plain.url()), ("reference", &other.url())],
+    );
     let proxy = Proxy::start(&cfg, dir.path()).await;
     let out = dir.path().join("out");
     // 16 prompts: the check passes by chance only if every prompt's two requests land on the
