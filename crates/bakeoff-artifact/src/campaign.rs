@@ -38,6 +38,11 @@ pub struct CampaignRecord {
     pub variants: Vec<VariantRow>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// `campaign run --allow contaminated`: verdicts are suggested even for variants measured
+    /// under contaminated conditions (they are still marked). Without it such a verdict is
+    /// withheld (docs/campaign.md, "Contaminated variants").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_contaminated: bool,
 }
 
 impl crate::Versioned for CampaignRecord {
@@ -306,6 +311,69 @@ pub struct VariantRow {
     pub finished_at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The conditions the variant ran under: its seat load's and its suites' (absent in rows
+    /// from before they were recorded, and for a variant never started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<VariantConditions>,
+}
+
+/// A variant's conditions, summarized from its seat start record and its eval artifact (each
+/// keeps the full readings).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct VariantConditions {
+    /// No finding during anything sampled.
+    pub clean: bool,
+    /// What was sampled: `seat load` and the suites' names.
+    pub sampled: Vec<String>,
+    /// Every finding, with where it was drawn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<ConditionFinding>,
+}
+
+/// One contamination finding of a variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConditionFinding {
+    /// `seat load`, or the suite's name.
+    pub during: String,
+    /// The flag code (`host-contended`, `page-cache-dropped`, …).
+    pub code: String,
+    /// The evidence.
+    pub message: String,
+}
+
+impl VariantConditions {
+    /// From what was sampled, each with its conditions (`None`: not sampled, left out).
+    pub fn of<'a>(
+        parts: impl IntoIterator<Item = (&'a str, Option<&'a crate::Conditions>)>,
+    ) -> Self {
+        let mut out = Self::default();
+        for (during, c) in parts {
+            let Some(c) = c else { continue };
+            out.sampled.push(during.to_string());
+            for f in &c.findings {
+                out.findings.push(ConditionFinding {
+                    during: during.to_string(),
+                    code: f.code.as_str().to_string(),
+                    message: f.message.clone(),
+                });
+            }
+        }
+        out.clean = out.findings.is_empty();
+        out
+    }
+
+    /// `host-contended during seat load, page-cache-dropped during smoke`, or `None` when clean.
+    pub fn contamination(&self) -> Option<String> {
+        if self.findings.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> = self
+            .findings
+            .iter()
+            .map(|f| format!("{} during {}", f.code, f.during))
+            .collect();
+        Some(parts.join(", "))
+    }
 }
 
 impl VariantRow {

@@ -140,8 +140,9 @@ pub struct GpuState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sm_clock_mhz_max: Option<u32>,
     /// Every throttle reason seen active in any sample (`sw-power-cap`, `hw-thermal-slowdown`,
-    /// …; from `clocks_throttle_reasons.active`), `gpu-idle` left out.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// …; from `clocks_throttle_reasons.active`), `gpu-idle` left out. Always written for a
+    /// GPU that was read: `[]` means read, and none was active.
+    #[serde(default)]
     pub throttle_reasons: Vec<String>,
 }
 

@@ -172,6 +172,17 @@ pub struct RequestRecord {
     /// llama.cpp `timings.cache_n`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cache_n: Option<u64>,
+    /// llama.cpp `timings.prompt_n`: prompt tokens the server evaluated (not taken from its
+    /// cache); with `server_cache_n` it gives the request's prefix-cache hit rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_prompt_n: Option<u64>,
+    /// Multi-turn workloads: the turn of its conversation this request was (1 = first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
+    /// Multi-turn and trace workloads: the conversation this request belongs to, numbered in
+    /// the step (a trace's own session ids are mapped to these numbers, never copied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<u64>,
 }
 
 /// Latency summaries (HDR, p50/p90/p95/p99/max) of one step.
@@ -258,8 +269,70 @@ pub struct LoadStep {
     /// its findings are in `flags` too. Absent in artifacts from before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<crate::Conditions>,
+    /// GPU power, energy, utilization and memory over the step, and output tokens per joule
+    /// (docs/metrics.md, "GPU telemetry and tokens per joule"); `unavailable` with the reason
+    /// where neither NVML nor nvidia-smi could be read. Absent in artifacts from before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_telemetry: Option<crate::GpuTelemetry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RequestRecord>,
+    /// Multi-turn workloads: latencies of first turns and of later turns apart (later turns
+    /// resend the whole history, so a prefix cache shows here; docs/metrics.md, "Workloads").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<TurnSplit>,
+    /// Non-synthetic workloads: the server's prefix-cache hit rate over the step, with where it
+    /// was read, or why it is unavailable (docs/metrics.md, "Workloads").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_cache: Option<PrefixCacheReading>,
+}
+
+/// A multi-turn step's requests split by turn: the first turn of each conversation, and every
+/// later turn (which resends the conversation so far).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TurnSplit {
+    /// Conversations started in the step.
+    pub conversations: u64,
+    pub first_turn: TurnClass,
+    pub later_turns: TurnClass,
+}
+
+/// The successful requests of one turn class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TurnClass {
+    /// Requests sent of this class (failed ones included).
+    pub sent: u64,
+    pub ok: u64,
+    pub ttft: LatencySummary,
+    pub e2e: LatencySummary,
+    /// Mean server-counted prompt tokens (`usage.prompt_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_prompt_tokens: Option<f64>,
+    /// llama.cpp only: Σ`timings.cache_n` / Σ(`cache_n` + `prompt_n`) over the class's
+    /// requests that carried timings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_hit_rate: Option<f64>,
+}
+
+/// A step's prefix-cache hit rate: the share of prompt tokens the server took from its cache.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PrefixCacheReading {
+    /// `llama.cpp timings` (per response Σ`cache_n` / Σ(`cache_n` + `prompt_n`)),
+    /// `vllm /metrics` (Δ`vllm:prefix_cache_hits_total` / Δ`vllm:prefix_cache_queries_total`),
+    /// `vllm /metrics gauge` (`vllm:gpu_prefix_cache_hit_rate`, older vLLM), `sglang /metrics
+    /// gauge` (`sglang:cache_hit_rate`), or `unavailable`.
+    pub source: String,
+    /// 0–1; absent when unavailable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit_rate: Option<f64>,
+    /// Prompt tokens served from the cache (counter sources only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit_tokens: Option<f64>,
+    /// Prompt tokens looked up in the cache (counter sources only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queried_tokens: Option<f64>,
+    /// How it was read (a gauge is the engine's own window, not exactly this step), or why it
+    /// is unavailable.
+    pub detail: String,
 }
 
 /// A whole sweep.
@@ -287,6 +360,25 @@ pub struct LoadReport {
     /// its repeats, and whether the repeats agree.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub levels: Vec<LevelSummary>,
+    /// Under `bench run --versus`: this sweep is one side of two endpoints measured alternately
+    /// in one run, step by step, so a drift reaches both (docs/metrics.md, "Two endpoints
+    /// alternately").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versus: Option<VersusRecord>,
+}
+
+/// One side of an alternating run of two endpoints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct VersusRecord {
+    /// Shared by the two sides' artifacts: `bench compare` pairs their steps only when it
+    /// matches.
+    pub run_id: String,
+    /// `A` (`--endpoint`) or `B` (`--versus`).
+    pub side: String,
+    /// The other side's endpoint, credentials removed.
+    pub other_endpoint: String,
+    /// How the steps were ordered: `A B` in odd rounds and `B A` in even ones.
+    pub order: String,
 }
 
 /// What the capacity finding concluded.

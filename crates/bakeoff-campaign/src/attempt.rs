@@ -151,6 +151,7 @@ impl VariantRun<'_> {
             Err(e) => return Ok(Outcome::skipped("backend", e.to_string())),
         };
         row.timings.start_ms = Some(up.elapsed_ms);
+        row.conditions = record::conditions(up.conditions.as_ref(), None);
         if let Some(p) = &up.failure_path {
             row.artifacts.push(relative(&self.c.out, p));
         }
@@ -185,6 +186,7 @@ impl VariantRun<'_> {
             Err(bakeoff_suites::evaluate::EvalError::Store(e)) => return Err(e.into()),
         };
         row.artifacts.push(relative(&self.c.out, &path));
+        row.conditions = record::conditions(up.conditions.as_ref(), Some(&art));
         if *self.stop.borrow() {
             return Ok(interrupted(
                 "during the suites (the incomplete artifact is kept)",

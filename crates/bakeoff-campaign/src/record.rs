@@ -5,7 +5,7 @@ use std::path::Path;
 
 use bakeoff_artifact::campaign::{
     Axis, CAMPAIGN_VERSION, CampaignRecord, CandidatePlan, Outcome, OutcomeKind, SuiteScore,
-    Timings, VariantRow,
+    Timings, VariantConditions, VariantRow,
 };
 use bakeoff_artifact::{Artifact, SuiteStatus, write_atomic};
 use chrono::Utc;
@@ -41,6 +41,7 @@ pub fn blank_row(candidate: &str, slug: &str) -> VariantRow {
         started_at: None,
         finished_at: None,
         notes: vec![],
+        conditions: None,
     };
     row.set_outcome(Outcome::pending());
     row
@@ -122,12 +123,33 @@ pub fn build(c: &Campaign, state: &State) -> CampaignRecord {
             .collect(),
         variants,
         notes,
+        allow_contaminated: false,
     }
 }
 
 /// Write `campaign.json` and `negative-results.md` into the campaign's directory.
-pub fn write(c: &Campaign, state: &State) -> Result<CampaignRecord, CampaignError> {
-    let rec = build(c, state);
+/// `allow_contaminated`: `campaign run --allow contaminated` (recorded; the renderings then
+/// suggest verdicts for contaminated variants too).
+pub fn write(
+    c: &Campaign,
+    state: &State,
+    allow_contaminated: bool,
+) -> Result<CampaignRecord, CampaignError> {
+    let mut rec = build(c, state);
+    rec.allow_contaminated = allow_contaminated;
+    // A verdict that rests on a measurement taken under contaminated conditions is withheld
+    // unless this run allows it; the row keeps its conditions, the renderings say why.
+    for row in &mut rec.variants {
+        let tainted = row
+            .conditions
+            .as_ref()
+            .is_some_and(|c| c.contamination().is_some());
+        row.suggested_verdict = if tainted && !allow_contaminated {
+            None
+        } else {
+            row.outcome.suggested_verdict()
+        };
+    }
     write_atomic(&c.out.join(RECORD), &rec)?;
     let generated = Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
     let md = bakeoff_report::campaign::negative_results(&rec, &c.out, &generated);
@@ -179,6 +201,24 @@ pub fn measured(art: &Artifact, requested: &[String]) -> (Vec<SuiteScore>, Outco
         Outcome::of(OutcomeKind::Invalid, problems.join("; "))
     };
     (scores, outcome)
+}
+
+/// A variant's conditions: its seat load's (the start record's) and its suites' (the eval
+/// artifact's), summarized; `None` when neither was sampled.
+pub fn conditions(
+    load: Option<&bakeoff_artifact::Conditions>,
+    art: Option<&Artifact>,
+) -> Option<VariantConditions> {
+    let mut parts = vec![("seat load", load)];
+    if let Some(a) = art {
+        parts.extend(
+            a.suites
+                .iter()
+                .map(|(name, s)| (name.as_str(), s.summary.conditions.as_ref())),
+        );
+    }
+    let c = VariantConditions::of(parts);
+    (!c.sampled.is_empty()).then_some(c)
 }
 
 /// A path inside the campaign's directory, relative to it (as rows record artifacts).

@@ -38,7 +38,7 @@ pub(crate) async fn recover(
 ) -> Result<Vec<String>, CampaignError> {
     let mut journal = open_journal(c)?;
     let actions = recover_with(c, opts, &mut journal, report).await?;
-    record::write(c, journal.state())?;
+    record::write(c, journal.state(), opts.allow_contaminated)?;
     Ok(actions)
 }
 

@@ -35,6 +35,9 @@ pub struct RunOptions {
     pub suite_options: bakeoff_suites::SuiteOptions,
     /// `nvidia-smi` for the memory check's GPU readings.
     pub nvidia_smi: String,
+    /// `--allow contaminated`: suggest verdicts for variants measured under contaminated
+    /// conditions too (they stay marked); without it those verdicts are withheld.
+    pub allow_contaminated: bool,
 }
 
 /// How a `campaign run` ended.
@@ -78,7 +81,7 @@ pub async fn run(
         file: absolute(&c.path).display().to_string(),
         pid: std::process::id(),
     })?;
-    record::write(c, journal.state())?;
+    record::write(c, journal.state(), opts.allow_contaminated)?;
 
     let t_campaign = Instant::now();
     let total = c.variants.len() as u32;
@@ -130,12 +133,12 @@ pub async fn run(
             at: Utc::now(),
             row: Box::new(row),
         })?;
-        record::write(c, journal.state())?;
+        record::write(c, journal.state(), opts.allow_contaminated)?;
         if interrupted {
             break;
         }
     }
-    let record = record::write(c, journal.state())?;
+    let record = record::write(c, journal.state(), opts.allow_contaminated)?;
     Ok(Summary {
         record,
         interrupted,
@@ -239,6 +242,7 @@ pub(crate) fn start_row(journal: &Journal, v: &Variant, t_campaign: Instant) -> 
     row.suites.clear();
     row.log_lines.clear();
     row.fit = None;
+    row.conditions = None;
     row.timings = bakeoff_artifact::campaign::Timings {
         queued_ms: t_campaign.elapsed().as_millis() as u64,
         ..Default::default()

@@ -57,7 +57,7 @@ pub fn findings(c: &Conditions) -> Vec<InstrumentFlag> {
             out.push(flag(
                 FlagCode::PageCacheDropped,
                 format!(
-                    "page cache fell from {:.0} MiB to {:.0} MiB during the step",
+                    "page cache fell from {:.0} MiB to {:.0} MiB while it was measured",
                     m.start.cached_bytes as f64 / MIB,
                     m.min.cached_bytes as f64 / MIB
                 ),

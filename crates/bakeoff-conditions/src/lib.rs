@@ -9,10 +9,11 @@ pub mod engine;
 pub mod findings;
 pub mod gpu;
 pub mod procfs;
+pub mod telemetry;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use bakeoff_artifact::{
@@ -63,6 +64,17 @@ impl Exclude {
         }
     }
 
+    /// bakeoff (this process), and the engine once [`Sampler::exclude_engine`] names it: for a
+    /// seat load, which starts the engine after the first sample.
+    pub fn for_seat_load() -> Self {
+        Self {
+            engine: "the engine being started: not spawned yet at the first sample, left out \
+                     from when its pid was known"
+                .to_owned(),
+            ..Self::for_endpoint("", None)
+        }
+    }
+
     fn roots(&self) -> Vec<u32> {
         std::iter::once(self.bakeoff_pid)
             .chain(self.engine_pid)
@@ -70,9 +82,14 @@ impl Exclude {
     }
 }
 
+/// An engine pid named after the sampling began (a seat load: the engine does not exist at the
+/// first sample), with how it was found.
+type LateEngine = Arc<Mutex<Option<(u32, String)>>>;
+
 /// What the sampling thread accumulates.
 struct State {
     ex: Exclude,
+    late_engine: LateEngine,
     hz: u64,
     samples: u32,
     unavailable: Vec<String>,
@@ -92,10 +109,11 @@ struct State {
 }
 
 impl State {
-    fn new(ex: Exclude) -> Self {
+    fn new(ex: Exclude, late_engine: LateEngine) -> Self {
         let gpu = gpu::GpuSampler::new(ex.nvidia_smi.clone());
         Self {
             ex,
+            late_engine,
             hz: rustix::param::clock_ticks_per_second().max(1),
             samples: 0,
             unavailable: Vec::new(),
@@ -118,6 +136,15 @@ impl State {
     }
 
     fn sample(&mut self, with_gpu: bool) {
+        let late = self
+            .late_engine
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some((pid, how)) = late {
+            self.ex.engine_pid = Some(pid);
+            self.ex.engine = how;
+        }
         let first = self.samples == 0;
         self.samples += 1;
         if let Some(l) = self
@@ -155,6 +182,9 @@ impl State {
         }
         let all = procfs::read_all(&self.ex.proc_root);
         let excluded = procfs::descendants(&all, &self.ex.roots());
+        // An engine named late may have been sampled as another process before: its ticks
+        // from its start count as excluded (its entry there starts at 0), not as others'.
+        self.others.retain(|(pid, _), _| !excluded.contains(pid));
         for p in &all {
             let key = (p.pid, p.start);
             if excluded.contains(&p.pid) {
@@ -261,6 +291,7 @@ pub struct Sampler {
     thread: Option<std::thread::JoinHandle<State>>,
     /// Kept here when the thread could not be started: then only the start and end samples.
     inline: Option<State>,
+    late_engine: LateEngine,
 }
 
 impl Sampler {
@@ -268,12 +299,13 @@ impl Sampler {
     pub fn start(ex: Exclude) -> Self {
         let interval = ex.interval;
         let started = Instant::now();
-        let mut state = State::new(ex);
+        let late_engine: LateEngine = Arc::new(Mutex::new(None));
+        let mut state = State::new(ex, late_engine.clone());
         state.sample(true);
         let (stop, rx) = mpsc::channel::<()>();
         // The state moves into the thread; if the thread cannot start it comes back in the
         // error's closure... which std does not return, so a second state takes its place.
-        let spare = State::new(state.ex.clone());
+        let spare = State::new(state.ex.clone(), late_engine.clone());
         let thread = std::thread::Builder::new()
             .name("bakeoff-conditions".into())
             .spawn(move || {
@@ -291,6 +323,7 @@ impl Sampler {
                 stop,
                 thread: Some(t),
                 inline: None,
+                late_engine,
             },
             Err(_) => {
                 let mut s = spare;
@@ -302,9 +335,17 @@ impl Sampler {
                     stop,
                     thread: None,
                     inline: Some(s),
+                    late_engine,
                 }
             }
         }
+    }
+
+    /// Leave out `pid` (with its descendants) as the engine from the next sample on: for a
+    /// step that starts the engine itself (a seat load), whose pid is known only once it is
+    /// spawned. `how`: how it was found, in words (recorded as `excluded.engine`).
+    pub fn exclude_engine(&self, pid: u32, how: impl Into<String>) {
+        *self.late_engine.lock().unwrap_or_else(|e| e.into_inner()) = Some((pid, how.into()));
     }
 
     /// Stops the thread (at once), takes the last sample and draws the findings.
@@ -320,10 +361,13 @@ impl Sampler {
                 s.finish(self.started.elapsed())
             }
             None => {
-                let mut s = State::new(Exclude {
-                    nvidia_smi: None,
-                    ..Exclude::for_endpoint("", None)
-                });
+                let mut s = State::new(
+                    Exclude {
+                        nvidia_smi: None,
+                        ..Exclude::for_endpoint("", None)
+                    },
+                    self.late_engine.clone(),
+                );
                 s.unavailable.push("the sampling thread panicked".into());
                 s.finish(self.started.elapsed())
             }
@@ -378,5 +422,35 @@ mod tests {
             .unwrap();
         assert!(f.message.contains(&pids[0].to_string()), "{}", f.message);
         assert!(c.gpu.unavailable.is_some());
+    }
+
+    /// A busy loop named as the engine after the sampling began (as a seat load names the
+    /// engine it spawned) is left out: not another process, not contention.
+    #[test]
+    fn an_engine_named_late_is_left_out() {
+        let mut ex = Exclude::for_seat_load();
+        ex.interval = Duration::from_millis(200);
+        ex.bakeoff_pid = u32::MAX;
+        let s = Sampler::start(ex);
+        let mut hog = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        s.exclude_engine(
+            hog.id(),
+            format!("pid {} was spawned as the engine", hog.id()),
+        );
+        std::thread::sleep(Duration::from_millis(1000));
+        let c = s.finish();
+        let _ = hog.kill();
+        let _ = hog.wait();
+        assert_eq!(c.excluded.engine_pid, Some(hog.id()));
+        assert!(c.excluded.engine.contains("spawned as the engine"));
+        assert!(
+            !c.top_others.iter().any(|o| o.pid == hog.id()),
+            "{:?}",
+            c.top_others
+        );
     }
 }

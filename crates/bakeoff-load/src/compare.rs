@@ -52,10 +52,20 @@ pub struct Difference {
 pub struct LevelComparison {
     pub label: String,
     pub differences: Vec<Difference>,
+    /// Under a paired comparison (`bench run --versus`): how many repeats were paired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<usize>,
+    /// Figures that inform without a verdict: each side's speculative-decoding acceptance
+    /// rate, when only one side speculates.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepComparison {
+    /// `paired` when the two sweeps are the two sides of one `bench run --versus` (each
+    /// repeat of A paired with the same repeat of B, measured beside it), else `independent`.
+    pub design: &'static str,
     /// Why the sweeps cannot be compared, when they cannot: then no level is compared.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_comparable: Vec<String>,
@@ -131,7 +141,7 @@ fn side(report: &LoadReport, label: &str) -> Option<Side> {
     })
 }
 
-fn difference(metric: &'static str, a: Estimate, b: Estimate) -> Difference {
+pub(crate) fn difference(metric: &'static str, a: Estimate, b: Estimate) -> Difference {
     let diff = b.mean - a.mean;
     let interval = match (a.se, a.df, b.se, b.df) {
         (Some(sa), Some(da), Some(sb), Some(db)) if da > 0.0 && db > 0.0 => {
@@ -188,6 +198,14 @@ fn workload_differences(a: &LoadReport, b: &LoadReport) -> Vec<String> {
     out
 }
 
+/// Whether `a` and `b` are the two sides of one alternating run (`bench run --versus`).
+fn paired_run(a: &LoadReport, b: &LoadReport) -> bool {
+    match (&a.versus, &b.versus) {
+        (Some(x), Some(y)) => x.run_id == y.run_id && x.side != y.side,
+        _ => false,
+    }
+}
+
 /// Compare sweep B against sweep A; `allow_contaminated`: give verdicts even when a side was
 /// measured under contaminated conditions.
 pub fn compare(a: &LoadReport, b: &LoadReport, allow_contaminated: bool) -> SweepComparison {
@@ -216,8 +234,23 @@ pub fn compare(a: &LoadReport, b: &LoadReport, allow_contaminated: bool) -> Swee
     }
     let mut levels = Vec::new();
     let mut unmatched = Vec::new();
+    let paired = paired_run(a, b);
     if not_comparable.is_empty() {
         for label in labels {
+            if paired {
+                match crate::paired::level(a, b, &label) {
+                    Some(mut l) => {
+                        if no_verdict_reason.is_some() {
+                            for d in &mut l.differences {
+                                d.verdict = WITHHELD.to_string();
+                            }
+                        }
+                        levels.push(l);
+                    }
+                    None => unmatched.push(label),
+                }
+                continue;
+            }
             let (Some(sa), Some(sb)) = (side(a, &label), side(b, &label)) else {
                 unmatched.push(label);
                 continue;
@@ -236,10 +269,17 @@ pub fn compare(a: &LoadReport, b: &LoadReport, allow_contaminated: bool) -> Swee
                     differences.push(d);
                 }
             }
-            levels.push(LevelComparison { label, differences });
+            let notes = crate::paired::acceptance_notes(a, b, &label);
+            levels.push(LevelComparison {
+                label,
+                differences,
+                pairs: None,
+                notes,
+            });
         }
     }
     SweepComparison {
+        design: if paired { "paired" } else { "independent" },
         not_comparable,
         levels,
         unmatched,

@@ -21,6 +21,7 @@ pub mod capacity;
 pub mod compare;
 pub mod lengths;
 pub mod measure;
+pub mod paired;
 pub mod pin;
 pub mod plan;
 pub mod prometheus;
@@ -29,6 +30,7 @@ pub mod reconcile;
 pub mod repeats;
 pub mod runner;
 pub mod schedule;
+pub mod workload;
 
 mod prng;
 
@@ -37,8 +39,9 @@ pub use lengths::LengthSpec;
 pub use pin::PinPolicy;
 pub use plan::{LoadPlan, Mode, Slo, StepBound};
 pub use prng::SplitMix64;
-pub use runner::{NoProgress, Progress, run};
+pub use runner::{NoProgress, Progress, Side, run, run_versus};
 pub use schedule::Arrival;
+pub use workload::Workload;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {

@@ -101,6 +101,10 @@ pub fn measure(
         server_predicted_ms: timings.and_then(|t| t.predicted_ms),
         server_decode_tps: timings.and_then(|t| t.predicted_per_second),
         server_cache_n: timings.and_then(|t| t.cache_n),
+        server_prompt_n: timings.and_then(|t| t.prompt_n),
+        // Set by the workload that knows them (multi-turn, trace).
+        turn: None,
+        conversation: None,
     };
     Measured {
         itl: if ex.ok() { itl_gaps(ex) } else { Vec::new() },
@@ -151,6 +155,10 @@ pub struct StepAccumulator {
     pub draft_n: u64,
     pub draft_accepted: u64,
     pub slo: Option<Slo>,
+    /// Per-turn figures, only once a request carried a turn number (multi-turn workloads).
+    turns: Option<crate::workload::TurnAccumulator>,
+    /// llama.cpp `timings` cache figures over the step, for the prefix-cache hit rate.
+    cache: crate::workload::CacheTally,
 }
 
 impl StepAccumulator {
@@ -182,6 +190,8 @@ impl StepAccumulator {
             draft_n: 0,
             draft_accepted: 0,
             slo,
+            turns: None,
+            cache: Default::default(),
         })
     }
 
@@ -238,12 +248,27 @@ impl StepAccumulator {
             let kind = m.record.error.clone().unwrap_or_else(|| "unknown".into());
             *self.errors.entry(kind).or_insert(0) += 1;
         }
+        self.cache.add(&m.record);
+        if let (Some(turn), Some(t)) = (m.record.turn, self.turns.as_mut()) {
+            t.add(turn, &m);
+        }
         if let Some(sample) = crate::reconcile::Sample::of(&m) {
             self.recon.push(sample);
         }
         if self.keep {
             self.records.push(m.record);
         }
+    }
+
+    /// Split the step's figures by turn (multi-turn workloads): first turns apart from later.
+    pub fn with_turns(mut self) -> Result<Self, StatsError> {
+        self.turns = Some(crate::workload::TurnAccumulator::new()?);
+        Ok(self)
+    }
+
+    /// The step's llama.cpp `timings` cache figures so far.
+    pub fn cache_tally(&self) -> crate::workload::CacheTally {
+        self.cache
     }
 
     /// Requests added so far.
@@ -331,7 +356,10 @@ impl StepAccumulator {
             metrics: None,
             flags: Vec::new(),
             conditions: None,
+            gpu_telemetry: None,
             requests: self.records,
+            turns: self.turns.map(crate::workload::TurnAccumulator::finish),
+            prefix_cache: None,
         }
     }
 }

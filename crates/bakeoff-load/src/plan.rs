@@ -147,6 +147,9 @@ pub struct LoadPlan {
     /// Open loop with an SLO: instead of the listed rates, search for the highest rate that
     /// meets it (`--find-capacity`), from the first listed rate.
     pub find_capacity: Option<CapacitySearch>,
+    /// What the requests say: synthetic prompts (the default), ShareGPT prompts, multi-turn
+    /// conversations, or a replayed trace (docs/metrics.md, "Workloads").
+    pub workload: crate::workload::Workload,
 }
 
 /// A bounded search for the highest arrival rate meeting the SLO: double from the start rate
@@ -196,6 +199,7 @@ impl LoadPlan {
             extra: serde_json::Map::new(),
             repeat: 1,
             find_capacity: None,
+            workload: crate::workload::Workload::Synthetic,
         }
     }
 
@@ -214,6 +218,28 @@ impl LoadPlan {
             return Err(LoadError::Config(
                 "--repeat must be 1 or more (1 measures each level once)".into(),
             ));
+        }
+        self.workload.validate()?;
+        match &self.workload {
+            crate::workload::Workload::Trace(_) => {
+                if self.find_capacity.is_some() {
+                    return Err(LoadError::Config(
+                        "--trace replays the trace's own arrivals: it cannot be combined with --find-capacity"
+                            .into(),
+                    ));
+                }
+                // The trace is the schedule: no levels to check.
+                return Ok(());
+            }
+            crate::workload::Workload::MultiTurn(_)
+                if !matches!(self.mode, Mode::Closed { .. }) =>
+            {
+                return Err(LoadError::Config(
+                    "--multi-turn runs whole conversations on closed-loop workers: give --concurrency, not --rate"
+                        .into(),
+                ));
+            }
+            _ => {}
         }
         if self.find_capacity.is_some() {
             if !matches!(self.mode, Mode::Open { .. }) {
@@ -253,6 +279,14 @@ impl LoadPlan {
         Ok(())
     }
 
+    /// Steps in one round of the sweep: one per level, or one for a trace.
+    pub fn levels(&self) -> usize {
+        match self.workload {
+            crate::workload::Workload::Trace(_) => 1,
+            _ => self.mode.map_steps(|_| (), |_, _, _| ()).len(),
+        }
+    }
+
     /// The plan as recorded in the report.
     pub fn to_json(&self) -> serde_json::Value {
         let mode = match &self.mode {
@@ -286,6 +320,7 @@ impl LoadPlan {
                 "max_steps": c.max_steps,
                 "precision": c.precision,
             })),
+            "workload": self.workload.to_json(),
         })
     }
 }
@@ -334,6 +369,32 @@ mod tests {
         assert_eq!(parse_levels("1, 2,4").unwrap(), vec![1, 2, 4]);
         assert!(parse_levels("1,0").is_err());
         assert!(parse_rates("2,x").is_err());
+    }
+
+    #[test]
+    fn workloads_are_recorded_and_checked() {
+        use crate::workload::{MultiTurn, Workload};
+        let mut p = LoadPlan::new("m");
+        assert_eq!(p.to_json()["workload"]["kind"], "synthetic");
+        p.workload = Workload::MultiTurn(MultiTurn {
+            turns: 3,
+            system_prompt_tokens: 0,
+            sharegpt: None,
+        });
+        assert!(p.validate().is_ok());
+        assert_eq!(p.to_json()["workload"]["turns"], 3);
+        p.mode = Mode::Open {
+            rates: vec![1.0],
+            arrival: crate::schedule::Arrival::Constant,
+            max_in_flight: None,
+        };
+        assert!(p.validate().is_err(), "multi-turn is closed-loop only");
+        p.workload = Workload::MultiTurn(MultiTurn {
+            turns: 0,
+            system_prompt_tokens: 0,
+            sharegpt: None,
+        });
+        assert!(p.validate().is_err());
     }
 
     #[test]

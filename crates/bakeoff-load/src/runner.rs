@@ -19,12 +19,16 @@ use tokio::task::JoinSet;
 use crate::measure::{StepAccumulator, measure};
 use crate::plan::{LoadPlan, Mode};
 use crate::prng::SplitMix64;
+use crate::workload::Workload;
 use crate::{LoadError, prometheus, prompt, reconcile, schedule};
 
+mod conversations;
 mod step_flags;
+mod versus;
 
 pub use step_flags::flag_step;
 use step_flags::{attach_timings_spec, pinning};
+pub use versus::{Side, run_versus};
 
 /// Below this many mean output tokens a step cannot show what speculative decoding does: its
 /// overhead never amortizes over short completions (seeds/000, "MTP A/B methodology": 10–31
@@ -49,13 +53,13 @@ pub fn build_request(plan: &LoadPlan, run_nonce: u64, step: usize, i: u64) -> (C
     let ptoks = plan.prompt_tokens.sample(i, &mut rng);
     let otoks = plan.output_tokens.sample(i, &mut rng);
     let prefix = (!plan.allow_prefix_cache).then(|| prompt::unique_prefix(run_nonce, step, i));
-    let text = prompt::build(ptoks, prefix.as_deref());
+    let text = match &plan.workload {
+        Workload::ShareGpt(s) => crate::workload::sharegpt_prompt(s, prefix.as_deref(), i),
+        // Multi-turn and trace steps build their own; their warm-up is synthetic.
+        _ => prompt::build(ptoks, prefix.as_deref()),
+    };
     let mut req = ChatRequest::new(&plan.model, vec![Message::user(text)], otoks, true);
-    req.temperature = Some(plan.temperature);
-    plan.pin.apply(&mut req, otoks);
-    for (k, v) in &plan.extra {
-        req.extra.insert(k.clone(), v.clone());
-    }
+    crate::workload::finish_request(plan, &mut req, otoks);
     (req, otoks)
 }
 
@@ -72,6 +76,14 @@ struct StepSpec {
 /// arrival seeds for each (the index feeds all three).
 const REPEAT_STRIDE: usize = 1 << 12;
 
+/// A nonce unique to this run: every request's unique prefix carries it.
+fn run_nonce(plan: &LoadPlan) -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(plan.seed)
+}
+
 /// Run the whole plan.
 pub async fn run(
     client: &Client,
@@ -80,25 +92,10 @@ pub async fn run(
     cancel: watch::Receiver<bool>,
 ) -> Result<LoadReport, LoadError> {
     plan.validate()?;
-    let run_nonce = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(plan.seed);
+    let run_nonce = run_nonce(plan);
     let specs = step_specs(plan);
     let mut report = empty_report(plan);
-    let url = client.url().root_path("");
-    let ctx = StepContext {
-        client,
-        plan,
-        run_nonce,
-        progress,
-        cancel,
-        // Once per run: finding the engine's pid walks every process's open files.
-        exclude: bakeoff_conditions::Exclude::for_endpoint(
-            url.host_str().unwrap_or(""),
-            url.port_or_known_default(),
-        ),
-    };
+    let ctx = StepContext::new(client, plan, run_nonce, progress, cancel);
 
     if plan.warmup_requests > 0 {
         report.warmup_requests = ctx.warm_up(&specs).await?;
@@ -126,6 +123,13 @@ pub async fn run(
         }
     }
 
+    finish_report(plan, &mut report, searched);
+    Ok(report)
+}
+
+/// After the last step: flags gathered from the steps, pinning settled, repeats summarized, and
+/// the capacity finding (`searched`: how a `--find-capacity` search went).
+fn finish_report(plan: &LoadPlan, report: &mut LoadReport, searched: Option<String>) {
     let growth = reconcile::flag_overhead_growth(&mut report.steps);
     report.flags.extend(growth);
     for s in &report.steps {
@@ -141,32 +145,34 @@ pub async fn run(
         report.flags.push(crate::repeats::unstable_flag(l));
     }
     if report.steps.len() > 1 || !report.levels.is_empty() || searched.is_some() {
-        let mut cap = crate::capacity::find(&report);
+        let mut cap = crate::capacity::find(report);
         if let (Some(slo), Some(how)) = (cap.slo.as_mut(), searched) {
             slo.searched = how;
         }
         report.capacity = Some(cap);
     }
-    Ok(report)
 }
 
 /// The plan's steps: one per concurrency (closed loop) or per rate (open loop).
 fn step_specs(plan: &LoadPlan) -> Vec<StepSpec> {
-    let levels = plan
-        .mode
-        .map_steps(
-            |c| (format!("c={c}"), Some(c), None),
-            |r, arrival, max_in_flight| {
-                (
-                    format!("{} {r}/s", arrival.as_str()),
-                    None,
-                    Some((r, arrival, max_in_flight)),
-                )
-            },
-        )
-        .into_iter()
-        .enumerate()
-        .collect::<Vec<_>>();
+    let levels = if let Workload::Trace(_) = plan.workload {
+        vec![(0, ("trace".to_string(), None, None))]
+    } else {
+        plan.mode
+            .map_steps(
+                |c| (format!("c={c}"), Some(c), None),
+                |r, arrival, max_in_flight| {
+                    (
+                        format!("{} {r}/s", arrival.as_str()),
+                        None,
+                        Some((r, arrival, max_in_flight)),
+                    )
+                },
+            )
+            .into_iter()
+            .enumerate()
+            .collect::<Vec<_>>()
+    };
     let repeat = plan.repeat.max(1);
     // Rounds over the whole sweep, so a drift during the run reaches every level's repeats
     // (and shows as disagreement) instead of hiding inside one level.
@@ -192,9 +198,10 @@ fn step_specs(plan: &LoadPlan) -> Vec<StepSpec> {
 /// The report before any request: the plan, and pinning as sent (settled at the end).
 fn empty_report(plan: &LoadPlan) -> LoadReport {
     LoadReport {
-        mode: match plan.mode {
-            Mode::Closed { .. } => "closed".into(),
-            Mode::Open { .. } => "open".into(),
+        mode: match (&plan.workload, &plan.mode) {
+            (Workload::Trace(_), _) => "trace".into(),
+            (_, Mode::Closed { .. }) => "closed".into(),
+            (_, Mode::Open { .. }) => "open".into(),
         },
         plan: plan.to_json(),
         ceiling: plan.ceiling.clone(),
@@ -212,6 +219,7 @@ fn empty_report(plan: &LoadPlan) -> LoadReport {
         interrupted: None,
         capacity: None,
         levels: Vec::new(),
+        versus: None,
     }
 }
 
@@ -226,7 +234,29 @@ struct StepContext<'a> {
     exclude: bakeoff_conditions::Exclude,
 }
 
-impl StepContext<'_> {
+impl<'a> StepContext<'a> {
+    fn new(
+        client: &'a Client,
+        plan: &'a LoadPlan,
+        run_nonce: u64,
+        progress: Arc<dyn Progress>,
+        cancel: watch::Receiver<bool>,
+    ) -> Self {
+        let url = client.url().root_path("");
+        Self {
+            client,
+            plan,
+            run_nonce,
+            progress,
+            cancel,
+            // Once per run: finding the engine's pid walks every process's open files.
+            exclude: bakeoff_conditions::Exclude::for_endpoint(
+                url.host_str().unwrap_or(""),
+                url.port_or_known_default(),
+            ),
+        }
+    }
+
     /// The warm-up: `warmup_requests` closed-loop requests at the first step's concurrency
     /// (1 in open loop), measured nowhere. Returns how many were sent.
     async fn warm_up(&self, specs: &[StepSpec]) -> Result<u64, LoadError> {
@@ -313,9 +343,23 @@ impl StepContext<'_> {
         self.progress
             .step_started(&spec.label, plan.bound.requests, plan.bound.duration);
         let sampler = bakeoff_conditions::Sampler::start(self.exclude.clone());
+        // GPU power and energy over the step (docs/metrics.md, "GPU telemetry and tokens per joule").
+        let telemetry = bakeoff_conditions::telemetry::TelemetrySampler::start(&self.exclude);
         let start = Instant::now();
-        let acc = match spec.rate {
-            None => {
+        let acc = match (spec.rate, &plan.workload) {
+            (_, Workload::Trace(t)) => {
+                conversations::trace_step(
+                    client,
+                    plan,
+                    t,
+                    spec.index,
+                    self.run_nonce,
+                    self.progress.clone(),
+                    self.cancel.clone(),
+                )
+                .await?
+            }
+            (None, _) => {
                 closed_step(
                     client,
                     plan,
@@ -327,7 +371,7 @@ impl StepContext<'_> {
                 )
                 .await?
             }
-            Some(_) => {
+            (Some(_), _) => {
                 open_step(
                     client,
                     plan,
@@ -340,6 +384,8 @@ impl StepContext<'_> {
             }
         };
         let wall = start.elapsed();
+        // First: the conditions' last nvidia-smi call must not count in the step's energy.
+        let gpu_telemetry = telemetry.finish();
         let conditions = sampler.finish();
         let after = if *metrics_ok {
             scrape(client).await
@@ -347,6 +393,7 @@ impl StepContext<'_> {
             None
         };
         let timings_spec = acc.timings_spec_decode();
+        let cache_tally = acc.cache_tally();
         let mut step = acc.finish(spec.label.clone(), wall);
         step.concurrency = spec.concurrency;
         step.repeat = spec.repeat;
@@ -365,9 +412,19 @@ impl StepContext<'_> {
             }
         }
         attach_timings_spec(&mut step, timings_spec);
+        if !plan.workload.is_synthetic() {
+            step.prefix_cache = Some(crate::workload::prefix_cache::reading(
+                cache_tally,
+                step.metrics.as_ref(),
+            ));
+        }
         flag_step(plan, &mut step);
         step.flags.extend(conditions.findings.iter().cloned());
         step.conditions = Some(conditions);
+        step.gpu_telemetry = Some(bakeoff_conditions::telemetry::with_tokens(
+            gpu_telemetry,
+            step.output_tokens,
+        ));
         Ok(step)
     }
 }
@@ -394,6 +451,20 @@ async fn closed_step(
     progress: Arc<dyn Progress>,
     cancel: watch::Receiver<bool>,
 ) -> Result<StepAccumulator, LoadError> {
+    if let Workload::MultiTurn(mt) = &plan.workload {
+        return conversations::conversation_step(
+            client,
+            plan,
+            mt,
+            bound,
+            spec.concurrency.unwrap_or(1),
+            spec.index,
+            run_nonce,
+            progress,
+            cancel,
+        )
+        .await;
+    }
     let acc = Arc::new(Mutex::new(StepAccumulator::new(
         plan.slo,
         plan.keep_requests,
@@ -497,6 +568,38 @@ async fn open_step(
         plan.bound.duration,
         plan.seed ^ (spec.index as u64),
     );
+    let shared = Arc::new(plan.clone());
+    let step_index = spec.index;
+    let build = move |i| {
+        let (req, max_tokens) = build_request(&shared, run_nonce, step_index, i);
+        Planned {
+            req,
+            max_tokens,
+            conversation: None,
+        }
+    };
+    dispatch_open(client, plan, offsets, cap, build, progress, cancel).await
+}
+
+/// One open-loop request, built by the dispatcher before its intended time.
+pub(crate) struct Planned {
+    pub req: ChatRequest,
+    pub max_tokens: u32,
+    /// Recorded with the request (trace sessions).
+    pub conversation: Option<u64>,
+}
+
+/// The open-loop dispatcher: request `i` (built by `build(i)`) is intended at `offsets[i]`
+/// from the step's start. Arrival schedules and trace replay share it.
+pub(crate) async fn dispatch_open(
+    client: &Client,
+    plan: &LoadPlan,
+    offsets: Vec<Duration>,
+    cap: Option<usize>,
+    build: impl Fn(u64) -> Planned + Send + 'static,
+    progress: Arc<dyn Progress>,
+    cancel: watch::Receiver<bool>,
+) -> Result<StepAccumulator, LoadError> {
     let acc = Arc::new(Mutex::new(StepAccumulator::new(
         plan.slo,
         plan.keep_requests,
@@ -504,12 +607,10 @@ async fn open_step(
     // A capped step waits for a permit inside the request's task, after its intended time, so
     // the wait shows as lateness (the semaphore is fair: order is kept).
     let sem = cap.map(|c| Arc::new(Semaphore::new(c.max(1))));
-    let plan = Arc::new(plan.clone());
     let runtime = tokio::runtime::Handle::current();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     let dispatcher = {
         let (client, acc, cancel) = (client.clone(), acc.clone(), cancel.clone());
-        let step_index = spec.index;
         std::thread::Builder::new()
             .name("bakeoff-dispatch".into())
             .spawn(move || {
@@ -517,7 +618,11 @@ async fn open_step(
                 let mut handles = Vec::with_capacity(offsets.len());
                 for (i, off) in offsets.into_iter().enumerate() {
                     let i = i as u64;
-                    let (req, max_tokens) = build_request(&plan, run_nonce, step_index, i);
+                    let Planned {
+                        req,
+                        max_tokens,
+                        conversation,
+                    } = build(i);
                     if !sleep_until_precise(start + off, &cancel) {
                         break;
                     }
@@ -535,7 +640,8 @@ async fn open_step(
                             _ = cancel.changed() => return,
                         };
                         drop(permit);
-                        let m = measure(i, off, sent, max_tokens, &ex);
+                        let mut m = measure(i, off, sent, max_tokens, &ex);
+                        m.record.conversation = conversation;
                         progress.request_finished(m.ok);
                         if let Ok(mut a) = acc.lock() {
                             a.add(m);

@@ -30,11 +30,17 @@ pub fn sweep_at(report: &LoadReport, width: u16) -> String {
     let mut t = Grid::new();
     // Open-loop steps also show TTFT from the intended send (coordinated-omission corrected).
     let open = report.steps.iter().any(|s| s.requested_rate.is_some());
+    // docs/metrics.md "GPU telemetry and tokens per joule": only where some step has figures.
+    let power = report.steps.iter().any(|s| telemetry(s).is_some());
     t.column("step", Kind::Name(40))
         .column("ok/sent", Kind::Number)
         .column("req/s", Kind::Number)
-        .column("out tok/s", Kind::Number)
-        .column("TTFT p50 (ms)", Kind::Number)
+        .column("out tok/s", Kind::Number);
+    if power {
+        t.secondary("power W", Kind::Number)
+            .secondary("tok/J", Kind::Number);
+    }
+    t.column("TTFT p50 (ms)", Kind::Number)
         .column("TTFT p99 (ms)", Kind::Number);
     if open {
         t.secondary("TTFT p99 corr. (ms)", Kind::Number);
@@ -63,9 +69,13 @@ pub fn sweep_at(report: &LoadReport, width: u16) -> String {
             format!("{}/{}", s.ok, s.sent),
             rate_cell(s),
             num(s.output_tokens_per_second, 1),
-            num(s.latency.ttft.p50_ms, 1),
-            num(s.latency.ttft.p99_ms, 1),
         ];
+        if power {
+            let t = telemetry(s);
+            row.push(num(t.and_then(|t| t.power_w_mean), 0));
+            row.push(num(t.and_then(|t| t.output_tokens_per_joule), 3));
+        }
+        row.extend([num(s.latency.ttft.p50_ms, 1), num(s.latency.ttft.p99_ms, 1)]);
         if open {
             row.push(num(s.latency.ttft_corrected.p99_ms, 1));
         }
@@ -84,6 +94,7 @@ pub fn sweep_at(report: &LoadReport, width: u16) -> String {
     let mut out = capacity_lines(report);
     out.push_str(&render(&t, width));
     out.push_str("\n(\"decode c/s\" = client decode rate / server predicted_per_second; definitions in docs/metrics.md)\n");
+    out.push_str(&telemetry_line(report));
     out.push_str(&level_lines(report));
     match &report.ceiling {
         Some(c) => out.push_str(&format!(
@@ -141,6 +152,38 @@ pub fn sweep_at(report: &LoadReport, width: u16) -> String {
         out.push_str(&format!("INCOMPLETE: {}\n", for_terminal(i, 200)));
     }
     out
+}
+
+/// A step's GPU telemetry when it has figures (not when it says "unavailable").
+fn telemetry(s: &LoadStep) -> Option<&bakeoff_artifact::GpuTelemetry> {
+    s.gpu_telemetry
+        .as_ref()
+        .filter(|t| t.unavailable.is_none() && t.power_w_mean.is_some())
+}
+
+/// What the power and tok/J columns are, or why there are none (nothing for old artifacts).
+fn telemetry_line(report: &LoadReport) -> String {
+    if let Some(t) = report.steps.iter().find_map(telemetry) {
+        let energy = match t.energy_method {
+            Some(bakeoff_artifact::EnergyMethod::NvmlEnergyCounter) => "NVML energy counter",
+            Some(bakeoff_artifact::EnergyMethod::IntegratedPower) => "power integrated (estimate)",
+            None => "no energy figure",
+        };
+        return format!(
+            "(\"power W\" = mean GPU power, \"tok/J\" = output tokens per joule, idle power included; {}, {}; GPUs: {})\n",
+            for_terminal(&t.source, 20),
+            energy,
+            for_terminal(&t.scope_detail, 200)
+        );
+    }
+    match report
+        .steps
+        .iter()
+        .find_map(|s| s.gpu_telemetry.as_ref()?.unavailable.as_ref())
+    {
+        Some(why) => format!("GPU telemetry: {}\n", for_terminal(why, 400)),
+        None => String::new(),
+    }
 }
 
 /// The capacity finding (and the SLO's), one line each, when the sweep has one.
@@ -204,5 +247,78 @@ mod tests {
         let s = sweep(&r);
         assert!(s.contains("not measured"));
         assert!(s.contains("no finished request"));
+    }
+
+    fn lat() -> serde_json::Value {
+        serde_json::json!({"count": 4, "clamped_high": 0, "mean_ms": 10.0, "min_ms": 10.0,
+            "p50_ms": 10.0, "p90_ms": 10.0, "p95_ms": 10.0, "p99_ms": 10.0, "max_ms": 10.0})
+    }
+
+    fn report(telemetry: &[serde_json::Value]) -> LoadReport {
+        let steps: Vec<serde_json::Value> = telemetry
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mut s = serde_json::json!({
+                    "label": format!("c={}", i + 1), "concurrency": i + 1, "sent": 4, "ok": 4,
+                    "errors": {}, "wall_s": 2.0, "output_tokens": 1000,
+                    "output_tokens_per_second": 500.0, "token_source": "usage",
+                    "latency": {"ttft": lat(), "ttfot": lat(), "tpot": lat(), "itl": lat(),
+                        "e2e": lat(), "send_lateness": lat(), "ttft_corrected": lat(),
+                        "e2e_corrected": lat()},
+                    "histograms": {"ttft": [], "itl": [], "e2e": []}
+                });
+                if !t.is_null() {
+                    s["gpu_telemetry"] = t.clone();
+                }
+                s
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "mode": "closed", "plan": {}, "warmup_requests": 0, "steps": steps,
+            "pinning": {"ignore_eos_sent": false, "min_tokens_sent": false, "finished": 8,
+                        "exact_length": 8, "detail": "pinned"}
+        }))
+        .unwrap()
+    }
+
+    /// docs/metrics.md "GPU telemetry and tokens per joule": the power and tok/J columns appear
+    /// only when a step has figures; a step without them shows dashes, and a host without NVML
+    /// keeps the old table with one line saying why.
+    #[test]
+    fn power_and_tokens_per_joule_columns_only_with_telemetry() {
+        let measured = serde_json::json!({"source": "nvml", "interval_ms": 250, "samples": 9,
+            "scope": "engine-gpus", "scope_detail": "engine pid 7 holds memory on GPU 0",
+            "power_w_mean": 612.4, "power_w_max": 700.0, "energy_j": 1224.8,
+            "energy_method": "nvml-energy-counter", "output_tokens_per_joule": 0.75});
+        let text = sweep_at(&report(&[measured, serde_json::Value::Null]), 200);
+        assert!(text.contains("power W") && text.contains("tok/J"), "{text}");
+        assert!(text.contains("612") && text.contains("0.750"), "{text}");
+        assert!(
+            text.contains("NVML energy counter") && text.contains("idle power included"),
+            "{text}"
+        );
+
+        let none = serde_json::json!({"source": "nvml, nvidia-smi", "interval_ms": 0, "samples": 0,
+            "unavailable": "unavailable (no NVML): NVML did not initialize"});
+        for r in [
+            report(&[none, serde_json::Value::Null]),
+            report(&[serde_json::Value::Null]),
+        ] {
+            let text = sweep_at(&r, 200);
+            assert!(
+                !text.contains("tok/J") && !text.contains("power W"),
+                "{text}"
+            );
+        }
+        let text = sweep_at(
+            &report(&[serde_json::json!({"source": "nvml, nvidia-smi",
+            "interval_ms": 0, "samples": 0, "unavailable": "unavailable (no NVML): x"})]),
+            200,
+        );
+        assert!(
+            text.contains("GPU telemetry: unavailable (no NVML)"),
+            "{text}"
+        );
     }
 }

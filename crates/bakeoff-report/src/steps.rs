@@ -32,6 +32,10 @@ pub struct Step {
     pub itl_p99_ms: Option<f64>,
     pub e2e_p50_ms: Option<f64>,
     pub e2e_p99_ms: Option<f64>,
+    /// Mean power of the GPUs under test, W, and output tokens per joule (bench steps with GPU
+    /// telemetry only; docs/metrics.md "GPU telemetry and tokens per joule").
+    pub power_w_mean: Option<f64>,
+    pub tokens_per_joule: Option<f64>,
 }
 
 const STEP_ARRAYS: &[&str] = &["steps", "step_results", "levels", "ladder", "sweep"];
@@ -205,6 +209,11 @@ pub fn steps_of_load(report: &bakeoff_artifact::LoadReport) -> Vec<Step> {
             itl_p99_ms: st.latency.itl.p99_ms,
             e2e_p50_ms: st.latency.e2e.p50_ms,
             e2e_p99_ms: st.latency.e2e.p99_ms,
+            power_w_mean: st.gpu_telemetry.as_ref().and_then(|t| t.power_w_mean),
+            tokens_per_joule: st
+                .gpu_telemetry
+                .as_ref()
+                .and_then(|t| t.output_tokens_per_joule),
         })
         .collect()
 }
@@ -232,6 +241,8 @@ fn steps_in(details: &Value, items: &[ItemRecord]) -> Vec<Step> {
             itl_p99_ms: latency_of(o, "itl", "p99"),
             e2e_p50_ms: latency_of(o, "e2e", "p50"),
             e2e_p99_ms: latency_of(o, "e2e", "p99"),
+            power_w_mean: None,
+            tokens_per_joule: None,
         };
         if s.ttft_p50_ms.is_none()
             && let Some(c) = concurrency

@@ -416,6 +416,12 @@ impl DockerBackend {
         }
     }
 
+    /// The host pid of the container's init process, when it runs (for the load's conditions,
+    /// which leave the engine out).
+    pub async fn host_pid(&self) -> Option<u32> {
+        self.seen().await.ok().flatten().and_then(|c| c.pid)
+    }
+
     /// What a stop needs to know of the container now; `None`: there is no such container.
     async fn seen(&self) -> Result<Option<crate::release::ContainerSeen>, BackendError> {
         match self

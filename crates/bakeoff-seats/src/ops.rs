@@ -21,6 +21,7 @@ use crate::watchdog::{self, WatchOptions, WatchReport};
 
 mod failure;
 pub mod host_status;
+pub mod load_conditions;
 pub mod page_cache;
 mod start_record;
 
@@ -90,6 +91,12 @@ pub struct UpOutcome {
     /// confirmed it ready (or found it failing).
     pub already_up: bool,
     pub elapsed_ms: u64,
+    /// Whether the weights were in the page cache before the start (as in the start record;
+    /// `None`: nothing was started, or the state was not taken).
+    pub page_cache: Option<bakeoff_artifact::SeatPageCache>,
+    /// The host's conditions over the load (as in the start record; `None`: nothing was
+    /// started here, or the seat is on another host).
+    pub conditions: Option<bakeoff_artifact::Conditions>,
 }
 
 impl UpOutcome {
@@ -384,6 +391,8 @@ impl Seats {
                 created_only: true,
                 already_up: false,
                 elapsed_ms: t0.elapsed().as_millis() as u64,
+                page_cache: None,
+                conditions: None,
             });
         }
         self.start_and_watch(&seat, &mut backend, t0, Checks::Run)
@@ -411,7 +420,7 @@ impl Seats {
                     .findings
                     .extend(hooks::after_ready(&self.fleet, seat, &url).await);
             }
-            let mut o = self.finish(seat, report, t0, None).await?;
+            let mut o = self.finish(seat, report, t0, None, None).await?;
             o.already_up = true;
             return Ok(o);
         }
@@ -428,15 +437,24 @@ impl Seats {
         let before = tokio::task::spawn_blocking(move || page_cache::Before::take(&s, warm))
             .await
             .ok();
+        // The host's conditions over the load, from before the start command (so a drop of the
+        // page cache during the load is seen against the cache as it was), the engine left out
+        // once it is spawned.
+        let sampler = load_conditions::start(seat).await;
         if let Err(e) = backend.start().await {
             // A start the engine API refused (Docker: port already allocated, no such image)
             // is still a classified failure with an artifact.
             let mut report = start_failure_report(&e);
             report.findings.splice(0..0, pre);
             let pc = before.map(page_cache::Before::after);
-            return self.finish(seat, report, t0, pc).await;
+            let conditions = load_conditions::finish(sampler).await;
+            return self.finish(seat, report, t0, pc, conditions).await;
+        }
+        if let Some(s) = &sampler {
+            load_conditions::exclude_engine(s, backend).await;
         }
         let mut report = self.watch_backend(seat, backend).await;
+        let conditions = load_conditions::finish(sampler).await;
         let pc = before.map(page_cache::Before::after);
         report.findings.splice(0..0, pre);
         if report.ready() {
@@ -445,7 +463,7 @@ impl Seats {
                 .findings
                 .extend(hooks::after_ready(&self.fleet, seat, &url).await);
         }
-        self.finish(seat, report, t0, pc).await
+        self.finish(seat, report, t0, pc, conditions).await
     }
 
     async fn watch_backend(&self, seat: &Seat, backend: &mut Backend) -> WatchReport {
@@ -472,7 +490,7 @@ impl Seats {
         let t0 = Instant::now();
         let mut backend = self.backend(&seat).await?;
         let report = self.watch_backend(&seat, &mut backend).await;
-        self.finish(&seat, report, t0, None).await
+        self.finish(&seat, report, t0, None, None).await
     }
 
     async fn finish(
@@ -481,6 +499,7 @@ impl Seats {
         report: WatchReport,
         t0: Instant,
         page_cache: Option<bakeoff_artifact::SeatPageCache>,
+        conditions: Option<bakeoff_artifact::Conditions>,
     ) -> Result<UpOutcome, OpsError> {
         let failure_path = if report.ready() {
             None
@@ -490,8 +509,13 @@ impl Seats {
         // Every watched start leaves its record, after the failure artifact (which is never
         // lost to it); a record that cannot be written is said, and fails nothing.
         let mut report = report;
-        if let Err(e) = self.write_start_record(seat, &report, failure_path.as_deref(), page_cache)
-        {
+        if let Err(e) = self.write_start_record(
+            seat,
+            &report,
+            failure_path.as_deref(),
+            page_cache.clone(),
+            conditions.clone(),
+        ) {
             report.notes.push(e);
         }
         Ok(UpOutcome {
@@ -501,6 +525,8 @@ impl Seats {
             created_only: false,
             already_up: false,
             elapsed_ms: t0.elapsed().as_millis() as u64,
+            page_cache,
+            conditions,
         })
     }
 
@@ -625,6 +651,8 @@ impl Seats {
             created_only: false,
             already_up: false,
             elapsed_ms: 0,
+            page_cache: None,
+            conditions: None,
         }
     }
 

@@ -57,7 +57,63 @@ pub fn up_lines(o: &UpOutcome) -> Vec<String> {
         lines.push(format!("    note: {n}"));
     }
     lines.extend(finding_lines(&r.findings));
+    if let Some(pc) = &o.page_cache {
+        lines.push(format!("    {}", page_cache_line(pc)));
+    }
+    // Last, as `bench run` and `eval run` end: the load's conditions, clean or what
+    // contaminated it (process names come from /proc: escaped).
+    if let Some(c) = &o.conditions {
+        lines.push(format!(
+            "    {}",
+            for_terminal(&bakeoff_artifact::summary_line([("seat load", c)]), 2000)
+        ));
+    }
     lines
+}
+
+/// `page cache before the start: cold (2 % of 256 MiB resident, fincore)`: whether the weights
+/// were in the page cache before the start (issue 19), from the start record's `page_cache`.
+pub fn page_cache_line(pc: &bakeoff_artifact::SeatPageCache) -> String {
+    use bakeoff_artifact::{PageCacheMethod, PageCacheState};
+    const MIB: f64 = 1024.0 * 1024.0;
+    let state = match pc.state {
+        PageCacheState::Warm => "warm",
+        PageCacheState::Partial => "partial",
+        PageCacheState::Cold => "cold",
+        PageCacheState::Unknown => "unknown",
+    };
+    let mut how = Vec::new();
+    if let Some(w) = &pc.warmed {
+        how.push(format!(
+            "--warm-cache read {:.0} MiB in {:.1} s first",
+            w.bytes as f64 / MIB,
+            w.seconds
+        ));
+    }
+    match (pc.method, pc.resident_before_bytes, pc.weight_bytes) {
+        (PageCacheMethod::Fincore, Some(res), Some(total)) if total > 0 => how.push(format!(
+            "{:.0} % of {:.0} MiB resident, fincore",
+            100.0 * res as f64 / total as f64,
+            total as f64 / MIB
+        )),
+        (PageCacheMethod::CacheGrowth, _, total) => how.push(format!(
+            "the page cache grew {:.0} MiB over the load{}",
+            pc.cache_growth_bytes.unwrap_or(0) as f64 / MIB,
+            total.map_or(String::new(), |t| format!(
+                " for {:.0} MiB of weights",
+                t as f64 / MIB
+            ))
+        )),
+        _ => {}
+    }
+    if let Some(why) = &pc.why {
+        how.push(for_terminal(why, 300));
+    }
+    if how.is_empty() {
+        format!("page cache before the start: {state}")
+    } else {
+        format!("page cache before the start: {state} ({})", how.join("; "))
+    }
 }
 
 /// The findings of a seat operation, one line each (`  finding CODE: message (fix: …)`; the
@@ -108,6 +164,15 @@ pub fn up_json(o: &UpOutcome) -> Value {
         && let Some(obj) = v.as_object_mut()
     {
         obj.insert("findings".into(), json!(f));
+    }
+    // The weights' page-cache state and the load's conditions, when a start was watched.
+    if let Some(obj) = v.as_object_mut() {
+        if let Some(pc) = &o.page_cache {
+            obj.insert("page_cache".into(), json!(pc));
+        }
+        if let Some(c) = &o.conditions {
+            obj.insert("conditions".into(), json!(c));
+        }
     }
     v
 }
@@ -362,6 +427,8 @@ mod tests {
             created_only: false,
             already_up: false,
             elapsed_ms: 7400,
+            page_cache: None,
+            conditions: None,
         }
     }
 
@@ -381,6 +448,8 @@ mod tests {
             created_only: false,
             already_up: false,
             elapsed_ms: 7400,
+            page_cache: None,
+            conditions: None,
         }
     }
 
@@ -429,6 +498,76 @@ mod tests {
         insta::assert_snapshot!(up_lines(&o).join("\n"));
     }
 
+    /// A started seat's lines say whether its weights were cached before the start, and end
+    /// with the load's conditions line.
+    #[test]
+    fn a_started_seat_says_cold_or_warm_and_ends_with_its_conditions() {
+        use bakeoff_artifact::{
+            Conditions, Excluded, GpuConditions, PageCacheMethod, PageCacheState, SeatPageCache,
+            SeatWarmRead,
+        };
+        let mib = 1024 * 1024;
+        let mut pc = SeatPageCache {
+            state: PageCacheState::Cold,
+            method: PageCacheMethod::Fincore,
+            why: None,
+            files: vec!["/models/m.gguf".into()],
+            weight_bytes: Some(200 * mib),
+            resident_before_bytes: Some(4 * mib),
+            cached_before_bytes: None,
+            cached_after_bytes: None,
+            cache_growth_bytes: None,
+            warmed: None,
+        };
+        assert_eq!(
+            page_cache_line(&pc),
+            "page cache before the start: cold (2 % of 200 MiB resident, fincore)"
+        );
+        let mut o = ready("bench-a");
+        o.page_cache = Some(pc.clone());
+        o.conditions = Some(Conditions {
+            source: "/proc".into(),
+            samples: 3,
+            wall_s: 7.4,
+            host_cores: 2,
+            excluded: Excluded {
+                bakeoff_pid: 1,
+                engine_pid: Some(2),
+                engine: "pid 2: the seat's process, spawned".into(),
+            },
+            load_avg: None,
+            other_cpu_cores: Some(0.1),
+            top_others: vec![],
+            memory: None,
+            gpu: GpuConditions::unavailable("nvidia-smi", "not on PATH"),
+            unavailable: vec![],
+            findings: vec![],
+        });
+        let lines = up_lines(&o);
+        assert!(
+            lines.contains(
+                &"    page cache before the start: cold (2 % of 200 MiB resident, fincore)"
+                    .to_string()
+            ),
+            "{lines:?}"
+        );
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some("    conditions: clean (1 step(s) sampled; others used at most 0.10 cores)")
+        );
+        pc.state = PageCacheState::Warm;
+        pc.resident_before_bytes = Some(200 * mib);
+        pc.warmed = Some(SeatWarmRead {
+            bytes: 200 * mib,
+            seconds: 0.5,
+            errors: vec![],
+        });
+        assert_eq!(
+            page_cache_line(&pc),
+            "page cache before the start: warm (--warm-cache read 200 MiB in 0.5 s first; 100 % of 200 MiB resident, fincore)"
+        );
+    }
+
     #[test]
     fn a_ready_start() {
         let o = ready("bench-a");
@@ -445,6 +584,8 @@ mod tests {
             created_only: true,
             already_up: false,
             elapsed_ms: 120,
+            page_cache: None,
+            conditions: None,
         };
         insta::assert_snapshot!(up_lines(&o).join("\n"));
         insta::assert_snapshot!(pretty(&up_json(&o)));

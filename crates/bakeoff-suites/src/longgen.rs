@@ -22,6 +22,8 @@ pub struct LonggenOptions {
     pub probes: u64,
     pub output_tokens: u32,
     pub prompt_tokens: u32,
+    /// Rounds of probes (`--longgen-repeats`); above 1 each figure gets a 95 % interval.
+    pub repeats: u32,
 }
 
 impl Default for LonggenOptions {
@@ -30,6 +32,7 @@ impl Default for LonggenOptions {
             probes: 3,
             output_tokens: 1024,
             prompt_tokens: 64,
+            repeats: 1,
         }
     }
 }
@@ -48,6 +51,7 @@ pub fn plan(ctx: &SuiteContext<'_>, o: &LonggenOptions) -> LoadPlan {
     p.output_tokens = LengthSpec::Fixed(o.output_tokens);
     p.temperature = 0.0;
     p.pin = PinPolicy::for_engine(ctx.facts.engine);
+    p.repeat = o.repeats.max(1);
     crate::throughput::load_controls(ctx, &mut p);
     p
 }

@@ -45,6 +45,7 @@ fn options() -> RunOptions {
         watch,
         suite_options: Default::default(),
         nvidia_smi: "/nonexistent/nvidia-smi".into(),
+        allow_contaminated: false,
     }
 }
 

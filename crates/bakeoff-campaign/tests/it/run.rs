@@ -15,6 +15,7 @@ fn options() -> RunOptions {
         watch: Default::default(),
         suite_options: Default::default(),
         nvidia_smi: "/nonexistent/nvidia-smi".into(),
+        allow_contaminated: false,
     }
 }
 

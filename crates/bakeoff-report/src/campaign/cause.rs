@@ -17,6 +17,9 @@ pub enum CauseClass {
     Resources,
     /// Nothing above fits the evidence.
     Unknown,
+    /// Not drawn: the evidence includes a variant measured under contaminated conditions
+    /// (issue 19) and `--allow contaminated` was not given.
+    Withheld,
 }
 
 impl CauseClass {
@@ -26,6 +29,7 @@ impl CauseClass {
             CauseClass::ConfigSpecific => "config-specific",
             CauseClass::Resources => "resources",
             CauseClass::Unknown => "unknown",
+            CauseClass::Withheld => "withheld",
         }
     }
 }
@@ -281,6 +285,7 @@ mod tests {
             started_at: None,
             finished_at: None,
             notes: Vec::new(),
+            conditions: None,
         };
         r.set_outcome(outcome);
         r

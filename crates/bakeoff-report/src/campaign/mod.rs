@@ -7,6 +7,7 @@
 //! [`for_markdown`](crate::escape::for_markdown)).
 
 mod cause;
+mod conditions;
 mod negative;
 
 use std::fmt::Write as _;
@@ -15,6 +16,7 @@ use bakeoff_artifact::StoreError;
 use bakeoff_artifact::campaign::{CampaignRecord, CandidatePlan, OutcomeKind, VariantRow};
 
 pub use cause::{BelievedCause, CauseClass, believed_cause};
+pub use conditions::conditions_line;
 pub use negative::negative_results;
 
 use crate::escape::{for_html as h, for_terminal};
@@ -26,6 +28,8 @@ pub(crate) struct Group<'a> {
     /// `None` for rows naming a candidate the record does not plan (a hand-edited file).
     pub plan: Option<&'a CandidatePlan>,
     pub rows: Vec<&'a VariantRow>,
+    /// `--allow contaminated`: verdicts resting on contaminated variants are given.
+    pub allow_contaminated: bool,
 }
 
 impl Group<'_> {
@@ -65,6 +69,7 @@ pub(crate) fn groups(rec: &CampaignRecord) -> Vec<Group<'_>> {
             name: &p.name,
             plan: Some(p),
             rows: Vec::new(),
+            allow_contaminated: rec.allow_contaminated,
         })
         .collect();
     for row in &rec.variants {
@@ -74,6 +79,7 @@ pub(crate) fn groups(rec: &CampaignRecord) -> Vec<Group<'_>> {
                 name: &row.candidate,
                 plan: None,
                 rows: vec![row],
+                allow_contaminated: rec.allow_contaminated,
             }),
         }
     }
@@ -334,10 +340,17 @@ pub fn ladder_table_at(rec: &CampaignRecord, width: Option<u16>) -> String {
         {
             let _ = writeln!(
                 out,
-                "contaminated: {} ({}): its figures are not comparable with a clean variant's",
+                "contaminated: {} ({}): its figures are not comparable with a clean variant's; {}",
                 for_terminal(&variant.variant, 200),
-                for_terminal(&what, 300)
+                for_terminal(&what, 300),
+                verdict_note(variant, g.allow_contaminated)
             );
+        }
+        if g.rows.iter().any(|r| cause::is_failure(r.outcome.kind)) {
+            let cause = cause_of(&g);
+            if cause.class == CauseClass::Withheld {
+                let _ = writeln!(out, "believed cause {}", for_terminal(&cause.text, 600));
+            }
         }
     }
     for n in &rec.notes {
@@ -346,9 +359,51 @@ pub fn ladder_table_at(rec: &CampaignRecord, width: Option<u16>) -> String {
     out
 }
 
-/// What contaminated a variant's measurement: its suites' condition flags
-/// (`suite: code, …`), or `None` when clean.
-fn contaminated(r: &VariantRow) -> Option<String> {
+/// What a contaminated variant's suggested verdict became, for the ladder's `contaminated:`
+/// line: withheld, or given under `--allow contaminated`.
+fn verdict_note(r: &VariantRow, allow: bool) -> String {
+    match (allow, r.outcome.suggested_verdict()) {
+        (false, Some(_)) => {
+            "its suggested verdict is WITHHELD (rerun it on a quiet host, or pass --allow contaminated)"
+                .into()
+        }
+        (true, Some(k)) => format!("suggested verdict {k}, given under --allow contaminated"),
+        (_, None) => "its outcome suggests no verdict".into(),
+    }
+}
+
+/// The believed cause of a candidate's failures, withheld (unless `--allow contaminated`)
+/// when it rests on a contaminated variant: one that completed or failed under contaminated
+/// conditions is evidence the ladder cannot weigh.
+pub(crate) fn cause_of(g: &Group<'_>) -> BelievedCause {
+    if !g.allow_contaminated {
+        let tainted: Vec<String> = g
+            .rows
+            .iter()
+            .filter(|r| {
+                r.outcome.kind == OutcomeKind::Completed || cause::is_failure(r.outcome.kind)
+            })
+            .filter_map(|r| contaminated(r).map(|w| format!("`{}` ({w})", r.variant)))
+            .collect();
+        if !tainted.is_empty() {
+            return BelievedCause {
+                class: CauseClass::Withheld,
+                text: format!(
+                    "withheld: it rests on contaminated variant(s) {}; rerun them on a quiet host, or pass `--allow contaminated`",
+                    tainted.join(", ")
+                ),
+            };
+        }
+    }
+    believed_cause(&g.rows)
+}
+
+/// What contaminated a variant's measurement (`code during seat load, code during suite, …`):
+/// its recorded conditions, else its suites' condition flags; `None` when clean.
+pub(crate) fn contaminated(r: &VariantRow) -> Option<String> {
+    if let Some(c) = &r.conditions {
+        return c.contamination();
+    }
     let found: Vec<String> = r
         .suites
         .iter()
@@ -403,9 +458,17 @@ pub fn html_section(rec: &CampaignRecord) -> String {
         }
         out.push_str("<th>outcome</th><th>figure</th><th>start → ready</th><th>production down</th></tr></thead><tbody>");
         for r in &g.rows {
+            // A contaminated variant is marked where it is named, as contaminated steps and
+            // suites are, with what contaminated it on hover.
+            let mark = contaminated(r).map_or(String::new(), |w| {
+                format!(
+                    " <span class=\"flag contaminated\" title=\"{}\"><strong>CONTAMINATED</strong></span>",
+                    h(&w)
+                )
+            });
             let _ = write!(
                 out,
-                "<tr><td class=\"num\">{}</td><td><code>{}</code></td>",
+                "<tr><td class=\"num\">{}</td><td><code>{}</code>{mark}</td>",
                 r.index,
                 h(&r.variant)
             );
@@ -428,7 +491,7 @@ pub fn html_section(rec: &CampaignRecord) -> String {
         }
         out.push_str("</tbody></table>");
         if g.rows.iter().any(|r| cause::is_failure(r.outcome.kind)) {
-            let cause = believed_cause(&g.rows);
+            let cause = cause_of(&g);
             let _ = write!(
                 out,
                 "<p>Believed cause class: {}</p>",

@@ -51,6 +51,7 @@ fn row(candidate: &str, variant: &str, index: u32, axes: &[(&str, &str)]) -> Var
         started_at: None,
         finished_at: None,
         notes: Vec::new(),
+        conditions: None,
     }
 }
 
@@ -294,6 +295,7 @@ pub(crate) fn record() -> CampaignRecord {
         ],
         variants: vec![v1, v2, v3, v4, v5, v6, v7, v8],
         notes: vec!["resumed once after SIGINT".into()],
+        allow_contaminated: false,
     }
 }
 
@@ -394,6 +396,79 @@ pub(crate) fn write_dir(dir: &Path, rec: &CampaignRecord) {
         "{\"event\":\"started\"}\n",
     )
     .unwrap();
+}
+
+/// Issue 19: a verdict that rests on a contaminated variant (here a seat load whose page
+/// cache was dropped) is withheld in the ladder, negative-results.md and the HTML report,
+/// naming the variant and why; `allow_contaminated` (`--allow contaminated`) gives it, still
+/// marked.
+#[test]
+fn a_verdict_resting_on_a_contaminated_variant_is_withheld_unless_allowed() {
+    use bakeoff_artifact::campaign::{ConditionFinding, VariantConditions};
+    let dir = tempfile::tempdir().unwrap();
+    let mut rec = record();
+    let r = rec
+        .variants
+        .iter_mut()
+        .find(|r| r.candidate == "qwen-small" && r.outcome.kind == OutcomeKind::Completed)
+        .unwrap();
+    r.conditions = Some(VariantConditions {
+        clean: false,
+        sampled: vec!["seat load".into(), "smoke".into()],
+        findings: vec![ConditionFinding {
+            during: "seat load".into(),
+            code: "page-cache-dropped".into(),
+            message: "page cache fell from 9000 MiB to 4000 MiB during the step".into(),
+        }],
+    });
+    let v = r.variant.clone();
+    write_dir(dir.path(), &rec);
+
+    let text = campaign::ladder_table_at(&rec, Some(200));
+    assert!(
+        text.contains(&format!(
+            "contaminated: {v} (page-cache-dropped during seat load)"
+        )) && text.contains("suggested verdict is WITHHELD"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "believed cause withheld: it rests on contaminated variant(s) `{v}` (page-cache-dropped during seat load)"
+        )),
+        "{text}"
+    );
+    let md = campaign::negative_results(&rec, dir.path(), "2026-07-10 12:30 UTC");
+    assert!(
+        md.contains("**Believed cause class:** withheld: it rests on contaminated variant(s)"),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(
+            "withheld for `{v}` (page-cache-dropped during seat load)"
+        )),
+        "{md}"
+    );
+    assert!(md.contains("| completed | CONTAMINATED: "), "{md}");
+    let page = campaign::html_section(&rec);
+    assert!(page.contains("<strong>CONTAMINATED</strong>"), "{page}");
+    assert!(page.contains("Believed cause class: withheld"), "{page}");
+
+    rec.allow_contaminated = true;
+    let text = campaign::ladder_table_at(&rec, Some(200));
+    assert!(
+        text.contains("suggested verdict watch, given under --allow contaminated"),
+        "{text}"
+    );
+    assert!(!text.contains("believed cause withheld"), "{text}");
+    let md = campaign::negative_results(&rec, dir.path(), "2026-07-10 12:30 UTC");
+    assert!(
+        md.contains("**Believed cause class:** config-specific"),
+        "{md}"
+    );
+    assert!(!md.contains("withheld for"), "{md}");
+    let page = campaign::html_section(&rec);
+    assert!(page.contains("<strong>CONTAMINATED</strong>"), "{page}");
+    assert!(!page.contains("withheld"), "{page}");
 }
 
 fn no_raw_markup(s: &str) {

@@ -44,6 +44,7 @@ pub fn start_record(
         load: SeatLoadTiming::from_phases(&r.phases, r.elapsed_ms, progress),
         record,
         page_cache: None,
+        conditions: None,
     })
 }
 
@@ -62,11 +63,13 @@ impl Seats {
         r: &WatchReport,
         failure: Option<&Path>,
         page_cache: Option<bakeoff_artifact::SeatPageCache>,
+        conditions: Option<bakeoff_artifact::Conditions>,
     ) -> Result<PathBuf, String> {
         let path = start_record_path(&self.fleet, &seat.name);
         let mut rec = start_record(&self.fleet, seat, r, failure)
             .ok_or_else(|| format!("no seat record to write to {}", path.display()))?;
         rec.page_cache = page_cache;
+        rec.conditions = conditions;
         std::fs::create_dir_all(&self.fleet.state_dir)
             .map_err(|e| format!("cannot create {}: {e}", self.fleet.state_dir.display()))
             .and_then(|()| {

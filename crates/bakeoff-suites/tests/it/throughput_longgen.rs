@@ -28,6 +28,7 @@ async fn throughput_and_longgen_against_the_real_llama_server() {
             probes: 2,
             output_tokens: 32,
             prompt_tokens: 16,
+            repeats: 1,
         },
         ..SuiteOptions::default()
     };

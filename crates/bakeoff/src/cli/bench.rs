@@ -11,7 +11,7 @@ pub enum BenchCommand {
     /// A load sweep: closed-loop concurrency levels, or open-loop arrival rates; writes
     /// DIR/<slug>-bench.bakeoff.json. Without --endpoint: a local llama-server with the test model.
     #[command(
-        after_help = "Examples:\n  bakeoff bench run --concurrency 1,2,4 --requests 16 --out results\n  bakeoff bench run --endpoint http://127.0.0.1:8000 --rate 1,2,4 --duration 60 --slo ttft=500ms,tpot=50ms"
+        after_help = "Examples:\n  bakeoff bench run --concurrency 1,2,4 --requests 16 --out results\n  bakeoff bench run --endpoint http://127.0.0.1:8000 --rate 1,2,4 --duration 60 --slo ttft=500ms,tpot=50ms\n  bakeoff bench run --endpoint http://127.0.0.1:8001 --versus http://127.0.0.1:8002 --concurrency 1 --output-tokens 1024 --requests 3 --repeat 5"
     )]
     Run(Box<BenchRunArgs>),
     /// Measure this machine's harness ceiling against the built-in loopback target.
@@ -23,7 +23,7 @@ pub enum BenchCommand {
     /// intervals, and a verdict only where an interval excludes zero. Refuses sweeps of
     /// different workloads. Exit 0 compared, 1 not comparable, 2 usage.
     #[command(
-        after_help = "Examples:\n  bakeoff bench compare results/np1-bench.bakeoff.json results/np4-bench.bakeoff.json\n  bakeoff bench compare A.json B.json --json"
+        after_help = "Examples:\n  bakeoff bench compare results/np1-bench.bakeoff.json results/np4-bench.bakeoff.json\n  bakeoff bench compare A.json B.json --json\n  bakeoff bench compare mtp-on.bakeoff.json mtp-off.bakeoff.json --sweep longgen"
     )]
     Compare(BenchCompareArgs),
 }
@@ -36,10 +36,15 @@ pub struct BenchCompareArgs {
     /// The sweep compared against it.
     #[arg(value_name = "B")]
     pub b: std::path::PathBuf,
-    /// Differences to compare across anyway: contaminated (a side with a step measured under a
+    /// What to allow anyway: contaminated (a side with a step measured under a
     /// condition flag: host-contended, gpu-shared, …) (comma-separated or repeatable).
     #[arg(long, value_name = "WHAT", value_delimiter = ',')]
     pub allow: Vec<String>,
+    /// Which sweep of each artifact: `throughput` (a `bench run`'s, or an `eval run`'s
+    /// throughput suite) or `longgen` (an `eval run`'s long-generation probes: the MTP on/off
+    /// comparison, with --longgen-repeats for intervals).
+    #[arg(long, value_name = "NAME", default_value = "throughput")]
+    pub sweep: String,
     /// Print JSON instead of text (the comparison).
     #[arg(long)]
     pub json: bool,
@@ -90,6 +95,35 @@ pub struct BenchRunArgs {
     /// cache cannot flatter the result).
     #[arg(long)]
     pub allow_prefix_cache: bool,
+    /// Multi-turn conversations of TURNS turns (closed loop): each worker runs whole
+    /// conversations, every turn resending the history (shared system prompt, earlier turns,
+    /// the model's real replies) plus a new user turn of --prompt-tokens; --requests counts
+    /// turns, rounded up to whole conversations. Reports first vs later turns and the
+    /// prefix-cache hit rate (optional).
+    #[arg(long, value_name = "TURNS", conflicts_with_all = ["rate", "trace"])]
+    pub multi_turn: Option<u32>,
+    /// With --multi-turn: a system prompt of N tokens shared by every conversation, placed
+    /// before each conversation's unique prefix (default: none).
+    #[arg(long, value_name = "N")]
+    pub system_prompt_tokens: Option<u32>,
+    /// Replay a trace, one step `trace`, open loop at each line's offset: JSONL lines of
+    /// Mooncake/AIPerf `{"timestamp": ms, "input_length", "output_length", "hash_ids"}` or
+    /// `{"offset_s", "prompt_tokens", "output_tokens", "conversation_id"}` (optional).
+    #[arg(
+        long,
+        value_name = "FILE.jsonl",
+        conflicts_with_all = ["rate", "concurrency", "find_capacity"]
+    )]
+    pub trace: Option<std::path::PathBuf>,
+    /// With --trace: replay X times faster (offsets divided by X) (default: 1).
+    #[arg(long, value_name = "X")]
+    pub trace_speedup: Option<f64>,
+    /// Prompts from a ShareGPT file (JSON array or JSONL of {"conversations": [{"from",
+    /// "value"}]}): each request sends a conversation's first human turn (with --multi-turn,
+    /// its human turns in order); output length is still --output-tokens; --prompt-tokens is
+    /// not used (optional).
+    #[arg(long, value_name = "FILE", conflicts_with = "trace")]
+    pub prompts_sharegpt: Option<std::path::PathBuf>,
     /// Sampling temperature.
     #[arg(long, value_name = "T", default_value_t = LoadPlan::new("").temperature)]
     pub temperature: f32,
@@ -111,6 +145,23 @@ pub struct BenchRunArgs {
     /// when the first rate fails, halve at most three times).
     #[arg(long)]
     pub find_capacity: bool,
+    /// A second endpoint measured alternately with --endpoint in the same run, level by level
+    /// (optional; A then B, then B then A in the next round), so a drift reaches both; writes
+    /// one artifact per side and prints their paired comparison (use --repeat 3 or more for
+    /// intervals). The MTP on/off question: two seats, --concurrency 1 --output-tokens 1024.
+    #[arg(long, value_name = "URL", requires = "endpoint")]
+    pub versus: Option<String>,
+    /// Model id to request from --versus (default: the first id in its /v1/models).
+    #[arg(long, value_name = "ID", requires = "versus")]
+    pub versus_model: Option<String>,
+    /// Name of the environment variable holding --versus's API key (default: the same key as
+    /// --endpoint).
+    #[arg(long, value_name = "NAME", requires = "versus")]
+    pub versus_api_key_env: Option<String>,
+    /// What to allow anyway: contaminated (with --versus: a side with a step
+    /// measured under a condition flag) (optional; comma-separated or repeatable).
+    #[arg(long, value_name = "WHAT", value_delimiter = ',', requires = "versus")]
+    pub allow: Vec<String>,
     /// Skip the harness-ceiling measurement (then no step can be flagged client-bound).
     #[arg(long)]
     pub no_calibrate: bool,

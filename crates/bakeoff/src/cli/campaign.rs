@@ -54,6 +54,10 @@ pub struct CampaignRunArgs {
     /// Print JSON instead of text (campaign.json, at the end; progress still goes to stderr).
     #[arg(long)]
     pub json: bool,
+    /// What to allow anyway: contaminated (suggest verdicts for variants measured under a
+    /// condition flag too; without it they are withheld) (comma-separated or repeatable).
+    #[arg(long, value_name = "WHAT", value_delimiter = ',')]
+    pub allow: Vec<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -64,6 +68,10 @@ pub struct CampaignDirArgs {
     /// Print JSON instead of text (campaign.json, instead of the table).
     #[arg(long)]
     pub json: bool,
+    /// What to allow anyway: contaminated (as `campaign run --allow contaminated`) (optional;
+    /// comma-separated or repeatable).
+    #[arg(long, value_name = "WHAT", value_delimiter = ',')]
+    pub allow: Vec<String>,
 }
 
 #[derive(Debug, Args, Clone)]

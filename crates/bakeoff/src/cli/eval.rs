@@ -203,6 +203,11 @@ pub struct LoadSuiteArgs {
     /// Longgen suite: output tokens per probe.
     #[arg(long, value_name = "N", default_value_t = LonggenOptions::default().output_tokens)]
     pub longgen_tokens: u32,
+    /// Longgen suite: run the probes N times, in rounds, with fresh prompts: the decode rate
+    /// and the speculative-decoding acceptance become a mean with a 95 % interval, and two
+    /// runs (MTP on and off) compare with `bakeoff bench compare --sweep longgen`.
+    #[arg(long, value_name = "N", default_value_t = LonggenOptions::default().repeats)]
+    pub longgen_repeats: u32,
     /// Skip the harness-ceiling measurement (here: before the load suites; then no step can
     /// be flagged client-bound).
     #[arg(long)]
@@ -227,7 +232,7 @@ pub struct CompareArgs {
     /// Candidate artifact (B).
     #[arg(value_name = "B")]
     pub b: PathBuf,
-    /// Differences to compare across anyway: item-set, n, template, thinking, contaminated (a
+    /// What to allow anyway: item-set, n, template, thinking, contaminated (a
     /// side measured under a condition flag) (comma-separated or repeatable).
     #[arg(long, value_name = "WHAT", value_delimiter = ',')]
     pub allow: Vec<String>,

@@ -22,6 +22,11 @@ pub struct ReportArgs {
     /// Print the table only; write no files.
     #[arg(long)]
     pub no_files: bool,
+    /// What to allow anyway: contaminated (a campaign's verdicts resting on variants
+    /// measured under a condition flag, as `campaign run --allow contaminated`) (optional;
+    /// comma-separated or repeatable).
+    #[arg(long, value_name = "WHAT", value_delimiter = ',')]
+    pub allow: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -274,7 +274,19 @@ async fn measure(
     let steps = plan
         .find_capacity
         .is_none()
-        .then(|| plan.mode.map_steps(|_| (), |_, _, _| ()).len() * plan.repeat.max(1) as usize);
+        .then(|| plan.levels() * plan.repeat.max(1) as usize);
+    if let Some(vs) = &cfg.versus {
+        // Both sides alternate: twice the steps.
+        let progress = Arc::new(StepProgress::new(
+            display.clone(),
+            "bench",
+            steps.map(|n| n * 2),
+        ));
+        let r = super::bench_versus::measure(cfg, vs, client, &pre, plan, progress, rx).await;
+        watcher.abort();
+        display.finish();
+        return r;
+    }
     let progress = Arc::new(StepProgress::new(display.clone(), "bench", steps));
     let report = bakeoff_load::run(client, &plan, progress, rx).await;
     watcher.abort();
@@ -291,6 +303,9 @@ async fn measure(
         );
     } else if let Some(r) = art.load.get("throughput") {
         println!("{}", bakeoff_report::bench::sweep(r));
+        for line in workload_lines(r) {
+            println!("{line}");
+        }
         println!("artifact: {}", path.display());
         println!("{}", conditions_line(&art));
     }
@@ -301,6 +316,41 @@ async fn measure(
     Ok(Exit::from_ok(
         measured_all && art.status == RunStatus::Complete,
     ))
+}
+
+/// Per step of a non-synthetic workload (docs/metrics.md, "Workloads"): first vs later turns
+/// and the prefix-cache hit rate with its source.
+fn workload_lines(r: &LoadReport) -> Vec<String> {
+    let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1} ms"));
+    let mut out = Vec::new();
+    for s in &r.steps {
+        if let Some(t) = &s.turns {
+            out.push(format!(
+                "{}: {} conversations; TTFT p50 first turns {} ({} ok), later turns {} ({} ok)",
+                s.label,
+                t.conversations,
+                ms(t.first_turn.ttft.p50_ms),
+                t.first_turn.ok,
+                ms(t.later_turns.ttft.p50_ms),
+                t.later_turns.ok
+            ));
+        }
+        if let Some(p) = &s.prefix_cache {
+            out.push(match p.hit_rate {
+                Some(h) => format!(
+                    "{}: prefix-cache hit rate {:.1} % ({})",
+                    s.label,
+                    h * 100.0,
+                    p.source
+                ),
+                None => format!(
+                    "{}: prefix-cache hit rate {}: {}",
+                    s.label, p.source, p.detail
+                ),
+            });
+        }
+    }
+    out
 }
 
 /// The last line of every `bench run` and `eval run` summary: the conditions of every measured
@@ -342,7 +392,7 @@ async fn ceiling(o: CalibrationOptions) -> Result<bakeoff_artifact::HarnessCeili
     Ok(measure_ceiling(&target.url(), o).await?)
 }
 
-fn artifact(
+pub(crate) fn artifact(
     cfg: &BenchRunConfig,
     client: &Client,
     pre: &PreflightOutcome,

@@ -8,14 +8,23 @@ use bakeoff_report::escape::for_terminal;
 use crate::cli::BenchCompareArgs;
 use crate::exit::{Error, Exit};
 
-fn sweep_of(path: &std::path::Path) -> Result<LoadReport, Error> {
+/// The sweep `suite` of the artifact at `path`: a `bench run`'s `load.<suite>`, else the
+/// load suite of that name in an `eval run`'s suites.
+fn sweep_of(path: &std::path::Path, suite: &str) -> Result<LoadReport, Error> {
     let art = read_artifact(path).map_err(Error::from)?;
-    art.load.get("throughput").cloned().ok_or_else(|| {
-        Error::usage(format!(
-            "{} holds no load sweep (`load.throughput`): give two `bakeoff bench run` artifacts",
-            path.display()
-        ))
-    })
+    if let Some(r) = art.load.get(suite) {
+        return Ok(r.clone());
+    }
+    art.suites
+        .get(suite)
+        .and_then(|s| serde_json::from_value::<LoadReport>(s.summary.details.clone()).ok())
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "{} holds no `{suite}` sweep: give two `bakeoff bench run` artifacts, or two \
+                 `bakeoff eval run` artifacts that ran the {suite} suite",
+                path.display()
+            ))
+        })
 }
 
 pub fn run(a: BenchCompareArgs) -> Result<Exit, Error> {
@@ -30,7 +39,13 @@ pub fn run(a: BenchCompareArgs) -> Result<Exit, Error> {
             }
         }
     }
-    let (ra, rb) = (sweep_of(&a.a)?, sweep_of(&a.b)?);
+    if !["throughput", "longgen"].contains(&a.sweep.as_str()) {
+        return Err(Error::usage(format!(
+            "--sweep {:?}: use throughput or longgen",
+            a.sweep
+        )));
+    }
+    let (ra, rb) = (sweep_of(&a.a, &a.sweep)?, sweep_of(&a.b, &a.sweep)?);
     let cmp = compare(&ra, &rb, allow_contaminated);
     if a.json {
         println!(
@@ -51,7 +66,7 @@ fn num(v: f64) -> String {
     }
 }
 
-fn text(c: &SweepComparison, a: &std::path::Path, b: &std::path::Path) -> String {
+pub(super) fn text(c: &SweepComparison, a: &std::path::Path, b: &std::path::Path) -> String {
     let mut out = format!(
         "A: {}\nB: {}\n",
         for_terminal(&a.display().to_string(), 300),
@@ -70,8 +85,17 @@ fn text(c: &SweepComparison, a: &std::path::Path, b: &std::path::Path) -> String
     if let Some(r) = &c.no_verdict_reason {
         out.push_str(&format!("{}\n", for_terminal(r, 300)));
     }
+    if c.design == "paired" {
+        out.push_str(
+            "paired: the two sides of one `bench run --versus`, repeat r of A against repeat r of B\n",
+        );
+    }
     for l in &c.levels {
-        out.push_str(&format!("{}\n", for_terminal(&l.label, 100)));
+        let pairs = match l.pairs {
+            Some(n) => format!(" ({n} pair{})", if n == 1 { "" } else { "s" }),
+            None => String::new(),
+        };
+        out.push_str(&format!("{}{pairs}\n", for_terminal(&l.label, 100)));
         for d in &l.differences {
             let interval = match (d.low, d.high) {
                 (Some(lo), Some(hi)) => format!(" [{}, {}]", num(lo), num(hi)),
@@ -85,6 +109,9 @@ fn text(c: &SweepComparison, a: &std::path::Path, b: &std::path::Path) -> String
                 num(d.diff),
                 d.verdict
             ));
+        }
+        for n in &l.notes {
+            out.push_str(&format!("  {}\n", for_terminal(n, 300)));
         }
     }
     for u in &c.unmatched {

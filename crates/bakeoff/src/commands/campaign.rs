@@ -17,7 +17,11 @@ use crate::exit::{Error, Exit};
 pub async fn run(c: CampaignCommand) -> Result<Exit, Error> {
     match c {
         CampaignCommand::Run(a) => campaign_run(a.validate()?).await,
-        CampaignCommand::Status(a) => status(&a.dir, a.json),
+        CampaignCommand::Status(a) => status(
+            &a.dir,
+            a.json,
+            crate::config::allow_contaminated(&a.allow, "campaign status")?,
+        ),
         CampaignCommand::Restore(a) => restore(a.validate()?).await,
     }
 }
@@ -57,6 +61,7 @@ async fn campaign_run(cfg: CampaignRunConfig) -> Result<Exit, Error> {
         );
         println!("wrote {}", c.out.join(RECORD).display());
         println!("wrote {}", c.out.join(NEGATIVE_RESULTS).display());
+        println!("{}", campaign_conditions(&summary.record));
     }
     if summary.restore_failed {
         return Err(Error::failed(
@@ -71,8 +76,11 @@ async fn campaign_run(cfg: CampaignRunConfig) -> Result<Exit, Error> {
     Ok(Exit::Ok)
 }
 
-fn status(dir: &std::path::Path, json: bool) -> Result<Exit, Error> {
-    let rec: CampaignRecord = bakeoff_artifact::read_versioned(&dir.join(RECORD))?;
+fn status(dir: &std::path::Path, json: bool, allow_contaminated: bool) -> Result<Exit, Error> {
+    let mut rec: CampaignRecord = bakeoff_artifact::read_versioned(&dir.join(RECORD))?;
+    // `--allow contaminated` here renders the verdicts the run withheld (campaign.json keeps
+    // what the run was given).
+    rec.allow_contaminated |= allow_contaminated;
     if json {
         println!(
             "{}",
@@ -83,6 +91,7 @@ fn status(dir: &std::path::Path, json: bool) -> Result<Exit, Error> {
         if let Some(l) = bakeoff_campaign::journal::in_flight(dir) {
             println!("{}", bakeoff_report::escape::for_terminal(&l, 2000));
         }
+        println!("{}", campaign_conditions(&rec));
     }
     Ok(Exit::Ok)
 }
@@ -133,4 +142,10 @@ fn reporter() -> Reporter {
             Progress::Note(n) => progress.line(&format!("[campaign] {n}")),
         }
     })
+}
+
+/// The last line of `campaign run` and `campaign status`: the variants' conditions. Process
+/// names come from `/proc`, where anything can name itself: escaped.
+fn campaign_conditions(rec: &CampaignRecord) -> String {
+    bakeoff_wire::escape::for_terminal(&bakeoff_report::campaign::conditions_line(rec), 2000)
 }

@@ -37,7 +37,11 @@ const HTML_MARKER: &str = "<meta name=\"generator\" content=\"bakeoff report\">"
 const MARKDOWN_MARKER: &str = " by bakeoff ";
 
 pub fn run(cfg: ReportConfig) -> Result<Exit, Error> {
-    let reg = registry::load(&cfg.dir)?;
+    let mut reg = registry::load(&cfg.dir)?;
+    if let Some(c) = reg.campaign.as_mut() {
+        // `--allow contaminated`: render the verdicts the campaign run withheld.
+        c.allow_contaminated |= cfg.allow_contaminated;
+    }
     print!("{}", terminal::report(&reg));
     // A seat monitor's series is something to report too (`bakeoff seat monitor --out DIR`).
     if reg.entries.is_empty() && reg.monitors.is_empty() {

@@ -22,6 +22,10 @@ pub struct BenchRunConfig {
     pub naming: RunNaming,
     pub json: bool,
     pub local: LocalConfig,
+    /// `--versus URL`: the second endpoint, measured alternately with the first.
+    pub versus: Option<EndpointConfig>,
+    /// `--allow contaminated` (with --versus).
+    pub allow_contaminated: bool,
 }
 
 impl BenchRunArgs {
@@ -31,7 +35,34 @@ impl BenchRunArgs {
         // The levels, lengths and SLO are checked before anything starts.
         let plan = plan(&self)?;
         let endpoint = self.endpoint.validate()?;
+        let versus = match &self.versus {
+            Some(u) => Some(endpoint.versus(
+                u,
+                self.versus_model.clone(),
+                self.versus_api_key_env.as_deref(),
+            )?),
+            None => None,
+        };
+        if versus.is_some() && plan.find_capacity.is_some() {
+            return Err(Error::usage(
+                "--versus compares two endpoints at the same levels; --find-capacity searches each \
+                 endpoint's own rates: search each first, then compare at fixed --rate",
+            ));
+        }
+        let mut allow_contaminated = false;
+        for w in &self.allow {
+            match w.trim() {
+                "contaminated" => allow_contaminated = true,
+                o => {
+                    return Err(Error::usage(format!(
+                        "--allow {o:?} is not a difference bench run can allow; use contaminated"
+                    )));
+                }
+            }
+        }
         Ok(BenchRunConfig {
+            versus,
+            allow_contaminated,
             endpoint,
             plan,
             no_pin: self.no_pin,
@@ -95,8 +126,57 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, Error> {
     p.find_capacity = a
         .find_capacity
         .then(bakeoff_load::plan::CapacitySearch::default);
+    p.workload = workload(a)?;
+    if let bakeoff_load::Workload::Trace(t) = &p.workload
+        && a.requests.is_none()
+        && duration.is_none()
+    {
+        // A trace's own length bounds its step.
+        p.bound.requests = Some(t.trace.entries.len() as u64);
+    }
+    if let bakeoff_load::Workload::Trace(_) = &p.workload {
+        // The trace is the schedule; only --max-in-flight carries over.
+        p.mode = Mode::Open {
+            rates: Vec::new(),
+            arrival: Arrival::Constant,
+            max_in_flight: a.max_in_flight,
+        };
+    }
     p.validate().map_err(Error::usage)?;
     Ok(p)
+}
+
+/// `--multi-turn`, `--trace`, `--prompts-sharegpt` (docs/metrics.md, "Workloads").
+fn workload(a: &BenchRunArgs) -> Result<bakeoff_load::Workload, Error> {
+    use bakeoff_load::workload::{MultiTurn, ShareGpt, Trace, TraceReplay, Workload};
+    use std::sync::Arc;
+    if a.system_prompt_tokens.is_some() && a.multi_turn.is_none() {
+        return Err(Error::usage(
+            "--system-prompt-tokens is the shared system prompt of --multi-turn conversations: add --multi-turn TURNS",
+        ));
+    }
+    if a.trace_speedup.is_some() && a.trace.is_none() {
+        return Err(Error::usage("--trace-speedup needs --trace FILE.jsonl"));
+    }
+    let sharegpt = match &a.prompts_sharegpt {
+        Some(path) => Some(Arc::new(ShareGpt::load(path).map_err(Error::usage)?)),
+        None => None,
+    };
+    Ok(match (&a.trace, a.multi_turn) {
+        (Some(path), _) => Workload::Trace(TraceReplay {
+            trace: Arc::new(Trace::load(path).map_err(Error::usage)?),
+            speedup: a.trace_speedup.unwrap_or(1.0),
+        }),
+        (None, Some(turns)) => Workload::MultiTurn(MultiTurn {
+            turns,
+            system_prompt_tokens: a.system_prompt_tokens.unwrap_or(0),
+            sharegpt,
+        }),
+        (None, None) => match sharegpt {
+            Some(s) => Workload::ShareGpt(s),
+            None => Workload::Synthetic,
+        },
+    })
 }
 
 #[derive(Debug)]

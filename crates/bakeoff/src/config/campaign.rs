@@ -25,9 +25,11 @@ impl CampaignRunArgs {
                 "--dry-run starts nothing and --fresh moves files: give one of them",
             ));
         }
+        let allow_contaminated = allow_contaminated(&self.allow, "campaign run")?;
         Ok(CampaignRunConfig {
             campaign,
             options: RunOptions {
+                allow_contaminated,
                 confirm: self.confirm,
                 fresh: self.fresh,
                 only: self
@@ -60,6 +62,11 @@ impl CampaignRestoreArgs {
         let mut campaign = Campaign::load(&file)?;
         // The directory named is the one recovered, wherever the file's `out` points now.
         campaign.out = self.dir.clone();
+        // The rewritten record keeps the `--allow contaminated` the run was given.
+        let allow_contaminated = bakeoff_artifact::read_versioned::<
+            bakeoff_artifact::campaign::CampaignRecord,
+        >(&self.dir.join(bakeoff_campaign::record::RECORD))
+        .is_ok_and(|r| r.allow_contaminated);
         Ok(CampaignRestoreConfig {
             dir: self.dir,
             campaign,
@@ -70,7 +77,26 @@ impl CampaignRestoreArgs {
                 watch,
                 suite_options: Default::default(),
                 nvidia_smi: "nvidia-smi".into(),
+                allow_contaminated,
             },
         })
     }
+}
+
+/// `--allow WHAT…` of a campaign command: `contaminated` is the one thing it can allow (a
+/// verdict resting on a variant measured under a condition flag, docs/campaign.md).
+pub fn allow_contaminated(allow: &[String], command: &str) -> Result<bool, Error> {
+    let mut yes = false;
+    for w in allow {
+        match w.trim() {
+            "contaminated" => yes = true,
+            "" => {}
+            o => {
+                return Err(Error::usage(format!(
+                    "--allow {o:?} is not something {command} can allow; use contaminated"
+                )));
+            }
+        }
+    }
+    Ok(yes)
 }

@@ -50,6 +50,24 @@ impl EndpointArgs {
 }
 
 impl EndpointConfig {
+    /// The second endpoint of `bench run --versus`: the same timeouts, preflight and thinking
+    /// mode as this one, its own URL and model, and its own key when `api_key_env` names one.
+    pub fn versus(
+        &self,
+        url: &str,
+        model: Option<String>,
+        api_key_env: Option<&str>,
+    ) -> Result<EndpointConfig, Error> {
+        let url = EndpointUrl::parse(url).map_err(|e| Error::usage(format!("--versus: {e}")))?;
+        let mut c = self.clone();
+        c.url = Some(url);
+        c.preflight.model = model;
+        if let Some(name) = api_key_env {
+            c.client.api_key = Some(key_from_env(name, "--versus-api-key-env")?);
+        }
+        Ok(c)
+    }
+
     /// A client for `url` (the given endpoint, or the embedded default's).
     pub fn client_for(&self, url: EndpointUrl) -> Result<Client, Error> {
         Client::try_new(url, self.client.clone()).map_err(Error::internal)
@@ -60,17 +78,22 @@ impl EndpointConfig {
 /// goes only into the Authorization header.
 fn api_key(a: &EndpointArgs) -> Result<Option<ApiKey>, Error> {
     match &a.api_key_env {
-        Some(name) => match std::env::var(name) {
-            Ok(v) => ApiKey::new(v).map(Some).ok_or_else(|| {
-                Error::usage(format!(
-                    "environment variable {name} (from --api-key-env) is empty"
-                ))
-            }),
-            Err(_) => Err(Error::usage(format!(
-                "environment variable {name} (from --api-key-env) is not set; export it or drop the flag"
-            ))),
-        },
+        Some(name) => key_from_env(name, "--api-key-env").map(Some),
         None => Ok(std::env::var("BAKEOFF_API_KEY").ok().and_then(ApiKey::new)),
+    }
+}
+
+/// The key in environment variable `name`, named by `flag`.
+fn key_from_env(name: &str, flag: &str) -> Result<ApiKey, Error> {
+    match std::env::var(name) {
+        Ok(v) => ApiKey::new(v).ok_or_else(|| {
+            Error::usage(format!(
+                "environment variable {name} (from {flag}) is empty"
+            ))
+        }),
+        Err(_) => Err(Error::usage(format!(
+            "environment variable {name} (from {flag}) is not set; export it or drop the flag"
+        ))),
     }
 }
 

@@ -137,14 +137,15 @@ impl LoadSuiteArgs {
     }
 
     fn longgen(&self) -> Result<LonggenOptions, Error> {
-        if self.longgen_probes == 0 || self.longgen_tokens == 0 {
+        if self.longgen_probes == 0 || self.longgen_tokens == 0 || self.longgen_repeats == 0 {
             return Err(Error::usage(
-                "--longgen-probes and --longgen-tokens must be at least 1",
+                "--longgen-probes, --longgen-tokens and --longgen-repeats must be at least 1",
             ));
         }
         Ok(LonggenOptions {
             probes: self.longgen_probes,
             output_tokens: self.longgen_tokens,
+            repeats: self.longgen_repeats,
             ..Default::default()
         })
     }

@@ -15,6 +15,8 @@ pub struct ReportConfig {
     /// Where the views go (defaults resolved: DIR/negative-results.md, DIR/report.html);
     /// `None` with `--no-files`.
     pub files: Option<ReportFiles>,
+    /// `--allow contaminated`: a campaign's withheld verdicts are given.
+    pub allow_contaminated: bool,
 }
 
 #[derive(Debug)]
@@ -33,9 +35,11 @@ impl ReportArgs {
             html: self.html.unwrap_or_else(|| self.dir.join("report.html")),
             csv: self.csv,
         });
+        let allow_contaminated = super::allow_contaminated(&self.allow, "report")?;
         Ok(ReportConfig {
             dir: self.dir,
             files,
+            allow_contaminated,
         })
     }
 }

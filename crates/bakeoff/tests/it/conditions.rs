@@ -8,42 +8,10 @@
 //! run therefore asserts that the loops' pids are absent from the evidence, not that no flag
 //! exists.
 
-use std::process::{Child, Command};
-
 use serde_json::Value;
 
-use crate::util::{bakeoff, serial_tempdir, text, valid_artifact};
+use crate::util::{Hogs, bakeoff, serial_tempdir, text, valid_artifact};
 use bakeoff_testkit::real_llama;
-
-/// Busy loops that die with the test, even when an assertion fails first.
-struct Hogs(Vec<Child>);
-
-impl Hogs {
-    fn spin(n: usize) -> Self {
-        Hogs(
-            (0..n)
-                .map(|_| {
-                    Command::new("sh")
-                        .args(["-c", "while :; do :; done"])
-                        .spawn()
-                        .unwrap()
-                })
-                .collect(),
-        )
-    }
-    fn pids(&self) -> Vec<u64> {
-        self.0.iter().map(|c| u64::from(c.id())).collect()
-    }
-}
-
-impl Drop for Hogs {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 fn bench(url: &str, out: &std::path::Path) -> (String, Value) {
     let o = bakeoff(&[

@@ -6,6 +6,9 @@
 mod audit_cache;
 mod audit_seat;
 mod bench;
+mod bench_telemetry;
+mod bench_versus;
+mod bench_workloads;
 mod campaign;
 mod cli_help;
 mod conditions;
@@ -29,6 +32,7 @@ mod report_real;
 mod seat_cli;
 mod seat_down;
 mod seat_export;
+mod seat_load_conditions;
 mod seat_monitor;
 mod seat_warm_cache;
 mod util;

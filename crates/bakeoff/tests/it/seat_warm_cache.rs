@@ -72,12 +72,23 @@ args = ["-m", "{model}", "--host", "127.0.0.1", "--port", "{{port}}", "-c", "512
         let (dc, _, derr) = bakeoff(&["seat", "down", "--fleet", &f, "w"]);
         assert_eq!(c, 0, "{out}{err}");
         assert_eq!(dc, 0, "{derr}");
-        start_record(dir.path())
+        (start_record(dir.path()), out)
     };
 
     // Cold: the copy's pages dropped, nothing reads it before the start.
     drop_from_cache(&model);
-    let cold = up(&[]);
+    let (cold, out) = up(&[]);
+    // The terminal says it too, and ends with the load's conditions.
+    assert!(
+        out.contains("page cache before the start: cold (") && out.contains("resident, fincore"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .last()
+            .is_some_and(|l| l.trim_start().starts_with("conditions: ")),
+        "{out}"
+    );
     let pc = &cold["page_cache"];
     eprintln!("cold: load {} page_cache {pc}", cold["load"]);
     assert_eq!(pc["state"], "cold", "{pc}");
@@ -96,7 +107,11 @@ args = ["-m", "{model}", "--host", "127.0.0.1", "--port", "{{port}}", "-c", "512
 
     // Warm on purpose: dropped again, then --warm-cache reads it whole before the start.
     drop_from_cache(&model);
-    let warm = up(&["--warm-cache"]);
+    let (warm, out) = up(&["--warm-cache"]);
+    assert!(
+        out.contains("page cache before the start: warm (--warm-cache read "),
+        "{out}"
+    );
     let pc = &warm["page_cache"];
     eprintln!("warm: load {} page_cache {pc}", warm["load"]);
     assert_eq!(pc["state"], "warm", "{pc}");

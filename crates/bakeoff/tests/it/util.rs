@@ -228,3 +228,50 @@ pub async fn logged_llama(dir: &Path, name: &str, extra: &[&str]) -> bakeoff_loc
     std::fs::create_dir_all(&logs).unwrap();
     bakeoff_testkit::real_llama(4096, 1, extra, &logs).await
 }
+
+/// Busy loops (`sh -c 'while :; do :; done'`) that die with the test, even when an assertion
+/// fails first: the real neighbour of the contamination tests.
+pub struct Hogs(Vec<Child>);
+
+impl Hogs {
+    pub fn spin(n: usize) -> Self {
+        Hogs(
+            (0..n)
+                .map(|_| {
+                    Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        )
+    }
+
+    pub fn pids(&self) -> Vec<u64> {
+        self.0.iter().map(|c| u64::from(c.id())).collect()
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// `bakeoff bench run --endpoint URL … --warmup 0 --no-calibrate --out OUT`: a quick sweep for
+/// tests that look at what one step records, `extra` its levels, lengths and workload.
+pub fn bench_quick(url: &str, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["bench", "run", "--endpoint", url];
+    args.extend(extra);
+    args.extend([
+        "--warmup",
+        "0",
+        "--no-calibrate",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    bakeoff(&args)
+}

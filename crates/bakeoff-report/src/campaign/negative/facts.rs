@@ -266,9 +266,15 @@ pub(super) fn isolation(out: &mut String, g: &Group<'_>) {
         for f in &flags {
             let _ = write!(out, " {} |", md(r.axis(f).unwrap_or("-")));
         }
+        // A contaminated variant's figure is marked (the outcome cell stays the outcome).
+        let mark = if super::super::contaminated(r).is_some() {
+            "CONTAMINATED: "
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            " {} | {} |",
+            " {} | {mark}{} |",
             md(&r.outcome.label()),
             for_markdown(&figure(r), 80)
         );

@@ -9,7 +9,7 @@ use bakeoff_artifact::evidence::{VerdictKind, VerdictRecord, verdict_path};
 use bakeoff_artifact::read_versioned;
 use bakeoff_artifact::slug::validate_slug;
 
-use super::super::{Group, duration, store_reason};
+use super::super::{Group, contaminated, duration, store_reason};
 use super::{axes_text, bullet, code, distinct, md};
 
 /// The verdict recorded on `slug`, when its file exists (a slug that is not a safe file name
@@ -106,15 +106,23 @@ pub(super) fn verdict(out: &mut String, g: &Group<'_>, verdicts: &Verdicts) {
     // own shows the verdict its outcome suggests.
     if !verdicts.on(g.name) {
         let mut suggested: Vec<(VerdictKind, Vec<String>)> = Vec::new();
+        let mut withheld: Vec<String> = Vec::new();
         for r in &g.rows {
             if verdicts.on(&r.variant) {
                 continue;
             }
-            let Some(k) = r
-                .suggested_verdict
-                .or_else(|| r.outcome.suggested_verdict())
-            else {
+            // The outcome's verdict (the row's may have been withheld when it was written):
+            // a contaminated variant's is withheld unless `--allow contaminated`.
+            let Some(k) = r.outcome.suggested_verdict() else {
                 continue;
+            };
+            let k = match contaminated(r) {
+                Some(what) if !g.allow_contaminated => {
+                    withheld.push(format!("{} ({})", code(&r.variant), md(&what)));
+                    continue;
+                }
+                Some(_) => k,
+                None => r.suggested_verdict.unwrap_or(k),
             };
             match suggested.iter_mut().find(|(s, _)| *s == k) {
                 Some((_, vs)) => vs.push(code(&r.variant)),
@@ -134,6 +142,12 @@ pub(super) fn verdict(out: &mut String, g: &Group<'_>, verdicts: &Verdicts) {
                     ""
                 },
                 parts.join("; ")
+            ));
+        }
+        if !withheld.is_empty() {
+            items.push(format!(
+                "withheld for {}: measured under contaminated conditions, so the verdict would rest on them (rerun on a quiet host, or `campaign run --allow contaminated`)",
+                withheld.join(", ")
             ));
         }
     }

@@ -18,7 +18,7 @@ use bakeoff_artifact::{Artifact, read_versioned};
 use bakeoff_wire::escape::{cut_and_map, visible_control};
 
 use super::cause::{pass_and_fail, separating_axes, short_label};
-use super::{Group, believed_cause, counts, groups, store_reason, with_code};
+use super::{Group, cause_of, counts, groups, store_reason, with_code};
 use crate::escape::for_markdown;
 use facts::{Files, config, engine, evidence, isolation, model, symptom};
 use judgment::{Verdicts, not_attempted, production, verdict};
@@ -162,7 +162,7 @@ fn section(out: &mut String, n: usize, g: &Group<'_>, dir: &Path) {
     symptom(out, g);
     evidence(out, g, &files);
     isolation(out, g);
-    let cause = believed_cause(&g.rows);
+    let cause = cause_of(g);
     let _ = writeln!(
         out,
         "- **Believed cause class:** {}",
