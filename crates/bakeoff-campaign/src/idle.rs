@@ -126,7 +126,7 @@ pub async fn read_load(
     engine: EngineKind,
     timeout: Duration,
 ) -> Result<Reading, String> {
-    let client = client(base_url, engine, timeout)?;
+    let client = client(base_url, engine, timeout, None)?;
     read_load_with(&client, engine, timeout).await
 }
 
@@ -216,9 +216,11 @@ pub async fn read_load_with(
 /// busy reading or a failed reading restarts the stretch), or `timeout` passes, or `stop` becomes
 /// true. A reading due at the deadline is still taken. Each reading is bounded by 5 s and by the
 /// time left (at least 0.5 s), so the call returns within about 0.5 s of `timeout`. A `base_url`
-/// that is not an http URL is `Unreadable` at once.
+/// that is not an http URL is `Unreadable` at once. `api_key`: the seat's (`api_key_env`), for
+/// an engine that guards `/slots` and `/metrics` with it.
 pub async fn wait_idle(
     base_url: &str,
+    api_key: Option<bakeoff_client::ApiKey>,
     engine: EngineKind,
     idle_for: Duration,
     timeout: Duration,
@@ -226,7 +228,7 @@ pub async fn wait_idle(
     stop: &mut watch::Receiver<bool>,
 ) -> IdleWait {
     let started = Instant::now();
-    match client(base_url, engine, READ_LIMIT) {
+    match client(base_url, engine, READ_LIMIT, api_key) {
         Ok(c) => wait_idle_with(&c, engine, idle_for, timeout, poll, stop).await,
         Err(error) => IdleWait::Unreadable {
             waited: started.elapsed(),
@@ -308,7 +310,12 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
     }
 }
 
-fn client(base_url: &str, engine: EngineKind, timeout: Duration) -> Result<Client, String> {
+fn client(
+    base_url: &str,
+    engine: EngineKind,
+    timeout: Duration,
+    api_key: Option<bakeoff_client::ApiKey>,
+) -> Result<Client, String> {
     let url = EndpointUrl::parse(base_url).map_err(|e| format!("{}: {e}", label(engine)))?;
     let opts = ClientOptions {
         timeouts: Timeouts {
@@ -317,7 +324,7 @@ fn client(base_url: &str, engine: EngineKind, timeout: Duration) -> Result<Clien
             idle: timeout,
             total: timeout,
         },
-        api_key: None,
+        api_key,
     };
     Client::try_new(url, opts).map_err(|e| format!("{}: {e}", label(engine)))
 }

@@ -79,6 +79,7 @@ pub async fn open(
         let left = deadline.saturating_duration_since(Instant::now());
         let waited = wait_idle(
             &seats.fleet.seat_url(seat),
+            seat.api_key(),
             seat.engine,
             Duration::from_secs(w.idle_for_s),
             left,

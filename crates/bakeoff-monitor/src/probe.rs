@@ -18,9 +18,13 @@ pub const PROMPT: &str = "Say hello.";
 /// second on a serving seat.
 pub const DEFAULT_MAX_TOKENS: u32 = 32;
 
-/// The client the probes of a seat use: no key (as `seat status --probe`), every wait bounded
-/// by `timeout`.
-pub fn client(url: &str, timeout: Duration) -> Result<Client, String> {
+/// The client the probes of a seat use: the seat's key when it names one (`api_key_env`, as
+/// `seat status --probe`), every wait bounded by `timeout`.
+pub fn client(
+    url: &str,
+    timeout: Duration,
+    api_key: Option<bakeoff_client::ApiKey>,
+) -> Result<Client, String> {
     let url = EndpointUrl::parse(url).map_err(|e| format!("seat URL {url}: {e}"))?;
     Ok(Client::new(
         url,
@@ -31,7 +35,7 @@ pub fn client(url: &str, timeout: Duration) -> Result<Client, String> {
                 idle: timeout,
                 total: timeout,
             },
-            api_key: None,
+            api_key,
         },
     ))
 }

@@ -437,7 +437,7 @@ async fn probe_seat(
     if !send {
         return (None, None);
     }
-    let client = match crate::probe::client(&w.url, opts.timeout) {
+    let client = match crate::probe::client(&w.url, opts.timeout, w.seat.api_key()) {
         Ok(c) => c,
         Err(e) => {
             return (

@@ -176,9 +176,24 @@ pub struct Seat {
     /// directory and checked readable at parse (docs/fleet.md "Checks before a start").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chat_template: Option<PathBuf>,
+    /// `api_key_env = "NAME"`: the variable holding the key the engine requires; bakeoff's
+    /// probes of the seat (readiness, status, template checks) send it in the header. Only the
+    /// name is kept, never the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
 }
 
 impl Seat {
+    /// The key of `api_key_env`, read from bakeoff's environment now; `None` when the seat
+    /// names none or the variable is unset or empty (the probes then go without one, and a
+    /// 401 says which variable to set).
+    pub fn api_key(&self) -> Option<bakeoff_client::ApiKey> {
+        let name = self.api_key_env.as_deref()?;
+        std::env::var(name)
+            .ok()
+            .and_then(bakeoff_client::ApiKey::new)
+    }
+
     /// Seconds to wait after SIGTERM / `docker stop` before killing: `stop_timeout_s`, capped at
     /// [`MAX_STOP_TIMEOUT_S`] (the fleet file refuses more; a `Seat` built in code is capped
     /// here, so no backend overflows an `Instant` or Docker's `i32`).

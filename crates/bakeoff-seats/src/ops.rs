@@ -477,6 +477,8 @@ impl Seats {
             watchdog::ProbeTarget {
                 model: seat.served_model_names.first().cloned(),
                 listen_port: Some(listen_port),
+                api_key: seat.api_key(),
+                api_key_env: seat.api_key_env.clone(),
             },
             watchdog::disk::plan(seat),
             &self.watch,
@@ -683,7 +685,7 @@ impl Seats {
             let url = self.fleet.seat_url(seat);
             let t_probe = Instant::now();
             let (serving, detail) = if probe && st.observed == Observed::Running {
-                match watchdog::probe_client(&url) {
+                match watchdog::probe_client_keyed(&url, seat.api_key()) {
                     Some(c) => {
                         let o = bakeoff_client::preflight::run_preflight(
                             &c,

@@ -56,6 +56,12 @@ pub struct Tally {
     refused_after_listen: bool,
     /// The server listed ids, none of them the requested one.
     mismatch: bool,
+    /// A completion answered 401/403: the engine requires a key the probes did not have (or
+    /// refused the one they sent). No wait fixes that.
+    refused_key: bool,
+    /// The seat's `api_key_env` and whether the probes carried its key, for the remedy.
+    key_env: Option<String>,
+    key_sent: bool,
 }
 
 impl Tally {
@@ -111,7 +117,19 @@ impl Tally {
         if let Some(u) = &out.unfit {
             r.last_error = Some(u.message.clone());
             self.mismatch = u.class == FailureClass::ModelNotServed;
+            self.refused_key = u.class == FailureClass::AuthFailed;
         }
+    }
+
+    /// What the probes send: the seat's `api_key_env` and whether its key was set.
+    pub fn set_key(&mut self, env: Option<String>, sent: bool) {
+        self.key_env = env;
+        self.key_sent = sent;
+    }
+
+    /// The engine refused the probes' credentials (HTTP 401/403).
+    pub fn refused_key(&self) -> bool {
+        self.refused_key
     }
 
     /// The seat serves, but under other ids: no wait will fix that.
@@ -139,6 +157,29 @@ impl Tally {
     /// a class other than the timer's when the probes say so, with its message and remedy.
     pub fn refine(&self) -> Option<(FailureClass, String, String)> {
         let r = &self.record;
+        if self.refused_key {
+            let remedy = match (&self.key_env, self.key_sent) {
+                (Some(env), true) => format!(
+                    "the engine refused the key in {env} (the seat's api_key_env): export the key \
+                     the engine was started with"
+                ),
+                (Some(env), false) => format!(
+                    "the seat's api_key_env names {env}, which is not set in bakeoff's environment: \
+                     export it with the key the engine was started with"
+                ),
+                (None, _) => "the engine requires an API key (`--api-key` of llama.cpp, vLLM or \
+                     SGLang): name the variable that holds it with `api_key_env = \"NAME\"` on the seat and \
+                     export it; bakeoff's probes send it in the header only"
+                    .to_string(),
+            };
+            return Some((
+                FailureClass::AuthFailed,
+                "the seat is up, but its completions answered 401/403: the readiness probes' \
+                 credentials were refused"
+                    .into(),
+                remedy,
+            ));
+        }
         if self.mismatch {
             let asked = r.requested_model.as_deref().unwrap_or("(none)");
             let served = r.served_model_ids.join(", ");

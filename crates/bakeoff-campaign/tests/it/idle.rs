@@ -427,6 +427,7 @@ async fn busy_for_a_second_then_idle() {
     let (_tx, mut rx) = never_stopped();
     let w = wait_idle(
         &s.url(),
+        None,
         EngineKind::Vllm,
         Duration::from_millis(300),
         Duration::from_secs(20),
@@ -454,6 +455,7 @@ async fn a_busy_or_failed_reading_restarts_the_stretch() {
     let (_tx, mut rx) = never_stopped();
     let w = wait_idle(
         &s.url(),
+        None,
         EngineKind::Vllm,
         Duration::from_millis(600),
         Duration::from_secs(20),
@@ -477,6 +479,7 @@ async fn a_busy_or_failed_reading_restarts_the_stretch() {
     .await;
     let w = wait_idle(
         &s.url(),
+        None,
         EngineKind::Vllm,
         Duration::from_millis(600),
         Duration::from_secs(20),
@@ -497,6 +500,7 @@ async fn always_busy_is_busy_at_the_deadline() {
     let t0 = Instant::now();
     let w = wait_idle(
         &s.url(),
+        None,
         EngineKind::Vllm,
         Duration::from_millis(100),
         Duration::from_millis(700),
@@ -518,6 +522,7 @@ async fn never_readable_is_unreadable() {
     let (_tx, mut rx) = never_stopped();
     let w = wait_idle(
         &s.url(),
+        None,
         EngineKind::Sglang,
         Duration::from_millis(100),
         Duration::from_millis(400),
@@ -545,6 +550,7 @@ async fn stop_ends_the_wait() {
     let t0 = Instant::now();
     let w = wait_idle(
         &s.url(),
+        None,
         EngineKind::Vllm,
         Duration::from_millis(100),
         Duration::from_secs(60),
@@ -567,6 +573,7 @@ async fn stop_ends_the_wait() {
     let (_tx, mut rx) = tokio::sync::watch::channel(true);
     let w = wait_idle(
         &hang.url(),
+        None,
         EngineKind::Vllm,
         Duration::from_millis(100),
         Duration::from_secs(60),
@@ -627,6 +634,7 @@ async fn real_llama_server_idle_then_busy_then_idle() {
     let (_tx, mut rx) = never_stopped();
     let w = wait_idle(
         &url,
+        None,
         EngineKind::LlamaCpp,
         Duration::from_millis(300),
         Duration::from_secs(10),
@@ -670,6 +678,7 @@ async fn real_llama_server_idle_then_busy_then_idle() {
     );
     let w = wait_idle(
         &url,
+        None,
         EngineKind::LlamaCpp,
         Duration::from_millis(300),
         Duration::from_millis(800),
@@ -684,6 +693,7 @@ async fn real_llama_server_idle_then_busy_then_idle() {
     b.abort();
     let w = wait_idle(
         &url,
+        None,
         EngineKind::LlamaCpp,
         Duration::from_millis(500),
         Duration::from_secs(60),

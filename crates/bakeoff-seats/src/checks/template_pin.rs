@@ -339,7 +339,7 @@ pub async fn after_ready(fleet: &Fleet, seat: &Seat, url: &str) -> Vec<SeatFindi
         return Vec::new();
     };
     let pin_fp = fingerprint(&pin_text);
-    let served = served_template(url).await;
+    let served = served_template(url, seat.api_key()).await;
     let mut findings = Vec::new();
     let served_sha = match &served {
         Err(why) => {
@@ -367,8 +367,12 @@ pub async fn after_ready(fleet: &Fleet, seat: &Seat, url: &str) -> Vec<SeatFindi
 }
 
 /// The template the engine at `url` serves (llama.cpp `/props`), within [`SERVED_TIMEOUT`].
-async fn served_template(url: &str) -> Result<String, String> {
-    let client = crate::watchdog::probe_client(url).ok_or_else(|| format!("{url} is not a URL"))?;
+async fn served_template(
+    url: &str,
+    api_key: Option<bakeoff_client::ApiKey>,
+) -> Result<String, String> {
+    let client = crate::watchdog::probe_client_keyed(url, api_key)
+        .ok_or_else(|| format!("{url} is not a URL"))?;
     let d = discover(
         &client,
         &DiscoveryOptions {

@@ -73,6 +73,9 @@ pub(super) struct RawSeat {
     /// The pinned chat template, relative to the fleet file's directory (resolved and checked
     /// by `crate::checks::template_pin::resolve_pins`).
     chat_template: Option<PathBuf>,
+    /// The environment variable holding the key the engine was started with (`--api-key`,
+    /// `VLLM_API_KEY`, …): bakeoff's own probes of the seat send it, in the header only.
+    api_key_env: Option<String>,
 }
 
 fn default_host() -> String {
@@ -273,6 +276,14 @@ impl RawSeat {
             launch: self.launch(host)?,
             stop_timeout_s: self.stop_timeout_s.unwrap_or(10),
             chat_template: self.chat_template.clone(),
+            api_key_env: match &self.api_key_env {
+                Some(n) if n.trim().is_empty() || n.contains(char::is_whitespace) || n.contains('=') => {
+                    return Err(format!(
+                        "api_key_env {n:?} is not an environment variable's name; name the variable that holds the key, e.g. api_key_env = \"SEAT_API_KEY\""
+                    ));
+                }
+                other => other.clone(),
+            },
         })
         .and_then(|seat| gpus_on_host(seat, host))
     }

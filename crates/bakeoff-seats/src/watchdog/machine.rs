@@ -123,7 +123,11 @@ impl Watchdog {
     /// (its `RestartCount` is the baseline of the crash-loop check).
     pub fn new(target: ProbeTarget, opts: WatchOptions, start: Instant, first: Status) -> Self {
         Self {
-            tally: Tally::new(target.model, target.listen_port),
+            tally: {
+                let mut t = Tally::new(target.model, target.listen_port);
+                t.set_key(target.api_key_env, target.api_key.is_some());
+                t
+            },
             tail: VecDeque::with_capacity(TAIL_LINES),
             state: State::Starting,
             phases: vec![SeatPhase {
@@ -270,7 +274,8 @@ impl Watchdog {
             self.preflight = Some(out.report);
             return Some(Ending::Ready);
         }
-        if self.tally.model_mismatch() || self.tally.serves_elsewhere() {
+        if self.tally.model_mismatch() || self.tally.serves_elsewhere() || self.tally.refused_key()
+        {
             return Some(Ending::Misconfigured);
         }
         None

@@ -33,7 +33,7 @@
 use std::time::Duration;
 
 use bakeoff_artifact::{FailureClass, PreflightReport, SeatPhase, SeatRootCause};
-use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
+use bakeoff_client::{ApiKey, Client, ClientOptions, EndpointUrl, Timeouts};
 
 use crate::classify::Cause;
 use crate::progress::Reading;
@@ -158,6 +158,10 @@ pub struct ProbeTarget {
     pub model: Option<String>,
     /// The port the engine should listen on: the seat's port, or a container's own port.
     pub listen_port: Option<u16>,
+    /// The key the probes send (the seat's `api_key_env`, read at the start).
+    pub api_key: Option<ApiKey>,
+    /// The seat's `api_key_env`, named in the remedy of a refused probe.
+    pub api_key_env: Option<String>,
 }
 
 impl WatchReport {
@@ -243,6 +247,11 @@ pub fn state_signal(line: &str) -> Option<State> {
 /// A client for readiness probes: short timeouts, so a wedged engine costs a few seconds per
 /// probe, never the whole watch.
 pub fn probe_client(url: &str) -> Option<Client> {
+    probe_client_keyed(url, None)
+}
+
+/// [`probe_client`] sending `api_key` (a seat's `api_key_env`) in the header.
+pub fn probe_client_keyed(url: &str, api_key: Option<ApiKey>) -> Option<Client> {
     let url = EndpointUrl::parse(url).ok()?;
     Some(Client::new(
         url,
@@ -253,7 +262,7 @@ pub fn probe_client(url: &str) -> Option<Client> {
                 idle: Duration::from_secs(10),
                 total: Duration::from_secs(15),
             },
-            api_key: None,
+            api_key,
         },
     ))
 }

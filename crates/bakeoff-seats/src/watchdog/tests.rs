@@ -72,6 +72,7 @@ fn watchdog(t0: Instant, o: WatchOptions, first: Status) -> Watchdog {
     let target = ProbeTarget {
         model: Some("tiny".into()),
         listen_port: Some(8080),
+        ..ProbeTarget::default()
     };
     Watchdog::new(target, o, t0, first)
 }

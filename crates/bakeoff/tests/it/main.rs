@@ -29,6 +29,7 @@ mod plan_audit;
 mod plan_remote;
 mod report_browser;
 mod report_real;
+mod seat_api_key;
 mod seat_cli;
 mod seat_down;
 mod seat_export;
