@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::capacity::base_label;
 
 /// Degrees of freedom of a batch-means standard error over five slices.
-const BATCH_DF: f64 = 4.0;
+pub(crate) const BATCH_DF: f64 = 4.0;
 
 /// One side's estimate of one figure: mean, standard error and its degrees of freedom.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -98,13 +98,7 @@ fn contamination(side: &str, r: &LoadReport) -> Vec<String> {
 pub const WITHHELD: &str = "no verdict (contaminated)";
 
 fn from_repeats(m: &MeanInterval) -> Estimate {
-    let n = m.values.len() as f64;
-    let var = m.values.iter().map(|x| (x - m.mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-    Estimate {
-        mean: m.mean,
-        se: Some((var / n).sqrt()),
-        df: Some(n - 1.0),
-    }
+    crate::paired::estimate(&m.values)
 }
 
 /// The figures of one level of one sweep.

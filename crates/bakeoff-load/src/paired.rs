@@ -47,7 +47,7 @@ fn mean(v: &[f64]) -> f64 {
 }
 
 /// Mean and standard error of `v` (n − 1 degrees of freedom); no standard error below two.
-fn estimate(v: &[f64]) -> Estimate {
+pub(crate) fn estimate(v: &[f64]) -> Estimate {
     let m = mean(v);
     let n = v.len() as f64;
     let se = (v.len() > 1).then(|| {
@@ -105,7 +105,7 @@ pub fn level(a: &LoadReport, b: &LoadReport, label: &str) -> Option<LevelCompari
             .collect();
         match pairs.len() {
             0 => {}
-            1 => differences.push(single(metric, matched[0])),
+            1 => differences.push(single(metric, f, matched[0])),
             _ => differences.push(paired_difference(metric, &pairs)),
         }
     }
@@ -119,17 +119,13 @@ pub fn level(a: &LoadReport, b: &LoadReport, label: &str) -> Option<LevelCompari
 
 /// One pair only: output tok/s with the steps' own batch-means standard errors (Welch, as in
 /// the independent comparison); other figures without an interval.
-fn single(metric: &'static str, (x, y): (&LoadStep, &LoadStep)) -> Difference {
+fn single(metric: &'static str, f: Figure, (x, y): (&LoadStep, &LoadStep)) -> Difference {
     let est = |s: &LoadStep| {
-        let f = FIGURES
-            .iter()
-            .find(|(m, _)| *m == metric)
-            .map(|(_, f)| *f)
-            .unwrap_or(|_| None);
         let (se, df) = if metric == "output tok/s" {
             (
                 s.output_tokens_per_second_se,
-                s.output_tokens_per_second_se.map(|_| 4.0),
+                s.output_tokens_per_second_se
+                    .map(|_| crate::compare::BATCH_DF),
             )
         } else {
             (None, None)

@@ -28,7 +28,7 @@ mod versus;
 
 pub use step_flags::flag_step;
 use step_flags::{attach_timings_spec, pinning};
-pub use versus::{Side, run_versus};
+pub use versus::{Side, VERSUS_NO_SEARCH, run_versus};
 
 /// Below this many mean output tokens a step cannot show what speculative decoding does: its
 /// overhead never amortizes over short completions (seeds/000, "MTP A/B methodology": 10–31

@@ -14,6 +14,11 @@ use super::{Progress, StepContext, empty_report, finish_report, run_nonce, step_
 use crate::LoadError;
 use crate::plan::LoadPlan;
 
+/// Why `--versus` refuses `--find-capacity`: the search picks each endpoint's own rates, so the
+/// two sides would not share levels to pair.
+pub const VERSUS_NO_SEARCH: &str = "--versus compares two endpoints at the same levels; \
+--find-capacity searches each endpoint's own rates: search each first, then compare at fixed --rate";
+
 /// One side: its client and its plan (the plans differ only in what belongs to the endpoint:
 /// the model name and the engine's pinning fields).
 pub struct Side<'a> {
@@ -61,11 +66,7 @@ pub async fn run_versus(
     for p in [a.plan, b.plan] {
         p.validate()?;
         if p.find_capacity.is_some() {
-            return Err(LoadError::Config(
-                "--versus compares two endpoints at the same levels; --find-capacity searches \
-                 each endpoint's own rates: run the search on each, then compare at fixed --rate"
-                    .into(),
-            ));
+            return Err(LoadError::Config(VERSUS_NO_SEARCH.into()));
         }
     }
     let specs = step_specs(a.plan);

@@ -309,13 +309,17 @@ async fn measure(
         println!("artifact: {}", path.display());
         println!("{}", conditions_line(&art));
     }
-    let measured_all = art
-        .load
-        .values()
-        .all(|r| !r.steps.is_empty() && r.steps.iter().all(|s| s.ok > 0));
-    Ok(Exit::from_ok(
-        measured_all && art.status == RunStatus::Complete,
-    ))
+    Ok(Exit::from_ok(measured_all(&art)))
+}
+
+/// A complete run whose every sweep has steps and every step a success: a step that measured
+/// nothing is a failure, never a pass.
+pub(crate) fn measured_all(art: &Artifact) -> bool {
+    art.status == RunStatus::Complete
+        && art
+            .load
+            .values()
+            .all(|r| !r.steps.is_empty() && r.steps.iter().all(|s| s.ok > 0))
 }
 
 /// Per step of a non-synthetic workload (docs/metrics.md, "Workloads"): first vs later turns

@@ -28,17 +28,7 @@ fn sweep_of(path: &std::path::Path, suite: &str) -> Result<LoadReport, Error> {
 }
 
 pub fn run(a: BenchCompareArgs) -> Result<Exit, Error> {
-    let mut allow_contaminated = false;
-    for w in &a.allow {
-        match w.trim() {
-            "contaminated" => allow_contaminated = true,
-            o => {
-                return Err(Error::usage(format!(
-                    "--allow {o:?} is not a difference bench compare can allow; use contaminated"
-                )));
-            }
-        }
-    }
+    let allow_contaminated = crate::config::allow_contaminated(&a.allow, "bench compare")?;
     if !["throughput", "longgen"].contains(&a.sweep.as_str()) {
         return Err(Error::usage(format!(
             "--sweep {:?}: use throughput or longgen",

@@ -11,7 +11,7 @@ use bakeoff_suites::evaluate;
 use bakeoff_suites::{PreflightOutcome, run_preflight};
 use tokio::sync::watch;
 
-use super::bench::{StepProgress, artifact, conditions_line};
+use super::bench::{StepProgress, artifact, conditions_line, measured_all};
 use crate::config::{BenchRunConfig, EndpointConfig};
 use crate::exit::{Error, Exit};
 
@@ -107,12 +107,7 @@ pub(super) async fn measure(
             println!("{name} {}", conditions_line(art));
         }
     }
-    let measured_all = arts.iter().all(|art| {
-        art.status == bakeoff_artifact::RunStatus::Complete
-            && art
-                .load
-                .values()
-                .all(|r| !r.steps.is_empty() && r.steps.iter().all(|s| s.ok > 0))
-    });
-    Ok(Exit::from_ok(measured_all && cmp.not_comparable.is_empty()))
+    Ok(Exit::from_ok(
+        arts.iter().all(measured_all) && cmp.not_comparable.is_empty(),
+    ))
 }

@@ -44,22 +44,9 @@ impl BenchRunArgs {
             None => None,
         };
         if versus.is_some() && plan.find_capacity.is_some() {
-            return Err(Error::usage(
-                "--versus compares two endpoints at the same levels; --find-capacity searches each \
-                 endpoint's own rates: search each first, then compare at fixed --rate",
-            ));
+            return Err(Error::usage(bakeoff_load::runner::VERSUS_NO_SEARCH));
         }
-        let mut allow_contaminated = false;
-        for w in &self.allow {
-            match w.trim() {
-                "contaminated" => allow_contaminated = true,
-                o => {
-                    return Err(Error::usage(format!(
-                        "--allow {o:?} is not a difference bench run can allow; use contaminated"
-                    )));
-                }
-            }
-        }
+        let allow_contaminated = super::allow_contaminated(&self.allow, "bench run")?;
         Ok(BenchRunConfig {
             versus,
             allow_contaminated,

@@ -83,8 +83,9 @@ impl CampaignRestoreArgs {
     }
 }
 
-/// `--allow WHAT…` of a campaign command: `contaminated` is the one thing it can allow (a
-/// verdict resting on a variant measured under a condition flag, docs/campaign.md).
+/// `--allow WHAT…` of `bench run --versus`, `bench compare`, the campaign commands and
+/// `report`: `contaminated` is the one thing they can allow (a verdict resting on a step, suite
+/// or variant measured under a condition flag, docs/metrics.md "Conditions").
 pub fn allow_contaminated(allow: &[String], command: &str) -> Result<bool, Error> {
     let mut yes = false;
     for w in allow {

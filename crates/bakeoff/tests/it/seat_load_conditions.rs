@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::campaign::wait_until;
-use crate::util::{self, bakeoff_cmd, free_port, serial_tempdir, text};
+use crate::util::{self, bakeoff_cmd, drop_from_cache, free_port, serial_tempdir, text};
 
 const MIB: u64 = 1024 * 1024;
 
@@ -52,20 +52,6 @@ fn write_scratch(path: &Path, bytes: u64) {
         left -= n as u64;
     }
     f.sync_all().unwrap();
-}
-
-/// Drop `path`'s clean, unmapped pages from the page cache.
-fn drop_from_cache(path: &Path) {
-    let st = Command::new("python3")
-        .arg("-c")
-        .arg(
-            "import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd); \
-             os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED)",
-        )
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(st.success());
 }
 
 fn findings(rec: &Value) -> Vec<(String, String)> {

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::util::{self, code, free_port, stdout};
+use crate::util::{self, code, drop_from_cache, free_port, stdout};
 
 fn bakeoff(args: &[&str]) -> (i32, String, String) {
     let o = util::bakeoff(args);
@@ -17,20 +17,6 @@ fn bakeoff(args: &[&str]) -> (i32, String, String) {
         stdout(&o),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
-}
-
-/// Drop `path`'s clean, unmapped pages from the page cache.
-fn drop_from_cache(path: &Path) {
-    let st = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(
-            "import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd); \
-             os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED)",
-        )
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(st.success());
 }
 
 fn start_record(dir: &Path) -> serde_json::Value {

@@ -275,3 +275,18 @@ pub fn bench_quick(url: &str, out: &Path, extra: &[&str]) -> Output {
     ]);
     bakeoff(&args)
 }
+
+/// Drop `path`'s clean, unmapped pages from the page cache (`posix_fadvise(DONTNEED)`): a cold
+/// start on purpose.
+pub fn drop_from_cache(path: &Path) {
+    let st = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd); \
+             os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED)",
+        )
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
