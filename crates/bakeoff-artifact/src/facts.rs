@@ -157,6 +157,35 @@ pub struct EndpointFacts {
     /// probe): an endpoint fact, never a model failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overflow: Option<OverflowFact>,
+    /// Whether the endpoint takes a request that offers tools (preflight's probe, sent when the
+    /// `tool` suite is to run): absent when it was not probed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<ToolCallFact>,
+}
+
+/// How the endpoint answered one request that offers a tool with `tool_choice: "auto"`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolCallFact {
+    pub state: ToolCallState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
+    /// The server's own words when it refused (escaped by every reporter: untrusted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_said: Option<String>,
+    /// What to change on the server so it takes tool requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolCallState {
+    /// The request was answered (whatever the model did with the tool).
+    Accepted,
+    /// The server refused the request because of its tools: tool calling is not configured.
+    Refused,
+    /// The probe could not tell (a timeout, a server error, a refusal about something else).
+    Unknown,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

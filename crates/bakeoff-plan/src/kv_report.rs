@@ -383,7 +383,7 @@ fn hf_config(req: &KvRequest, r: &mut KvReport) -> Result<(), KvError> {
             let computed = kv_capacity(b, &cost, ran).tokens;
             let diff = (computed as f64 - logged as f64) / logged.max(1) as f64 * 100.0;
             r.lines.push(format!(
-                "  vLLM logged GPU KV cache size: {logged} tokens ({:.2}× of {ran}); computed {:+.1}% from it",
+                "  vLLM logged KV cache size: {logged} tokens ({:.2}× of {ran}); computed {:+.1}% from it",
                 pool_over_max_len_ratio(logged, ran),
                 diff
             ));

@@ -124,6 +124,9 @@ pub fn preflight_at(
                 .unwrap_or_default()
         ),
     ]);
+    if let Some(tc) = &facts.tool_calls {
+        t.row(vec!["tool calls".to_string(), tool_calls_text(tc)]);
+    }
     for r in &report.reasons {
         t.row(vec!["UNFIT because".to_string(), for_terminal(r, 400)]);
     }
@@ -134,6 +137,27 @@ pub fn preflight_at(
         ]);
     }
     render(&t, width)
+}
+
+/// Preflight's tool probe in one line: accepted, or refused with the server's words and the fix.
+pub fn tool_calls_text(tc: &bakeoff_artifact::ToolCallFact) -> String {
+    use bakeoff_artifact::ToolCallState;
+    let said = tc
+        .server_said
+        .as_deref()
+        .map(|m| for_terminal(m, 200))
+        .unwrap_or_default();
+    match tc.state {
+        ToolCallState::Accepted => "accepted (a request offering a tool was answered)".into(),
+        ToolCallState::Refused => format!(
+            "REFUSED (HTTP {}: {said}); fix: {}",
+            tc.http_status.unwrap_or(0),
+            tc.fix
+                .as_deref()
+                .unwrap_or("enable tool calling on the server")
+        ),
+        ToolCallState::Unknown => format!("not known ({said})"),
+    }
 }
 
 /// The per-suite summary of a run.
@@ -213,6 +237,16 @@ pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
     for (name, s) in &a.suites {
         out.extend(crate::refusal::terminal_lines(name, s));
         out.extend(crate::damage::terminal_lines(name, s));
+        // Why a suite measured nothing, with its fix, under the table (not only in its items).
+        if s.status == SuiteStatus::Failed {
+            for f in s.summary.flags.iter().filter(|f| f.code.is_refusal()) {
+                out.push_str(&format!(
+                    "{} FAILED: {}\n",
+                    for_terminal(name, 40),
+                    for_terminal(&f.message, 400)
+                ));
+            }
+        }
     }
     for f in &a.instrument_flags {
         out.push_str(&format!(

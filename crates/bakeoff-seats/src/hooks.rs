@@ -12,12 +12,35 @@ use crate::fleet::{Fleet, Launch, Seat};
 use bakeoff_artifact::SeatFinding;
 use bakeoff_model::args::flag_value;
 
+use crate::process::substitute;
+
 /// Called by `Seats::up` (and so by `restart` and `swap`) before the backend starts `seat`.
 /// `Ok(findings)`: the start may go ahead, and these findings go into the seat record;
 /// `Err(reason)`: the start is refused.
 pub fn before_start(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, String> {
     checkpoint_audit(fleet, seat)?;
-    Ok(crate::checks::pre_start(fleet, seat))
+    let findings = crate::checks::pre_start(fleet, seat);
+    // The engine's own registry said it does not know the checkpoint: refused before anything
+    // runs, citing what was checked.
+    if let Some(f) = findings
+        .iter()
+        .find(|f| f.code == crate::checks::engine_support::UNSUPPORTED)
+    {
+        return Err(format!(
+            "{}: {}{}{}",
+            f.code,
+            f.message,
+            f.evidence
+                .first()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default(),
+            f.fix
+                .as_deref()
+                .map(|x| format!("; fix: {x}"))
+                .unwrap_or_default()
+        ));
+    }
+    Ok(findings)
 }
 
 /// The checks that run once the watchdog says the seat is ready (the served chat template
@@ -53,18 +76,27 @@ fn checkpoint_audit(_fleet: &Fleet, seat: &Seat) -> Result<(), String> {
 }
 
 /// The seat's model path on this host and its `--quantization` flag, read from the launch
-/// arguments (`-m`/`--model`, or `serve MODEL` as vLLM takes it). A Docker seat's container
-/// path is mapped back to the host through its mounts.
+/// arguments with their placeholders filled in (`{cache}` in every shipped example fleet):
+/// `--model`, then `serve MODEL` as vLLM takes it, then llama.cpp's `-m` — the first that names
+/// a local path, so `python -m vllm.entrypoints.openai.api_server --model DIR` is the directory,
+/// not the module. A Docker seat's container path is mapped back to the host through its mounts.
 pub(crate) fn model_and_quantization(seat: &Seat) -> Option<(PathBuf, Option<String>)> {
     let (args, mounts) = args_and_mounts(seat);
-    let model = flag_value(args, &["-m", "--model"]).or_else(|| {
-        args.iter()
-            .position(|a| a == "serve")
-            .and_then(|i| args.get(i + 1))
-            .filter(|m| !m.starts_with('-'))
-            .map(String::as_str)
-    })?;
-    let path = host_path(Path::new(model), mounts)?;
+    let args: Vec<String> = args.iter().map(|a| substitute(a, seat)).collect();
+    let served = args
+        .iter()
+        .position(|a| a == "serve")
+        .and_then(|i| args.get(i + 1))
+        .filter(|m| !m.starts_with('-'))
+        .map(String::as_str);
+    let path = [
+        flag_value(&args, &["--model"]),
+        served,
+        flag_value(&args, &["-m"]),
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(|m| host_path(Path::new(m), mounts))?;
     Some((path, quantization_flag(seat)))
 }
 
@@ -212,5 +244,41 @@ args = ["serve", "Qwen/Qwen3-8B", "--quantization=fp8"]
         let r = crate::ops::error_report("exited");
         let art = crate::ops::failure_artifact(&fleet, seat, &r);
         assert_eq!(art.candidate.quantization.as_deref(), Some("fp8"));
+    }
+
+    /// The model path behind a placeholder or a Python module flag: `{cache}` is filled in, and
+    /// `python -m vllm.entrypoints.openai.api_server --model DIR` names the directory.
+    #[test]
+    fn placeholders_and_python_module_flags_still_name_the_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let model_dir = dir.path().join("smol-hf");
+        let text = format!(
+            r#"
+[[seat]]
+name = "cached"
+engine = "llama.cpp"
+role = "bench"
+port = 18996
+[seat.process]
+command = "{{cache}}/llama.cpp-b11434/bin/llama-server"
+args = ["-m", "{{cache}}/models/m.gguf", "--port", "{{port}}"]
+
+[[seat]]
+name = "vllm-dir"
+engine = "vllm"
+role = "bench"
+port = 18995
+[seat.process]
+command = "python"
+args = ["-m", "vllm.entrypoints.openai.api_server", "--model", "{model}", "--quantization", "fp8"]
+"#,
+            model = model_dir.display()
+        );
+        let fleet = Fleet::parse(&text, &dir.path().join("fleet.toml")).unwrap();
+        let (p, _) = model_and_quantization(&fleet.seats[0]).unwrap();
+        assert_eq!(p, bakeoff_local::cache_dir().join("models/m.gguf"));
+        let (p, q) = model_and_quantization(&fleet.seats[1]).unwrap();
+        assert_eq!(p, model_dir);
+        assert_eq!(q.as_deref(), Some("fp8"));
     }
 }

@@ -693,6 +693,7 @@ impl Seats {
                                 model: seat.served_model_names.first().cloned(),
                                 max_model_len: None,
                                 ready_timeout: std::time::Duration::from_secs(20),
+                                probe_tools: false,
                             },
                         )
                         .await;

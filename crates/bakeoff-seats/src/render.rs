@@ -83,7 +83,14 @@ pub fn page_cache_line(pc: &bakeoff_artifact::SeatPageCache) -> String {
         PageCacheState::Unknown => "unknown",
     };
     let mut how = Vec::new();
-    if let Some(w) = &pc.warmed {
+    if pc
+        .warmed
+        .as_ref()
+        .is_some_and(|w| w.bytes == 0 && !w.errors.is_empty())
+    {
+        // The reason follows as the record's `why`; the read itself is named here.
+        how.push("--warm-cache read nothing".to_string());
+    } else if let Some(w) = &pc.warmed {
         how.push(format!(
             "--warm-cache read {:.0} MiB in {:.1} s first",
             w.bytes as f64 / MIB,

@@ -10,7 +10,7 @@ pub fn seat_header(name: &str, engine: &str, role: &str, port: u16, served: &str
 
 /// Kills, on drop, every llama-server a fleet's state directory still records
 /// (`<seat>.process.json`): a failing seat test leaves no engine behind. Only a process whose
-/// command line is a llama-server is signalled, never a recycled pid.
+/// command line is a llama-server or vLLM's OpenAI server is signalled, never a recycled pid.
 pub struct SeatProcessGuard {
     pub state: std::path::PathBuf,
 }
@@ -33,7 +33,8 @@ impl Drop for SeatProcessGuard {
                 continue;
             };
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            if String::from_utf8_lossy(&cmdline).contains("llama-server") {
+            let cmdline = String::from_utf8_lossy(&cmdline);
+            if cmdline.contains("llama-server") || cmdline.contains("vllm.entrypoints") {
                 // The seat's process group first (engines fork), then the pid itself.
                 for target in [format!("-{pid}"), pid.to_string()] {
                     let _ = std::process::Command::new("kill")

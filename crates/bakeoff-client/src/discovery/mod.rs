@@ -175,6 +175,7 @@ pub async fn discover(client: &Client, opts: &DiscoveryOptions) -> Discovered {
             chat_template: chat_template_fact,
             probes: p.probes,
             overflow: None,
+            tool_calls: None,
         },
         chat_template,
         quantization,

@@ -144,14 +144,24 @@ impl Before {
     /// and the page cache's size: the last thing before the start command.
     pub fn take(seat: &Seat, warm_cache: bool) -> Self {
         let files = weight_files(seat);
-        let Ok(list) = &files else {
-            return Self {
-                files,
-                weight_bytes: None,
-                resident: Err(String::new()),
-                cached: meminfo_cached(),
-                warmed: None,
-            };
+        let list = match &files {
+            Ok(list) => list,
+            Err(why) => {
+                // `--warm-cache` asked for a read it cannot make: the record says so, never a
+                // silent success.
+                let warmed = warm_cache.then(|| SeatWarmRead {
+                    bytes: 0,
+                    seconds: 0.0,
+                    errors: vec![format!("no weight files to read: {why}")],
+                });
+                return Self {
+                    files,
+                    weight_bytes: None,
+                    resident: Err(String::new()),
+                    cached: meminfo_cached(),
+                    warmed,
+                };
+            }
         };
         let weight_bytes = list
             .iter()

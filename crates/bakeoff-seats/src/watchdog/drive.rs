@@ -107,6 +107,7 @@ pub async fn watch_with_disk(
                 // Long enough for one short completion on a busy 2-core machine; the
                 // probe runs beside the watch loop, so silence and exits are still seen.
                 ready_timeout: Duration::from_secs(10),
+                probe_tools: false,
             };
             probe = Some(tokio::spawn(async move { run_preflight(&c, &popts).await }));
         }

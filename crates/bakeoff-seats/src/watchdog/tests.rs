@@ -133,6 +133,7 @@ fn probe(fit: bool, refused: bool, served: &[&str]) -> Observation {
                 chat_template: None,
                 probes: vec![],
                 overflow: None,
+                tool_calls: None,
             },
             chat_template: None,
             quantization: None,
@@ -278,7 +279,7 @@ fn an_exit_without_a_signature_is_exited_and_a_host_oom_is_host_oom() {
     assert_eq!(r.class, Some(FailureClass::HostOom));
     assert_eq!(r.oom_killed, Some(true));
     assert!(r.message.starts_with(
-        "killed by the host OOM killer (Docker OOMKilled) with code 137 while starting"
+        "killed by the host OOM killer (Docker OOMKilled) with code 137 (SIGKILL: killed by a signal) while starting"
     ));
 }
 

@@ -126,12 +126,29 @@ pub(super) fn verdict(ev: &Evidence<'_>) -> Verdict {
     }
 }
 
+/// ` with code 137 (SIGKILL: killed by a signal)`: an exit code above 128 is the signal that
+/// ended the process, as a shell and Docker report it (128 + n); the signal is named so a start
+/// killed from outside reads as that, not as the engine's own exit.
+fn code_words(code: i64) -> String {
+    let name = match code - 128 {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => return format!(" with code {code}"),
+    };
+    format!(" with code {code} ({name}: killed by a signal)")
+}
+
 fn exited_verdict(ev: &Evidence<'_>) -> Verdict {
     let state = ev.last_state.as_str();
-    let code_text = ev
-        .exit_code
-        .map(|c| format!(" with code {c}"))
-        .unwrap_or_default();
+    let code_text = ev.exit_code.map(code_words).unwrap_or_default();
     if ev.oom_killed == Some(true) {
         Verdict::failed(
             FailureClass::HostOom,

@@ -297,6 +297,9 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         return rec.result(0, Vec::new());
     };
     let cases = subset(&data.cases, ctx.options.limit);
+    if let Some(refused) = refused_by_server(ctx, cases.len()) {
+        return refused;
+    }
     let mut done = Vec::with_capacity(cases.len());
     let mut tallies = Vec::new();
     let mut landing_counts: BTreeMap<&'static str, u64> = BTreeMap::new();
@@ -376,6 +379,40 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         });
     }
     result
+}
+
+/// Preflight's tool probe found that the server refuses any request offering tools: the suite
+/// measures nothing and says why once, with the fix, instead of one `http-error` per item.
+fn refused_by_server(ctx: &SuiteContext<'_>, planned: usize) -> Option<SuiteResult> {
+    let tc = ctx.facts.tool_calls.as_ref()?;
+    if tc.state != bakeoff_artifact::ToolCallState::Refused {
+        return None;
+    }
+    let message = format!(
+        "the server refuses requests that offer tools (HTTP {}: {}); fix: {}",
+        tc.http_status.unwrap_or(0),
+        tc.server_said.as_deref().unwrap_or("no message"),
+        tc.fix
+            .as_deref()
+            .unwrap_or("enable tool calling on the server")
+    );
+    let mut summary = crate::summary::summarize(planned, &[]);
+    summary.flags.push(InstrumentFlag {
+        code: FlagCode::ToolsRefused,
+        severity: FlagSeverity::Invalid,
+        message: message.clone(),
+        suite: Some("tool".into()),
+        count: None,
+    });
+    crate::summary::details_mut(&mut summary).insert(
+        "diagnosis".into(),
+        json!({ "code": "server-refuses-tools", "message": message }),
+    );
+    Some(SuiteResult {
+        status: bakeoff_artifact::SuiteStatus::Failed,
+        summary,
+        items: Vec::new(),
+    })
 }
 
 pub(crate) fn reasoning_tokens(ex: &Exchange) -> Option<u64> {

@@ -7,9 +7,14 @@ use crate::exit::{Error, Exit};
 
 pub async fn run(cfg: PreflightConfig) -> Result<Exit, Error> {
     let client = cfg.endpoint.client_for(cfg.url.clone())?;
-    let opts = &cfg.endpoint.preflight;
+    // One short request offering a tool: whether tool calling is configured is a fact of the
+    // endpoint an operator asks preflight for (the `tool` suite depends on it).
+    let opts = bakeoff_suites::PreflightOptions {
+        probe_tools: true,
+        ..cfg.endpoint.preflight.clone()
+    };
     let mode = cfg.endpoint.thinking;
-    let mut out = run_preflight(&client, opts).await;
+    let mut out = run_preflight(&client, &opts).await;
     // The thinking-mode check: off must give no reasoning and non-empty content, on must give
     // reasoning; otherwise a flag says so (the endpoint stays fit: the numbers need care).
     if out.unfit.is_none() {

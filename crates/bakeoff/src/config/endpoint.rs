@@ -43,6 +43,7 @@ impl EndpointArgs {
                 model: self.model,
                 max_model_len: self.max_model_len,
                 ready_timeout: Duration::from_secs(self.ready_timeout),
+                probe_tools: false,
             },
             thinking,
         })

@@ -55,7 +55,8 @@ impl RunArgs {
         // Everything is validated before anything starts or is written.
         let suites = SuiteName::parse_list(&self.suite).map_err(Error::usage)?;
         let naming = RunNaming::new(self.naming.clone())?;
-        let endpoint = self.endpoint.clone().validate()?;
+        let mut endpoint = self.endpoint.clone().validate()?;
+        endpoint.preflight.probe_tools = suites.contains(&SuiteName::Tool);
         let suite_options = suite_options(&self, &endpoint)?;
         let local = LocalConfig::new(self.local_ctx, self.local_parallel)?;
         Ok(RunConfig {

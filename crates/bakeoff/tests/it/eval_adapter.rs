@@ -288,6 +288,9 @@ async fn a_base_whose_replicas_differ_gets_no_verdict() {
     assert!(!written.contains(&proxy.key));
 }
 
+/// Kept beside the real vLLM's test (`vllm_tier::adapter`): it alone shows the case as vLLM
+/// 0.24.0 served it (an adapter with a non-zero update that the release ignored) and the
+/// 0.24.0 version note; the real tier shows the same verdict on a real zero-update adapter.
 #[tokio::test(flavor = "multi_thread")]
 async fn vllm_serves_the_adapter_as_its_own_model_id() {
     let dir = bakeoff_testkit::tempdir();

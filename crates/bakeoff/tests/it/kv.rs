@@ -127,7 +127,7 @@ fn kv_from_config_cross_checks_a_vllm_log() {
     assert!(text.contains("budget 16.00 GiB: 131072 tokens"), "{text}");
     assert!(
         text.contains(
-            "vLLM logged GPU KV cache size: 131072 tokens (4.00× of 32768); computed +0.0% from it"
+            "vLLM logged KV cache size: 131072 tokens (4.00× of 32768); computed +0.0% from it"
         ),
         "{text}"
     );

@@ -37,3 +37,4 @@ mod seat_load_conditions;
 mod seat_monitor;
 mod seat_warm_cache;
 mod util;
+mod vllm_tier;

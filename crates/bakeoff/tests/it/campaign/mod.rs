@@ -13,7 +13,7 @@ mod docker;
 mod input;
 mod ladder;
 mod recovery;
-mod window;
+pub(crate) mod window;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -105,11 +105,15 @@ async fn a_window_over_a_production_seat_needs_confirm_and_restores_it() {
 }
 
 /// Stream long completions from `port` back to back until `stop`: the seat is never idle.
-fn keep_busy(port: u16, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u32> {
+pub(crate) fn keep_busy(
+    port: u16,
+    model: &'static str,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<u32> {
     std::thread::spawn(move || {
         let mut sent = 0;
         while !stop.load(Ordering::SeqCst) {
-            if stream_once(port, &stop).is_err() {
+            if stream_once(port, model, &stop).is_err() {
                 std::thread::sleep(Duration::from_millis(100));
             }
             sent += 1;
@@ -120,11 +124,11 @@ fn keep_busy(port: u16, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u32> {
 
 /// One streamed completion of up to 2000 tokens (`ignore_eos`: it does not end early), read
 /// until the server ends it or `stop`.
-fn stream_once(port: u16, stop: &AtomicBool) -> std::io::Result<()> {
+fn stream_once(port: u16, model: &str, stop: &AtomicBool) -> std::io::Result<()> {
     let mut s = TcpStream::connect(("127.0.0.1", port))?;
     s.set_read_timeout(Some(Duration::from_millis(300)))?;
     let body = serde_json::json!({
-        "model": SERVED,
+        "model": model,
         "messages": [{"role": "user", "content": "Write a very long story about a lighthouse keeper."}],
         "max_tokens": 2000,
         "ignore_eos": true,
@@ -173,7 +177,7 @@ async fn a_busy_displaced_seat_is_waited_for_and_the_candidate_skipped() {
     f.seat_up("prod");
     let pid = f.pid("prod").unwrap();
     let stop = Arc::new(AtomicBool::new(false));
-    let client = keep_busy(port, stop.clone());
+    let client = keep_busy(port, SERVED, stop.clone());
     wait_until("prod to be processing", Duration::from_secs(60), || {
         processing(port)
     });

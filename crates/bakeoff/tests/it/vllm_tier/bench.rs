@@ -1,0 +1,98 @@
+//! `bench run` against the real vLLM: token counts reconciled with vLLM's own `/metrics`
+//! counters, TTFT below E2E for every request, the prefix-cache hit rate of a multi-turn
+//! workload read from the real `vllm:prefix_cache_*` counters, and a short sweep ending with a
+//! capacity finding.
+
+use bakeoff_testkit::vllm;
+
+use crate::util::valid_artifact;
+
+use super::run;
+
+#[tokio::test]
+async fn a_sweep_reconciles_with_vllms_counters_and_ends_with_a_capacity_finding() {
+    let s = vllm::shared_alone().await;
+    let dir = bakeoff_testkit::tempdir();
+    let out = dir.path().join("out");
+    let (code, text, err) = run(&[
+        "bench",
+        "run",
+        "--endpoint",
+        &s.url(),
+        "--concurrency",
+        "1,4",
+        "--requests",
+        "6",
+        "--prompt-tokens",
+        "48",
+        "--output-tokens",
+        "24",
+        "--warmup",
+        "1",
+        "--no-calibrate",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code, 0, "{text}{err}");
+    assert!(text.starts_with("capacity: "), "{text}");
+    let v = valid_artifact(&out, "-bench.bakeoff.json");
+    let r = &v["load"]["throughput"];
+    assert_eq!(v["candidate"]["engine"], "vllm");
+    assert!(["knee", "still-rising", "flat"].contains(&r["capacity"]["verdict"].as_str().unwrap()));
+    for st in r["steps"].as_array().unwrap() {
+        assert_eq!(st["ok"], 6, "{st}");
+        // The client's token counts against vLLM's own generation-token counter.
+        assert_eq!(st["metrics"]["client_server_token_ratio"], 1.0, "{st}");
+        for q in st["requests"].as_array().unwrap() {
+            let (ttft, e2e) = (
+                q["ttft_ms"].as_f64().unwrap(),
+                q["e2e_ms"].as_f64().unwrap(),
+            );
+            assert!(ttft > 0.0 && ttft <= e2e, "{q}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn multi_turn_reads_the_prefix_cache_hit_rate_from_vllms_counters() {
+    let s = vllm::shared_alone().await;
+    let dir = bakeoff_testkit::tempdir();
+    let out = dir.path().join("out");
+    let (code, text, err) = run(&[
+        "bench",
+        "run",
+        "--endpoint",
+        &s.url(),
+        "--multi-turn",
+        "3",
+        "--system-prompt-tokens",
+        "48",
+        "--concurrency",
+        "1",
+        "--requests",
+        "6",
+        "--prompt-tokens",
+        "32",
+        "--output-tokens",
+        "16",
+        "--warmup",
+        "0",
+        "--no-calibrate",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code, 0, "{text}{err}");
+    let v = valid_artifact(&out, "-bench.bakeoff.json");
+    let st = &v["load"]["throughput"]["steps"][0];
+    assert_eq!(st["prefix_cache"]["source"], "vllm /metrics", "{st}");
+    let rate = st["prefix_cache"]["hit_rate"].as_f64().unwrap();
+    // Later turns resend the conversation and the system prompt is shared: vLLM's automatic
+    // prefix caching (on by default in V1) must hit.
+    assert!(rate > 0.1 && rate <= 1.0, "{st}");
+    assert!(
+        st["prefix_cache"]["hit_tokens"].as_f64().unwrap() > 0.0,
+        "{st}"
+    );
+}
