@@ -17,6 +17,13 @@ pub fn flag_value<'a>(args: &'a [String], names: &[&str]) -> Option<&'a str> {
     None
 }
 
+/// The value of the first of `names`, in the order given, present in `args`: `--model` before
+/// llama.cpp's `-m`, so `python -m vllm.entrypoints.openai.api_server --model DIR` names `DIR`,
+/// not the module.
+pub fn flag_value_by_priority<'a>(args: &'a [String], names: &[&str]) -> Option<&'a str> {
+    names.iter().find_map(|n| flag_value(args, &[n]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -31,5 +38,21 @@ mod tests {
         assert_eq!(flag_value(&args, &["--quantization", "-q"]), Some("fp8"));
         assert_eq!(flag_value(&args, &["--tp"]), None);
         assert_eq!(flag_value(&args[..1], &["--model"]), None);
+    }
+
+    #[test]
+    fn priority_skips_a_python_module_flag() {
+        let args: Vec<String> = ["-m", "vllm.entrypoints.openai.api_server", "--model", "/d"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            flag_value(&args, &["--model", "-m"]),
+            Some("vllm.entrypoints.openai.api_server")
+        );
+        assert_eq!(
+            flag_value_by_priority(&args, &["--model", "--model-path", "-m"]),
+            Some("/d")
+        );
     }
 }

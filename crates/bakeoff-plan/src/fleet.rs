@@ -138,7 +138,8 @@ impl SeatSpec {
         let engine = Engine::parse(&self.engine);
         let image = launches.iter().find_map(|l| l.image.as_deref());
         let model = self.model.clone().or_else(|| {
-            flag_value(&args, &["--model", "-m", "--model-path"])
+            // `--model` first: `python -m vllm.entrypoints.openai.api_server --model DIR`.
+            bakeoff_model::args::flag_value_by_priority(&args, &["--model", "--model-path", "-m"])
                 .map(str::to_owned)
                 .or_else(|| {
                     // `vllm serve MODEL`

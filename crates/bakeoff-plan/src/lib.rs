@@ -10,6 +10,7 @@
 //! signals anything. No GPU is not an error: NVML is reported unavailable and the plan still
 //! prints the claims. Every overhead that no file tells us is labelled an estimate.
 
+pub mod bounded;
 pub mod claims;
 pub mod coexist;
 pub mod error;

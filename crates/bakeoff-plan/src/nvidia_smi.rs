@@ -12,8 +12,8 @@
 //! `process_name` is last because it is the only field that can hold a comma; everything after
 //! the third separator belongs to it.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use crate::gpu::{GpuProcess, GpuReading, MIB, ReadingSource, Readings};
 
@@ -105,37 +105,12 @@ pub fn join(mut gpus: Vec<GpuReading>, apps: Vec<(String, GpuProcess)>) -> Vec<G
 
 /// Runs `nvidia-smi ARGS` with a timeout; `Err` says why there is no output.
 pub fn run(bin: &str, args: &[String]) -> Result<String, String> {
-    let mut child = Command::new(bin)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {bin} ({e})"))?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if start.elapsed() > TIMEOUT => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("{bin} did not answer in {}s", TIMEOUT.as_secs()));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("waiting for {bin}: {e}")),
-        }
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("reading {bin}'s output: {e}"))?;
+    let out = crate::bounded::run_bounded(Command::new(bin).args(args), TIMEOUT)
+        .map_err(|e| e.to_string())?;
     if !out.status.success() {
         // nvidia-smi prints its reason ("NVIDIA-SMI has failed because it couldn't
         // communicate with the NVIDIA driver…") on stdout, others on stderr.
-        let text = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stderr),
-            String::from_utf8_lossy(&out.stdout)
-        );
+        let text = format!("{}\n{}", out.stderr, out.stdout);
         let first = text
             .lines()
             .map(str::trim)
@@ -143,7 +118,7 @@ pub fn run(bin: &str, args: &[String]) -> Result<String, String> {
             .unwrap_or("");
         return Err(format!("{bin} exited with {} ({first})", out.status));
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    Ok(out.stdout)
 }
 
 /// Reads all GPUs through nvidia-smi (`bin` is normally `nvidia-smi`).

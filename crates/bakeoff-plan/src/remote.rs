@@ -8,9 +8,8 @@
 //! host whose nvidia-smi cannot be reached says why in one line and is planned by claims.
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -165,56 +164,17 @@ pub fn read_over(mut cmd: Command, label: &str) -> Readings {
             format!("{label} unavailable: {why}; claims only for this host"),
         )
     };
-    let mut child = match cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => return unavailable(format!("cannot run ssh ({e}); install openssh-client")),
-    };
-    // Readers drain both pipes while we wait, so a chatty remote cannot block on a full pipe.
-    let drain = |p: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(p) = p {
-                // Bounded: two CSV tables and ssh's diagnostics.
-                let _ = p.take(4 << 20).read_to_end(&mut buf);
-            }
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break s,
-            Ok(None) if start.elapsed() > SSH_READ_TIMEOUT => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return unavailable(format!(
-                    "no answer in {} s (ssh killed)",
-                    SSH_READ_TIMEOUT.as_secs()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return unavailable(format!("waiting for ssh: {e}")),
+    let out = match crate::bounded::run_bounded(&mut cmd, SSH_READ_TIMEOUT) {
+        Ok(o) => o,
+        Err(crate::bounded::BoundedError::Spawn { source, .. }) => {
+            return unavailable(format!("cannot run ssh ({source}); install openssh-client"));
         }
+        Err(crate::bounded::BoundedError::Timeout { limit, .. }) => {
+            return unavailable(format!("no answer in {} s (ssh killed)", limit.as_secs()));
+        }
+        Err(e) => return unavailable(e.to_string()),
     };
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
+    let (status, stdout, stderr) = (out.status, out.stdout, out.stderr);
     let failed = (!status.success()).then(|| reason(&stderr, &stdout, &status.to_string()));
     parse_output(&stdout, failed, label)
 }

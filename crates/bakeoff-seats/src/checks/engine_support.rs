@@ -388,61 +388,21 @@ fn llamacpp(seat: &Seat) -> SeatFinding {
     f
 }
 
-/// Run `cmd` to its end, killing it after `limit`; its stdout, or why it failed. The pipes are
-/// drained on their own threads, so a chatty engine import cannot fill one and stall.
+/// Run `cmd` to its end, killing it after `limit`; its stdout, or why it failed.
 fn run_with_timeout(mut cmd: std::process::Command, limit: Duration) -> Result<String, String> {
-    use std::io::Read;
-    let mut child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_string(&mut s);
-            }
-            s
-        })
-    };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let start = std::time::Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() > limit => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("no answer within {} s", limit.as_secs()));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(100)),
-            Err(e) => return Err(format!("cannot wait for it: {e}")),
-        }
-    };
-    let out = out.join().unwrap_or_default();
-    let err = err.join().unwrap_or_default();
-    if status.success() {
-        return Ok(out);
+    let out = bakeoff_plan::bounded::run_bounded(&mut cmd, limit).map_err(|e| e.to_string())?;
+    if out.status.success() {
+        return Ok(out.stdout);
     }
-    let last = err
+    let last = out
+        .stderr
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("");
     Err(format!(
-        "exited with {status}: {}",
+        "exited with {}: {}",
+        out.status,
         last.chars().take(200).collect::<String>()
     ))
 }

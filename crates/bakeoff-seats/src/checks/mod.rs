@@ -18,11 +18,11 @@ use bakeoff_artifact::SeatFinding;
 
 use crate::fleet::{Fleet, Seat};
 
-/// Every finding of the checks before `seat` starts: whether its engine build knows the
-/// checkpoint, its caches and token, then its pinned template.
+/// Every finding of the checks before `seat` starts: its caches and token, its pinned
+/// template, then whether its engine build knows the checkpoint.
 pub fn pre_start(fleet: &Fleet, seat: &Seat) -> Vec<SeatFinding> {
-    let mut findings: Vec<SeatFinding> = engine_support::check(seat).into_iter().collect();
-    findings.extend(cache_mounts::check(seat));
+    let mut findings = cache_mounts::check(seat);
     findings.extend(template_pin::before_start(fleet, seat));
+    findings.extend(engine_support::check(seat));
     findings
 }

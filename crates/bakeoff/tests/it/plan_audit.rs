@@ -512,3 +512,39 @@ fn plan_places_cpu_seats_expands_cache_and_counts_a_swap_pair_once() {
         "{text}"
     );
 }
+
+/// A vLLM seat launched as `python -m vllm.entrypoints.openai.api_server --model DIR` on a host
+/// without GPUs: the plan names the model directory (not the Python module `-m` names) and says
+/// it claims no GPU memory.
+#[test]
+fn plan_names_a_vllm_seats_model_directory_not_its_python_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = dir.path().join("fleet.toml");
+    std::fs::write(
+        &fleet,
+        r#"[hosts.local]
+gpus = 0
+
+[[seat]]
+name = "vl"
+engine = "vllm"
+role = "bench"
+port = 18999
+served_model_names = ["smollm2"]
+[seat.process]
+command = "/opt/vllm/bin/python"
+args = ["-m", "vllm.entrypoints.openai.api_server", "--model", "{cache}/models/SmolLM2-135M-Instruct-hf", "--port", "{port}"]
+"#,
+    )
+    .unwrap();
+    let text = stdout_exiting(0, &plan_args(&fleet, &[]));
+    let model = cache_dir().join("models/SmolLM2-135M-Instruct-hf");
+    assert!(
+        text.contains(&format!(
+            "seat vl (vllm) on local: CPU, host local declares gpus = 0; model {}",
+            model.display()
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("vllm.entrypoints"), "{text}");
+}
