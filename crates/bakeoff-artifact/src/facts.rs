@@ -202,6 +202,43 @@ pub struct OverflowFact {
     pub server_prompt_tokens: Option<u64>,
 }
 
+impl EndpointFacts {
+    /// The control calls the server refused for want of credentials, grouped by status:
+    /// `401 on /props, /v1/models`. `None` when none was refused (401 or 403). Discovery's
+    /// "generic engine, no model listed" is then no finding about the engine: it could not
+    /// look.
+    pub fn refused_text(&self) -> Option<String> {
+        let mut groups: Vec<(u16, Vec<&str>)> = Vec::new();
+        for p in &self.probes {
+            let Some(s) = p.status.filter(|s| *s == 401 || *s == 403) else {
+                continue;
+            };
+            match groups.iter_mut().find(|(g, _)| *g == s) {
+                Some((_, paths)) => {
+                    if !paths.contains(&p.path.as_str()) {
+                        paths.push(&p.path)
+                    }
+                }
+                None => groups.push((s, vec![&p.path])),
+            }
+        }
+        (!groups.is_empty()).then(|| {
+            groups
+                .iter()
+                .map(|(s, paths)| format!("{s} on {}", paths.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    }
+
+    /// Was `/v1/models` refused (401/403)? Then "no model listed" says nothing.
+    pub fn models_refused(&self) -> bool {
+        self.probes
+            .iter()
+            .any(|p| p.path.ends_with("/models") && matches!(p.status, Some(401 | 403)))
+    }
+}
+
 /// The endpoint as recorded: its URL with any credentials stripped, and its facts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EndpointRecord {

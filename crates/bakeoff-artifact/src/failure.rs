@@ -52,6 +52,9 @@ pub enum FailureClass {
     HostOom,
     /// The seat's port was already bound.
     PortInUse,
+    /// The host address the engine was told to bind does not exist on this machine (errno 99,
+    /// `EADDRNOTAVAIL`: `::1` without IPv6, another machine's IP): not a port conflict.
+    AddressUnavailable,
     /// The seat exited before ready with no known signature (the code is in the seat record).
     Exited,
     /// The readiness probe was refused for the whole watch: nothing listens on the seat's port.

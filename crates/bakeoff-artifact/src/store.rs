@@ -32,7 +32,7 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path} ({source}): check the path and its permissions")]
     Read {
         path: PathBuf,
         source: std::io::Error,

@@ -190,10 +190,13 @@ fn resolve(path: &Path) -> Result<Vec<Target>, CacheError> {
             lock_dirs: vec![name],
         }]);
     }
+    // An empty cache is a cache with no repositories, not "not a cache": a fresh HF_HOME's
+    // `hub/` before the first download, an empty LLAMA_CACHE beside a full hub.
+    let empty = std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none());
     let mut targets = Vec::new();
     let hub_dir = if path.join("hub").is_dir() {
         Some(path.join("hub"))
-    } else if hub::is_hub_dir(path) {
+    } else if hub::is_hub_dir(path) || (empty && name == "hub") {
         Some(path.to_path_buf())
     } else {
         None
@@ -213,7 +216,7 @@ fn resolve(path: &Path) -> Result<Vec<Target>, CacheError> {
             lock_dirs,
         });
     }
-    if llamacpp::is_llama_cache(path) {
+    if llamacpp::is_llama_cache(path) || (empty && name != "hub") {
         targets.push(Target::Llama(path.to_path_buf()));
     }
     if targets.is_empty() {
@@ -617,6 +620,24 @@ mod tests {
             "schemas/cache-audit.v1.schema.json is out of date; regenerate with \
              BAKEOFF_UPDATE_SCHEMA=1 cargo test -p bakeoff-cache --lib schema"
         );
+    }
+
+    /// An empty cache is a cache with no repositories: a fresh HF_HOME's empty `hub/`, and an
+    /// empty llama.cpp cache given beside a full one.
+    #[test]
+    fn an_empty_cache_is_a_cache_with_no_repositories() {
+        let dir = tempfile::tempdir().unwrap();
+        let hub = dir.path().join("hub");
+        std::fs::create_dir(&hub).unwrap();
+        let a = audit_paths(std::slice::from_ref(&hub), &AuditOptions::default()).unwrap();
+        assert_eq!(a.caches.len(), 1);
+        let full = dir.path().join("full");
+        std::fs::create_dir(&full).unwrap();
+        std::fs::write(full.join("m.gguf"), b"GGUF").unwrap();
+        let empty = dir.path().join("llama.cpp");
+        std::fs::create_dir(&empty).unwrap();
+        let a = audit_paths(&[full, empty], &AuditOptions::default()).unwrap();
+        assert_eq!(a.caches.len(), 2);
     }
 
     #[test]

@@ -73,6 +73,11 @@ impl VariantRun<'_> {
         if let Err(why) = bakeoff_seats::hooks::before_start(&seats.fleet, &v.seat) {
             return Ok(Outcome::skipped("pre-start", why));
         }
+        // A flag the engine's own --help does not list: said before the start, not learned
+        // from a bad-argument exit (crate::engine_help).
+        if let Some(why) = crate::engine_help::unknown_flags(&self.c.fleet, v).await {
+            return Ok(Outcome::skipped("pre-start", why));
+        }
         let mut staying = Vec::new();
         for s in &self.c.fleet.seats {
             if displaces.contains(&s.name) {
@@ -325,10 +330,41 @@ fn interrupted(when: &str) -> Outcome {
 /// The root-cause line and the last lines before a failure.
 fn notable_lines(r: &bakeoff_seats::WatchReport) -> Vec<String> {
     let mut out: Vec<String> = r.cause.iter().map(|c| c.line.clone()).collect();
-    for l in r.tail.iter().rev().take(5).rev() {
+    let said = without_usage_text(&r.tail);
+    for l in said.iter().rev().take(5).rev() {
         if !out.contains(l) {
-            out.push(l.clone());
+            out.push((*l).clone());
         }
+    }
+    out
+}
+
+/// The tail without the engine's usage text, which says nothing about this failure: what
+/// llama-server prints after a rejected argument (`usage:`, the flag's help lines, indented
+/// continuations, `to show complete usage, run with -h`: llama.cpp b11434 common/arg.cpp
+/// common_params_parse_ex) and argparse's `usage: vllm serve [-h] …` block with its indented
+/// continuation lines (CPython Lib/argparse.py print_usage). The error line itself stays.
+fn without_usage_text(tail: &[String]) -> Vec<&String> {
+    let mut out = Vec::new();
+    let mut in_usage = false;
+    for l in tail {
+        let t = l.trim_start();
+        if t.is_empty() {
+            // Never notable; inside a usage block it does not end it.
+            continue;
+        }
+        if t.to_ascii_lowercase().starts_with("usage:") {
+            in_usage = true;
+            continue;
+        }
+        if t.contains("to show complete usage, run with -h") {
+            continue;
+        }
+        if in_usage && (t.starts_with('-') || t.starts_with('[') || t.len() < l.len()) {
+            continue;
+        }
+        in_usage = false;
+        out.push(l);
     }
     out
 }
@@ -351,5 +387,54 @@ async fn keep_log(seats: &Seats, v: &Variant, out: &Path, row: &mut VariantRow) 
     }
     if std::fs::write(&path, lines.join("\n") + "\n").is_ok() {
         row.log = Some(name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What llama-server b11434 prints for `--cache-type-k q9_9` (measured here, the tail
+    /// as the seat's log holds it): the error line is notable, the usage text is not.
+    #[test]
+    fn usage_text_is_no_notable_line() {
+        let tail: Vec<String> = [
+            "build: 11434 (pypi-sdist) with cc for x86_64-linux-gnu",
+            "error while handling argument \"--cache-type-k\": Unsupported cache type: q9_9",
+            "",
+            "usage:",
+            "-ctk,  --cache-type-k TYPE              KV cache data type for K",
+            "                                        allowed values: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1",
+            "                                        (default: f16)",
+            "                                        (env: LLAMA_ARG_CACHE_TYPE_K)",
+            "",
+            "",
+            "to show complete usage, run with -h",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let kept: Vec<&str> = without_usage_text(&tail)
+            .into_iter()
+            .map(String::as_str)
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "build: 11434 (pypi-sdist) with cc for x86_64-linux-gnu",
+                "error while handling argument \"--cache-type-k\": Unsupported cache type: q9_9",
+            ]
+        );
+        // argparse: usage first, the error last.
+        let tail: Vec<String> = [
+            "usage: vllm serve [-h] [--model MODEL]",
+            "                  [--load-format {auto,pt}]",
+            "vllm serve: error: argument --load-format: invalid choice: 'x'",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(without_usage_text(&tail), [&tail[2]],);
     }
 }

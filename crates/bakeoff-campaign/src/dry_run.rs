@@ -48,6 +48,11 @@ pub async fn plan(c: &Campaign, opts: &RunOptions) -> Vec<String> {
         if !v.delta.is_empty() {
             lines.push(format!("   delta: {}", v.delta.join("; ")));
         }
+        if let Some(why) = crate::engine_help::unknown_flags(&c.fleet, v).await {
+            lines.push(format!(
+                "   UNKNOWN FLAG: {why}; this variant would be skipped (pre-start)"
+            ));
+        }
         let window = c
             .candidate(&v.candidate)
             .and_then(|cand| cand.window.clone());

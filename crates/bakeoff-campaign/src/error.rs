@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CampaignError {
-    #[error("cannot read the campaign file {path}: {source}")]
+    #[error("cannot read the campaign file {path} ({source}): check the path (docs/campaign.md)")]
     Read {
         path: PathBuf,
         source: std::io::Error,

@@ -15,6 +15,7 @@
 
 mod attempt;
 pub mod dry_run;
+pub mod engine_help;
 pub mod error;
 pub mod file;
 pub mod fits;

@@ -203,6 +203,11 @@ impl Client {
         Exchange { reply, error }
     }
 
+    /// Does every call carry credentials (an API key, or a user in the URL)?
+    pub fn sends_credentials(&self) -> bool {
+        self.authorization().is_some()
+    }
+
     /// The `Authorization` value of every call: the API key, else the URL's credentials as
     /// Basic auth.
     fn authorization(&self) -> Option<String> {

@@ -195,7 +195,9 @@ fn pick_model(
         }
         None => served.first().map(|s| s.to_string()),
     };
-    if model.is_none() {
+    // A /v1/models that refused the credentials listed nothing because it could not: the
+    // auth failure says so, not a model-unknown flag.
+    if model.is_none() && !facts.models_refused() {
         flags.push(InstrumentFlag {
             code: FlagCode::ModelUnknown,
             severity: FlagSeverity::Warning,
@@ -247,11 +249,17 @@ fn unready_unfit(
         .last()
         .map(|e| e.message.clone())
         .unwrap_or_else(|| "completions came back empty".into());
-    let message = format!(
-        "no completion with text within {} ({} attempts); last: {last}",
-        crate::seconds(ready_timeout),
-        ready.attempts
-    );
+    let message = if class == FailureClass::AuthFailed {
+        // Final at once: the first refusal ends the wait, so "within 60 s" would say a wait
+        // that never happened. One wording for preflight, eval run and the artifact.
+        auth_message(discovered, ready, client)
+    } else {
+        format!(
+            "no completion with text within {} ({} attempts); last: {last}",
+            crate::seconds(ready_timeout),
+            ready.attempts
+        )
+    };
     let mut evidence = probe_evidence(discovered);
     evidence.extend(ready.errors.iter().map(|e| Evidence {
         what: format!("POST /v1/chat/completions ({}×)", e.times),
@@ -263,6 +271,30 @@ fn unready_unfit(
         evidence,
         remediation: Some(remediation),
     }
+}
+
+/// The credentials were refused: which calls answered 401/403, and whether a key was sent.
+fn auth_message(discovered: &Discovered, ready: &ReadyCheck, client: &Client) -> String {
+    let completion = ready
+        .errors
+        .iter()
+        .find_map(|e| {
+            e.kind
+                .strip_prefix("http-")
+                .filter(|s| *s == "401" || *s == "403")
+        })
+        .map(|s| format!("{s} on POST /v1/chat/completions"));
+    let refused = [discovered.facts.refused_text(), completion]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("; ");
+    let sent = if client.sends_credentials() {
+        "the key sent was refused"
+    } else {
+        "no key was sent"
+    };
+    format!("the server refused the credentials ({refused}): {sent}")
 }
 
 /// An endpoint found unfit before any completion was sent (nothing reachable, a model it does

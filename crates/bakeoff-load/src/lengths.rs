@@ -49,8 +49,12 @@ impl LengthSpec {
     }
 
     pub fn from_jsonl(path: &Path, field: &str) -> Result<Self, LoadError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| LoadError::Config(format!("cannot read {}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            LoadError::Config(format!(
+                "cannot read {} ({e}): pass an existing JSONL file",
+                path.display()
+            ))
+        })?;
         let mut lengths = Vec::new();
         for (n, line) in text.lines().enumerate() {
             if line.trim().is_empty() {

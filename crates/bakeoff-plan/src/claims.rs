@@ -292,7 +292,8 @@ fn vllm_claim(
         }
         (None, None) => t
             .unpriced
-            .push("budget: the GPU's total memory is unknown; pass --gpu-memory-gib".into()),
+            .push("budget: the GPU's total memory is unknown; pass --gpu-memory-gib, or set gpu_memory_gib \
+                 under [hosts.NAME] in the fleet file".into()),
     }
     t.part(
         "CUDA context + non-torch",
@@ -430,7 +431,8 @@ fn fraction_claim(
         (Some(b), _) => t.part("budget × total", b, true, false),
         (None, Some(_)) => t
             .unpriced
-            .push("budget: the GPU's total memory is unknown; pass --gpu-memory-gib".into()),
+            .push("budget: the GPU's total memory is unknown; pass --gpu-memory-gib, or set gpu_memory_gib \
+                 under [hosts.NAME] in the fleet file".into()),
         (None, None) if seat.engine == Engine::Sglang => t.unpriced.push(
             "budget: SGLang derives mem_fraction_static at start; set --mem-fraction-static (or gpu_memory_utilization in the fleet file) to plan this seat".into(),
         ),

@@ -285,12 +285,14 @@ pub fn coexist_question(
         gpu_memory: view.gpu_memory.clone(),
         local_hosts: view.local_hosts.clone(),
     };
-    let mut c = coexist_on_gpu(&pair, readings, facts, names, opts, &host, gpu)?.ok_or_else(|| {
-        PlanError::invalid(
-            format!("GPU {gpu}: total memory unknown"),
-            "pass --gpu-memory-gib (e.g. 94.97 for an H100 NVL), or run on the host that has it",
-        )
-    })?;
+    let mut c =
+        coexist_on_gpu(&pair, readings, facts, names, opts, &host, gpu)?.ok_or_else(|| {
+            PlanError::invalid(
+                format!("GPU {gpu}: total memory unknown"),
+                "pass --gpu-memory-gib (e.g. 94.97 for an H100 NVL), set gpu_memory_gib under \
+             [hosts.NAME] in the fleet file, or run on the host that has it",
+            )
+        })?;
     c.lines.extend(swap_pair);
     Ok(c)
 }
@@ -448,11 +450,22 @@ fn render_gpu(g: &GpuPlan, line: &mut impl FnMut(String)) {
     } else {
         ""
     };
-    line(format!(
-        "  headroom: {at_most}{} by claims, {at_most}{} planned (running seats as measured)",
-        h(g.headroom_by_claims_bytes),
-        h(g.headroom_planned_bytes)
-    ));
+    if g.total_bytes.is_none() && g.headroom_by_claims_bytes.is_none() {
+        // Nothing to subtract the claims from: say what cannot be priced and both ways to
+        // give the card's size (docs/plan.md, docs/fleet.md `[hosts.NAME] gpu_memory_gib`).
+        line(format!(
+            "  headroom: not priced — the card's total memory is unknown (no reading of GPU {} on \
+             {}); fix: pass --gpu-memory-gib GIB, or set gpu_memory_gib under [hosts.{}] in the \
+             fleet file",
+            g.index, g.host, g.host
+        ));
+    } else {
+        line(format!(
+            "  headroom: {at_most}{} by claims, {at_most}{} planned (running seats as measured)",
+            h(g.headroom_by_claims_bytes),
+            h(g.headroom_planned_bytes)
+        ));
+    }
     for n in &g.notes {
         line(format!("  note: {n}"));
     }

@@ -28,7 +28,7 @@ pub const ENTRIES: &str = "entries";
 
 #[derive(Debug, thiserror::Error)]
 pub enum LogbookError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path} ({source}): check the path and its permissions")]
     Read {
         path: PathBuf,
         source: std::io::Error,

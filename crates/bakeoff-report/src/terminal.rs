@@ -3,7 +3,8 @@
 use crate::escape::for_terminal;
 use crate::table::{Grid, Kind, render, width};
 use bakeoff_artifact::{
-    Artifact, ArtifactKind, EndpointFacts, PreflightReport, Score, SuiteStatus, SuiteSummary,
+    Artifact, ArtifactKind, EndpointFacts, EngineKind, FailureClass, PreflightReport, Score,
+    SuiteStatus, SuiteSummary,
 };
 
 /// A suite's outcome counts, as `outcome count` joined by `, `.
@@ -26,9 +27,22 @@ pub fn score_text(s: &Option<Score>) -> String {
     }
 }
 
+/// Why an endpoint is unfit, as the terminal shows it: the failure class and the fix (the same
+/// class and remediation the failure artifact records).
+#[derive(Debug, Clone, Copy)]
+pub struct UnfitView<'a> {
+    pub class: FailureClass,
+    pub remediation: Option<&'a str>,
+}
+
 /// The preflight verdict and what discovery found.
-pub fn preflight(report: &PreflightReport, facts: &EndpointFacts, url: &str) -> String {
-    preflight_at(report, facts, url, width())
+pub fn preflight(
+    report: &PreflightReport,
+    facts: &EndpointFacts,
+    url: &str,
+    unfit: Option<UnfitView<'_>>,
+) -> String {
+    preflight_at(report, facts, url, unfit, width())
 }
 
 /// [`preflight`] laid out for `width` columns.
@@ -36,8 +50,12 @@ pub fn preflight_at(
     report: &PreflightReport,
     facts: &EndpointFacts,
     url: &str,
+    unfit: Option<UnfitView<'_>>,
     width: u16,
 ) -> String {
+    // Control calls refused for want of credentials: discovery could not look, so "generic"
+    // and "none listed" would be findings it never made.
+    let refused = facts.refused_text();
     let mut t = Grid::new();
     t.column("preflight", Kind::Number)
         .column("value", Kind::Text);
@@ -52,14 +70,17 @@ pub fn preflight_at(
     ]);
     t.row(vec![
         "engine".to_string(),
-        format!(
-            "{} {}",
-            facts.engine,
-            facts
-                .engine_version
-                .clone()
-                .unwrap_or_else(|| "(version unknown)".into())
-        ),
+        match (&refused, facts.engine, &facts.engine_version) {
+            (Some(r), EngineKind::Generic, None) => format!("unknown ({r})"),
+            _ => format!(
+                "{} {}",
+                facts.engine,
+                facts
+                    .engine_version
+                    .clone()
+                    .unwrap_or_else(|| "(version unknown)".into())
+            ),
+        },
     ]);
     let served: Vec<String> = facts
         .models
@@ -68,7 +89,9 @@ pub fn preflight_at(
         .collect();
     t.row(vec![
         "served models".to_string(),
-        if served.is_empty() {
+        if served.is_empty() && facts.models_refused() {
+            "unknown (/v1/models refused the credentials)".into()
+        } else if served.is_empty() {
             "none listed".into()
         } else {
             served.join(", ")
@@ -129,6 +152,12 @@ pub fn preflight_at(
     }
     for r in &report.reasons {
         t.row(vec!["UNFIT because".to_string(), for_terminal(r, 400)]);
+    }
+    if let Some(u) = unfit {
+        t.row(vec!["failure class".to_string(), u.class.to_string()]);
+        if let Some(fix) = u.remediation {
+            t.row(vec!["fix".to_string(), for_terminal(fix, 400)]);
+        }
     }
     for f in &report.flags {
         t.row(vec![
@@ -206,6 +235,9 @@ pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
             flags.join(", "),
         ]);
     }
+    // A failure measured nothing: no suite table (an empty one under "complete" reads as a
+    // finished run), and the head says so.
+    let measured_nothing = a.kind == ArtifactKind::Failure && a.suites.is_empty();
     let head = format!(
         "{} {} — {} {} — window {} — {}",
         match a.kind {
@@ -221,6 +253,7 @@ pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
             .map(|n| format!("{n} ({})", a.candidate.context_window.source))
             .unwrap_or_else(|| "unknown".into()),
         match a.status {
+            _ if measured_nothing => "not measured".to_string(),
             bakeoff_artifact::RunStatus::Complete => "complete".to_string(),
             bakeoff_artifact::RunStatus::Incomplete => format!(
                 "INCOMPLETE: {}",
@@ -228,7 +261,11 @@ pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
             ),
         }
     );
-    let mut out = format!("{head}\n{}\n", render(&t, width));
+    let mut out = if measured_nothing {
+        format!("{head}\n")
+    } else {
+        format!("{head}\n{}\n", render(&t, width))
+    };
     if let Some(ft) = family_table(a, width) {
         out.push_str(&format!(
             "per family (Wilson 95%; a family below chance is flagged):\n{ft}\n"
@@ -261,6 +298,9 @@ pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
             f.class,
             for_terminal(&f.message, 400)
         ));
+        if let Some(fix) = &f.remediation {
+            out.push_str(&format!("fix: {}\n", for_terminal(fix, 400)));
+        }
     }
     out.push_str(&format!("artifact: {path}\n"));
     out

@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 
 use bakeoff_artifact::FailureClass;
 pub use bakeoff_artifact::failure_table::{
-    Row, Scope, SignatureKind, TABLE, WRAPPERS, exited_remediation, markdown_table, remediation,
-    watchdog_row,
+    NEAR_LINES, Row, Scope, SignatureKind, TABLE, WRAPPERS, exited_remediation, markdown_table,
+    remediation, watchdog_row,
 };
 use regex::Regex;
 
@@ -128,7 +128,81 @@ fn mentions_port(line: &str, p: u16) -> bool {
 /// Log lines are matched one by one and also joined with the next line, with and without a
 /// space: terminals and issue threads hard-wrap long engine messages (`…KV cach` / `e is
 /// needed…`), and a signature split across the wrap is still the cause, at its first line.
+///
+/// The first causal line is the first in time: a log pasted newest line first (issue threads,
+/// `tac`, some log viewers) is read in time order before the rules apply, so the consequence
+/// logged after the cause (a wrapper's re-raise, a shutdown line) never wins by standing on
+/// top. Which way a log runs is read from the log itself ([`newest_first`]); the table's row
+/// order only decides between rows matching the same line.
 pub fn root_cause_for(lines: &[String], api_port: Option<u16>) -> Option<Cause> {
+    if newest_first(lines) {
+        let n = lines.len();
+        let in_time_order: Vec<String> = lines.iter().rev().cloned().collect();
+        return first_cause(&in_time_order, api_port).map(|mut c| {
+            c.line_index = n - 1 - c.line_index;
+            c
+        });
+    }
+    first_cause(lines, api_port)
+}
+
+/// A timestamp as engines print it: vLLM `INFO 07-01 10:00:00`, SGLang `[2025-07-02 07:41:59`,
+/// TGI and Go `2024-05-01T10:00:00.123Z`, Python logging `2025-07-02 07:41:59,123`.
+fn timestamp_key(line: &str) -> Option<(u32, u32, u32, u32, u32, u64)> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = RE
+        .get_or_init(|| {
+            Regex::new(
+                r"(?:\b\d{4}-)?\b(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?",
+            )
+            .ok()
+        })
+        .as_ref()?;
+    let c = re.captures(line)?;
+    let n = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<u32>().ok());
+    let frac = c
+        .get(6)
+        .map(|m| format!("{:0<9}", m.as_str()))
+        .and_then(|f| f.parse::<u64>().ok())
+        .unwrap_or(0);
+    Some((n(1)?, n(2)?, n(3)?, n(4)?, n(5)?, frac))
+}
+
+/// Does `lines` run newest line first? Read from the log: consecutive timestamps that fall
+/// rather than rise, and Python tracebacks whose `File "…"` frames stand above their
+/// `Traceback (most recent call last):` header rather than below it. A log with neither
+/// evidence is taken as written (oldest first, as every engine writes it).
+pub fn newest_first(lines: &[String]) -> bool {
+    let (mut forward, mut backward) = (0usize, 0usize);
+    let mut last: Option<(u32, u32, u32, u32, u32, u64)> = None;
+    for l in lines {
+        if let Some(k) = timestamp_key(l) {
+            if let Some(p) = last {
+                if k > p {
+                    forward += 1;
+                } else if k < p {
+                    backward += 1;
+                }
+            }
+            last = Some(k);
+        }
+    }
+    let frame = |l: Option<&String>| l.is_some_and(|l| l.contains("File \""));
+    for (i, l) in lines.iter().enumerate() {
+        if l.contains("Traceback (most recent call last)") {
+            let below = frame(lines.get(i + 1));
+            let above = i > 0 && frame(lines.get(i - 1));
+            if below {
+                forward += 1;
+            } else if above {
+                backward += 1;
+            }
+        }
+    }
+    backward > forward
+}
+
+fn first_cause(lines: &[String], api_port: Option<u16>) -> Option<Cause> {
     let mut secondary: Option<Cause> = None;
     for i in 0..lines.len() {
         let Some((cause, is_secondary)) = cause_at(lines, i, api_port) else {
@@ -182,8 +256,20 @@ fn cause_at(lines: &[String], i: usize, api_port: Option<u16>) -> Option<(Cause,
         } else {
             continue;
         };
-        if row.scope == Scope::ApiPort && !is_api_bind(lines, i, api_port) {
-            continue;
+        match row.scope {
+            Scope::Any => {}
+            Scope::ApiPort => {
+                if !is_api_bind(lines, i, api_port) {
+                    continue;
+                }
+            }
+            Scope::Near(markers) => {
+                let near =
+                    &lines[i.saturating_sub(NEAR_LINES)..lines.len().min(i + 1 + NEAR_LINES)];
+                if !near.iter().any(|l| markers.iter().any(|m| l.contains(m))) {
+                    continue;
+                }
+            }
         }
         return Some((
             Cause {

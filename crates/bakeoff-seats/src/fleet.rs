@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
 pub enum FleetError {
-    #[error("cannot read the fleet file {path}: {source}")]
+    #[error(
+        "cannot read the fleet file {path} ({source}): check the path, or pass --fleet FILE (docs/fleet.md)"
+    )]
     Read {
         path: PathBuf,
         source: std::io::Error,

@@ -50,7 +50,15 @@ pub enum Scope {
     /// failure of an internal socket (NCCL RAS `Call to bind failed: Address already in use`,
     /// torch's c10d store on 29500) is not the seat's port.
     ApiPort,
+    /// Only when one of these markers stands within [`NEAR_LINES`] lines of the match, above
+    /// or below it (a log pasted newest line first has its traceback below): a bare
+    /// `KeyError: 'x'` is transformers' unknown `model_type` only under its `CONFIG_MAPPING`
+    /// frames.
+    Near(&'static [&'static str]),
 }
+
+/// How far from a [`Scope::Near`] match its markers are looked for.
+pub const NEAR_LINES: usize = 12;
 
 const fn log(
     class: FailureClass,
@@ -144,6 +152,17 @@ pub fn markdown_table() -> String {
             format!("{sig} (secondary: only when no other signature matched)")
         } else {
             sig
+        };
+        let sig = match r.scope {
+            Scope::Near(markers) => format!(
+                "{sig} (only with {} within {NEAR_LINES} lines, above or below)",
+                markers
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
+            Scope::Any | Scope::ApiPort => sig,
         };
         s.push_str(&format!(
             "| `{}` | {} | {} | {} | {} |\n",

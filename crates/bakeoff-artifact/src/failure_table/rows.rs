@@ -28,6 +28,9 @@ pub(crate) const R_HOST: &str = "the container hit its memory limit (host RAM, n
      or load with mmap so weights are page cache rather than anonymous memory";
 pub(crate) const R_PORT: &str = "another process or seat already binds this port: stop it (bakeoff seat status shows seats \
      on the port), or use seat swap OLD NEW for two seats that share a port";
+pub(crate) const R_ADDRESS: &str = "the host address the engine was told to bind is not on this machine (`::1` or a \
+     `localhost` that resolves to IPv6 where IPv6 is off, another machine's IP): bind an address \
+     this host has, e.g. --host 127.0.0.1 (or 0.0.0.0), and point the seat's probe at it";
 pub(crate) const R_EXIT: &str = "the engine exited before it was ready and no known signature matched: read the evidence \
      lines (the deep tail of its log)";
 pub(crate) const R_NOT_READY: &str = "no real completion succeeded within --ready-timeout while the server was still loading or \
@@ -100,10 +103,25 @@ pub const TABLE: &[Row] = &[
     ),
     log(
         C::CudaOom,
-        r"(torch\.(cuda\.)?OutOfMemoryError|(CUDA|HIP) out of memory)",
+        r"(torch\.(cuda\.)?OutOfMemoryError|(CUDA|HIP|XPU|NPU) out of memory|MPS backend out of memory)",
         "torch c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::malloc (`CUDA out of \
          memory. Tried to allocate …`; torch >= 2.5 `torch.OutOfMemoryError`, older \
-         `torch.cuda.OutOfMemoryError`); seed 003 §1; vllm#14452, vllm#12030",
+         `torch.cuda.OutOfMemoryError`); seed 003 §1; vllm#14452, vllm#12030. Other \
+         accelerators' torch builds word it their way: torch 2.12 c10/xpu/XPUCachingAllocator.cpp \
+         (`XPU out of memory. Tried to allocate …`, intel/torch-xpu-ops#3011; IPEX's \
+         `RuntimeError: XPU out of memory`, intel/intel-extension-for-pytorch#629), torch_npu \
+         NPUCachingAllocator (`RuntimeError: NPU out of memory. Tried to allocate … (NPU 0; …)`, \
+         vllm-project/vllm-ascend#19 and #1127, sglang#29838), torch aten/src/ATen/mps/MPSAllocator.mm \
+         (`MPS backend out of memory (MPS allocated: …, other allocations: …, max allowed: …)`)",
+        R_CUDA,
+    ),
+    log(
+        C::CudaOom,
+        r"Allocation on device \d* ?would exceed allowed memory",
+        "torch c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::malloc under \
+         set_per_process_memory_fraction (`Allocation on device 0 would exceed allowed memory. \
+         (out of memory)` then `Currently allocated : …`, `Device limit : …`): TGI's \
+         --cuda-memory-fraction sets that fraction, so its shards refuse an allocation this way",
         R_CUDA,
     ),
     log(
@@ -228,6 +246,20 @@ pub const TABLE: &[Row] = &[
          (engine-facts.md §1); seed 000 §5 (deepseek_v4 on NGC 26.04)",
         R_TYPE,
     ),
+    Row {
+        class: C::UnknownModelType,
+        signature: SignatureKind::Log(r"KeyError: '[\w.-]+'"),
+        source: "transformers models/auto/configuration_auto.py AutoConfig.from_pretrained \
+                 (`config_class = CONFIG_MAPPING[config_dict[\"model_type\"]]`) and \
+                 _LazyConfigMapping.__getitem__ (`raise KeyError(key)`): an older transformers \
+                 (4.51 in vLLM 0.8.5's image) raises a bare `KeyError: 'qwen2_5_omni'`; \
+                 vllm#18450, hiyouga/LlamaFactory#9178 (`KeyError: 'qwen3_next'`), \
+                 modelscope/ms-swift#9202 (`KeyError: 'qwen3_asr'`). Claimed only with those \
+                 frames near it: a KeyError elsewhere is someone else's",
+        remediation: R_TYPE,
+        secondary: false,
+        scope: Scope::Near(&["CONFIG_MAPPING[", "configuration_auto.py"]),
+    },
     log(
         C::QuantizationMismatch,
         r"CompressedTensorsConfig\.__init__\(\) missing \d+ required positional argument",
@@ -297,9 +329,12 @@ pub const TABLE: &[Row] = &[
     ),
     log(
         C::DiskFull,
-        r"No space left on device|StorageFull",
+        r"(?i)no space left on device|StorageFull",
         "OS ENOSPC (`OSError: [Errno 28] No space left on device`), safetensors (`IoError(Os { code: \
-         28, kind: StorageFull, … })`); hiyouga/LlamaFactory#5155, bentoml/OpenLLM#754",
+         28, kind: StorageFull, … })`); Go's syscall.ENOSPC text is lowercase (Ollama, llama-swap, \
+         Docker: `write /root/.ollama/models/blobs/…: no space left on device`, Go 1.22 \
+         syscall/zerrors_linux_amd64.go); matched in any case; hiyouga/LlamaFactory#5155, \
+         bentoml/OpenLLM#754",
         R_DISK,
     ),
     log(
@@ -325,6 +360,32 @@ pub const TABLE: &[Row] = &[
          vllm#3651, vllm#8273, sglang#4116, sglang#12818, sglang#34226",
         R_BAD_ARGUMENT,
     ),
+    // Before port-in-use: uvicorn words both failures `error while attempting to bind on
+    // address`, and only the errno text tells them apart.
+    log(
+        C::AddressUnavailable,
+        r"(?i)(error while attempting to bind on address|bind: ).{0,120}cannot assign requested address",
+        "uvicorn Server.startup over asyncio create_server (`ERROR: [Errno 99] error while \
+         attempting to bind on address ('::1', 8000, 0, 0): cannot assign requested address`: \
+         vLLM, SGLang, LiteLLM given --host localhost or ::1 without IPv6; vllm PR #1288, \
+         BerriAI/litellm#5014, abetlen/llama-cpp-python#77); Go net.Listen (`listen tcp \
+         [::1]:11434: bind: cannot assign requested address`: Ollama, llama-swap)",
+        R_ADDRESS,
+    ),
+    Row {
+        class: C::AddressUnavailable,
+        signature: SignatureKind::Log(
+            r"(?i)\[Errno 99\]|cannot assign requested address|EADDRNOTAVAIL",
+        ),
+        source: "CPython socket.bind (`OSError: [Errno 99] Cannot assign requested address`, \
+                 errno 99 EADDRNOTAVAIL on Linux), as vLLM 0.19.1 create_server_socket \
+                 (`sock.bind(addr)`) raises it. Claimed only for the API server's bind, like the \
+                 generic port-in-use row: an outgoing connection that ran out of local ports \
+                 (NCCL, torch's c10d store) says the same",
+        remediation: R_ADDRESS,
+        secondary: false,
+        scope: Scope::ApiPort,
+    },
     log(
         C::PortInUse,
         r"couldn't bind (HTTP server|to server) socket",

@@ -33,7 +33,7 @@ impl ShareGpt {
     pub fn load(path: &Path) -> Result<Self, LoadError> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             LoadError::Config(format!(
-                "--prompts-sharegpt {}: cannot read it: {e}",
+                "--prompts-sharegpt {}: cannot read it ({e}): pass an existing ShareGPT JSON or JSONL file",
                 path.display()
             ))
         })?;

@@ -48,7 +48,10 @@ pub struct Trace {
 impl Trace {
     pub fn load(path: &Path) -> Result<Self, LoadError> {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            LoadError::Config(format!("--trace {}: cannot read it: {e}", path.display()))
+            LoadError::Config(format!(
+                "--trace {}: cannot read it ({e}): pass an existing JSONL trace",
+                path.display()
+            ))
         })?;
         Self::parse(&text, &path.display().to_string())
     }

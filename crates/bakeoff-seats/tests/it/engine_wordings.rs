@@ -72,6 +72,37 @@ const WORDINGS: &[(&str, &str, &str)] = &[
         "cuda-oom",
         "llama.cpp#20431",
     ),
+    // cuda-oom, other accelerators' torch builds and torch's per-process fraction
+    (
+        "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 4.66 GiB. GPU 0 has a total capacity of 5.65 GiB of which 5.65 GiB is free. Of the allocated memory 195.50 KiB is allocated by PyTorch, and 1.81 MiB is reserved by PyTorch but unallocated. Please use `empty_cache` to release all unoccupied cached memory.",
+        "cuda-oom",
+        "intel/torch-xpu-ops#3011 (torch 2.12 XPU)",
+    ),
+    (
+        "RuntimeError: XPU out of memory. Tried to allocate 1.71 GiB (GPU 0; 15.56 GiB total capacity; 0 bytes already allocated; 0 bytes reserved in total by PyTorch)",
+        "cuda-oom",
+        "intel/intel-extension-for-pytorch#629 (IPEX)",
+    ),
+    (
+        "(NPURayWorkerWrapper pid=45464) ERROR 06-09 06:57:48 worker_base.py:581] RuntimeError: NPU out of memory. Tried to allocate 30.00 MiB (NPU 3; 60.96 GiB total capacity; 60.34 GiB already allocated; 60.34 GiB current active; 14.24 MiB free; 60.60 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
+        "cuda-oom",
+        "vllm-project/vllm-ascend#1127 (torch_npu)",
+    ),
+    (
+        "RuntimeError: MPS backend out of memory (MPS allocated: 19.13 GiB, other allocations: 6.17 GiB, max allowed: 36.27 GiB). Tried to allocate 12.06 GiB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may cause system failure).",
+        "cuda-oom",
+        "torch aten/src/ATen/mps/MPSAllocator.mm",
+    ),
+    (
+        "2024-06-01T10:00:00.000000Z ERROR shard-manager: text_generation_launcher: Shard complete standard error output: torch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)",
+        "cuda-oom",
+        "torch c10/cuda/CUDACachingAllocator.cpp under TGI --cuda-memory-fraction",
+    ),
+    (
+        "RuntimeError: Allocation on device 0 would exceed allowed memory. (out of memory)",
+        "cuda-oom",
+        "torch CUDACachingAllocator.cpp (set_per_process_memory_fraction)",
+    ),
     // kv-cache-budget
     (
         "ValueError: To serve at least one request with the models's max seq len (131072), (4.54 GiB KV cache is needed, which is larger than the available KV cache memory (1.71 GiB). Based on the available memory, the estimated maximum model length is 49000.",
@@ -245,6 +276,11 @@ const WORDINGS: &[(&str, &str, &str)] = &[
         "disk-full",
         "safetensors",
     ),
+    (
+        "Error: write /root/.ollama/models/blobs/sha256-6a0746a1ec1a-partial: no space left on device",
+        "disk-full",
+        "Go syscall.ENOSPC text, lowercase (Ollama pull)",
+    ),
     // unsupported-architecture, unknown-model-type
     (
         "ValueError: Model architectures ['DeepseekV4ForCausalLM'] are not supported for now. Supported architectures: dict_keys([...])",
@@ -296,6 +332,17 @@ const WORDINGS: &[(&str, &str, &str)] = &[
         "ERROR text_generation_router::server: router/src/server.rs:2322: Failed to bind to 0.0.0.0:80: Address already in use (os error 98)",
         "port-in-use",
         "TGI router/src/server.rs",
+    ),
+    // address-unavailable (errno 99: the host address is not on this machine)
+    (
+        "ERROR:    [Errno 99] error while attempting to bind on address ('::1', 8000, 0, 0): cannot assign requested address",
+        "address-unavailable",
+        "BerriAI/litellm#5014, vllm PR #1288",
+    ),
+    (
+        "Error: listen tcp [::1]:11434: bind: cannot assign requested address",
+        "address-unavailable",
+        "Go net.Listen (Ollama)",
     ),
     // bad-argument (the engine rejected its command line)
     (
@@ -386,8 +433,9 @@ fn every_log_row_of_the_table_has_a_real_wording() {
         let SignatureKind::Log(_) = row.signature else {
             continue;
         };
-        // The generic bind row needs its API-server context; it has its own test below.
-        if row.scope == bakeoff_seats::classify::Scope::ApiPort {
+        // The generic bind rows need their API-server context and the bare KeyError its
+        // CONFIG_MAPPING frames; they have their own tests (log_signatures.rs).
+        if row.scope != bakeoff_seats::classify::Scope::Any {
             continue;
         }
         let covered = WORDINGS

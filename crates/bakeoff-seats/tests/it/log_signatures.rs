@@ -362,3 +362,90 @@ fn a_bind_failure_is_port_in_use_only_for_the_api_port() {
         None
     );
 }
+
+/// errno 99 is a host address that is not on this machine, never a port conflict, in every
+/// wording: uvicorn's (BerriAI/litellm#5014), Go's, and CPython's bare `OSError` under vLLM's
+/// create_server_socket.
+#[test]
+fn cannot_assign_requested_address_is_not_port_in_use() {
+    use bakeoff_seats::classify::root_cause_for;
+    let uvicorn = "INFO:     Application startup complete.\nERROR:    [Errno 99] error while attempting to bind on address ('::1', 8000, 0, 0): cannot assign requested address\nINFO:     Waiting for application shutdown.";
+    let c = root_cause_for(&lines(uvicorn), Some(8000)).unwrap();
+    assert_eq!((c.class, c.line_index), (C::AddressUnavailable, 1));
+    assert!(
+        c.remediation.contains("--host 127.0.0.1"),
+        "{}",
+        c.remediation
+    );
+    let vllm = "  File \"/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/api_server.py\", line 500, in create_server_socket\n    sock.bind(addr)\nOSError: [Errno 99] Cannot assign requested address";
+    assert_eq!(
+        root_cause_for(&lines(vllm), Some(8000)).map(|c| c.class),
+        Some(C::AddressUnavailable)
+    );
+    // An outgoing connection out of local ports (NCCL) says the same: not the API server's.
+    let nccl = "gpu-box:12:34 [0] misc/socket.cc:480 NCCL WARN socketStartConnect: Connect to 10.0.0.2<43525> failed : Cannot assign requested address";
+    assert_eq!(root_cause_for(&lines(nccl), Some(8000)), None);
+}
+
+/// An older transformers raises a bare `KeyError: '<model_type>'` from its CONFIG_MAPPING
+/// (vllm#18450 on vLLM 0.8.5's image; the frames as modelscope/ms-swift#9202 quotes them).
+/// It is the unknown model type with its frames near it, and nothing without them.
+#[test]
+fn a_config_mapping_key_error_is_an_unknown_model_type() {
+    let tb = r#"Traceback (most recent call last):
+  File "/usr/local/lib/python3.12/dist-packages/vllm/transformers_utils/config.py", line 245, in get_config
+    config = AutoConfig.from_pretrained(
+  File "/usr/local/lib/python3.12/dist-packages/transformers/models/auto/configuration_auto.py", line 1360, in from_pretrained
+    config_class = CONFIG_MAPPING[config_dict["model_type"]]
+                   ~~~~~~~~~~~~~~^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/usr/local/lib/python3.12/dist-packages/transformers/models/auto/configuration_auto.py", line 1048, in __getitem__
+    raise KeyError(key)
+KeyError: 'qwen2_5_omni'"#;
+    let c = root_cause(&lines(tb)).unwrap();
+    assert_eq!((c.class, c.line_index), (C::UnknownModelType, 8));
+    // The same log pasted newest line first.
+    let rev: Vec<String> = lines(tb).into_iter().rev().collect();
+    let c = root_cause(&rev).unwrap();
+    assert_eq!((c.class, c.line_index), (C::UnknownModelType, 0));
+    // A KeyError of someone else's is no cause.
+    assert_eq!(
+        class_of(
+            "Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n    x = d['in_dim']\nKeyError: 'in_dim'"
+        ),
+        None
+    );
+}
+
+/// A log pasted newest line first is read in time order: the cause is the first line in time,
+/// not the top one. The log below is vLLM's seed-000-style KV-cache failure (vllm#27508's
+/// wording) with the disk-full distractor a shutdown logs after it; reversed, the distractor
+/// stands on top. Both the timestamps and the traceback's frames say which way it runs.
+#[test]
+fn a_log_pasted_newest_first_is_classified_in_time_order() {
+    let forward = r#"INFO 07-01 10:00:00 [api_server.py:1000] vLLM API server version 0.19.1
+INFO 07-01 10:00:05 [gpu_worker.py:300] Available KV cache memory: 1.71 GiB
+ERROR 07-01 10:00:06 [core.py:700] EngineCore failed to start.
+ERROR 07-01 10:00:06 [core.py:700] Traceback (most recent call last):
+ERROR 07-01 10:00:06 [core.py:700]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/core/kv_cache_utils.py", line 700, in _check_enough_kv_cache_memory
+ERROR 07-01 10:00:06 [core.py:700]     raise ValueError(
+ERROR 07-01 10:00:06 [core.py:700] ValueError: To serve at least one request with the models's max seq len (131072), (4.54 GiB KV cache is needed, which is larger than the available KV cache memory (1.71 GiB).
+WARNING 07-01 10:00:07 [logger.py:50] could not write the usage stats: [Errno 28] No space left on device"#;
+    let c = root_cause(&lines(forward)).unwrap();
+    assert_eq!((c.class, c.line_index), (C::KvCacheBudget, 6));
+    let rev: Vec<String> = lines(forward).into_iter().rev().collect();
+    assert!(bakeoff_seats::classify::newest_first(&rev));
+    assert!(!bakeoff_seats::classify::newest_first(&lines(forward)));
+    let c = root_cause(&rev).unwrap();
+    assert_eq!((c.class, c.line_index), (C::KvCacheBudget, 1), "{}", c.line);
+    // Without timestamps the traceback's shape alone says it.
+    let bare: Vec<String> = lines(forward)
+        .iter()
+        .map(|l| {
+            l.split_once("] ")
+                .map_or(l.as_str(), |(_, r)| r)
+                .to_string()
+        })
+        .rev()
+        .collect();
+    assert_eq!(root_cause(&bare).map(|c| c.class), Some(C::KvCacheBudget));
+}

@@ -50,8 +50,12 @@ pub fn load(path: Option<&Path>) -> Result<Vec<Prompt>, PromptsError> {
     match path {
         None => parse(DEFAULT, "the shipped damage prompts"),
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| PromptsError(format!("cannot read --prompts {}: {e}", p.display())))?;
+            let text = std::fs::read_to_string(p).map_err(|e| {
+                PromptsError(format!(
+                    "cannot read --prompts {} ({e}): pass an existing file",
+                    p.display()
+                ))
+            })?;
             parse(&text, &format!("--prompts {}", p.display()))
         }
     }

@@ -11,7 +11,7 @@ pub enum CampaignCommand {
     /// Run a campaign file: each variant started, watched, measured and stopped in order;
     /// displaced seats restored on every exit path; resumes from its journal.
     #[command(
-        after_help = "Examples:\n  bakeoff campaign run examples/campaign/campaign.toml\n  bakeoff campaign run campaign.toml --dry-run --only gemma"
+        after_help = "Examples:\n  bakeoff campaign run examples/campaign/campaign.toml\n  bakeoff campaign run campaign.toml --dry-run --only gemma\n  bakeoff campaign run campaign.toml --out results/retry-2"
     )]
     Run(CampaignRunArgs),
     /// The ladder table of a campaign directory, as it stands.
@@ -43,6 +43,10 @@ pub struct CampaignRunArgs {
     /// Start over: the directory's old files move under `previous-<time>/` (kept).
     #[arg(long)]
     pub fresh: bool,
+    /// Write everything here instead of the campaign file's `out` (default results/<name>
+    /// beside the file); resuming reads this directory's journal.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Only these candidates or variants, comma-separated or repeatable (default: all).
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub only: Vec<String>,

@@ -249,9 +249,18 @@ async fn measure(
 ) -> Result<Exit, Error> {
     let pre = run_preflight(client, &cfg.endpoint.preflight).await;
     if let Some(unfit) = &pre.unfit {
+        // `--out` promises a failure artifact: the class, the evidence and the fix, as
+        // `eval run` writes one (docs/artifacts.md).
+        let path = failure_artifact(cfg, client, &pre, local, unfit)?;
         return Err(Error::failed(format!(
-            "endpoint is not fit to be measured ({}): {}; run `bakeoff eval preflight` for the evidence",
-            unfit.class, unfit.message
+            "endpoint is not fit to be measured ({}): {}: {}; failure artifact {}",
+            unfit.class,
+            unfit.message,
+            unfit
+                .remediation
+                .as_deref()
+                .unwrap_or("run `bakeoff eval preflight` for the evidence"),
+            path.display()
         )));
     }
     let mut plan = cfg.plan.clone();
@@ -424,6 +433,34 @@ pub(crate) fn artifact(
     }
     art.load.insert("throughput".into(), report);
     art
+}
+
+/// `DIR/<slug>-bench.failure.json` for an endpoint that is not fit: nothing was measured.
+fn failure_artifact(
+    cfg: &BenchRunConfig,
+    client: &Client,
+    pre: &PreflightOutcome,
+    local: Option<&local_default::LocalServer>,
+    unfit: &bakeoff_suites::preflight::Unfit,
+) -> Result<std::path::PathBuf, Error> {
+    let candidate = evaluate::candidate(&super::naming(&cfg.naming, local), "-bench", client, pre);
+    let endpoint = EndpointRecord {
+        url: client.url().redacted(),
+        facts: Some(pre.discovered.facts.clone()),
+    };
+    let mut art = Artifact::new(ArtifactKind::Failure, candidate, endpoint);
+    art.preflight = Some(pre.report.clone());
+    art.instrument_flags = pre.report.flags.clone();
+    art.run = serde_json::json!({ "command": "bench run", "embedded_default": local.is_some() });
+    art.failure = Some(bakeoff_artifact::Failure {
+        class: unfit.class,
+        message: unfit.message.clone(),
+        evidence: unfit.evidence.clone(),
+        elapsed_ms: pre.report.elapsed_ms,
+        remediation: unfit.remediation.clone(),
+    });
+    let mut files = evaluate::run_files(&cfg.naming.out, &art.candidate.slug, cfg.naming.replace)?;
+    Ok(evaluate::write_run_artifact(&mut files, &mut art)?)
 }
 
 async fn calibrate(cfg: CalibrateConfig) -> Result<Exit, Error> {

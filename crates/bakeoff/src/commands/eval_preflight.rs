@@ -40,7 +40,13 @@ pub async fn run(cfg: PreflightConfig) -> Result<Exit, Error> {
             bakeoff_report::terminal::preflight(
                 &out.report,
                 &out.discovered.facts,
-                &client.url().redacted()
+                &client.url().redacted(),
+                out.unfit
+                    .as_ref()
+                    .map(|u| bakeoff_report::terminal::UnfitView {
+                        class: u.class,
+                        remediation: u.remediation.as_deref(),
+                    })
             )
         );
     }

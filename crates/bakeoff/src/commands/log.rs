@@ -26,8 +26,12 @@ fn add(a: LogAddConfig) -> Result<Exit, Error> {
                 .map_err(|e| Error::usage(format!("cannot read the body from stdin: {e}")))?;
             s
         }
-        BodySource::File(p) => std::fs::read_to_string(p)
-            .map_err(|e| Error::usage(format!("cannot read --body-file {}: {e}", p.display())))?,
+        BodySource::File(p) => std::fs::read_to_string(p).map_err(|e| {
+            Error::usage(format!(
+                "cannot read --body-file {} ({e}): pass an existing file, or - for stdin",
+                p.display()
+            ))
+        })?,
         BodySource::Text(t) => t.clone(),
     };
     let n = NewEntry {

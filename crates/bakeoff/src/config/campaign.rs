@@ -19,7 +19,11 @@ pub struct CampaignRunConfig {
 impl CampaignRunArgs {
     pub fn validate(self) -> Result<CampaignRunConfig, Error> {
         let watch = self.watch.validate()?;
-        let campaign = Campaign::load(&self.file)?;
+        let mut campaign = Campaign::load(&self.file)?;
+        // --out wins over the file's `out` (docs/campaign.md).
+        if let Some(out) = self.out {
+            campaign.out = out;
+        }
         if self.dry_run && self.fresh {
             return Err(Error::usage(
                 "--dry-run starts nothing and --fresh moves files: give one of them",

@@ -12,6 +12,8 @@ mod bench_workloads;
 mod campaign;
 mod cli_help;
 mod conditions;
+mod endpoint_failures;
+mod errors_with_fixes;
 mod eval_adapter;
 mod eval_compare_contaminated;
 mod eval_context;

@@ -59,16 +59,24 @@ pub(super) fn model(out: &mut String, files: &Files<'_>) {
 }
 
 pub(super) fn engine(out: &mut String, g: &Group<'_>, files: &Files<'_>) {
-    let mut engines = distinct(files.artifacts().map(|a| {
-        format!(
-            "{} {}",
-            a.candidate.engine,
-            md(a.candidate
-                .engine_version
-                .as_deref()
-                .unwrap_or("(version unknown)"))
-        )
-    }));
+    // A failed variant that never served has no version: it is the same engine as the variants
+    // that did, not a second one. "(version unknown)" stands only for an engine no artifact
+    // gave a version of.
+    let mut named: Vec<(String, Option<&str>)> = Vec::new();
+    for a in files.artifacts() {
+        let k = (
+            a.candidate.engine.to_string(),
+            a.candidate.engine_version.as_deref(),
+        );
+        if !named.contains(&k) {
+            named.push(k);
+        }
+    }
+    let mut engines: Vec<String> = named
+        .iter()
+        .filter(|(e, v)| v.is_some() || !named.iter().any(|(e2, v2)| e2 == e && v2.is_some()))
+        .map(|(e, v)| format!("{e} {}", md(v.unwrap_or("(version unknown)"))))
+        .collect();
     if engines.is_empty() {
         engines.push(match g.plan {
             Some(p) => format!("{} (version unknown: no artifact read)", p.engine),

@@ -199,6 +199,33 @@ note = "two real ways a start fails"
         !cause.contains("`-c`"),
         "the -c axis did not separate: {cause}"
     );
+    // One engine: the failed variants' unknown version is not a second one, and the engine's
+    // usage text (llama-server prints it after a rejected argument) is no notable log line.
+    let engine = ladder_md
+        .lines()
+        .find(|l| l.contains("**Engine:**"))
+        .unwrap_or_else(|| panic!("no engine line:\n{ladder_md}"));
+    assert!(
+        engine.contains("llama.cpp b11434")
+            && !engine.contains("version unknown")
+            && !engine.contains(';'),
+        "{engine}"
+    );
+    assert!(
+        ladder_md.contains("Notable log lines") && ladder_md.contains("Unsupported cache type"),
+        "{ladder_md}"
+    );
+    for usage in [
+        "usage:",
+        "to show complete usage",
+        "--cache-type-k TYPE",
+        "allowed values",
+    ] {
+        assert!(
+            !ladder_md.contains(usage),
+            "usage text {usage:?} in:\n{ladder_md}"
+        );
+    }
     // The other candidate's section names both classes.
     let broken_md = section_text(&md, "broken");
     assert!(

@@ -10,6 +10,7 @@
 
 mod contaminated;
 mod docker;
+mod engine_flags;
 mod input;
 mod ladder;
 mod recovery;
