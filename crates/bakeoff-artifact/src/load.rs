@@ -466,6 +466,16 @@ pub struct LevelSummary {
     pub tpot_p50_ms: Option<bakeoff_stats::MeanInterval>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub e2e_p50_ms: Option<bakeoff_stats::MeanInterval>,
+    /// Mean GPU power over each repeat (`gpu_telemetry.power_w_mean`), W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_w_mean: Option<bakeoff_stats::MeanInterval>,
+    /// Each repeat's output tokens per joule (`gpu_telemetry.output_tokens_per_joule`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens_per_joule: Option<bakeoff_stats::MeanInterval>,
+    /// Output tokens/s's interval as a share of its mean, and the repeats that would bring it
+    /// to ±5 % (docs/statistics.md, "Relative width and repeats needed").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens_per_second_precision: Option<bakeoff_stats::RelativePrecision>,
     /// The repeats' output tokens/s disagree beyond their own within-step errors (Cochran's Q
     /// at 5 %): the level's mean hides a drift or a disturbance.
     pub unstable: bool,

@@ -2,7 +2,7 @@
 //! (docs/metrics.md, "Repeats").
 
 use bakeoff_artifact::{FlagCode, FlagSeverity, InstrumentFlag, LevelSummary, LoadStep};
-use bakeoff_stats::{cochran_q, mean_interval};
+use bakeoff_stats::{RELATIVE_HALF_WIDTH_GOAL, cochran_q, mean_interval};
 
 use crate::capacity::base_label;
 
@@ -52,6 +52,14 @@ fn level(label: String, reps: &[&LoadStep]) -> LevelSummary {
         ttft_p50_ms: of(&|s| s.latency.ttft.p50_ms),
         tpot_p50_ms: of(&|s| s.latency.tpot.p50_ms),
         e2e_p50_ms: of(&|s| s.latency.e2e.p50_ms),
+        power_w_mean: of(&|s| s.gpu_telemetry.as_ref().and_then(|t| t.power_w_mean)),
+        output_tokens_per_joule: of(&|s| {
+            s.gpu_telemetry
+                .as_ref()
+                .and_then(|t| t.output_tokens_per_joule)
+        }),
+        output_tokens_per_second_precision: mean_interval(&tps)
+            .and_then(|m| m.precision(RELATIVE_HALF_WIDTH_GOAL)),
         unstable: heterogeneity.as_ref().is_some_and(|h| h.disagree),
         heterogeneity,
     }
@@ -85,5 +93,55 @@ pub fn unstable_flag(l: &LevelSummary) -> InstrumentFlag {
         ),
         suite: None,
         count: Some(u64::from(l.repeats)),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn lat() -> serde_json::Value {
+        serde_json::json!({"count": 4, "clamped_high": 0, "mean_ms": 10.0, "min_ms": 10.0,
+            "p50_ms": 10.0, "p90_ms": 10.0, "p95_ms": 10.0, "p99_ms": 10.0, "max_ms": 10.0})
+    }
+
+    fn step(repeat: u32, tps: f64, watts: f64, tok_per_j: f64) -> LoadStep {
+        serde_json::from_value(serde_json::json!({
+            "label": format!("c=8 #{repeat}"), "concurrency": 8, "repeat": repeat,
+            "sent": 8, "ok": 8, "errors": {}, "wall_s": 2.0, "output_tokens": 1000,
+            "output_tokens_per_second": tps, "output_tokens_per_second_se": 5.0,
+            "token_source": "usage",
+            "latency": {"ttft": lat(), "ttfot": lat(), "tpot": lat(), "itl": lat(),
+                "e2e": lat(), "send_lateness": lat(), "ttft_corrected": lat(),
+                "e2e_corrected": lat()},
+            "histograms": {"ttft": [], "itl": [], "e2e": []},
+            "gpu_telemetry": {"source": "nvml", "interval_ms": 250, "samples": 9,
+                "power_w_mean": watts, "output_tokens_per_joule": tok_per_j}
+        }))
+        .unwrap()
+    }
+
+    /// docs/statistics.md "Relative width and repeats needed": power and tok/J get intervals
+    /// like the other figures, and output tok/s its relative width with the repeats for ±5 %.
+    #[test]
+    fn a_level_carries_power_tokens_per_joule_and_its_precision() {
+        let steps = [
+            step(1, 900.0, 140.0, 6.4),
+            step(2, 1000.0, 142.0, 7.0),
+            step(3, 1100.0, 138.0, 7.9),
+        ];
+        let levels = summarize(&steps);
+        assert_eq!(levels.len(), 1);
+        let l = &levels[0];
+        assert_eq!(l.label, "c=8");
+        let power = l.power_w_mean.as_ref().unwrap();
+        assert!((power.mean - 140.0).abs() < 1e-9, "{power:?}");
+        let tpj = l.output_tokens_per_joule.as_ref().unwrap();
+        assert_eq!(tpj.values, vec![6.4, 7.0, 7.9]);
+        // sd 100 around 1000, n 3: ±24.8 %; ±5 % needs the fewest m with t(m−1)·100/√m ≤ 50.
+        let p = l.output_tokens_per_second_precision.as_ref().unwrap();
+        assert!((p.relative_half_width - 0.2484).abs() < 1e-3, "{p:?}");
+        assert_eq!(p.repeats_needed, Some(18));
     }
 }

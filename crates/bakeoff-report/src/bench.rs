@@ -202,13 +202,39 @@ fn capacity_lines(report: &LoadReport) -> String {
     out
 }
 
+/// `mean [low, high] ±r %`: the interval and its half-width as a share of the mean
+/// (docs/statistics.md, "Relative width and repeats needed").
 fn interval(m: &Option<bakeoff_stats::MeanInterval>, digits: usize) -> String {
     match m {
-        Some(m) => format!(
-            "{:.digits$} [{:.digits$}, {:.digits$}]",
-            m.mean, m.low, m.high
-        ),
+        Some(m) => {
+            let relative = m
+                .relative_half_width()
+                .map(|r| format!(" ±{:.1} %", r * 100.0))
+                .unwrap_or_default();
+            format!(
+                "{:.digits$} [{:.digits$}, {:.digits$}]{relative}",
+                m.mean, m.low, m.high
+            )
+        }
         None => "–".into(),
+    }
+}
+
+/// Output tok/s against the ±5 % goal: met, or how many repeats would reach it.
+fn precision_text(l: &bakeoff_artifact::LevelSummary) -> String {
+    let Some(p) = &l.output_tokens_per_second_precision else {
+        return String::new();
+    };
+    let goal = p.target * 100.0;
+    if p.relative_half_width <= p.target {
+        return format!("; out tok/s within ±{goal:.0} %");
+    }
+    match p.repeats_needed {
+        Some(n) => format!("; out tok/s ±{goal:.0} % needs ≈ {n} repeats"),
+        None => format!(
+            "; out tok/s ±{goal:.0} % needs more than {} repeats",
+            bakeoff_stats::repeats::MAX_REPEATS_ESTIMATE
+        ),
     }
 }
 
@@ -216,8 +242,17 @@ fn interval(m: &Option<bakeoff_stats::MeanInterval>, digits: usize) -> String {
 fn level_lines(report: &LoadReport) -> String {
     let mut out = String::new();
     for l in &report.levels {
+        let gpu = if l.power_w_mean.is_some() || l.output_tokens_per_joule.is_some() {
+            format!(
+                ", power W {}, tok/J {}",
+                interval(&l.power_w_mean, 0),
+                interval(&l.output_tokens_per_joule, 3)
+            )
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "{} over {} repeats (mean [95 % interval]): out tok/s {}, req/s {}, TTFT p50 {} ms, TPOT p50 {} ms, E2E p50 {} ms{}\n",
+            "{} over {} repeats (mean [95 % interval]): out tok/s {}, req/s {}, TTFT p50 {} ms, TPOT p50 {} ms, E2E p50 {} ms{gpu}{}{}\n",
             for_terminal(&l.label, 100),
             l.repeats,
             interval(&l.output_tokens_per_second, 1),
@@ -225,8 +260,14 @@ fn level_lines(report: &LoadReport) -> String {
             interval(&l.ttft_p50_ms, 1),
             interval(&l.tpot_p50_ms, 2),
             interval(&l.e2e_p50_ms, 1),
+            precision_text(l),
             if l.unstable { " — unstable" } else { "" }
         ));
+    }
+    if !report.levels.is_empty() {
+        out.push_str(
+            "(±: the 95 % interval's half-width as a share of the mean; repeats needed assume the spread stays — docs/statistics.md)\n",
+        );
     }
     out
 }
@@ -320,5 +361,52 @@ mod tests {
             text.contains("GPU telemetry: unavailable (no NVML)"),
             "{text}"
         );
+    }
+
+    /// docs/statistics.md "Relative width and repeats needed": each repeated figure shows its
+    /// half-width as a share of the mean, power and tok/J get intervals, and output tok/s says
+    /// whether it met ±5 % or how many repeats would.
+    #[test]
+    fn repeated_levels_show_relative_widths_and_repeats_needed() {
+        let mut r = report(&[serde_json::Value::Null]);
+        let mi = |v: &[f64]| bakeoff_stats::mean_interval(v);
+        let tps = mi(&[900.0, 1000.0, 1100.0]);
+        r.levels = vec![bakeoff_artifact::LevelSummary {
+            label: "c=8".into(),
+            repeats: 3,
+            output_tokens_per_second_precision: tps
+                .as_ref()
+                .and_then(|m| m.precision(bakeoff_stats::RELATIVE_HALF_WIDTH_GOAL)),
+            output_tokens_per_second: tps,
+            requests_per_second: mi(&[3.5, 3.9, 4.3]),
+            ttft_p50_ms: mi(&[770.0, 780.0, 790.0]),
+            tpot_p50_ms: mi(&[5.7, 5.8, 5.9]),
+            e2e_p50_ms: None,
+            power_w_mean: mi(&[140.0, 142.0, 138.0]),
+            output_tokens_per_joule: mi(&[6.4, 7.0, 7.9]),
+            unstable: false,
+            heterogeneity: None,
+        }];
+        let text = sweep_at(&r, 200);
+        assert!(
+            text.contains("out tok/s 1000.0 [751.6, 1248.4] ±24.8 %"),
+            "{text}"
+        );
+        assert!(
+            text.contains("TTFT p50 780.0 [755.2, 804.8] ±3.2 %"),
+            "{text}"
+        );
+        assert!(text.contains("power W 140 [135, 145] ±3.5 %"), "{text}");
+        assert!(text.contains("tok/J 7.100"), "{text}");
+        assert!(text.contains("out tok/s ±5 % needs ≈ 18 repeats"), "{text}");
+        assert!(text.contains("±: the 95 % interval's half-width"), "{text}");
+
+        r.levels[0].output_tokens_per_second = mi(&[999.0, 1000.0, 1001.0]);
+        r.levels[0].output_tokens_per_second_precision = r.levels[0]
+            .output_tokens_per_second
+            .as_ref()
+            .and_then(|m| m.precision(bakeoff_stats::RELATIVE_HALF_WIDTH_GOAL));
+        let text = sweep_at(&r, 200);
+        assert!(text.contains("out tok/s within ±5 %"), "{text}");
     }
 }

@@ -32,7 +32,10 @@ pub use mcnemar::{
     min_detectable_difference_with_discordance,
 };
 pub use proportion::{Proportion, Z_95};
-pub use repeats::{Heterogeneity, MeanInterval, cochran_q, mean_interval};
+pub use repeats::{
+    Heterogeneity, MeanInterval, RELATIVE_HALF_WIDTH_GOAL, RelativePrecision, cochran_q,
+    mean_interval,
+};
 pub use throughput::{Throughput, rate_per_second};
 pub use trend::least_squares_slope;
 

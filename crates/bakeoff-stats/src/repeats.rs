@@ -55,6 +55,56 @@ impl MeanInterval {
     pub fn half_width(&self) -> f64 {
         (self.high - self.low) / 2.0
     }
+
+    /// The half-width as a share of the mean (0.05: the mean is known to ±5 %); `None` for a
+    /// mean of zero or a non-finite one (docs/statistics.md, "Relative width and repeats needed").
+    pub fn relative_half_width(&self) -> Option<f64> {
+        let m = self.mean.abs();
+        let h = self.half_width();
+        (m.is_finite() && m > 0.0 && h.is_finite()).then(|| h / m)
+    }
+
+    /// How precise the mean is against `target` (a share of the mean, 0.05 for ±5 %), and how
+    /// many repeats would bring the half-width there if the repeats' spread stays what it was.
+    /// `None` without a relative width or below two repeats.
+    pub fn precision(&self, target: f64) -> Option<RelativePrecision> {
+        let relative_half_width = self.relative_half_width()?;
+        if self.n < 2 || !(target.is_finite() && target > 0.0) {
+            return None;
+        }
+        let n = self.n as usize;
+        // The sample standard deviation behind the interval: half-width = t(n−1)·s/√n.
+        let sd = self.half_width() * (n as f64).sqrt() / t_975(n - 1);
+        let goal = target * self.mean.abs();
+        let repeats_needed = (2..=MAX_REPEATS_ESTIMATE)
+            .find(|&m| t_975(m as usize - 1) * sd / (m as f64).sqrt() <= goal);
+        Some(RelativePrecision {
+            relative_half_width,
+            target,
+            repeats_needed,
+        })
+    }
+}
+
+/// The most repeats [`MeanInterval::precision`] searches; past it, "more than this many".
+pub const MAX_REPEATS_ESTIMATE: u64 = 10_000;
+
+/// The goal for output tokens/s under `--repeat` (docs/statistics.md, "Relative width and
+/// repeats needed"): a level's mean known to ±5 %.
+pub const RELATIVE_HALF_WIDTH_GOAL: f64 = 0.05;
+
+/// A repeated figure's relative precision and the repeats a goal needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RelativePrecision {
+    /// The 95 % interval's half-width ÷ |mean| (0.05: ±5 %).
+    pub relative_half_width: f64,
+    /// The goal for `relative_half_width`.
+    pub target: f64,
+    /// The fewest repeats m with t(0.975, m − 1)·s/√m ≤ target·|mean|, s the repeats' standard
+    /// deviation so far; at most the current count when the goal is already met. Absent past
+    /// [`MAX_REPEATS_ESTIMATE`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats_needed: Option<u64>,
 }
 
 /// Mean and Student-t 95 % interval of `values`; `None` below two finite values (one run has
@@ -126,6 +176,32 @@ mod tests {
         let m = mean_interval(&[9.0, 10.0, 11.0]).unwrap();
         assert!((m.mean - 10.0).abs() < 1e-12);
         assert!((m.half_width() - 2.484).abs() < 1e-3, "{m:?}");
+    }
+
+    #[test]
+    fn relative_width_and_repeats_needed() {
+        // mean 100, sd 10 (values 90, 100, 110), n 3: half-width 4.303·10/√3 = 24.84 → ±24.8 %.
+        let m = mean_interval(&[90.0, 100.0, 110.0]).unwrap();
+        let p = m.precision(RELATIVE_HALF_WIDTH_GOAL).unwrap();
+        assert!((p.relative_half_width - 0.2484).abs() < 1e-3, "{p:?}");
+        // ±5 % of 100 is 5: the fewest m with t(m−1)·10/√m ≤ 5 is 18 (t(17) = 2.110:
+        // 2.110·10/√18 = 4.97; m = 17: 2.120·10/√17 = 5.14). The naive n·(w/5 %)² = 3·(24.84/5)²
+        // ≈ 74 overstates it, since it keeps t at n = 3's 4.303.
+        assert_eq!(p.repeats_needed, Some(18));
+        // Already within the goal: the estimate is at most the repeats so far.
+        let tight = mean_interval(&[99.9, 100.0, 100.1]).unwrap();
+        let p = tight.precision(RELATIVE_HALF_WIDTH_GOAL).unwrap();
+        assert!(p.relative_half_width < 0.005, "{p:?}");
+        assert_eq!(p.repeats_needed, Some(2));
+        // A mean of zero has no relative width; a hopeless spread has no estimate.
+        assert!(
+            mean_interval(&[-1.0, 1.0])
+                .unwrap()
+                .precision(0.05)
+                .is_none()
+        );
+        let wild = mean_interval(&[1.0, 1000.0, 1.0]).unwrap();
+        assert_eq!(wild.precision(0.0001).unwrap().repeats_needed, None);
     }
 
     #[test]
