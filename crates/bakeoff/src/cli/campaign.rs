@@ -43,8 +43,8 @@ pub struct CampaignRunArgs {
     /// Start over: the directory's old files move under `previous-<time>/` (kept).
     #[arg(long)]
     pub fresh: bool,
-    /// Write everything here instead of the campaign file's `out` (default results/<name>
-    /// beside the file); resuming reads this directory's journal.
+    /// Write everything here instead of the campaign file's `out`; resuming reads this
+    /// directory's journal (default: the file's `out`, else results/<name> beside the file).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Only these candidates or variants, comma-separated or repeatable (default: all).
