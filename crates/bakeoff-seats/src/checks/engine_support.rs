@@ -348,6 +348,11 @@ fn llamacpp(seat: &Seat) -> SeatFinding {
         let Ok(bytes) = std::fs::read(f) else {
             continue;
         };
+        // Only a file holding the build's architecture table can answer: every build lists
+        // `llama`. A wrapper script or another program in front of the engine cannot.
+        if !has_c_string(&bytes, "llama") {
+            continue;
+        }
         read.push(f.display().to_string());
         if has_c_string(&bytes, &arch) {
             let mut ok = SeatFinding::new(
