@@ -142,20 +142,25 @@ PY
   log "model: ready at $MODEL_DIR ($(du -sh "$MODEL_DIR" | cut -f1))"
 }
 
-# The tier's two LoRA adapters (scripts/make-vllm-lora.py): one applied, one whose update is zero.
+# The tier's LoRA adapters (scripts/make-vllm-lora.py): one applied, one whose update is zero,
+# one slight (its damage shows along the reply rather than at the first token).
 LORA_APPLIED="$CACHE/models/smollm2-test-lora-applied"
 LORA_NOOP="$CACHE/models/smollm2-test-lora-noop"
+LORA_SLIGHT="$CACHE/models/smollm2-test-lora-slight"
 make_loras() {
-  if [ -f "$LORA_APPLIED/adapter_config.json" ] && [ -f "$LORA_NOOP/adapter_config.json" ]; then
-    log "lora: cached at $LORA_APPLIED and $LORA_NOOP"
+  if [ -f "$LORA_APPLIED/adapter_config.json" ] && [ -f "$LORA_NOOP/adapter_config.json" ] \
+     && [ -f "$LORA_SLIGHT/adapter_config.json" ]; then
+    log "lora: cached at $LORA_APPLIED, $LORA_NOOP and $LORA_SLIGHT"
     return 0
   fi
-  rm -rf "$LORA_APPLIED.partial" "$LORA_NOOP.partial"
-  TQDM_DISABLE=1 "$PY" "$(dirname "$0")/make-vllm-lora.py" "$MODEL_DIR" "$LORA_APPLIED.partial" "$LORA_NOOP.partial" >&2
-  rm -rf "$LORA_APPLIED" "$LORA_NOOP"
+  rm -rf "$LORA_APPLIED.partial" "$LORA_NOOP.partial" "$LORA_SLIGHT.partial"
+  TQDM_DISABLE=1 "$PY" "$(dirname "$0")/make-vllm-lora.py" "$MODEL_DIR" "$LORA_APPLIED.partial" \
+    "$LORA_NOOP.partial" "$LORA_SLIGHT.partial" >&2
+  rm -rf "$LORA_APPLIED" "$LORA_NOOP" "$LORA_SLIGHT"
   mv "$LORA_APPLIED.partial" "$LORA_APPLIED"
   mv "$LORA_NOOP.partial" "$LORA_NOOP"
-  log "lora: written to $LORA_APPLIED and $LORA_NOOP"
+  mv "$LORA_SLIGHT.partial" "$LORA_SLIGHT"
+  log "lora: written to $LORA_APPLIED, $LORA_NOOP and $LORA_SLIGHT"
 }
 
 if [ -f "$VENV/NOT_RUNNABLE" ] && [ ! -f "$VENV/INSTALL_OK" ]; then

@@ -3,7 +3,7 @@
 //! before any figure is reported (docs/suites.md, "Damage"; the estimator in
 //! docs/statistics.md). The `damage` suite's per-prompt records are its items.
 
-use bakeoff_stats::KlSummary;
+use bakeoff_stats::{ClusteredSummary, KlSummary};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -72,4 +72,95 @@ pub struct DamageSummary {
     /// Caveats in words (a tokenizer that differs, a low listed mass).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Damage along the reply; absent with `--tokens 0` and in artifacts before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub along: Option<DamageAlong>,
+}
+
+/// Damage along the reply (`eval damage --tokens N`, docs/suites.md "Damage along the reply"):
+/// greedy replies of up to N tokens from both endpoints, compared token by token, and the
+/// candidate's next-token distribution at every position of the reference's reply (teacher
+/// forcing) against the reference's own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DamageAlong {
+    /// Tokens asked of each greedy reply (`--tokens`).
+    pub tokens: u32,
+    /// How the endpoints were asked, in words (per engine: docs/suites.md).
+    pub route: String,
+    /// Why the teacher-forced figures (`token_kl`, `token_top1_differs`, `positions`) are
+    /// absent: an engine with no route, prompts the two endpoints render differently.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forcing_missing: Option<String>,
+    /// Prompts whose reference reply came back (the reference's first run).
+    pub prompts: u64,
+    /// The reference against itself, the same text, one request at a time: its replies must be
+    /// identical and its per-token KL within the limit, or every figure here is withheld.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_check: Option<AlongCheck>,
+    /// The reference against itself with requests in flight beside each other: engines are not
+    /// batch-invariant, so this is the practical noise floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_floor: Option<AlongCheck>,
+    /// Prompts whose candidate reply is identical to the reference's, with its Wilson interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub greedy_identical: Option<Score>,
+    /// Median over the prompts whose replies part of the first position where they do
+    /// (0-based, in the reference's tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_divergence_median: Option<f64>,
+    /// Share of the reference's tokens the candidate's reply reproduces (longest common
+    /// subsequence over the reference's length), per prompt: mean with a bootstrap interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduced: Option<KlSummary>,
+    /// KL(reference ‖ candidate) at every position of the reference's reply, in nats: mean
+    /// and median with intervals from a bootstrap over prompts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_kl: Option<ClusteredSummary>,
+    /// Share of positions whose candidate top-1 differs from the reference's (same bootstrap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_top1_differs: Option<ClusteredSummary>,
+    /// Per position of the reply: the curve that shows whether damage grows with length.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub positions: Vec<PositionFigure>,
+    /// The largest of the self-check's and the batch floor's upper bounds and the estimator's
+    /// resolution: per-token KL "beyond noise" means its lower bound is above this.
+    pub noise_floor_nats: f64,
+    /// Per-token KL beyond the noise floor. Absent when withheld or not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kl_beyond_noise: Option<bool>,
+    /// Fewer identical replies than the batch floor allows: the upper bound of the candidate's
+    /// identical share is below the lower bound of the batch floor's. Absent when withheld.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement_beyond_noise: Option<bool>,
+    /// Why no figure here is reported (a failed self-check, nothing measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
+}
+
+/// The reference against its own first run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AlongCheck {
+    /// Requests in flight while it was asked (1: one at a time).
+    pub in_flight: u32,
+    /// Replies identical to the first run's.
+    pub identical: Score,
+    /// Per-token KL against the first run's distributions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_kl: Option<ClusteredSummary>,
+    /// The self-check's limit on `token_kl`'s upper bound (absent for the batch floor, which
+    /// measures and never fails).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_nats: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
+}
+
+/// One position of the reference's reply, over the prompts whose reply reaches it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PositionFigure {
+    /// 0-based, in the reference's tokens.
+    pub position: u32,
+    pub prompts: u64,
+    pub mean_kl: f64,
+    pub top1_differs: u64,
 }

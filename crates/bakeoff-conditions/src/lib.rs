@@ -33,6 +33,8 @@ const GPU_EVERY: u32 = 5;
 pub struct Exclude {
     pub bakeoff_pid: u32,
     pub engine_pid: Option<u32>,
+    /// Other engines the measurement itself drives (`eval damage`'s reference), left out too.
+    pub also: Vec<u32>,
     /// How the engine was looked for, in words.
     pub engine: String,
     pub proc_root: PathBuf,
@@ -57,6 +59,7 @@ impl Exclude {
         Self {
             bakeoff_pid: std::process::id(),
             engine_pid,
+            also: Vec::new(),
             engine,
             proc_root,
             nvidia_smi: gpu::nvidia_smi_on_path(),
@@ -75,9 +78,28 @@ impl Exclude {
         }
     }
 
+    /// As [`Exclude::for_endpoint`] for the first endpoint, with the engine of each other one
+    /// on this host left out too: a measurement that drives two engines (`eval damage`'s
+    /// candidate and reference) must not count the one it drives as contention.
+    pub fn for_endpoints(endpoints: &[(&str, Option<u16>)]) -> Self {
+        let Some(((host, port), rest)) = endpoints.split_first() else {
+            return Self::for_endpoint("", None);
+        };
+        let mut ex = Self::for_endpoint(host, *port);
+        for (h, p) in rest {
+            let other = Self::for_endpoint(h, *p);
+            if let Some(pid) = other.engine_pid.filter(|pid| Some(*pid) != ex.engine_pid) {
+                ex.also.push(pid);
+            }
+            ex.engine = format!("{}; {}", ex.engine, other.engine);
+        }
+        ex
+    }
+
     fn roots(&self) -> Vec<u32> {
         std::iter::once(self.bakeoff_pid)
             .chain(self.engine_pid)
+            .chain(self.also.iter().copied())
             .collect()
     }
 }

@@ -125,6 +125,26 @@ pub struct CpuSeat {
     pub model: Option<String>,
     /// Why it is a CPU seat (`host local declares gpus = 0`).
     pub why: String,
+    /// What such a seat holds that the plan does not price: host memory, in words.
+    #[serde(default)]
+    pub not_priced: String,
+}
+
+/// What a CPU seat holds in host memory that the plan (a GPU-memory plan) does not price.
+fn host_memory_not_priced(s: &PlanSeat) -> String {
+    let kv = match s.engine {
+        // vllm/envs.py (0.32): the CPU backend's KV pool is `VLLM_CPU_KVCACHE_SPACE` GiB.
+        crate::fleet::Engine::Vllm => {
+            "vLLM's CPU KV pool (VLLM_CPU_KVCACHE_SPACE GiB, from the seat's environment)"
+                .to_string()
+        }
+        crate::fleet::Engine::LlamaCpp => match s.max_model_len {
+            Some(n) => format!("the KV cache for -c {n}"),
+            None => "the KV cache".to_string(),
+        },
+        _ => "its KV cache".to_string(),
+    };
+    format!("host memory: the weights and {kv} live in RAM, and this plan prices GPU memory only")
 }
 
 /// The seats of `fleet` that hold no GPU memory.
@@ -142,6 +162,7 @@ pub fn cpu_seats(fleet: &FleetView) -> Vec<CpuSeat> {
                 .cpu_only
                 .clone()
                 .unwrap_or_else(|| "no GPU assigned".into()),
+            not_priced: host_memory_not_priced(s),
         })
         .collect()
 }

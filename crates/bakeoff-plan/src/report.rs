@@ -548,6 +548,9 @@ fn render_cpu_seats(cpu_seats: &[CpuSeat], line: &mut impl FnMut(String)) {
                 .map(|m| format!("; model {m}"))
                 .unwrap_or_default()
         ));
+        if !c.not_priced.is_empty() {
+            line(format!("    not priced: {}", c.not_priced));
+        }
     }
 }
 

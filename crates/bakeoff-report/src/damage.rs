@@ -46,6 +46,9 @@ pub fn cell_text(name: &str, s: &SuiteResult) -> Option<String> {
             if d.beyond_noise == Some(false) {
                 t.push_str(" (within noise)");
             }
+            if let Some(part) = d.along.as_ref().and_then(crate::damage_along::cell_part) {
+                let _ = write!(t, "; {part}");
+            }
             t
         }
         // The reason's first clause ("self-check failed"); the whole reason is in the lines
@@ -128,6 +131,7 @@ pub fn terminal_lines(name: &str, s: &SuiteResult) -> Option<String> {
             }
         );
     }
+    crate::damage_along::terminal_lines(d, &mut out);
     for n in &d.notes {
         let _ = writeln!(out, "  note: {}", for_terminal(n, 400));
     }
@@ -191,6 +195,7 @@ pub fn html_section(slug: &str, name: &str, s: &SuiteResult) -> Option<String> {
         );
     }
     out.push_str("</p>");
+    out.push_str(&crate::damage_along::html(d));
     for n in &d.notes {
         let _ = write!(out, "<p class=\"muted\">{}</p>", h(n));
     }
@@ -198,6 +203,10 @@ pub fn html_section(slug: &str, name: &str, s: &SuiteResult) -> Option<String> {
     for it in &s.items {
         let x = &it.extra;
         let phase = x.get("phase").and_then(|p| p.as_str()).unwrap_or("-");
+        // Items along the reply are drawn by the curve and the lines above, not as rows.
+        if phase.starts_with("along") {
+            continue;
+        }
         let (top_ref, top_cand) = if phase == "candidate" {
             (
                 extra_str(x, "top1_reference"),
@@ -290,6 +299,7 @@ mod tests {
             reference_listed_mass_median: Some(0.7),
             bootstrap_seed: 1,
             notes: vec![],
+            along: None,
         };
         let item = ItemRecord {
             id: "capital".into(),

@@ -20,6 +20,7 @@ pub mod compare;
 pub mod comparison;
 pub mod csv_export;
 pub mod damage;
+pub mod damage_along;
 pub mod escape;
 pub mod evidence;
 pub mod families;

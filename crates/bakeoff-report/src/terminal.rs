@@ -203,10 +203,23 @@ pub fn run_summary(a: &Artifact, path: &str) -> String {
 
 /// [`run_summary`] laid out for `width` columns.
 pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
+    // A damage or adapter figure is a KL with its bootstrap interval, not a Wilson score: the
+    // column says what it holds.
+    let figures = a
+        .suites
+        .keys()
+        .any(|n| n == crate::damage::SUITE || n == crate::adapter::SUITE);
     let mut t = Grid::new();
     t.column("suite", Kind::Name(40))
         .column("status", Kind::Text)
-        .column("score (Wilson 95%)", Kind::Number)
+        .column(
+            if figures {
+                "figure (95% interval)"
+            } else {
+                "score (Wilson 95%)"
+            },
+            Kind::Number,
+        )
         .secondary("outcomes", Kind::Text)
         .column("flags", Kind::Words);
     for (name, s) in &a.suites {

@@ -9,6 +9,7 @@
 //! `None`), never a NaN, because NaN does not survive JSON and hides bugs in reports.
 
 pub mod chance;
+pub mod cluster;
 pub mod effect;
 pub mod error;
 pub mod kl;
@@ -23,6 +24,7 @@ mod binomial;
 mod normal;
 
 pub use chance::{InstrumentCheck, InstrumentFlag, chance_floor, check_instrument};
+pub use cluster::{ClusteredSummary, summarize_clustered};
 pub use effect::format_effect;
 pub use error::StatsError;
 pub use kl::{KlSummary, KlTerms, kl_top_k};

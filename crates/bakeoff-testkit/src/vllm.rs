@@ -285,6 +285,7 @@ async fn shared_server() -> &'static VllmServer {
             let modules = [
                 format!("applied={}", applied.display()),
                 format!("noop={}", noop.display()),
+                format!("slight={}", slight_adapter().display()),
             ];
             let _g = serial().await;
             VllmServer::start(
@@ -295,6 +296,7 @@ async fn shared_server() -> &'static VllmServer {
                     "--lora-modules",
                     &modules[0],
                     &modules[1],
+                    &modules[2],
                     "--enable-auto-tool-choice",
                     "--tool-call-parser",
                     "hermes",
@@ -310,6 +312,18 @@ async fn shared_server() -> &'static VllmServer {
 pub async fn serial() -> MutexGuard<'static, ()> {
     static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
     LOCK.get_or_init(|| Mutex::new(())).lock().await
+}
+
+/// The third adapter: `slight` (scripts/make-vllm-lora.py), whose damage shows along the reply
+/// more than at its first token.
+pub fn slight_adapter() -> PathBuf {
+    let p = cache_dir().join("models/smollm2-test-lora-slight");
+    assert!(
+        p.join("adapter_config.json").is_file(),
+        "the vLLM tier's LoRA adapter is not at {}: run scripts/provision.sh vllm",
+        p.display()
+    );
+    p
 }
 
 /// The tests' two PEFT LoRA adapters for SmolLM2 (written by `scripts/make-vllm-lora.py` with

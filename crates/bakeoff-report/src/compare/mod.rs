@@ -17,6 +17,7 @@ use bakeoff_stats::{
 use serde::Serialize;
 
 pub mod contamination;
+pub mod damage;
 pub mod refusal;
 
 /// A difference between the runs that blocks a verdict.
@@ -121,6 +122,9 @@ pub struct RunComparison {
     pub contaminated_a: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub contaminated_b: Vec<String>,
+    /// Two damage runs paired by prompt along the reply ([`damage`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damage: Option<damage::DamageComparison>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -278,6 +282,7 @@ pub fn compare(
         notices,
         contaminated_a: contamination::of_artifact(a, true),
         contaminated_b: contamination::of_artifact(b, true),
+        damage: damage::compare(a, b),
     }
 }
 

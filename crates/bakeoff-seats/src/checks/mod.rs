@@ -23,6 +23,6 @@ use crate::fleet::{Fleet, Seat};
 pub fn pre_start(fleet: &Fleet, seat: &Seat) -> Vec<SeatFinding> {
     let mut findings = cache_mounts::check(seat);
     findings.extend(template_pin::before_start(fleet, seat));
-    findings.extend(engine_support::check(seat));
+    findings.extend(engine_support::check(fleet, seat));
     findings
 }

@@ -5,6 +5,7 @@
 //! The shared pieces — the first-token request and its top-K ([`first_token`]), the prompt set
 //! ([`prompts`]) and the instrument's noise rule ([`noise`]) — are what `eval adapter` reuses.
 
+pub mod along;
 pub mod first_token;
 pub mod noise;
 pub mod prompts;

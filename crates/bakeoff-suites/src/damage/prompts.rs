@@ -4,8 +4,10 @@
 //!   `{"id": "...", "messages": [{"role": "...", "content": "..."}, ...]}`; `id` optional;
 //! - or plain text, one prompt a line (the file's first non-empty line does not start with `{`).
 //!
-//! The shipped set (`data/damage-prompts.jsonl`, forty short harmless requests written for
-//! bakeoff: facts, arithmetic, code, writing, advice, translation) follows the practice of
+//! The shipped set (`data/damage-prompts.jsonl`, forty harmless everyday requests written for
+//! bakeoff: facts, arithmetic, code, writing, advice, translation) asks for a paragraph, a list
+//! or worked steps, never a one-word answer: damage along the reply needs replies of dozens of
+//! tokens (`--tokens`, default 64). It follows the practice of
 //! first-token KL measurements of abliterated builds, which measure on harmless prompts
 //! (Heretic uses `mlabonne/harmless_alpaca`): damage there is damage to ordinary use.
 

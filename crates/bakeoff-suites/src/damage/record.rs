@@ -158,6 +158,9 @@ pub(super) struct Tally {
     pub measured: Vec<Measured>,
     pub interrupted: bool,
     pub notes: Vec<String>,
+    pub along: Option<bakeoff_artifact::DamageAlong>,
+    /// Items of the measurement along the reply (each planned and journaled).
+    pub along_items: usize,
 }
 
 /// Median of `v` (unsorted); `None` when empty.
@@ -180,7 +183,7 @@ pub(super) fn suite_result(t: Tally) -> SuiteResult {
     let self_check: Option<DamageSelfCheck> = noise::self_check(&t.self_kls, t.self_top1_differs);
     let passed = self_check.as_ref().is_some_and(|c| c.passed);
     // The candidate's items are planned only once the check passed.
-    let planned = if passed { 2 * t.prompts } else { t.prompts };
+    let planned = if passed { 2 * t.prompts } else { t.prompts } + t.along_items;
     let mut summary = summarize(planned, &t.items);
     summary.score = None;
     let kls: Vec<f64> = t.measured.iter().map(|m| m.kl).collect();
@@ -246,6 +249,7 @@ pub(super) fn suite_result(t: Tally) -> SuiteResult {
         reference_listed_mass_median: listed,
         bootstrap_seed: noise::BOOTSTRAP_SEED,
         notes,
+        along: t.along,
     });
     let status = if t.interrupted {
         SuiteStatus::Incomplete

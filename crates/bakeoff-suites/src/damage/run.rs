@@ -21,6 +21,7 @@ use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, Unfit, run_p
 use bakeoff_text::SplitMix64;
 use tokio::sync::watch;
 
+use super::along::{AlongPhase, AlongRequest, measure_along};
 use super::first_token::{
     FirstToken, FirstTokenError, TopK, first_token_request, send, unique_prefix,
 };
@@ -87,6 +88,13 @@ pub enum DamageEvent {
         passed: bool,
         high: f64,
     },
+    /// An item of the measurement along the reply.
+    AlongItem {
+        phase: AlongPhase,
+        done: usize,
+        planned: usize,
+        elapsed: Duration,
+    },
 }
 
 pub type DamageHook = Arc<dyn Fn(DamageEvent) + Send + Sync>;
@@ -101,6 +109,9 @@ pub struct DamageRequest<'a> {
     pub reference_preflight: &'a PreflightOptions,
     pub prompts: &'a [Prompt],
     pub top_k: u32,
+    /// `--tokens`: the greedy replies' length along which damage is measured (0: first token
+    /// only).
+    pub tokens: u32,
     /// Seed of the prompts' unique prefixes (recorded in `artifact.run` by the caller).
     pub seed: u64,
     pub naming: &'a Naming,
@@ -177,6 +188,22 @@ pub async fn evaluate_damage(
         return fail(&mut files, art, unfit_failure(unfit, Some(&url), start));
     }
 
+    // What else ran on this host while the two endpoints were measured (docs/metrics.md
+    // "Conditions"): both engines are the measurement's own and are left out.
+    let url_of = |c: &Client| {
+        let u = c.url().root_path("");
+        (
+            u.host_str().unwrap_or("").to_string(),
+            u.port_or_known_default(),
+        )
+    };
+    let (cand_host, cand_port) = url_of(req.candidate);
+    let (ref_host, ref_port) = url_of(req.reference);
+    let sampler =
+        bakeoff_conditions::Sampler::start(bakeoff_conditions::Exclude::for_endpoints(&[
+            (&cand_host, cand_port),
+            (&ref_host, ref_port),
+        ]));
     let mut journal = files.open_journal()?;
     let mut journal_error: Option<String> = None;
     let mut tally = Tally {
@@ -189,6 +216,8 @@ pub async fn evaluate_damage(
         measured: Vec::new(),
         interrupted: false,
         notes: model_notes(&art.candidate.model, &ref_pre),
+        along: None,
+        along_items: 0,
     };
     let mut rng = SplitMix64::new(req.seed);
     let prefixes: Vec<String> = req
@@ -287,13 +316,73 @@ pub async fn evaluate_damage(
             tally.measured.extend(measured);
         }
     }
+    // Phase 3: along the reply (its own self-check and batch floor, then the candidate).
+    if req.tokens > 0 && !tally.interrupted && !tally.self_kls.is_empty() {
+        let along_start = Instant::now();
+        let mut on_item = |phase: AlongPhase,
+                           item: &bakeoff_artifact::ItemRecord,
+                           done: usize,
+                           planned: usize| {
+            if let Err(e) = journal.append(SUITE, item) {
+                journal_error.get_or_insert(e.to_string());
+            }
+            emit(DamageEvent::AlongItem {
+                phase,
+                done,
+                planned,
+                elapsed: along_start.elapsed(),
+            });
+        };
+        let (ref_engine, ref_model) = &sides.reference.1;
+        let (cand_engine, cand_model) = &sides.candidate.1;
+        let outcome = measure_along(
+            AlongRequest {
+                reference: super::along::Side {
+                    client: req.reference,
+                    engine: *ref_engine,
+                    model: ref_model,
+                },
+                candidate: super::along::Side {
+                    client: req.candidate,
+                    engine: *cand_engine,
+                    model: cand_model,
+                },
+                prompts: req.prompts,
+                prefixes: &prefixes,
+                tokens: req.tokens,
+                top_k: req.top_k,
+            },
+            &mut rng,
+            stop,
+            &mut on_item,
+        )
+        .await;
+        tally.interrupted |= outcome.interrupted;
+        tally.along_items = outcome.items.len();
+        tally.items.extend(outcome.items);
+        tally.along = Some(outcome.summary);
+    }
     if let Some(e) = journal_error {
         art.candidate
             .notes
             .push(format!("journal write failed: {e}"));
     }
     let interrupted = tally.interrupted;
-    let suite = suite_result(tally);
+    let mut suite = suite_result(tally);
+    let conditions = sampler.finish();
+    suite
+        .summary
+        .flags
+        .extend(
+            conditions
+                .findings
+                .iter()
+                .map(|f| bakeoff_artifact::InstrumentFlag {
+                    suite: Some(SUITE.to_owned()),
+                    ..f.clone()
+                }),
+        );
+    suite.summary.conditions = Some(conditions);
     let damage = suite.summary.damage.as_ref();
     let withheld = damage.and_then(|d| d.withheld.clone());
     // Nothing measured on one side: the reference never answered twice, or the check passed

@@ -35,6 +35,11 @@ pub struct DamageArgs {
     /// --max-logprobs (default 20).
     #[arg(long, value_name = "K", default_value_t = DEFAULT_TOP_K)]
     pub top_k: u32,
+    /// Length of the greedy replies along which damage is measured: greedy agreement, where
+    /// the replies part, and the per-token KL along the reference's reply (docs/suites.md
+    /// "Damage along the reply"). 0 measures the first token only.
+    #[arg(long, value_name = "N", default_value_t = bakeoff_suites::damage::along::DEFAULT_TOKENS)]
+    pub tokens: u32,
     /// Seed of the run's random draws (here the prompts' unique prefixes): give it to replay a
     /// run exactly (default: a fresh one per run, recorded in the artifact, so no prompt cache
     /// of an earlier run can answer).

@@ -29,7 +29,7 @@ pub fn run(a: CompareArgs) -> Result<Exit, Error> {
         &a.a.display().to_string(),
         &a.b.display().to_string(),
     );
-    if cmp.families.is_empty() {
+    if cmp.families.is_empty() && cmp.damage.is_none() {
         let reason = format!(
             "{} and {} share no scored item: nothing to compare",
             a.a.display(),
@@ -131,6 +131,21 @@ fn render(c: &RunComparison) -> String {
         ));
     }
     s.push_str(&refusal_table(&counted));
+    if let Some(d) = &c.damage {
+        s.push_str(&format!(
+            "\ndamage along the reply, paired by prompt ({} prompts): identical only in A {}, only in B {} (exact McNemar p = {:.3}){}\ndamage: {}\n",
+            d.pairs,
+            d.identical_only_a,
+            d.identical_only_b,
+            d.agreement_p_value,
+            d.kl_difference
+                .map(|[m, lo, hi]| format!(
+                    "; per-token KL B − A {m:+.3e} nats [95% bootstrap {lo:+.3e}, {hi:+.3e}]"
+                ))
+                .unwrap_or_default(),
+            d.verdict
+        ));
+    }
     s.push('\n');
     for (side, v) in [("A", &c.contaminated_a), ("B", &c.contaminated_b)] {
         for x in v {

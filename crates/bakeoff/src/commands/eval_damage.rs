@@ -46,6 +46,7 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
         reference_preflight: &cfg.reference.preflight,
         prompts: &cfg.prompts,
         top_k: cfg.top_k,
+        tokens: cfg.tokens,
         seed,
         naming: &naming,
         out: &cfg.naming.out,
@@ -55,6 +56,7 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
             "prompts": cfg.prompts_source,
             "prompt_count": cfg.prompts.len(),
             "top_k": cfg.top_k,
+            "tokens": cfg.tokens,
             "seed": seed,
         }),
         progress: Some(hook(display.clone())),
@@ -83,6 +85,7 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
                 &outcome.evaluated.path.display().to_string()
             )
         );
+        println!("{}", super::bench::conditions_line(art));
     }
     match outcome.withheld {
         Some(reason) => {
@@ -184,6 +187,19 @@ fn render(e: &DamageEvent) -> (bool, String) {
                     "[self-check] FAILED: the reference disagrees with itself (KL up to {high:.3e} nats); the candidate is not measured"
                 )
             },
+        ),
+        DamageEvent::AlongItem {
+            phase,
+            done,
+            planned,
+            elapsed,
+        } => (
+            false,
+            format!(
+                "[{} {done}/{planned}] {} elapsed",
+                phase.as_str(),
+                secs(*elapsed)
+            ),
         ),
     }
 }

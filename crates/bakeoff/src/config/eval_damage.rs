@@ -17,6 +17,8 @@ pub struct DamageConfig {
     pub prompts: Vec<Prompt>,
     pub prompts_source: String,
     pub top_k: u32,
+    /// `--tokens` (0: first token only).
+    pub tokens: u32,
     /// `--seed`; `None`: a fresh one for this run.
     pub seed: Option<u64>,
     pub naming: RunNaming,
@@ -25,6 +27,12 @@ pub struct DamageConfig {
 
 impl DamageArgs {
     pub fn validate(self) -> Result<DamageConfig, Error> {
+        if self.tokens > 4096 {
+            return Err(Error::usage(format!(
+                "--tokens {} is more than 4096: damage along the reply costs a request per position on some engines; give at most 4096",
+                self.tokens
+            )));
+        }
         if self.top_k == 0 {
             return Err(Error::usage(
                 "--top-k must be at least 1 (the first token's alternatives to compare)",
@@ -79,6 +87,7 @@ impl DamageArgs {
             prompts: prompt_set,
             prompts_source,
             top_k: self.top_k,
+            tokens: self.tokens,
             seed: self.seed,
             naming: RunNaming::new(self.naming)?,
             json: self.json,

@@ -51,6 +51,8 @@ async fn the_same_server_against_itself_is_zero_and_the_check_passes() {
         &url,
         "--prompts",
         p.to_str().unwrap(),
+        "--tokens",
+        "0",
         "--out",
         out.to_str().unwrap(),
     ])
@@ -129,6 +131,8 @@ async fn a_quantized_kv_cache_is_damage_beyond_noise_with_its_interval() {
         &reference.url(),
         "--prompts",
         p.to_str().unwrap(),
+        "--tokens",
+        "0",
         "--slug",
         "gemma-kv-q4-0",
         "--out",
@@ -222,6 +226,8 @@ async fn a_reference_whose_replicas_differ_fails_the_check_and_the_figure_is_wit
             "DAMAGE_TEST_REFERENCE_KEY",
             "--prompts",
             p.to_str().unwrap(),
+            "--tokens",
+            "0",
             "--out",
             out.to_str().unwrap(),
         ])
@@ -303,6 +309,8 @@ async fn another_model_with_another_tokenizer_is_strong_damage_and_noted() {
         &reference.url(),
         "--prompts",
         p.to_str().unwrap(),
+        "--tokens",
+        "16",
         "--out",
         out.to_str().unwrap(),
     ])
@@ -310,6 +318,16 @@ async fn another_model_with_another_tokenizer_is_strong_damage_and_noted() {
     assert_eq!(code(&o), 0, "{}", text(&o));
     let art = valid_artifact(&out, ".bakeoff.json");
     let d = damage_of(&art);
+    // Two tokenizers: no teacher forcing, agreement by character, and the reason recorded.
+    let along = &d["along"];
+    assert!(
+        along["forcing_missing"]
+            .as_str()
+            .is_some_and(|w| w.contains("other tokens than the reference")),
+        "{along}"
+    );
+    assert!(along.get("token_kl").is_none(), "{along}");
+    assert_eq!(along["greedy_identical"]["n"], 10, "{along}");
     eprintln!(
         "SmolLM2 vs Gemma: KL mean {} [{}–{}], top-1 differs {}/{}",
         d["kl"]["mean"],

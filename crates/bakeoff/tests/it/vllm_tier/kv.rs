@@ -59,3 +59,39 @@ async fn kv_on_the_hf_directory_matches_the_engines_own_kv_line() {
         "{text}"
     );
 }
+
+/// `plan` on a vLLM seat of a host without a GPU says what it prices (no GPU memory) and what
+/// it cannot (the weights and the CPU KV pool in host memory), naming the seat's model
+/// directory — not `python -m`'s module.
+#[tokio::test]
+async fn plan_on_a_cpu_vllm_seat_says_what_it_cannot_price() {
+    let t = vllm::tier();
+    let dir = bakeoff_testkit::tempdir();
+    let fleet = dir.path().join("fleet.toml");
+    let args: Vec<String> = vllm::args(&t.model_dir, 18960, &[]);
+    std::fs::write(
+        &fleet,
+        format!(
+            "[hosts.local]\ngpus = 0\n\n[[seat]]\nname = \"cpu-vllm\"\nengine = \"vllm\"\nrole = \"bench\"\nport = 18960\n[seat.process]\ncommand = \"{}\"\nargs = {}\nenv = {{ VLLM_CPU_KVCACHE_SPACE = \"1\" }}\n",
+            t.python.display(),
+            serde_json::to_string(&args).unwrap()
+        ),
+    )
+    .unwrap();
+    let (code, text, err) = run(&["plan", "--fleet", fleet.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{text}{err}");
+    assert!(
+        text.contains("CPU seats (no GPU memory claimed):"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("model {}", t.model_dir.display())),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "not priced: host memory: the weights and vLLM's CPU KV pool (VLLM_CPU_KVCACHE_SPACE"
+        ),
+        "{text}"
+    );
+}

