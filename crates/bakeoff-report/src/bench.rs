@@ -2,7 +2,7 @@
 //! suites): one row per step, the numbers of docs/metrics.md, then the flags.
 
 use crate::escape::for_terminal;
-use crate::table::{Grid, Kind, render, width};
+use crate::table::{Grid, Kind, glue, render, width};
 use bakeoff_artifact::{LoadReport, LoadStep};
 
 fn num(v: Option<f64>, digits: usize) -> String {
@@ -61,9 +61,10 @@ pub fn sweep_at(report: &LoadReport, width: u16) -> String {
             .is_some_and(bakeoff_artifact::Conditions::contaminated);
         let mut row = vec![
             // docs/metrics.md "Conditions": the evidence is in the flags and the artifact.
+            // A round's label (`c=4 #2`) never wraps apart.
             format!(
                 "{}{}",
-                for_terminal(&s.label, 200),
+                glue(&for_terminal(&s.label, 200)),
                 if contaminated { " CONTAMINATED" } else { "" }
             ),
             format!("{}/{}", s.ok, s.sent),
@@ -246,7 +247,7 @@ pub fn capacity_caveat(report: &LoadReport) -> Option<String> {
 /// (docs/statistics.md, "Relative width and repeats needed"); an interval as wide as its mean
 /// says that the repeats are too few to tell (docs/statistics.md, "Intervals that stay in
 /// range").
-pub fn interval_text(m: &Option<bakeoff_stats::MeanInterval>, digits: usize) -> String {
+pub fn interval_text(m: &Option<bakeoff_stats::MeanInterval>, digits: usize, unit: &str) -> String {
     match m {
         Some(m) => {
             let relative = m
@@ -259,7 +260,7 @@ pub fn interval_text(m: &Option<bakeoff_stats::MeanInterval>, digits: usize) -> 
                 String::new()
             };
             format!(
-                "{:.digits$} [{:.digits$}, {:.digits$}]{relative}{few}",
+                "{:.digits$} [{:.digits$}, {:.digits$}]{unit}{relative}{few}",
                 m.mean, m.low, m.high
             )
         }
@@ -292,21 +293,21 @@ fn level_lines(report: &LoadReport) -> String {
         let gpu = if l.power_w_mean.is_some() || l.output_tokens_per_joule.is_some() {
             format!(
                 ", power W {}, tok/J {}",
-                interval_text(&l.power_w_mean, 0),
-                interval_text(&l.output_tokens_per_joule, 3)
+                interval_text(&l.power_w_mean, 0, ""),
+                interval_text(&l.output_tokens_per_joule, 3, "")
             )
         } else {
             String::new()
         };
         out.push_str(&format!(
-            "{} over {} repeats (mean [95 % interval]): out tok/s {}, req/s {}, TTFT p50 {} ms, TPOT p50 {} ms, E2E p50 {} ms{gpu}{}{}\n",
+            "{} over {} repeats (mean [95 % interval]): out tok/s {}, req/s {}, TTFT p50 {}, TPOT p50 {}, E2E p50 {}{gpu}{}{}\n",
             for_terminal(&l.label, 100),
             l.repeats,
-            interval_text(&l.output_tokens_per_second, 1),
-            interval_text(&l.requests_per_second, 2),
-            interval_text(&l.ttft_p50_ms, 1),
-            interval_text(&l.tpot_p50_ms, 2),
-            interval_text(&l.e2e_p50_ms, 1),
+            interval_text(&l.output_tokens_per_second, 1, ""),
+            interval_text(&l.requests_per_second, 2, ""),
+            interval_text(&l.ttft_p50_ms, 1, " ms"),
+            interval_text(&l.tpot_p50_ms, 2, " ms"),
+            interval_text(&l.e2e_p50_ms, 1, " ms"),
             precision_text(l),
             if l.unstable { " — unstable" } else { "" }
         ));
@@ -440,7 +441,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("TTFT p50 780.0 [755.2, 804.8] ±3.2 %"),
+            text.contains("TTFT p50 780.0 [755.2, 804.8] ms ±3.2 %"),
             "{text}"
         );
         assert!(text.contains("power W 140 [135, 145] ±3.5 %"), "{text}");

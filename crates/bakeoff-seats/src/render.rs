@@ -838,7 +838,7 @@ mod tests {
                     !text.contains("qwen3-coder-30b-a3b-instruct-bench1") || w >= 200,
                     "{w}: {text}"
                 );
-assert!(
+                assert!(
                     text.lines().all(|l| l
                         .split(['│', '┆'])
                         .all(|c| !matches!(c.trim(), "ms" | "s" | "min" | "h" | "d"))),

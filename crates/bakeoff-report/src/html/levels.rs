@@ -306,9 +306,13 @@ fn sweep_findings(out: &mut String, load: &bakeoff_artifact::LoadReport) {
             "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{flag}</td></tr>",
             h(&l.label),
             l.repeats,
-            h(&crate::bench::interval_text(&l.output_tokens_per_second, 1)),
-            h(&crate::bench::interval_text(&l.ttft_p50_ms, 1)),
-            h(&crate::bench::interval_text(&l.tpot_p50_ms, 2)),
+            h(&crate::bench::interval_text(
+                &l.output_tokens_per_second,
+                1,
+                ""
+            )),
+            h(&crate::bench::interval_text(&l.ttft_p50_ms, 1, "")),
+            h(&crate::bench::interval_text(&l.tpot_p50_ms, 2, "")),
         );
     }
     out.push_str("</tbody></table>");

@@ -258,26 +258,41 @@ pub fn level_chart(
     }
     // Every point's value, beside it: where series meet at one level (TTFT p50, p90 and p99
     // of a few requests) each label takes the nearest free line, in its series' colour.
-    let texts: Vec<(usize, f64, f64, String)> = series
+    // A point with an error bar has its label beside it, right of the bar, not across it.
+    let texts: Vec<(usize, f64, f64, bool, String)> = series
         .iter()
         .enumerate()
-        .flat_map(|(i, pts)| pts.iter().map(move |p| (i, p.x, p.y, fmt_num(p.y))))
+        .flat_map(|(i, pts)| {
+            pts.iter()
+                .map(move |p| (i, p.x, p.y, p.interval.is_some(), fmt_num(p.y)))
+        })
         .collect();
     let wanted: Vec<LabelBox> = texts
         .iter()
-        .map(|(_, x, y, t)| LabelBox {
-            x: px(*x),
-            y: py(*y) - 7.0,
-            w: 6.0 * t.chars().count() as f64,
+        .map(|(_, x, y, beside, t)| {
+            let w = 6.0 * t.chars().count() as f64;
+            if *beside {
+                LabelBox {
+                    x: px(*x) + 7.0 + w / 2.0,
+                    y: py(*y) - 4.0,
+                    w,
+                }
+            } else {
+                LabelBox {
+                    x: px(*x),
+                    y: py(*y) - 7.0,
+                    w,
+                }
+            }
         })
         .collect();
-    for ((i, x, _, t), ty) in texts.iter().zip(place_labels(&wanted)) {
+    for ((i, _, _, _, t), (want, ty)) in texts.iter().zip(wanted.iter().zip(place_labels(&wanted)))
+    {
         let color = PALETTE[i % PALETTE.len()];
         let _ = write!(
             out,
             r#"<text class="value" x="{:.1}" y="{ty:.1}" font-size="10" text-anchor="middle" fill="{color}">{}</text>"#,
-            px(*x),
-            t
+            want.x, t
         );
     }
     legend(&mut out, &names, H + 2.0);
