@@ -342,7 +342,7 @@ async fn a_real_eval_and_bench_render_as_one_row_with_level_tables_and_readable_
     );
     assert_eq!(
         svg_texts(&dom, "TTFT percentiles by concurrency", "caption"),
-        [series.clone()]
+        [series.as_str()]
     );
     assert_labels_apart(&dom, "TTFT percentiles by concurrency");
     // Values are printed at the points: one per level per series.
