@@ -415,7 +415,7 @@ pub fn json_schema() -> serde_json::Value {
 #[allow(clippy::unwrap_used)]
 mod tests {
 
-    /// Issue 29: contention can cause figures and timing judgments, never the engine's own
+    /// Contention can cause figures and timing judgments, never the engine's own
     /// statement of a failure.
     #[test]
     fn contention_causes_timing_failures_never_the_engines_own_words() {

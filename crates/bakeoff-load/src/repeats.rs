@@ -155,7 +155,7 @@ mod tests {
         assert_eq!(p.repeats_needed, Some(18));
     }
 
-    /// Two repeats far apart: every bound stays above zero (issue 29's "6.0 [−7.0, 18.9] tok/s").
+    /// Two repeats far apart: every bound stays above zero ("6.0 [−7.0, 18.9] tok/s" read before).
     #[test]
     fn two_far_apart_repeats_keep_their_bounds_above_zero() {
         let levels = summarize(&[step(1, 4.98, 140.0, 0.01), step(2, 7.02, 150.0, 0.02)]);

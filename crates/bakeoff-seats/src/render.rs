@@ -260,7 +260,7 @@ pub fn status_lines_now(
         .column("state", Kind::Number)
         .secondary("uptime", Kind::Number)
         .secondary("load", Kind::Number)
-        // The key columns — seat, state, model — show at every width (issue 29).
+        // The key columns — seat, state, model — show at every width.
         .column("model", Kind::Name(40))
         .secondary("restarts", Kind::Number);
     if probed {
@@ -748,7 +748,7 @@ mod tests {
             },
             None,
         );
-        // Issue 29: a 35-character name, a long model id and aliases past any column.
+        // A 35-character name, a long model id and aliases past any column.
         let mut long = seat(
             "qwen3-coder-30b-a3b-instruct-bench1",
             Role::Bench,
@@ -812,7 +812,7 @@ mod tests {
             let text = status_lines_now(&list, &routes, w, clock()).join("\n");
             assert!(!text.contains('\u{1b}'), "{text}");
             assert!(text.contains("bench-c [bench docker]: unknown ("), "{text}");
-            // Issue 29: every line fits; the key columns show at every width; the list form
+            // Every line fits; the key columns show at every width; the list form
             // keeps every field; a figure and its unit never wrap apart.
             assert!(
                 text.lines().all(|l| l.chars().count() <= usize::from(w)

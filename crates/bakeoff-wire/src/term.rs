@@ -538,7 +538,7 @@ mod tests {
         assert_eq!(shorten_middle("ééééééé", 4), "éé…é");
     }
 
-    /// Issue 29: a long cell is wrapped between words, never inside one; a word too long for
+    /// A long cell is wrapped between words, never inside one; a word too long for
     /// its column is shortened with `…`; a failure message stops at three lines.
     #[test]
     fn a_cell_wraps_between_words_and_is_shortened_with_an_ellipsis() {
@@ -560,7 +560,7 @@ mod tests {
         assert_eq!(fit_cell("", 5), "");
     }
 
-    /// Issue 29: the narrow `header: value` form keeps every field, secondary ones included.
+    /// The narrow `header: value` form keeps every field, secondary ones included.
     #[test]
     fn the_list_layout_keeps_every_column() {
         let mut g = Grid::new();
@@ -588,7 +588,7 @@ mod tests {
         assert!(g.shows(20, "aliases"));
     }
 
-    /// Issue 29: a long name is shortened before a secondary column is left out.
+    /// A long name is shortened before a secondary column is left out.
     #[test]
     fn a_long_name_is_shortened_before_a_column_is_left_out() {
         let mut g = Grid::new();

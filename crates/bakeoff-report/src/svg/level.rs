@@ -317,7 +317,7 @@ mod tests {
             .collect()
     }
 
-    /// Issue 29: TTFT p50, p90 and p99 of a few requests meet at one level (and at the floor):
+    /// TTFT p50, p90 and p99 of a few requests meet at one level (and at the floor):
     /// no two labels overlap, and none sits on the x-axis tick labels.
     #[test]
     fn value_labels_never_collide_nor_sit_on_the_ticks() {
@@ -350,7 +350,7 @@ mod tests {
         }
     }
 
-    /// Issue 29: a level run in rounds is drawn as its mean with an error bar, its rounds
+    /// A level run in rounds is drawn as its mean with an error bar, its rounds
     /// faint; one value label per level, not one per round.
     #[test]
     fn repeated_levels_draw_a_mean_with_an_error_bar_and_faint_rounds() {

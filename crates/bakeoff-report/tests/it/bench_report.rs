@@ -388,7 +388,7 @@ fn repeated_sweep() -> LoadReport {
     r
 }
 
-/// Issue 29: the repeats of a level in the report. The summary's bench peak is the capacity
+/// The repeats of a level in the report. The summary's bench peak is the capacity
 /// finding's figure (a mean of the rounds, never one round's 12 tok/s); the per-level table
 /// names each round (`c=1 #2`); the HTML shows the capacity finding, the `unstable` flag and
 /// each level's interval, which never reaches below zero; the charts draw each level's mean
@@ -493,7 +493,7 @@ fn repeated_levels_show_means_intervals_rounds_and_the_capacity_finding() {
     assert!(!text.contains(" [-"), "{text}");
 }
 
-/// Issue 29: a capacity finding over steps that all ran on a contaminated host carries a
+/// A capacity finding over steps that all ran on a contaminated host carries a
 /// caveat (terminal and HTML), and the sweep table's legend explains only the columns shown.
 #[test]
 fn a_capacity_finding_over_contaminated_steps_carries_a_caveat() {
@@ -551,7 +551,7 @@ fn a_capacity_finding_over_contaminated_steps_carries_a_caveat() {
     assert!(summary.contains("CONTAMINATED 3/3 steps"), "{summary}");
 }
 
-/// Issue 29: a flag raised once per family shows once in the summary's flags cell, with its
+/// A flag raised once per family shows once in the summary's flags cell, with its
 /// count.
 #[test]
 fn a_flag_raised_per_family_shows_once() {

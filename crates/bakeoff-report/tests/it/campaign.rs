@@ -398,7 +398,7 @@ pub(crate) fn write_dir(dir: &Path, rec: &CampaignRecord) {
     .unwrap();
 }
 
-/// Issue 29: contamination withholds only what contention can cause. A busy host cannot
+/// Contamination withholds only what contention can cause. A busy host cannot
 /// produce the engine's own `bad-argument` or `context-too-long`: their verdicts stand, the
 /// believed cause is drawn from them and the (contaminated) completions, and the ladder says
 /// why; the completion's figures and verdict are still withheld.
@@ -494,7 +494,7 @@ fn a_verdict_resting_on_a_contaminated_variant_is_withheld_unless_allowed() {
     });
     let v = r.variant.clone();
     let conditions = r.conditions.clone();
-    // Issue 29: the cause is withheld for a failure contention could cause (init-wedge, a
+    // The cause is withheld for a failure contention could cause (init-wedge, a
     // timing judgment), not for the completion (contention never makes a variant complete).
     let wedge = rec
         .variants

@@ -330,7 +330,7 @@ async fn a_real_eval_and_bench_render_as_one_row_with_level_tables_and_readable_
         assert_eq!(svg_texts(&dom, chart, "x-tick"), levels, "{chart}");
     }
     // Every series is named in its chart's legend, by what differs between the series; what
-    // they share is said once, beside the title (issue 29).
+    // they share is said once, in the caption under the legend.
     let series = format!("{bench_slug} bench throughput");
     assert_eq!(
         svg_texts(&dom, "Concurrency vs output tok/s", "legend-entry"),
@@ -401,7 +401,7 @@ fn assert_labels_apart(dom: &str, chart: &str) {
     }
 }
 
-/// Issue 29, against the real llama-server and Chromium: `bench run --repeat 2` at c = 1, 2.
+/// Against the real llama-server and Chromium: `bench run --repeat 2` at c = 1, 2.
 /// The rendered page draws each level as its rounds' mean with an error bar (rounds faint),
 /// names each round in the per-level table, shows the capacity finding (the summary's bench
 /// peak is its figure, not one round's), each level's interval with no negative bound, the

@@ -468,7 +468,7 @@ fn a_closed_stdout_is_a_quiet_exit() {
     }
 }
 
-/// Issue 29: `seat status --probe` of a real llama-server seat with a 35-character name and
+/// `seat status --probe` of a real llama-server seat with a 35-character name and
 /// aliases, through the binary at the widths an operator has — piped (120), and `COLUMNS` 60,
 /// 80, 100 and 250. The key columns (seat, state, model) show at every width; the name is
 /// shortened with `…` where the table is narrow, never broken; the `header: value` form keeps

@@ -1,4 +1,4 @@
-//! A variant measured under contaminated conditions (issues 19 and 29): a ladder of two
+//! A variant measured under contaminated conditions: a ladder of two
 //! variants of the real llama-server, the first completing and the second refused by the
 //! engine (`--cache-type-k q9_9`); two real busy loops spin from the journal's
 //! `variant-started` of the first to the end of the run. The first variant's row records its
@@ -120,7 +120,7 @@ seat = "base"
         "{last}"
     );
     // The believed cause rests on a completion and the engine's own refusal: drawn, though
-    // the completion was contaminated (issue 29).
+    // the completion was contaminated.
     assert!(
         table.contains(
             "believed cause config-specific: `--cache-type-k` separated pass (f16) from fail (q9_9)"
@@ -165,7 +165,7 @@ seat = "base"
         "{line}"
     );
     assert!(!st.contains("believed cause withheld"), "{st}");
-    // Issue 29: `campaign status --allow contaminated` prints the believed cause, as
+    // `campaign status --allow contaminated` prints the believed cause, as
     // `report DIR --allow contaminated` does.
     assert!(st.contains("believed cause config-specific"), "{st}");
     // `report --allow contaminated`: its negative-results log draws the cause; its HTML marks
@@ -197,7 +197,7 @@ seat = "base"
     // negative-results.md give the verdicts.
     let o = f.run(&["--allow", "contaminated"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    // Issue 29: nothing left to run, and it says so.
+    // Nothing left to run, and it says so.
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("nothing to run: every variant has an outcome"),
         "{}",

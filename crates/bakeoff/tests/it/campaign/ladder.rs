@@ -248,7 +248,7 @@ note = "two real ways a start fails"
     for r in rec["variants"].as_array().unwrap() {
         let slug = r["variant"].as_str().unwrap();
         // At 120 columns a long variant name is shortened in the middle before a column is
-        // left out (issue 29).
+        // left out.
         let shown = bakeoff_wire::term::shorten_middle(slug, bakeoff_wire::term::NAME_BEFORE_DROP);
         let label = r["outcome_label"].as_str().unwrap();
         assert!(
