@@ -190,6 +190,19 @@ impl Outcome {
     /// The verdict the outcome suggests; the operator's `bakeoff verdict` overrides it.
     /// `completed` suggests nothing stronger than `watch`: a ladder that came up and measured
     /// is evidence for a verdict, not the verdict itself.
+    /// Whether a host shared with other work (docs/metrics.md "Conditions": a contended CPU,
+    /// a shared GPU, a dropped page cache, throttling) could have produced this outcome: any
+    /// figure (a completed or invalid variant's scores and rates) and any timing-based
+    /// judgment, but never a failure the engine stated in its own words
+    /// ([`FailureClass::stated_by_engine`]). A contaminated variant withholds its verdict
+    /// and the believed cause only when this holds.
+    pub fn contention_could_cause(&self) -> bool {
+        match (self.kind, self.class) {
+            (OutcomeKind::Failed, Some(c)) => !c.stated_by_engine(),
+            _ => true,
+        }
+    }
+
     pub fn suggested_verdict(&self) -> Option<VerdictKind> {
         match self.kind {
             OutcomeKind::Completed => Some(VerdictKind::Watch),
@@ -401,6 +414,33 @@ pub fn json_schema() -> serde_json::Value {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+
+    /// Contention can cause figures and timing judgments, never the engine's own
+    /// statement of a failure.
+    #[test]
+    fn contention_causes_timing_failures_never_the_engines_own_words() {
+        use crate::FailureClass as F;
+        for c in [
+            F::BadArgument,
+            F::ContextTooLong,
+            F::ModelFileMissing,
+            F::UnsupportedArchitecture,
+        ] {
+            assert!(!Outcome::failed(c, "x").contention_could_cause(), "{c}");
+        }
+        for c in [
+            F::InitWedge,
+            F::NotReady,
+            F::InferenceHanging,
+            F::CudaOom,
+            F::Exited,
+        ] {
+            assert!(Outcome::failed(c, "x").contention_could_cause(), "{c}");
+        }
+        assert!(Outcome::of(OutcomeKind::Completed, "").contention_could_cause());
+        assert!(Outcome::of(OutcomeKind::Invalid, "").contention_could_cause());
+    }
+
     use super::*;
 
     #[test]

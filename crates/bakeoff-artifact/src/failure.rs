@@ -90,6 +90,44 @@ impl std::fmt::Display for FailureClass {
     }
 }
 
+impl FailureClass {
+    /// The engine (or the server, or the operator's configuration) stated this failure in its
+    /// own words — a refused flag, a context longer than the model's, a missing file, an
+    /// unknown architecture, a port already bound — so a busy host cannot have caused it. The
+    /// others are judgments of time (`init-wedge`, `not-ready`, timeouts), of budgets another
+    /// process shares (`cuda-oom`, `kv-cache-budget`, `host-oom`), or exits with no stated
+    /// cause: contention can produce those. Contamination withholds only what it can cause
+    /// (docs/metrics.md "Conditions", docs/campaign.md).
+    pub fn stated_by_engine(self) -> bool {
+        use FailureClass::*;
+        match self {
+            ModelNotServed
+            | NotHttp
+            | AuthFailed
+            | NotMeasurable
+            | UnsupportedArchitecture
+            | MissingModule
+            | UnknownModelType
+            | QuantizationMismatch
+            | PortInUse
+            | AddressUnavailable
+            | WrongPort
+            | ModelNameMismatch
+            | ModelFileMissing
+            | GpuUnsupported
+            | NoGpu
+            | ModelAccessDenied
+            | DiskFull
+            | ContextTooLong
+            | BadArgument => true,
+            Unreachable | NotReady | InferenceFailing | InferenceHanging | ServerError
+            | InitWedge | CrashLoop | CudaOom | KvCacheBudget | HostOom | Exited | NotListening => {
+                false
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Evidence {
     /// What was observed, e.g. `POST /v1/chat/completions`.

@@ -138,12 +138,15 @@ pub fn write(
     let mut rec = build(c, state);
     rec.allow_contaminated = allow_contaminated;
     // A verdict that rests on a measurement taken under contaminated conditions is withheld
-    // unless this run allows it; the row keeps its conditions, the renderings say why.
+    // unless this run allows it — when contention could have produced the outcome: a failure
+    // the engine stated in its own words (`bad-argument`, `context-too-long`) stands
+    // (`Outcome::contention_could_cause`). The row keeps its conditions, the renderings say why.
     for row in &mut rec.variants {
-        let tainted = row
-            .conditions
-            .as_ref()
-            .is_some_and(|c| c.contamination().is_some());
+        let tainted = row.outcome.contention_could_cause()
+            && row
+                .conditions
+                .as_ref()
+                .is_some_and(|c| c.contamination().is_some());
         row.suggested_verdict = if tainted && !allow_contaminated {
             None
         } else {

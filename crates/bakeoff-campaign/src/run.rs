@@ -50,6 +50,9 @@ pub struct Summary {
     pub restore_failed: bool,
     /// What the recovery of an earlier run did.
     pub recovered: Vec<String>,
+    /// Variants this run took up (run, or skipped by the ladder); 0 when every selected
+    /// variant already had an outcome.
+    pub taken_up: usize,
 }
 
 /// Run the campaign (resuming from its journal), or refuse before touching anything.
@@ -87,6 +90,7 @@ pub async fn run(
     let total = c.variants.len() as u32;
     let mut interrupted = false;
     let mut restore_failed = false;
+    let mut taken_up = 0;
     for v in c.variants.iter().filter(|v| selected.contains(&v.slug)) {
         if journal
             .state()
@@ -96,6 +100,7 @@ pub async fn run(
         {
             continue;
         }
+        taken_up += 1;
         if *stop.borrow() {
             interrupted = true;
             break;
@@ -144,6 +149,7 @@ pub async fn run(
         interrupted,
         restore_failed,
         recovered,
+        taken_up,
     })
 }
 

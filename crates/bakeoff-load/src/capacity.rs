@@ -121,10 +121,10 @@ fn levels(report: &LoadReport) -> Vec<Level> {
 fn apply_repeats(l: &mut Level, sum: &LevelSummary) {
     if let Some(t) = &sum.output_tokens_per_second {
         l.throughput = t.mean;
-        // The interval's half-width is t·SE: back to one standard error.
-        let t_q = bakeoff_stats::repeats::t_975(t.values.len().saturating_sub(1));
-        if t_q.is_finite() && t_q > 0.0 {
-            l.se = t.half_width() / t_q;
+        // The across-repeat standard error, from the repeats themselves (the stored interval
+        // is on the log scale: docs/statistics.md, "Intervals that stay in range").
+        if let Some(se) = t.standard_error() {
+            l.se = se;
         }
     }
     if let Some(t) = &sum.ttft_p50_ms {

@@ -2,7 +2,9 @@
 //! (docs/metrics.md, "Repeats").
 
 use bakeoff_artifact::{FlagCode, FlagSeverity, InstrumentFlag, LevelSummary, LoadStep};
-use bakeoff_stats::{RELATIVE_HALF_WIDTH_GOAL, cochran_q, mean_interval};
+use bakeoff_stats::{
+    MeanInterval, RELATIVE_HALF_WIDTH_GOAL, cochran_q, mean_interval, mean_interval_nonnegative,
+};
 
 use crate::capacity::base_label;
 
@@ -27,10 +29,18 @@ pub fn summarize(steps: &[LoadStep]) -> Vec<LevelSummary> {
         .collect()
 }
 
+/// Every figure a level summarizes is a rate, a latency, a power or tokens per joule: none can
+/// be negative, so its interval is drawn on the log scale and never reaches below zero
+/// (docs/statistics.md, "Intervals that stay in range"); Student-t only for a value that is
+/// negative after all.
+fn interval(v: &[f64]) -> Option<MeanInterval> {
+    mean_interval_nonnegative(v).or_else(|| mean_interval(v))
+}
+
 fn level(label: String, reps: &[&LoadStep]) -> LevelSummary {
     let of = |f: &dyn Fn(&LoadStep) -> Option<f64>| {
         let v: Vec<f64> = reps.iter().filter_map(|s| f(s)).collect();
-        mean_interval(&v)
+        interval(&v)
     };
     let tps: Vec<f64> = reps
         .iter()
@@ -58,7 +68,7 @@ fn level(label: String, reps: &[&LoadStep]) -> LevelSummary {
                 .as_ref()
                 .and_then(|t| t.output_tokens_per_joule)
         }),
-        output_tokens_per_second_precision: mean_interval(&tps)
+        output_tokens_per_second_precision: interval(&tps)
             .and_then(|m| m.precision(RELATIVE_HALF_WIDTH_GOAL)),
         unstable: heterogeneity.as_ref().is_some_and(|h| h.disagree),
         heterogeneity,
@@ -143,5 +153,22 @@ mod tests {
         let p = l.output_tokens_per_second_precision.as_ref().unwrap();
         assert!((p.relative_half_width - 0.2484).abs() < 1e-3, "{p:?}");
         assert_eq!(p.repeats_needed, Some(18));
+    }
+
+    /// Two repeats far apart: every bound stays above zero ("6.0 [−7.0, 18.9] tok/s" read before).
+    #[test]
+    fn two_far_apart_repeats_keep_their_bounds_above_zero() {
+        let levels = summarize(&[step(1, 4.98, 140.0, 0.01), step(2, 7.02, 150.0, 0.02)]);
+        let l = &levels[0];
+        for m in [
+            &l.output_tokens_per_second,
+            &l.ttft_p50_ms,
+            &l.power_w_mean,
+            &l.output_tokens_per_joule,
+        ] {
+            let m = m.as_ref().unwrap();
+            assert!(m.low > 0.0 && m.low <= m.mean && m.mean <= m.high, "{m:?}");
+        }
+        assert!(l.output_tokens_per_second.as_ref().unwrap().too_few());
     }
 }

@@ -2,7 +2,7 @@
 //! suites): one row per step, the numbers of docs/metrics.md, then the flags.
 
 use crate::escape::for_terminal;
-use crate::table::{Grid, Kind, render, width};
+use crate::table::{Grid, Kind, glue, render, width};
 use bakeoff_artifact::{LoadReport, LoadStep};
 
 fn num(v: Option<f64>, digits: usize) -> String {
@@ -61,9 +61,10 @@ pub fn sweep_at(report: &LoadReport, width: u16) -> String {
             .is_some_and(bakeoff_artifact::Conditions::contaminated);
         let mut row = vec![
             // docs/metrics.md "Conditions": the evidence is in the flags and the artifact.
+            // A round's label (`c=4 #2`) never wraps apart.
             format!(
                 "{}{}",
-                for_terminal(&s.label, 200),
+                glue(&for_terminal(&s.label, 200)),
                 if contaminated { " CONTAMINATED" } else { "" }
             ),
             format!("{}/{}", s.ok, s.sent),
@@ -93,8 +94,12 @@ pub fn sweep_at(report: &LoadReport, width: u16) -> String {
     // The operator's question first: where does this server stop scaling?
     let mut out = capacity_lines(report);
     out.push_str(&render(&t, width));
-    out.push_str("\n(\"decode c/s\" = client decode rate / server predicted_per_second; definitions in docs/metrics.md)\n");
-    out.push_str(&telemetry_line(report));
+    out.push('\n');
+    // The legend explains only the columns the table shows at this width.
+    if t.shows(width, "decode c/s") {
+        out.push_str("(\"decode c/s\" = client decode rate / server predicted_per_second; definitions in docs/metrics.md)\n");
+    }
+    out.push_str(&telemetry_line(report, power && t.shows(width, "tok/J")));
     out.push_str(&level_lines(report));
     match &report.ceiling {
         Some(c) => out.push_str(&format!(
@@ -161,9 +166,16 @@ fn telemetry(s: &LoadStep) -> Option<&bakeoff_artifact::GpuTelemetry> {
         .filter(|t| t.unavailable.is_none() && t.power_w_mean.is_some())
 }
 
-/// What the power and tok/J columns are, or why there are none (nothing for old artifacts).
-fn telemetry_line(report: &LoadReport) -> String {
+/// What the power and tok/J columns are (`shown`: the table shows them), or why there are none
+/// (nothing for old artifacts).
+fn telemetry_line(report: &LoadReport, shown: bool) -> String {
     if let Some(t) = report.steps.iter().find_map(telemetry) {
+        if !shown {
+            return format!(
+                "GPU telemetry: {} (power and tok/J left out at this width; --json has them)\n",
+                for_terminal(&t.source, 20)
+            );
+        }
         let energy = match t.energy_method {
             Some(bakeoff_artifact::EnergyMethod::NvmlEnergyCounter) => "NVML energy counter",
             Some(bakeoff_artifact::EnergyMethod::IntegratedPower) => "power integrated (estimate)",
@@ -192,6 +204,9 @@ fn capacity_lines(report: &LoadReport) -> String {
         return String::new();
     };
     let mut out = format!("capacity: {}\n", for_terminal(&c.statement, 400));
+    if let Some(caveat) = capacity_caveat(report) {
+        out.push_str(&format!("capacity caveat: {caveat}\n"));
+    }
     if let Some(s) = &c.slo {
         out.push_str(&format!(
             "capacity under SLO: {} (searched {})\n",
@@ -202,17 +217,50 @@ fn capacity_lines(report: &LoadReport) -> String {
     out
 }
 
+/// Why the capacity finding may not describe the server alone: the steps it rests on ran on
+/// a contaminated host (docs/metrics.md "Conditions"). `None` when every measured step ran
+/// clean or none recorded its conditions.
+pub fn capacity_caveat(report: &LoadReport) -> Option<String> {
+    report.capacity.as_ref()?;
+    let measured: Vec<&LoadStep> = report.steps.iter().filter(|s| s.ok > 0).collect();
+    let tainted = measured
+        .iter()
+        .filter(|s| {
+            s.conditions
+                .as_ref()
+                .is_some_and(bakeoff_artifact::Conditions::contaminated)
+        })
+        .count();
+    match tainted {
+        0 => None,
+        n if n == measured.len() => Some(format!(
+            "every step it rests on ({n} of {n}) ran on a contaminated host: the knee may be the neighbours', not the server's; rerun on a quiet host"
+        )),
+        n => Some(format!(
+            "{n} of {} steps it rests on ran on a contaminated host (marked CONTAMINATED): read the levels they measured with care",
+            measured.len()
+        )),
+    }
+}
+
 /// `mean [low, high] ±r %`: the interval and its half-width as a share of the mean
-/// (docs/statistics.md, "Relative width and repeats needed").
-fn interval(m: &Option<bakeoff_stats::MeanInterval>, digits: usize) -> String {
+/// (docs/statistics.md, "Relative width and repeats needed"); an interval as wide as its mean
+/// says that the repeats are too few to tell (docs/statistics.md, "Intervals that stay in
+/// range").
+pub fn interval_text(m: &Option<bakeoff_stats::MeanInterval>, digits: usize, unit: &str) -> String {
     match m {
         Some(m) => {
             let relative = m
                 .relative_half_width()
                 .map(|r| format!(" ±{:.1} %", r * 100.0))
                 .unwrap_or_default();
+            let few = if m.too_few() && m.mean != 0.0 {
+                format!(" (n = {} too few to tell)", m.values.len())
+            } else {
+                String::new()
+            };
             format!(
-                "{:.digits$} [{:.digits$}, {:.digits$}]{relative}",
+                "{:.digits$} [{:.digits$}, {:.digits$}]{unit}{relative}{few}",
                 m.mean, m.low, m.high
             )
         }
@@ -245,21 +293,21 @@ fn level_lines(report: &LoadReport) -> String {
         let gpu = if l.power_w_mean.is_some() || l.output_tokens_per_joule.is_some() {
             format!(
                 ", power W {}, tok/J {}",
-                interval(&l.power_w_mean, 0),
-                interval(&l.output_tokens_per_joule, 3)
+                interval_text(&l.power_w_mean, 0, ""),
+                interval_text(&l.output_tokens_per_joule, 3, "")
             )
         } else {
             String::new()
         };
         out.push_str(&format!(
-            "{} over {} repeats (mean [95 % interval]): out tok/s {}, req/s {}, TTFT p50 {} ms, TPOT p50 {} ms, E2E p50 {} ms{gpu}{}{}\n",
+            "{} over {} repeats (mean [95 % interval]): out tok/s {}, req/s {}, TTFT p50 {}, TPOT p50 {}, E2E p50 {}{gpu}{}{}\n",
             for_terminal(&l.label, 100),
             l.repeats,
-            interval(&l.output_tokens_per_second, 1),
-            interval(&l.requests_per_second, 2),
-            interval(&l.ttft_p50_ms, 1),
-            interval(&l.tpot_p50_ms, 2),
-            interval(&l.e2e_p50_ms, 1),
+            interval_text(&l.output_tokens_per_second, 1, ""),
+            interval_text(&l.requests_per_second, 2, ""),
+            interval_text(&l.ttft_p50_ms, 1, " ms"),
+            interval_text(&l.tpot_p50_ms, 2, " ms"),
+            interval_text(&l.e2e_p50_ms, 1, " ms"),
             precision_text(l),
             if l.unstable { " — unstable" } else { "" }
         ));
@@ -393,7 +441,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("TTFT p50 780.0 [755.2, 804.8] ±3.2 %"),
+            text.contains("TTFT p50 780.0 [755.2, 804.8] ms ±3.2 %"),
             "{text}"
         );
         assert!(text.contains("power W 140 [135, 145] ±3.5 %"), "{text}");

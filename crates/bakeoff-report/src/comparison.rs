@@ -80,14 +80,34 @@ pub struct BenchCell {
     pub reference_level: String,
     pub ttft_p50_ms: Option<f64>,
     pub tpot_p50_ms: Option<f64>,
+    /// How many rounds the figures are the mean of (`bench run --repeat N`); 1 for one run.
+    pub rounds: usize,
+    /// Levels whose rounds disagree beyond their own errors (`unstable`, docs/metrics.md
+    /// "Repeats").
+    pub unstable: Vec<String>,
+    /// Steps measured on a contaminated host, of all steps (docs/metrics.md "Conditions").
+    pub contaminated_steps: usize,
+    pub steps: usize,
 }
 
-/// `c=8`, or the step's label when it has no concurrency (`poisson 20/s`).
+/// `c=8`, or the step's label when it has no concurrency (`poisson 20/s`); under `--repeat` the
+/// round too (`c=8 #2`), so two rounds of one level are never two rows of the same name.
 pub fn level_text(st: &Step) -> String {
-    match (st.concurrency, &st.label) {
-        (Some(c), _) => format!("c={c}"),
-        (None, Some(l)) => l.clone(),
-        (None, None) => format!("step {}", st.index),
+    match (st.concurrency, &st.label, st.repeat) {
+        (Some(c), _, Some(r)) => format!("c={c} #{r}"),
+        (Some(c), _, None) => format!("c={c}"),
+        (None, Some(l), _) => l.clone(),
+        (None, None, Some(r)) => format!("step {} #{r}", st.index),
+        (None, None, None) => format!("step {}", st.index),
+    }
+}
+
+/// A rate as the capacity finding prints it below 100 (`6.0`), whole above (`412`).
+fn rate_text(r: f64) -> String {
+    if r.abs() < 100.0 {
+        format!("{r:.1}")
+    } else {
+        format!("{r:.0}")
     }
 }
 
@@ -100,38 +120,93 @@ fn ms_text(v: Option<f64>) -> String {
 }
 
 impl BenchCell {
-    /// From a sweep's steps; `None` when it has none.
+    /// From a sweep's steps; `None` when it has none. A level run in several rounds
+    /// (`--repeat N`) counts as its rounds' mean, as the capacity finding counts it, never as
+    /// its best round.
     pub fn of(artifact: &str, steps: &[Step]) -> Option<Self> {
-        let reference = steps
+        let levels = crate::steps::levels_of(steps);
+        let reference = levels
             .iter()
-            .min_by(|a, b| match (a.concurrency, b.concurrency) {
+            .enumerate()
+            .min_by(|(i, a), (j, b)| match (a.concurrency, b.concurrency) {
                 (Some(x), Some(y)) => x.total_cmp(&y),
-                _ => a.index.cmp(&b.index),
-            })?;
-        let peak = steps
+                _ => i.cmp(j),
+            })?
+            .1;
+        let mean =
+            |l: &crate::steps::Level, get: fn(&Step) -> Option<f64>| l.figure(get).map(|f| f.mean);
+        let peak = levels
             .iter()
-            .filter(|s| s.tok_per_s.is_some())
-            .max_by(|a, b| {
-                a.tok_per_s
-                    .unwrap_or(0.0)
-                    .total_cmp(&b.tok_per_s.unwrap_or(0.0))
-            });
+            .filter_map(|l| Some((l, mean(l, |s| s.tok_per_s)?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
         Some(Self {
             artifact: artifact.to_string(),
-            peak_tok_per_s: peak.and_then(|s| s.tok_per_s),
-            peak_level: peak.map(level_text).unwrap_or_default(),
-            reference_level: level_text(reference),
-            ttft_p50_ms: reference.ttft_p50_ms,
-            tpot_p50_ms: reference.tpot_p50_ms,
+            peak_tok_per_s: peak.map(|p| p.1),
+            peak_level: peak.map(|p| p.0.label.clone()).unwrap_or_default(),
+            reference_level: reference.label.clone(),
+            ttft_p50_ms: mean(reference, |s| s.ttft_p50_ms),
+            tpot_p50_ms: mean(reference, |s| s.tpot_p50_ms),
+            rounds: levels.iter().map(|l| l.rounds.len()).max().unwrap_or(1),
+            unstable: Vec::new(),
+            contaminated_steps: steps.iter().filter(|s| s.contamination.is_some()).count(),
+            steps: steps.len(),
         })
     }
 
-    /// `412 tok/s @ c=8`.
+    /// From a `bench run` sweep: the peak is the capacity finding's (the same figure and level
+    /// the finding states), the rest as [`BenchCell::of`].
+    pub fn of_load(artifact: &str, report: &bakeoff_artifact::LoadReport) -> Option<Self> {
+        let mut cell = Self::of(artifact, &steps_of_load(report))?;
+        if let Some(c) = &report.capacity
+            && let (Some(peak), Some(label)) = (c.peak_throughput, &c.peak_label)
+        {
+            cell.peak_tok_per_s = Some(peak);
+            cell.peak_level = label.clone();
+        }
+        cell.unstable = report
+            .levels
+            .iter()
+            .filter(|l| l.unstable)
+            .map(|l| l.label.clone())
+            .collect();
+        Some(cell)
+    }
+
+    /// `412 tok/s @ c=8`; under `--repeat` the mean of the rounds (`6.0 tok/s @ c=4, mean of
+    /// 2 rounds`).
     pub fn peak_text(&self) -> String {
         match self.peak_tok_per_s {
-            Some(r) => format!("{r:.0} tok/s @ {}", self.peak_level),
+            Some(r) => format!(
+                "{} tok/s @ {}{}",
+                rate_text(r),
+                self.peak_level,
+                self.rounds_text()
+            ),
             None => "-".into(),
         }
+    }
+
+    fn rounds_text(&self) -> String {
+        if self.rounds > 1 {
+            format!(", mean of {} rounds", self.rounds)
+        } else {
+            String::new()
+        }
+    }
+
+    /// What the figures cannot vouch for: `unstable c=4`, `CONTAMINATED 6/6 steps`.
+    pub fn marks(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.unstable.is_empty() {
+            out.push(format!("unstable {}", self.unstable.join(", ")));
+        }
+        if self.contaminated_steps > 0 {
+            out.push(format!(
+                "CONTAMINATED {}/{} steps",
+                self.contaminated_steps, self.steps
+            ));
+        }
+        out
     }
 
     /// `29.9 ms @ c=1`.
@@ -161,7 +236,7 @@ fn bench_cell(entries: &[&Entry]) -> Option<BenchCell> {
             e.artifact
                 .load
                 .values()
-                .find_map(|l| BenchCell::of(&e.name, &steps_of_load(l)))
+                .find_map(|l| BenchCell::of_load(&e.name, l))
         })
 }
 
@@ -315,7 +390,9 @@ fn row_for(slug: &str, entries: &[&Entry], verdict: Option<&VerdictRecord>) -> R
                         .map(|t| with_status(t, s.status))
                         .unwrap_or_else(|| cell_text(s)),
                     status: s.status,
-                    flags: s.summary.flags.iter().map(|f| f.code.to_string()).collect(),
+                    flags: crate::families::distinct_flags(
+                        s.summary.flags.iter().map(|f| f.code.as_str()),
+                    ),
                     artifact: e.name.clone(),
                 },
             );

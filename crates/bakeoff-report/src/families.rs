@@ -78,6 +78,28 @@ impl FamilyRow {
     }
 }
 
+/// Flag codes once each, in first-seen order, with how many times a repeated one was raised
+/// (`instrument-failure ×2`): a suite raises a family's flag once per family, and a cell that
+/// lists it once per family says nothing more and crowds out the rest.
+pub fn distinct_flags<'a>(codes: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for c in codes {
+        match seen.iter_mut().find(|(s, _)| *s == c) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((c, 1)),
+        }
+    }
+    seen.into_iter()
+        .map(|(c, n)| {
+            if n > 1 {
+                format!("{c} ×{n}")
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

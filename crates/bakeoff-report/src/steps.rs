@@ -36,6 +36,11 @@ pub struct Step {
     /// telemetry only; docs/metrics.md "GPU telemetry and tokens per joule").
     pub power_w_mean: Option<f64>,
     pub tokens_per_joule: Option<f64>,
+    /// Which round of its level this step is, under `bench run --repeat N` (1-based).
+    pub repeat: Option<u32>,
+    /// What contaminated the step (`host-contended: …`), when its conditions say it shared
+    /// its machine (docs/metrics.md "Conditions"); `None` when clean or not recorded.
+    pub contamination: Option<String>,
 }
 
 const STEP_ARRAYS: &[&str] = &["steps", "step_results", "levels", "ladder", "sweep"];
@@ -186,6 +191,15 @@ pub fn sweeps_of(a: &bakeoff_artifact::Artifact) -> impl Iterator<Item = (String
         )
 }
 
+/// The load report behind a sweep [`sweeps_of`] named `name`: `bench NAME` is the artifact's
+/// `load[NAME]`, a suite's is its details when they are one (the throughput suite's).
+pub fn load_of(a: &bakeoff_artifact::Artifact, name: &str) -> Option<bakeoff_artifact::LoadReport> {
+    match name.strip_prefix("bench ") {
+        Some(n) if a.load.contains_key(n) => a.load.get(n).cloned(),
+        _ => bakeoff_artifact::LoadReport::deserialize(&a.suites.get(name)?.summary.details).ok(),
+    }
+}
+
 /// The steps of a load report (`bench run`'s `artifact.load[name]`, or the throughput suite's
 /// details), read from bakeoff-artifact's types: concurrency, output tokens per second, TTFT
 /// percentiles, completed requests.
@@ -214,8 +228,97 @@ pub fn steps_of_load(report: &bakeoff_artifact::LoadReport) -> Vec<Step> {
                 .gpu_telemetry
                 .as_ref()
                 .and_then(|t| t.output_tokens_per_joule),
+            repeat: st.repeat,
+            contamination: contamination(st),
         })
         .collect()
+}
+
+/// What contaminated a load step, `code: message; …`, or `None` when it ran clean.
+pub fn contamination(st: &bakeoff_artifact::LoadStep) -> Option<String> {
+    let c = st
+        .conditions
+        .as_ref()
+        .filter(|c| bakeoff_artifact::Conditions::contaminated(c))?;
+    let why: Vec<String> = c
+        .findings
+        .iter()
+        .map(|f| format!("{}: {}", f.code, f.message))
+        .collect();
+    Some(if why.is_empty() {
+        "contaminated".into()
+    } else {
+        why.join("; ")
+    })
+}
+
+/// One level of a sweep: its steps' figures folded over the level's rounds (`--repeat N`), or
+/// the single step's. Levels are in the order first run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Level {
+    pub concurrency: Option<f64>,
+    /// `c=4` (without the round).
+    pub label: String,
+    /// The rounds' steps, in run order.
+    pub rounds: Vec<Step>,
+}
+
+impl Level {
+    /// A figure over the level's rounds: each round's value, and their mean with its 95 %
+    /// interval (on the log scale: every figure drawn is a rate or a latency, never negative —
+    /// docs/statistics.md, "Intervals that stay in range"); `None` for the interval below two
+    /// rounds with the figure.
+    pub fn figure(&self, get: fn(&Step) -> Option<f64>) -> Option<Figure> {
+        let values: Vec<f64> = self.rounds.iter().filter_map(get).collect();
+        let first = *values.first()?;
+        let interval = bakeoff_stats::mean_interval_nonnegative(&values)
+            .or_else(|| bakeoff_stats::mean_interval(&values));
+        Some(Figure {
+            mean: interval.as_ref().map_or(first, |m| m.mean),
+            interval: interval.map(|m| (m.low, m.high)),
+            values,
+        })
+    }
+}
+
+/// A level's figure: the mean over its rounds, the interval, and each round's value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub mean: f64,
+    pub interval: Option<(f64, f64)>,
+    pub values: Vec<f64>,
+}
+
+/// The label of a step without its round (`c=4 #2` → `c=4`).
+fn base_label(st: &Step) -> String {
+    let l = crate::comparison::level_text(&Step {
+        repeat: None,
+        ..st.clone()
+    });
+    match (st.repeat, &st.label) {
+        (Some(r), Some(label)) if st.concurrency.is_none() => label
+            .strip_suffix(&format!(" #{r}"))
+            .unwrap_or(label)
+            .to_string(),
+        _ => l,
+    }
+}
+
+/// The steps grouped into their levels (rounds of one level together), in the order first run.
+pub fn levels_of(steps: &[Step]) -> Vec<Level> {
+    let mut out: Vec<Level> = Vec::new();
+    for st in steps {
+        let label = base_label(st);
+        match out.iter_mut().find(|l| l.label == label) {
+            Some(l) => l.rounds.push(st.clone()),
+            None => out.push(Level {
+                concurrency: st.concurrency,
+                label,
+                rounds: vec![st.clone()],
+            }),
+        }
+    }
+    out
 }
 
 fn steps_in(details: &Value, items: &[ItemRecord]) -> Vec<Step> {
@@ -243,6 +346,11 @@ fn steps_in(details: &Value, items: &[ItemRecord]) -> Vec<Step> {
             e2e_p99_ms: latency_of(o, "e2e", "p99"),
             power_w_mean: None,
             tokens_per_joule: None,
+            repeat: o
+                .get("repeat")
+                .and_then(Value::as_u64)
+                .and_then(|r| u32::try_from(r).ok()),
+            contamination: None,
         };
         if s.ttft_p50_ms.is_none()
             && let Some(c) = concurrency

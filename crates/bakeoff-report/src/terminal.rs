@@ -223,7 +223,8 @@ pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
         .secondary("outcomes", Kind::Text)
         .column("flags", Kind::Words);
     for (name, s) in &a.suites {
-        let flags: Vec<String> = s.summary.flags.iter().map(|f| f.code.to_string()).collect();
+        let flags =
+            crate::families::distinct_flags(s.summary.flags.iter().map(|f| f.code.as_str()));
         t.row(vec![
             for_terminal(name, 200),
             format!(
@@ -395,7 +396,15 @@ pub fn comparison_at(c: &crate::comparison::CandidateTable, width: u16) -> Strin
         }
         if bench {
             match &r.bench {
-                Some(b) => row.extend([b.peak_text(), b.ttft_text(), b.tpot_text()]),
+                Some(b) => {
+                    let marks = b.marks();
+                    let peak = if marks.is_empty() {
+                        b.peak_text()
+                    } else {
+                        format!("{} ⚑ {}", b.peak_text(), marks.join(", "))
+                    };
+                    row.extend([peak, b.ttft_text(), b.tpot_text()]);
+                }
                 None => row.extend(["-".to_string(), "-".into(), "-".into()]),
             }
         }

@@ -260,12 +260,14 @@ pub fn status_lines_now(
         .column("state", Kind::Number)
         .secondary("uptime", Kind::Number)
         .secondary("load", Kind::Number)
-        .secondary("model", Kind::Name(40))
+        // The key columns — seat, state, model — show at every width.
+        .column("model", Kind::Name(40))
         .secondary("restarts", Kind::Number);
     if probed {
         grid.column("probe", Kind::Number);
     }
-    grid.secondary("aliases", Kind::Words);
+    // Prose: shortened with `…` when long (the full list is in `--json`).
+    grid.secondary("aliases", Kind::Text);
     let mut notes = Vec::new();
     for s in list {
         let (host, port) = host_port(&s.url);
@@ -295,11 +297,12 @@ pub fn status_lines_now(
             role,
             s.backend.to_string(),
             state,
+            // A figure and its unit never wrap apart (`3 d 04 h`, `42.1 s`).
             s.started_at
-                .map(|t| uptime((now - t).num_seconds().max(0) as u64))
+                .map(|t| term::glue(&uptime((now - t).num_seconds().max(0) as u64)))
                 .unwrap_or_else(|| "-".into()),
             s.last_load_ms
-                .map(crate::progress::elapsed_text)
+                .map(|ms| term::glue(&crate::progress::elapsed_text(ms)))
                 .unwrap_or_else(|| "-".into()),
             s.model
                 .as_deref()
@@ -316,7 +319,7 @@ pub fn status_lines_now(
                 None => "-",
             };
             row.push(match s.probe_ms {
-                Some(ms) if s.serving.is_some() => format!("{verdict} {ms} ms"),
+                Some(ms) if s.serving.is_some() => format!("{verdict} {ms}\u{a0}ms"),
                 _ => verdict.into(),
             });
         }
@@ -745,6 +748,24 @@ mod tests {
             },
             None,
         );
+        // A 35-character name, a long model id and aliases past any column.
+        let mut long = seat(
+            "qwen3-coder-30b-a3b-instruct-bench1",
+            Role::Bench,
+            "process",
+            Observed::Running,
+            Some(true),
+        );
+        long.model = Some("/models/Qwen3-Coder-30B-A3B-Instruct-Q4_K_M.gguf".into());
+        long.aliases = vec![
+            "qwen-coder".into(),
+            "coder-large".into(),
+            "team-default-coder".into(),
+            "gpt-4o-mini".into(),
+        ];
+        long.started_at = Some(clock() - chrono::Duration::seconds(17 * 60 + 5));
+        long.last_load_ms = Some(104_000);
+        long.probe_ms = Some(104);
         let routes = vec![
             Route {
                 alias: "gpt-4o".into(),
@@ -768,7 +789,10 @@ mod tests {
                 from: "fleet.toml".into(),
             },
         ];
-        (vec![serving, failing, unknown, dormant, exited], routes)
+        (
+            vec![serving, failing, unknown, dormant, exited, long],
+            routes,
+        )
     }
 
     #[test]
@@ -776,10 +800,51 @@ mod tests {
         let (list, routes) = fleet_status();
         // 60: the compact layout; 120: what a terminal reporting 0 columns gets.
         let zero = term::width_from(None, Some(0));
-        for (w, name) in [(60, "60"), (100, "100"), (200, "200"), (zero, "reported_0")] {
+        for (w, name) in [
+            (60, "60"),
+            (80, "80"),
+            (100, "100"),
+            (120, "120"),
+            (200, "200"),
+            (250, "250"),
+            (zero, "reported_0"),
+        ] {
             let text = status_lines_now(&list, &routes, w, clock()).join("\n");
             assert!(!text.contains('\u{1b}'), "{text}");
             assert!(text.contains("bench-c [bench docker]: unknown ("), "{text}");
+            // Every line fits; the key columns show at every width; the list form
+            // keeps every field; a figure and its unit never wrap apart.
+            assert!(
+                text.lines().all(|l| l.chars().count() <= usize::from(w)
+                    || l.starts_with("alias ")
+                    || l.contains(": ")),
+                "{w}: {text}"
+            );
+            let list_form = text.starts_with("seat: ");
+            for key in ["seat", "state", "model"] {
+                let shown = if list_form {
+                    text.contains(&format!("{key}: "))
+                } else {
+                    text.lines().nth(1).is_some_and(|h| h.contains(key))
+                };
+                assert!(shown, "{key} at {w}: {text}");
+            }
+            if list_form {
+                for field in ["uptime: 3\u{a0}d", "model: gemma-3-270m", "aliases: gpt-4o"] {
+                    assert!(text.contains(field), "{field} at {w}: {text}");
+                }
+            } else {
+                assert!(
+                    !text.contains("qwen3-coder-30b-a3b-instruct-bench1") || w >= 200,
+                    "{w}: {text}"
+                );
+                assert!(
+                    text.lines().all(|l| l
+                        .split(['│', '┆'])
+                        .all(|c| !matches!(c.trim(), "ms" | "s" | "min" | "h" | "d"))),
+                    "a figure wrapped apart from its unit at {w}: {text}"
+                );
+            }
             insta::assert_snapshot!(format!("seat_status_text_{name}"), text);
         }
     }

@@ -36,7 +36,7 @@ pub use mcnemar::{
 pub use proportion::{Proportion, Z_95};
 pub use repeats::{
     Heterogeneity, MeanInterval, RELATIVE_HALF_WIDTH_GOAL, RelativePrecision, cochran_q,
-    mean_interval,
+    mean_interval, mean_interval_nonnegative,
 };
 pub use throughput::{Throughput, rate_per_second};
 pub use trend::least_squares_slope;

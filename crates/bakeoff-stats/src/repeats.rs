@@ -1,6 +1,9 @@
-//! Repeated measurements of one figure (`bench run --repeat N`): the mean with a 95 % Student-t
-//! interval across repeats, and whether the repeats disagree beyond their own within-run
-//! uncertainty (Cochran's Q heterogeneity test). Rules in docs/metrics.md ("Repeats").
+//! Repeated measurements of one figure (`bench run --repeat N`): the mean with a 95 % interval
+//! across repeats — Student-t for a figure of any sign, on the log scale for one that cannot be
+//! negative (a rate, a latency, a power) so that its bounds never leave its range — and whether
+//! the repeats disagree beyond their own within-run uncertainty (Cochran's Q heterogeneity
+//! test). Rules in docs/metrics.md ("Repeats") and docs/statistics.md ("Intervals that stay
+//! in range").
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -51,17 +54,44 @@ pub struct MeanInterval {
 }
 
 impl MeanInterval {
-    /// Half the interval's width.
+    /// The Student-t half-width of the mean, t(0.975, n − 1) · s/√n, from the repeats' values
+    /// (whatever scale `low` and `high` were drawn on); the printed interval's half-width where
+    /// it is symmetric.
     pub fn half_width(&self) -> f64 {
-        (self.high - self.low) / 2.0
+        match self.standard_error() {
+            Some(se) => t_975(self.values.len().saturating_sub(1)) * se,
+            // An interval stored without its values (hand-written): its own half-width.
+            None => (self.high - self.low) / 2.0,
+        }
     }
 
-    /// The half-width as a share of the mean (0.05: the mean is known to ±5 %); `None` for a
-    /// mean of zero or a non-finite one (docs/statistics.md, "Relative width and repeats needed").
+    /// The standard error of the mean, s/√n, from the repeats' values; `None` below two.
+    pub fn standard_error(&self) -> Option<f64> {
+        let v = &self.values;
+        if v.len() < 2 {
+            return None;
+        }
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        Some((var / n).sqrt())
+    }
+
+    /// The half-width as a share of the mean, t(0.975, n − 1) · s/(√n · |mean|) (0.05: the mean
+    /// is known to ±5 %; on the log scale, the interval's half-width in log units); `None` for
+    /// a mean of zero or a non-finite one (docs/statistics.md, "Relative width and repeats
+    /// needed").
     pub fn relative_half_width(&self) -> Option<f64> {
         let m = self.mean.abs();
         let h = self.half_width();
         (m.is_finite() && m > 0.0 && h.is_finite()).then(|| h / m)
+    }
+
+    /// The interval is too wide to say much: its relative half-width is 100 % or more, where a
+    /// symmetric interval of a non-negative figure would reach below zero (n = 2 with any real
+    /// spread: t(0.975, 1) = 12.7). Renderers say so beside it (docs/statistics.md).
+    pub fn too_few(&self) -> bool {
+        self.relative_half_width().is_none_or(|r| r >= 1.0)
     }
 
     /// How precise the mean is against `target` (a share of the mean, 0.05 for ±5 %), and how
@@ -72,7 +102,7 @@ impl MeanInterval {
         if self.n < 2 || !(target.is_finite() && target > 0.0) {
             return None;
         }
-        let n = self.n as usize;
+        let n = self.values.len().max(self.n as usize);
         // The sample standard deviation behind the interval: half-width = t(n−1)·s/√n.
         let sd = self.half_width() * (n as f64).sqrt() / t_975(n - 1);
         let goal = target * self.mean.abs();
@@ -125,6 +155,24 @@ pub fn mean_interval(values: &[f64]) -> Option<MeanInterval> {
         high: mean + half,
         values: v,
     })
+}
+
+/// Mean and 95 % interval of `values` of a figure that cannot be negative (a rate, a latency,
+/// a power, tokens per joule): the arithmetic mean, and the interval drawn on the log scale,
+/// mean · exp(∓ t(0.975, n − 1) · s/(√n · mean)) — the delta-method interval of ln(mean), so
+/// its bounds stay above zero and it is as wide as the Student-t one when that is narrow
+/// (docs/statistics.md, "Intervals that stay in range"). A mean of zero (every value zero)
+/// gets [0, 0]. `None` below two finite values, or when a value is negative (then the
+/// figure can be negative: use [`mean_interval`]).
+pub fn mean_interval_nonnegative(values: &[f64]) -> Option<MeanInterval> {
+    let mut m = mean_interval(values)?;
+    if m.values.iter().any(|x| *x < 0.0) {
+        return None;
+    }
+    let r = m.relative_half_width().unwrap_or(0.0);
+    m.low = m.mean * (-r).exp();
+    m.high = m.mean * r.exp();
+    Some(m)
 }
 
 /// Cochran's Q: do `values` (each with its own standard error) disagree by more than their
@@ -202,6 +250,43 @@ mod tests {
         );
         let wild = mean_interval(&[1.0, 1000.0, 1.0]).unwrap();
         assert_eq!(wild.precision(0.0001).unwrap().repeats_needed, None);
+    }
+
+    /// The issue-29 case: two repeats, 6.0 tok/s on average, whose Student-t interval read
+    /// [−7.0, 18.9] — a negative rate. On the log scale the bounds stay positive, the mean is
+    /// the same, and the interval says how little two repeats tell.
+    #[test]
+    fn a_nonnegative_figure_never_gets_a_negative_bound() {
+        let t = mean_interval(&[4.98, 7.02]).unwrap();
+        assert!(
+            t.low < 0.0,
+            "the symmetric interval reaches below zero: {t:?}"
+        );
+        let m = mean_interval_nonnegative(&[4.98, 7.02]).unwrap();
+        assert!((m.mean - 6.0).abs() < 1e-12);
+        assert!(m.low > 0.0 && m.low < m.mean && m.high > m.mean, "{m:?}");
+        // ln bounds symmetric about ln(mean): low · high = mean².
+        assert!((m.low * m.high - 36.0).abs() < 1e-9, "{m:?}");
+        assert!(m.too_few(), "{m:?}");
+        // Narrow intervals agree with Student-t to first order.
+        let s = mean_interval(&[990.0, 1000.0, 1010.0]).unwrap();
+        let l = mean_interval_nonnegative(&[990.0, 1000.0, 1010.0]).unwrap();
+        assert!(
+            (s.low - l.low).abs() < 0.5 && (s.high - l.high).abs() < 0.5,
+            "{s:?} {l:?}"
+        );
+        assert!((s.half_width() - l.half_width()).abs() < 1e-9);
+        assert!(!l.too_few());
+        // Zeros stay zero; a negative value is not this function's figure.
+        let z = mean_interval_nonnegative(&[0.0, 0.0]).unwrap();
+        assert_eq!((z.low, z.mean, z.high), (0.0, 0.0, 0.0));
+        assert!(mean_interval_nonnegative(&[-1.0, 2.0]).is_none());
+        // The relative width and the repeats needed read the same on either scale.
+        let p = mean_interval_nonnegative(&[90.0, 100.0, 110.0])
+            .unwrap()
+            .precision(RELATIVE_HALF_WIDTH_GOAL)
+            .unwrap();
+        assert_eq!(p.repeats_needed, Some(18));
     }
 
     #[test]

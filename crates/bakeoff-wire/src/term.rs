@@ -146,21 +146,25 @@ impl Grid {
 
     /// Lay the grid out for `width` columns. Every column is at least as wide as its longest
     /// number or name (nothing breaks inside one), and a short figure stays on one line while
-    /// there is room. What gives, in order, when the table does not fit: secondary columns
-    /// (all of them below [`COMPACT_BELOW`]), figures on one line and long header words, names
-    /// whole (shortened in the middle, down to 14 characters); then the table becomes a
-    /// `header: value` list.
+    /// there is room. What gives, in order, when the table does not fit: long names (shortened
+    /// in the middle to [`NAME_BEFORE_DROP`] characters), secondary columns (all of them below
+    /// [`COMPACT_BELOW`]), figures on one line and long header words, names down to 14
+    /// characters; then the table becomes a `header: value` list of every column. A planned
+    /// table's cells are fitted to their columns ([`fit_cell`]): wrapped between words, a word
+    /// too long for its column shortened with `…`, at most [`MAX_CELL_LINES`] lines — the full
+    /// text is the caller's `--json` and artifact.
     pub fn plan(&self, width: u16) -> Plan {
         let secondary = self.columns.iter().filter(|c| c.secondary).count();
         // Secondary columns are left out one at a time, the last declared first; below
         // COMPACT_BELOW all of them at once.
         let first = if width < COMPACT_BELOW { secondary } else { 0 };
         // (secondary columns left out, names cut to, header words kept whole up to, short
-        // figures kept on one line): names are kept whole as long as leaving out columns and
-        // wrapping figures between words allows; then cut, down to 14 characters.
-        let mut tries: Vec<(usize, usize, usize, bool)> = (first..=secondary)
-            .map(|drop| (drop, usize::MAX, 24, true))
-            .collect();
+        // figures kept on one line): a long name is shortened before a column is left out
+        // (a 35-character seat name costs a whole column otherwise) and stays shortened while
+        // columns are left out and figures wrap between words; then cut, down to 14
+        // characters.
+        let mut tries: Vec<(usize, usize, usize, bool)> = vec![(first, usize::MAX, 24, true)];
+        tries.extend((first..=secondary).map(|drop| (drop, NAME_BEFORE_DROP, 24, true)));
         tries.extend(
             [(usize::MAX, 12), (40, 12), (28, 10), (20, 10), (14, 6)]
                 .map(|(cap, header_word)| (secondary, cap, header_word, false)),
@@ -180,6 +184,15 @@ impl Grid {
                 })
                 .collect();
             if let Some(widths) = widths(&fits, width) {
+                let rows = rows
+                    .iter()
+                    .map(|r| {
+                        r.iter()
+                            .zip(&widths)
+                            .map(|(c, w)| fit_cell(c, *w))
+                            .collect()
+                    })
+                    .collect();
                 return Plan::Table {
                     headers,
                     widths,
@@ -187,8 +200,18 @@ impl Grid {
                 };
             }
         }
-        let (headers, rows, _) = self.shown(first, usize::MAX);
+        // The list has room for every field: none is left out (uptime, model, aliases).
+        let (headers, rows, _) = self.shown(0, usize::MAX);
         Plan::List(list_layout(&headers, &rows, width))
+    }
+
+    /// Whether the table drawn at `width` shows the column headed `header` (a legend under
+    /// it explains only the columns it shows).
+    pub fn shows(&self, width: u16, header: &str) -> bool {
+        match self.plan(width) {
+            Plan::Table { headers, .. } => headers.iter().any(|h| h == header),
+            Plan::List(_) => self.columns.iter().any(|c| c.header == header),
+        }
     }
 
     /// The headers, cells and kinds of the columns shown — all but the last `drop` secondary
@@ -241,13 +264,71 @@ struct Fit {
     natural: usize,
 }
 
+/// Names are shortened to this many characters before a secondary column is left out.
+pub const NAME_BEFORE_DROP: usize = 28;
+
+/// A cell wraps to at most this many lines; the rest is cut with `…` (a failure message is
+/// not eight lines inside a cell: the full text is in `--json` and the artifact).
+pub const MAX_CELL_LINES: usize = 3;
+
+/// A cell's text fitted to a column `width` characters wide: its lines wrapped between words
+/// (never inside one: only ASCII spaces break, so `840\u{a0}ms` stays whole), a word longer
+/// than the column shortened with `…` at its end, and at most [`MAX_CELL_LINES`] lines, the
+/// last ending in `…` when text was left out.
+pub fn fit_cell(cell: &str, width: usize) -> String {
+    let width = width.max(1);
+    let mut lines: Vec<String> = Vec::new();
+    for source in cell.lines() {
+        let mut cur = String::new();
+        for word in source.split(' ').filter(|w| !w.is_empty()) {
+            let word = if chars(word) > width {
+                let mut w: String = word.chars().take(width.saturating_sub(1)).collect();
+                w.push('…');
+                w
+            } else {
+                word.to_string()
+            };
+            if !cur.is_empty() && chars(&cur) + 1 + chars(&word) > width {
+                lines.push(std::mem::take(&mut cur));
+            }
+            if !cur.is_empty() {
+                cur.push(' ');
+            }
+            cur.push_str(&word);
+        }
+        lines.push(cur);
+    }
+    if lines.len() > MAX_CELL_LINES {
+        lines.truncate(MAX_CELL_LINES);
+        if let Some(last) = lines.last_mut() {
+            // Whole words leave first; a lone word too long for `…` beside it is cut.
+            while !last.is_empty() && chars(last) + 1 > width {
+                match last.rfind(' ') {
+                    Some(i) => last.truncate(i),
+                    None => {
+                        last.pop();
+                    }
+                }
+            }
+            last.push('…');
+        }
+    }
+    lines.join("\n")
+}
+
+/// `text` with its spaces made non-breaking, so a figure and its unit (`840 ms`, `3 d 04 h`)
+/// never wrap apart in a table cell ([`fit_cell`] breaks at ASCII spaces only).
+pub fn glue(text: &str) -> String {
+    text.replace(' ', "\u{a0}")
+}
+
 /// Characters on screen (one per `char`; the tables' text is escaped and mostly ASCII).
 fn chars(s: &str) -> usize {
     s.chars().count()
 }
 
 fn longest_word(s: &str) -> usize {
-    s.split_whitespace().map(chars).max().unwrap_or(0)
+    s.split([' ', '\n', '\t']).map(chars).max().unwrap_or(0)
 }
 
 /// A prose column may be squeezed down to this (its longer words then break).
@@ -365,7 +446,7 @@ fn list_layout(headers: &[String], rows: &[Vec<String>], width: u16) -> String {
 fn wrap_into(out: &mut String, line: &str, width: usize, cont: &str) {
     let lead: String = line.chars().take_while(|c| *c == ' ').collect();
     let mut cur = lead;
-    for word in line.split_whitespace() {
+    for word in line.split([' ', '\t']).filter(|w| !w.is_empty()) {
         let fresh = cur.trim().is_empty();
         if !fresh && chars(&cur) + 1 + chars(word) > width {
             out.push_str(&cur);
@@ -455,6 +536,78 @@ mod tests {
         assert!(out.starts_with("模型名称"), "{out}");
         assert!(out.ends_with("量化版本"), "{out}");
         assert_eq!(shorten_middle("ééééééé", 4), "éé…é");
+    }
+
+    /// A long cell is wrapped between words, never inside one; a word too long for
+    /// its column is shortened with `…`; a failure message stops at three lines.
+    #[test]
+    fn a_cell_wraps_between_words_and_is_shortened_with_an_ellipsis() {
+        assert_eq!(fit_cell("warning:host-contended", 12), "warning:hos…");
+        assert_eq!(fit_cell("serving 104\u{a0}ms", 12), "serving\n104\u{a0}ms");
+        let msg = "inference-failing: every completion failed with HTTP 500 after the server \
+                   answered its control endpoints for the whole watch of sixty seconds";
+        let fitted = fit_cell(msg, 20);
+        let lines: Vec<&str> = fitted.lines().collect();
+        assert_eq!(lines.len(), MAX_CELL_LINES, "{fitted}");
+        assert!(lines.iter().all(|l| l.chars().count() <= 20), "{fitted}");
+        assert!(fitted.ends_with('…'), "{fitted}");
+        // Every word shown is a whole word of the message (the last may carry the ellipsis).
+        for w in fitted.split_whitespace() {
+            let w = w.trim_end_matches('…');
+            assert!(msg.split(' ').any(|m| m.starts_with(w)), "{w} in {fitted}");
+        }
+        assert_eq!(fit_cell("short", 20), "short");
+        assert_eq!(fit_cell("", 5), "");
+    }
+
+    /// The narrow `header: value` form keeps every field, secondary ones included.
+    #[test]
+    fn the_list_layout_keeps_every_column() {
+        let mut g = Grid::new();
+        g.column("seat", Kind::Name(40))
+            .column("state", Kind::Number)
+            .secondary("uptime", Kind::Number)
+            .secondary("aliases", Kind::Text);
+        g.row(vec![
+            "a-seat-with-a-name-of-thirty-five-c".into(),
+            "running".into(),
+            "3 d 04 h".into(),
+            "gpt-4o, default".into(),
+        ]);
+        let Plan::List(text) = g.plan(20) else {
+            panic!("a list at 20 columns");
+        };
+        for f in [
+            "seat:",
+            "state: running",
+            "uptime: 3 d 04 h",
+            "aliases: gpt-4o",
+        ] {
+            assert!(text.contains(f), "{f}: {text}");
+        }
+        assert!(g.shows(20, "aliases"));
+    }
+
+    /// A long name is shortened before a secondary column is left out.
+    #[test]
+    fn a_long_name_is_shortened_before_a_column_is_left_out() {
+        let mut g = Grid::new();
+        g.column("seat", Kind::Name(40))
+            .column("state", Kind::Number)
+            .secondary("model", Kind::Name(40));
+        g.row(vec![
+            "a-seat-with-a-name-of-thirty-five-c".into(),
+            "running".into(),
+            "a-model-id-of-thirty-five-character".into(),
+        ]);
+        // Whole: 35 + 7 + 35 + 10 = 87 columns; at 80 the names are cut to 28 (73) and the
+        // model column stays.
+        let Plan::Table { headers, rows, .. } = g.plan(80) else {
+            panic!("a table at 80 columns");
+        };
+        assert_eq!(headers, ["seat", "state", "model"]);
+        assert_eq!(rows[0][0].chars().count(), NAME_BEFORE_DROP, "{rows:?}");
+        assert!(rows[0][0].contains('…'), "{rows:?}");
     }
 
     #[test]

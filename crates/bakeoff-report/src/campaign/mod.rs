@@ -134,7 +134,8 @@ pub(crate) fn figure(row: &VariantRow) -> String {
                     t.push_str(" (invalid)");
                 }
                 if !s.flags.is_empty() {
-                    let _ = write!(t, " ⚑ {}", s.flags.join(", "));
+                    let flags = crate::families::distinct_flags(s.flags.iter().map(String::as_str));
+                    let _ = write!(t, " ⚑ {}", flags.join(", "));
                 }
                 t
             })
@@ -346,11 +347,11 @@ pub fn ladder_table_at(rec: &CampaignRecord, width: Option<u16>) -> String {
                 verdict_note(variant, g.allow_contaminated)
             );
         }
+        // The believed cause under its ladder, withheld or drawn: `campaign status` and
+        // `report DIR` say the same (`--allow contaminated` included).
         if g.rows.iter().any(|r| cause::is_failure(r.outcome.kind)) {
             let cause = cause_of(&g);
-            if cause.class == CauseClass::Withheld {
-                let _ = writeln!(out, "believed cause {}", for_terminal(&cause.text, 600));
-            }
+            let _ = writeln!(out, "believed cause {}", for_terminal(&cause.text, 600));
         }
     }
     for n in &rec.notes {
@@ -362,6 +363,12 @@ pub fn ladder_table_at(rec: &CampaignRecord, width: Option<u16>) -> String {
 /// What a contaminated variant's suggested verdict became, for the ladder's `contaminated:`
 /// line: withheld, or given under `--allow contaminated`.
 fn verdict_note(r: &VariantRow, allow: bool) -> String {
+    if !r.outcome.contention_could_cause() {
+        return format!(
+            "its failure ({}) is the engine's own statement, which contention cannot cause: its verdict stands",
+            cause::short_label(r)
+        );
+    }
     match (allow, r.outcome.suggested_verdict()) {
         (false, Some(_)) => {
             "its suggested verdict is WITHHELD (rerun it on a quiet host, or pass --allow contaminated)"
@@ -373,16 +380,20 @@ fn verdict_note(r: &VariantRow, allow: bool) -> String {
 }
 
 /// The believed cause of a candidate's failures, withheld (unless `--allow contaminated`)
-/// when it rests on a contaminated variant: one that completed or failed under contaminated
-/// conditions is evidence the ladder cannot weigh.
+/// when it rests on a failure contention could have caused, measured under contaminated
+/// conditions (a timeout, `init-wedge`, an out-of-memory, an invalid measurement): evidence
+/// the ladder cannot weigh. A completion and a failure the engine stated in its own words
+/// (`bad-argument`, `context-too-long`, …) count whatever the host did.
 pub(crate) fn cause_of(g: &Group<'_>) -> BelievedCause {
     if !g.allow_contaminated {
         let tainted: Vec<String> = g
             .rows
             .iter()
-            .filter(|r| {
-                r.outcome.kind == OutcomeKind::Completed || cause::is_failure(r.outcome.kind)
-            })
+            // Contention can make a configuration fail or slow, never make it complete: a
+            // completion is evidence of a pass whatever the host did (its figures are what
+            // is withheld, with its verdict), and so is a failure the engine stated in its
+            // own words. Only a failure contention could have caused withholds the cause.
+            .filter(|r| cause::is_failure(r.outcome.kind) && r.outcome.contention_could_cause())
             .filter_map(|r| contaminated(r).map(|w| format!("`{}` ({w})", r.variant)))
             .collect();
         if !tainted.is_empty() {

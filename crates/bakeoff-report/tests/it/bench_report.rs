@@ -261,7 +261,8 @@ fn html_has_per_level_tables_log2_charts_scores_and_the_comparison() {
         .filter_map(|l| l.split('>').nth(1)?.split('<').next())
         .collect();
     assert_eq!(ticks, ["1", "2", "4", "8", "16", "64"]);
-    // Every series is named in the TTFT chart's legend: p50, p90, p99 of each sweep.
+    // Every series is named in the TTFT chart's legend: p50, p90, p99 of each sweep, by what
+    // differs ("bench throughput", shared by all nine, is said once under the legend).
     let ttft = part(
         &page,
         "aria-label=\"TTFT percentiles by concurrency\"",
@@ -269,11 +270,10 @@ fn html_has_per_level_tables_log2_charts_scores_and_the_comparison() {
     );
     assert_eq!(ttft.matches("class=\"legend-entry\"").count(), 9);
     for p in ["p50", "p90", "p99"] {
-        assert!(
-            ttft.contains(&format!("{GEMMA}-bench bench throughput {p}<")),
-            "{p}"
-        );
+        assert!(ttft.contains(&format!("{GEMMA}-bench {p}<")), "{p}: {ttft}");
     }
+    assert!(!ttft.contains("bench throughput p50<"), "{ttft}");
+    assert!(ttft.contains(">bench throughput</text>"), "{ttft}");
 }
 
 #[test]
@@ -344,4 +344,241 @@ fn contaminated_suites_and_steps_are_marked_and_escaped() {
     assert!(page.contains("<strong>CONTAMINATED</strong>"), "{page}");
     assert!(!page.contains("<script>x"), "escaped");
     assert!(page.contains("&lt;script&gt;x"));
+}
+
+/// A `bench run --repeat 2` sweep over c = 1 and 4 as the runner writes it: rounds labelled
+/// `c=N #R`, each level's summary with its interval, the capacity finding over the means, and
+/// c=4 `unstable` (its two rounds, 12 and 4 tok/s, disagree).
+fn repeated_sweep() -> LoadReport {
+    // c=1's rounds agree within their errors; c=4's do not.
+    let step = |c: u32, round: u32, tps: f64| {
+        let f = f64::from(c);
+        let se = if c == 1 { 2.0 } else { 0.2 };
+        json!({
+            "label": format!("c={c} #{round}"), "concurrency": c, "repeat": round,
+            "sent": 4, "ok": 4, "errors": {}, "wall_s": 2.0, "requests_per_second": 2.0,
+            "output_tokens": 64, "output_tokens_per_second": tps,
+            "output_tokens_per_second_se": se, "token_source": "usage",
+            "latency": {
+                "ttft": lat(30.0 * f, 45.0 * f), "ttfot": lat(30.0 * f, 45.0 * f),
+                "tpot": lat(4.0 + f, 6.0 + f), "itl": lat(4.0 + f, 9.0 + f),
+                "e2e": lat(100.0 * f, 150.0 * f), "send_lateness": lat(0.1, 0.2),
+                "ttft_corrected": lat(30.0 * f, 45.0 * f), "e2e_corrected": lat(100.0 * f, 150.0 * f)
+            },
+            "histograms": {"ttft": [], "itl": [], "e2e": []}
+        })
+    };
+    let steps = vec![
+        step(1, 1, 4.98),
+        step(4, 1, 12.0),
+        step(1, 2, 7.02),
+        step(4, 2, 4.0),
+    ];
+    let mut r: LoadReport = serde_json::from_value(json!({
+        "mode": "closed", "plan": {}, "warmup_requests": 1, "steps": steps,
+        "pinning": {"ignore_eos_sent": true, "min_tokens_sent": false, "finished": 16,
+                    "exact_length": 16, "honoured": true, "detail": "16 of 16 at the requested length"}
+    }))
+    .unwrap();
+    r.levels = bakeoff_load::repeats::summarize(&r.steps);
+    for l in r.levels.iter().filter(|l| l.unstable) {
+        r.flags.push(bakeoff_load::repeats::unstable_flag(l));
+    }
+    r.capacity = Some(bakeoff_load::capacity::find(&r));
+    r
+}
+
+/// The repeats of a level in the report. The summary's bench peak is the capacity
+/// finding's figure (a mean of the rounds, never one round's 12 tok/s); the per-level table
+/// names each round (`c=1 #2`); the HTML shows the capacity finding, the `unstable` flag and
+/// each level's interval, which never reaches below zero; the charts draw each level's mean
+/// with an error bar and its rounds faint, and the TTFT legend names only the percentiles.
+#[test]
+fn repeated_levels_show_means_intervals_rounds_and_the_capacity_finding() {
+    let r = repeated_sweep();
+    let cap = r.capacity.clone().unwrap();
+    let peak = cap.peak_throughput.unwrap();
+    assert!((peak - 8.0).abs() < 1e-9, "the mean of 12 and 4: {cap:?}");
+    assert!(r.levels.iter().any(|l| l.unstable), "{:?}", r.levels);
+    for l in &r.levels {
+        let m = l.output_tokens_per_second.as_ref().unwrap();
+        assert!(m.low > 0.0, "{m:?}");
+    }
+
+    let tmp = tempfile::tempdir().unwrap();
+    let mut b = artifact(
+        candidate(
+            &format!("{GEMMA}-bench"),
+            "gemma-3-270m-q4_k_m",
+            EngineKind::LlamaCpp,
+            "q4_k_m",
+            8192,
+        ),
+        "2026-07-10T12:00:00Z",
+    );
+    b.load.insert("throughput".into(), r.clone());
+    write_atomic(&tmp.path().join(format!("{GEMMA}-bench.bakeoff.json")), &b).unwrap();
+    let reg = registry::load(tmp.path()).unwrap();
+
+    let c = comparison::build(&reg);
+    let bench = c.rows[0].bench.as_ref().unwrap();
+    assert_eq!(
+        bench.peak_text(),
+        format!("{peak:.1} tok/s @ c=4, mean of 2 rounds")
+    );
+    assert!(
+        bench.marks().contains(&"unstable c=4".to_string()),
+        "{:?}",
+        bench.marks()
+    );
+    let term = terminal::comparison_at(&c, 250);
+    assert!(term.contains("8.0 tok/s @ c=4"), "{term}");
+    assert!(!term.contains("12 tok/s"), "{term}");
+
+    let page = html::report(&reg, "[DATE]");
+    let summary = part(&page, "<table id=\"summary\"", "</table>");
+    assert!(
+        summary.contains("8.0 tok/s @ c=4, mean of 2 rounds"),
+        "{summary}"
+    );
+    assert!(summary.contains("unstable c=4"), "{summary}");
+    // The capacity finding, as the terminal prints it.
+    assert!(
+        page.contains(&format!(
+            "<strong>capacity:</strong> {}",
+            bakeoff_report::escape::for_html(&cap.statement)
+        )),
+        "{page}"
+    );
+    // Each level over its rounds, with the unstable flag.
+    let repeats = part(&page, "<table class=\"repeats\"", "</table>");
+    assert!(repeats.contains("<td>c=4</td>"), "{repeats}");
+    assert!(repeats.contains("class=\"flag unstable\""), "{repeats}");
+    assert!(!repeats.contains("[-"), "no negative bound: {repeats}");
+    // Rounds named in the per-level table.
+    let levels = part(&page, "<table class=\"levels\"", "</table>");
+    for l in ["c=1 #1", "c=4 #1", "c=1 #2", "c=4 #2"] {
+        assert!(levels.contains(&format!("<td>{l}</td>")), "{l}: {levels}");
+    }
+    // The charts: one mean per level with an error bar, the rounds faint.
+    let tok = part(
+        &page,
+        "aria-label=\"Concurrency vs output tok/s\"",
+        "</svg>",
+    );
+    assert_eq!(tok.matches("class=\"error-bar\"").count(), 2, "{tok}");
+    assert_eq!(tok.matches("class=\"round\"").count(), 4, "{tok}");
+    assert_eq!(tok.matches("class=\"value\"").count(), 2, "{tok}");
+    let ttft = part(
+        &page,
+        "aria-label=\"TTFT percentiles by concurrency\"",
+        "</svg>",
+    );
+    let legend: Vec<&str> = ttft
+        .split("class=\"legend-entry\"")
+        .skip(1)
+        .filter_map(|t| t.split("</text>").next()?.rsplit('>').next())
+        .collect();
+    assert_eq!(legend, ["p50", "p90", "p99"], "{ttft}");
+    assert!(
+        ttft.contains(&format!(
+            "{GEMMA}-bench bench throughput — mean of the rounds"
+        )),
+        "the caption names what the series share once: {ttft}"
+    );
+
+    // The terminal's level lines: bounds above zero, and two rounds called too few.
+    let text = bakeoff_report::bench::sweep_at(&r, 200);
+    assert!(text.contains("(n = 2 too few to tell)"), "{text}");
+    assert!(!text.contains(" [-"), "{text}");
+}
+
+/// A capacity finding over steps that all ran on a contaminated host carries a
+/// caveat (terminal and HTML), and the sweep table's legend explains only the columns shown.
+#[test]
+fn a_capacity_finding_over_contaminated_steps_carries_a_caveat() {
+    let conditions = json!({
+        "source": "/proc", "samples": 3, "wall_s": 2.0, "host_cores": 2,
+        "excluded": {"bakeoff_pid": 1, "engine": "pid 2 listens on port 8080", "engine_pid": 2},
+        "other_cpu_cores": 1.9,
+        "gpu": {"source": "nvidia-smi", "unavailable": "nvidia-smi is not on PATH"},
+        "findings": [{"code": "host-contended", "severity": "warning",
+                      "message": "other processes used 1.90 of 2 cores"}]
+    });
+    let mut r = sweep(&[1, 2, 4]);
+    for s in &mut r.steps {
+        s.conditions = Some(serde_json::from_value(conditions.clone()).unwrap());
+    }
+    r.capacity = Some(bakeoff_load::capacity::find(&r));
+    let text = bakeoff_report::bench::sweep_at(&r, 250);
+    assert!(
+        text.contains(
+            "capacity caveat: every step it rests on (3 of 3) ran on a contaminated host"
+        ),
+        "{text}"
+    );
+    // 250 columns show "decode c/s" and explain it; where a width leaves the column out, its
+    // legend goes too.
+    assert!(text.contains("\"decode c/s\" = "), "{text}");
+    let mut left_out = 0;
+    for w in [80u16, 100, 120, 160, 250] {
+        let t = bakeoff_report::bench::sweep_at(&r, w);
+        let legend = t.contains("\"decode c/s\" = ");
+        let column = t
+            .lines()
+            .any(|l| l.contains("decode") && !l.contains("\"decode c/s\" = "));
+        assert_eq!(legend, column, "{w}: {t}");
+        left_out += usize::from(!column);
+    }
+    assert!(left_out > 0, "some width leaves the column out");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let mut b = artifact(
+        candidate("busy-bench", "m", EngineKind::LlamaCpp, "q4_k_m", 8192),
+        "2026-07-10T12:00:00Z",
+    );
+    b.load.insert("throughput".into(), r);
+    write_atomic(&tmp.path().join("busy-bench.bakeoff.json"), &b).unwrap();
+    let page = html::report(&registry::load(tmp.path()).unwrap(), "[DATE]");
+    assert!(page.contains("class=\"capacity-caveat\""), "{page}");
+    let levels = part(&page, "<table class=\"levels\"", "</table>");
+    assert_eq!(
+        levels.matches("<strong>CONTAMINATED</strong>").count(),
+        3,
+        "{levels}"
+    );
+    let summary = part(&page, "<table id=\"summary\"", "</table>");
+    assert!(summary.contains("CONTAMINATED 3/3 steps"), "{summary}");
+}
+
+/// A flag raised once per family shows once in the summary's flags cell, with its
+/// count.
+#[test]
+fn a_flag_raised_per_family_shows_once() {
+    let mut a = artifact(
+        candidate("flags", "m", EngineKind::LlamaCpp, "q4_k_m", 8192),
+        "2026-07-10T10:00:00Z",
+    );
+    let mut s = smoke(&[true, false]);
+    for family in ["arith", "logic", "facts"] {
+        s.summary.flags.push(
+            serde_json::from_value(json!({"code": "instrument-failure", "severity": "invalid",
+                "message": format!("{family}: below chance")}))
+            .unwrap(),
+        );
+    }
+    a.suites.insert("intelligence".into(), s);
+    let text = terminal::run_summary_at(&a, "flags.bakeoff.json", 200);
+    assert!(text.contains("instrument-failure ×3"), "{text}");
+    assert!(
+        !text.contains("instrument-failure, instrument-failure"),
+        "{text}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    write_atomic(&tmp.path().join("flags.bakeoff.json"), &a).unwrap();
+    let c = comparison::build(&registry::load(tmp.path()).unwrap());
+    assert_eq!(
+        c.rows[0].cells["intelligence"].flags,
+        ["instrument-failure ×3"]
+    );
 }

@@ -398,6 +398,77 @@ pub(crate) fn write_dir(dir: &Path, rec: &CampaignRecord) {
     .unwrap();
 }
 
+/// Contamination withholds only what contention can cause. A busy host cannot
+/// produce the engine's own `bad-argument` or `context-too-long`: their verdicts stand, the
+/// believed cause is drawn from them and the (contaminated) completions, and the ladder says
+/// why; the completion's figures and verdict are still withheld.
+#[test]
+fn an_engine_stated_failure_on_a_contaminated_host_keeps_its_verdict_and_the_cause() {
+    use bakeoff_artifact::campaign::{ConditionFinding, VariantConditions};
+    let busy = VariantConditions {
+        clean: false,
+        sampled: vec!["seat load".into()],
+        findings: vec![ConditionFinding {
+            during: "seat load".into(),
+            code: "host-contended".into(),
+            message: "other processes used 1.9 of 2 cores".into(),
+        }],
+    };
+    let mut rec = record();
+    for r in rec
+        .variants
+        .iter_mut()
+        .filter(|r| r.candidate == "qwen-small")
+    {
+        if r.index == 1 {
+            r.set_outcome(Outcome::failed(
+                FailureClass::BadArgument,
+                "error: invalid argument: --flash-attn",
+            ));
+        }
+        if r.index == 2 {
+            r.set_outcome(Outcome::failed(
+                FailureClass::ContextTooLong,
+                "max_model_len 8192 is greater than the derived max_model_len 4096",
+            ));
+        }
+        r.conditions = Some(busy.clone());
+    }
+    for allow in [false, true] {
+        rec.allow_contaminated = allow;
+        let text = campaign::ladder_table_at(&rec, Some(200));
+        assert!(
+            text.contains(
+                "believed cause config-specific: `-c` separated pass (4096) from fail (8192)"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("believed cause withheld"), "{text}");
+        assert!(
+            text.contains("its failure (bad-argument) is the engine's own statement, which contention cannot cause: its verdict stands"),
+            "{text}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        write_dir(dir.path(), &rec);
+        let md = campaign::negative_results(&rec, dir.path(), "2026-07-10 12:30 UTC");
+        assert!(
+            md.contains("**Believed cause class:** config-specific"),
+            "{md}"
+        );
+        assert!(
+            md.contains("reject under tested configuration for `qwen-small-c-8192-flash-attn-on`"),
+            "{md}"
+        );
+        if !allow {
+            // The completions' verdicts rest on their figures: withheld.
+            assert!(
+                md.contains("withheld for `qwen-small-c-4096-flash-attn-on`"),
+                "{md}"
+            );
+        }
+    }
+}
+
 /// Issue 19: a verdict that rests on a contaminated variant (here a seat load whose page
 /// cache was dropped) is withheld in the ladder, negative-results.md and the HTML report,
 /// naming the variant and why; `allow_contaminated` (`--allow contaminated`) gives it, still
@@ -422,6 +493,16 @@ fn a_verdict_resting_on_a_contaminated_variant_is_withheld_unless_allowed() {
         }],
     });
     let v = r.variant.clone();
+    let conditions = r.conditions.clone();
+    // The cause is withheld for a failure contention could cause (init-wedge, a
+    // timing judgment), not for the completion (contention never makes a variant complete).
+    let wedge = rec
+        .variants
+        .iter_mut()
+        .find(|r| r.outcome.class == Some(FailureClass::InitWedge))
+        .unwrap();
+    wedge.conditions = conditions;
+    let w = wedge.variant.clone();
     write_dir(dir.path(), &rec);
 
     let text = campaign::ladder_table_at(&rec, Some(200));
@@ -433,10 +514,11 @@ fn a_verdict_resting_on_a_contaminated_variant_is_withheld_unless_allowed() {
     );
     assert!(
         text.contains(&format!(
-            "believed cause withheld: it rests on contaminated variant(s) `{v}` (page-cache-dropped during seat load)"
+            "believed cause withheld: it rests on contaminated variant(s) `{w}` (page-cache-dropped during seat load)"
         )),
         "{text}"
     );
+    assert!(!text.contains(&format!("`{v}` (page-cache")), "{text}");
     let md = campaign::negative_results(&rec, dir.path(), "2026-07-10 12:30 UTC");
     assert!(
         md.contains("**Believed cause class:** withheld: it rests on contaminated variant(s)"),
@@ -444,7 +526,7 @@ fn a_verdict_resting_on_a_contaminated_variant_is_withheld_unless_allowed() {
     );
     assert!(
         md.contains(&format!(
-            "withheld for `{v}` (page-cache-dropped during seat load)"
+            "withheld for `{w}` (page-cache-dropped during seat load), `{v}` (page-cache-dropped during seat load)"
         )),
         "{md}"
     );

@@ -49,6 +49,15 @@ async fn campaign_run(cfg: CampaignRunConfig) -> Result<Exit, Error> {
     for a in &summary.recovered {
         eprintln!("[campaign] recovery: {a}");
     }
+    if summary.taken_up == 0 && !summary.interrupted {
+        // A resumed campaign with nothing left says so, rather than reprint the table as if
+        // it had run (finished variants are never run again: docs/campaign.md).
+        if cfg.json {
+            eprintln!("{}", nothing_left_text());
+        } else {
+            println!("{}", nothing_left_text());
+        }
+    }
     if cfg.json {
         println!(
             "{}",
@@ -74,6 +83,11 @@ async fn campaign_run(cfg: CampaignRunConfig) -> Result<Exit, Error> {
         ));
     }
     Ok(Exit::Ok)
+}
+
+/// What a `campaign run` with every selected variant already decided says.
+fn nothing_left_text() -> &'static str {
+    "nothing to run: every variant has an outcome (finished variants are never run again); --fresh to re-run them all (the old files are kept), --out DIR to run into another directory"
 }
 
 fn status(dir: &std::path::Path, json: bool, allow_contaminated: bool) -> Result<Exit, Error> {

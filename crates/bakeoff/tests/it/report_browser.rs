@@ -329,7 +329,8 @@ async fn a_real_eval_and_bench_render_as_one_row_with_level_tables_and_readable_
     ] {
         assert_eq!(svg_texts(&dom, chart, "x-tick"), levels, "{chart}");
     }
-    // Every series is named in its chart's legend.
+    // Every series is named in its chart's legend, by what differs between the series; what
+    // they share is said once, in the caption under the legend.
     let series = format!("{bench_slug} bench throughput");
     assert_eq!(
         svg_texts(&dom, "Concurrency vs output tok/s", "legend-entry"),
@@ -337,8 +338,13 @@ async fn a_real_eval_and_bench_render_as_one_row_with_level_tables_and_readable_
     );
     assert_eq!(
         svg_texts(&dom, "TTFT percentiles by concurrency", "legend-entry"),
-        ["p50", "p90", "p99"].map(|p| format!("{series} {p}"))
+        ["p50", "p90", "p99"]
     );
+    assert_eq!(
+        svg_texts(&dom, "TTFT percentiles by concurrency", "caption"),
+        [series.as_str()]
+    );
+    assert_labels_apart(&dom, "TTFT percentiles by concurrency");
     // Values are printed at the points: one per level per series.
     assert_eq!(
         svg_texts(&dom, "Concurrency vs output tok/s", "value").len(),
@@ -361,4 +367,172 @@ async fn a_real_eval_and_bench_render_as_one_row_with_level_tables_and_readable_
     if let Ok(keep) = std::env::var("BAKEOFF_REPORT_PNG") {
         std::fs::copy(&png, &keep).expect("copy the screenshot to BAKEOFF_REPORT_PNG");
     }
+}
+
+/// Every value label of the chart `label`: (x, baseline y, text).
+fn value_labels(dom: &str, label: &str) -> Vec<(f64, f64, String)> {
+    let start = dom.find(&format!("aria-label=\"{label}\"")).unwrap();
+    let svg = &dom[start..start + dom[start..].find("</svg>").unwrap()];
+    svg.split("<text class=\"value\" x=\"")
+        .skip(1)
+        .filter_map(|t| {
+            let x: f64 = t.split('"').next()?.parse().ok()?;
+            let y: f64 = t.split("y=\"").nth(1)?.split('"').next()?.parse().ok()?;
+            let text = t.split('>').nth(1)?.split('<').next()?.to_string();
+            Some((x, y, text))
+        })
+        .collect()
+}
+
+/// No two value labels of the chart overlap (10 px text, about 6 px a character, 11 px a
+/// line) and none reaches the x-axis tick labels (the plot's floor is y = 252).
+fn assert_labels_apart(dom: &str, chart: &str) {
+    let labels = value_labels(dom, chart);
+    assert!(!labels.is_empty(), "{chart}: no value labels");
+    for (i, a) in labels.iter().enumerate() {
+        assert!(a.1 <= 249.0, "{chart}: {a:?} sits on the tick labels");
+        for b in &labels[i + 1..] {
+            let w = 3.0 * (a.2.chars().count() + b.2.chars().count()) as f64;
+            assert!(
+                !((a.0 - b.0).abs() < w && (a.1 - b.1).abs() < 11.0),
+                "{chart}: {a:?} and {b:?} overlap"
+            );
+        }
+    }
+}
+
+/// Against the real llama-server and Chromium: `bench run --repeat 2` at c = 1, 2.
+/// The rendered page draws each level as its rounds' mean with an error bar (rounds faint),
+/// names each round in the per-level table, shows the capacity finding (the summary's bench
+/// peak is its figure, not one round's), each level's interval with no negative bound, the
+/// `unstable` flag and the contamination mark exactly where the artifact has them, and no
+/// two value labels collide.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repeated_real_bench_renders_means_error_bars_rounds_and_its_capacity_finding() {
+    let (_g, tmp) = serial_tempdir().await;
+    let results = tmp.path().join("results");
+    let out = results.to_str().unwrap().to_string();
+    let server = real_llama(8192, 2, &[], tmp.path()).await;
+    let url = server.url();
+    let o = bakeoff(&[
+        "bench",
+        "run",
+        "--endpoint",
+        &url,
+        "--concurrency",
+        "1,2",
+        "--repeat",
+        "2",
+        "--requests",
+        "4",
+        "--prompt-tokens",
+        "16",
+        "--output-tokens",
+        "8",
+        "--warmup",
+        "1",
+        "--no-calibrate",
+        "--out",
+        &out,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    drop(server);
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(!stdout.contains(" [-"), "no negative bound: {stdout}");
+
+    let bench_file = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with("-bench.bakeoff.json"))
+        .expect("a bench artifact");
+    let bench: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join(&bench_file)).unwrap()).unwrap();
+    let load = &bench["load"]["throughput"];
+    let steps = load["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4, "{load:#}");
+    let cap = &load["capacity"];
+    let peak = cap["peak_throughput"].as_f64().unwrap();
+    let peak_label = cap["peak_label"].as_str().unwrap();
+    let contaminated = steps
+        .iter()
+        .filter(|s| {
+            s["conditions"]["findings"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty())
+        })
+        .count();
+    let unstable = load["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["unstable"] == true)
+        .count();
+    eprintln!(
+        "peak {peak} @ {peak_label}; {contaminated} contaminated step(s); {unstable} unstable level(s)"
+    );
+
+    let o = bakeoff(&["report", &out]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let html_path = results.join("report.html");
+    let (dom, _) = run_chromium(
+        &[
+            "--virtual-time-budget=2000".into(),
+            "--dump-dom".into(),
+            format!("file://{}", html_path.display()),
+        ],
+        &tmp.path().join("chromium-profile"),
+    );
+    // The summary's bench peak is the capacity finding's, the mean of the rounds.
+    let summary = &dom[dom.find("<table id=\"summary\"").unwrap()..];
+    let summary = &summary[..summary.find("</table>").unwrap()];
+    let peak_text = if peak < 100.0 {
+        format!("{peak:.1} tok/s @ {peak_label}, mean of 2 rounds")
+    } else {
+        format!("{peak:.0} tok/s @ {peak_label}, mean of 2 rounds")
+    };
+    assert!(summary.contains(&peak_text), "{peak_text}: {summary}");
+    // The capacity finding as the terminal prints it.
+    let statement = cap["statement"].as_str().unwrap();
+    assert!(
+        stdout.contains(&format!("capacity: {statement}")),
+        "{stdout}"
+    );
+    assert!(
+        dom.contains("<strong>capacity:</strong>"),
+        "capacity finding shown"
+    );
+    // Each round named in the per-level table; each contaminated step marked.
+    let lt = &dom[dom.find("<table class=\"levels\"").unwrap()..];
+    let lt = &lt[..lt.find("</table>").unwrap()];
+    for l in ["c=1 #1", "c=2 #1", "c=1 #2", "c=2 #2"] {
+        assert!(lt.contains(&format!("<td>{l}")), "{l}: {lt}");
+    }
+    assert_eq!(
+        lt.matches("<strong>CONTAMINATED</strong>").count(),
+        contaminated,
+        "{lt}"
+    );
+    // Each level over its rounds: no negative bound; unstable where the artifact says so.
+    let rt = &dom[dom.find("<table class=\"repeats\"").expect("repeats table")..];
+    let rt = &rt[..rt.find("</table>").unwrap()];
+    assert_eq!(rt.matches("<tr>").count(), 3, "header + 2 levels: {rt}");
+    assert!(!rt.contains("[-"), "{rt}");
+    assert_eq!(
+        rt.matches("class=\"flag unstable\"").count(),
+        unstable,
+        "{rt}"
+    );
+    // One mean per level with its error bar, each round a faint dot, one value label a level.
+    let chart = "Concurrency vs output tok/s";
+    let start = dom.find(&format!("aria-label=\"{chart}\"")).unwrap();
+    let svg = &dom[start..start + dom[start..].find("</svg>").unwrap()];
+    assert_eq!(svg.matches("class=\"error-bar\"").count(), 2, "{svg}");
+    assert_eq!(svg.matches("class=\"round\"").count(), 4, "{svg}");
+    assert_eq!(value_labels(&dom, chart).len(), 2, "{svg}");
+    assert_eq!(svg_texts(&dom, chart, "x-tick"), ["1", "2"]);
+    assert_labels_apart(&dom, "TTFT percentiles by concurrency");
+    assert_eq!(
+        svg_texts(&dom, "TTFT percentiles by concurrency", "legend-entry"),
+        ["p50", "p90", "p99"]
+    );
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::util::{self, code, free_port, stdout};
+use crate::util::{self, code, code as code_of, free_port, stdout};
 
 /// `bakeoff ARGS…`: the exit code, stdout and stderr.
 fn bakeoff(args: &[&str]) -> (i32, String, String) {
@@ -466,4 +466,108 @@ fn a_closed_stdout_is_a_quiet_exit() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
         assert!(err.is_empty(), "{args:?}: {err}");
     }
+}
+
+/// `seat status --probe` of a real llama-server seat with a 35-character name and
+/// aliases, through the binary at the widths an operator has — piped (120), and `COLUMNS` 60,
+/// 80, 100 and 250. The key columns (seat, state, model) show at every width; the name is
+/// shortened with `…` where the table is narrow, never broken; the `header: value` form keeps
+/// every field (uptime, model, aliases); a probe's figure never wraps apart from its unit; and
+/// `--json` keeps the full text.
+#[test]
+fn seat_status_keeps_its_key_columns_at_every_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let _guard = bakeoff_testkit::fleet::SeatProcessGuard {
+        state: dir.path().join(".bakeoff-seats"),
+    };
+    let port = free_port();
+    let name = "qwen3-coder-30b-a3b-instruct-bench1";
+    assert_eq!(name.len(), 35);
+    let f = write(
+        dir.path(),
+        &format!(
+            "{}\n[[route]]\nalias = \"team-default-coder\"\nseat = \"{name}\"\n\n[[route]]\nalias = \"coder-large-reasoning\"\nseat = \"{name}\"\n",
+            seat(name, "bench", port)
+        ),
+    );
+    let (code, out, err) = bakeoff(&["seat", "up", "--fleet", &f, name, "--silence-timeout", "60"]);
+    if code != 0 {
+        let _ = bakeoff(&["seat", "down", "--fleet", &f, name]);
+    }
+    assert_eq!(code, 0, "{out}{err}");
+    let status = |columns: Option<&str>| {
+        let mut c = util::bakeoff_cmd();
+        c.args(["seat", "status", "--fleet", &f, "--probe"]);
+        if let Some(w) = columns {
+            c.env("COLUMNS", w);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(code_of(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        stdout(&o)
+    };
+    let mut seen = Vec::new();
+    for (w, columns) in [
+        (120, None),
+        (60, Some("60")),
+        (80, Some("80")),
+        (100, Some("100")),
+        (250, Some("250")),
+    ] {
+        let text = status(columns);
+        eprintln!("--- {w} columns\n{text}");
+        let list = text.starts_with("seat:");
+        if list {
+            for field in [
+                "seat:",
+                "state: running",
+                "uptime: ",
+                "model: gemma-3-270m",
+                "aliases: ",
+                "probe: serving",
+            ] {
+                assert!(text.contains(field), "{field} at {w}: {text}");
+            }
+            assert!(text.contains("team-default-coder"), "{w}: {text}");
+        } else {
+            let header = text.lines().nth(1).unwrap_or_default();
+            for key in ["seat", "state", "model"] {
+                assert!(header.contains(key), "{key} at {w}: {text}");
+            }
+            assert!(text.contains("running"), "{w}: {text}");
+            // The name whole, or shortened in the middle with its two ends — never broken.
+            let row = text
+                .lines()
+                .find(|l| l.contains("qwen3-") && l.contains("running"))
+                .unwrap_or_else(|| panic!("no seat row at {w}: {text}"));
+            assert!(
+                row.contains(name) || (row.contains('…') && row.contains("qwen3-")),
+                "{w}: {text}"
+            );
+            assert!(
+                !text
+                    .lines()
+                    .any(|l| l.contains("┆ ms ") || l.contains("│ ms ")),
+                "{w}: {text}"
+            );
+            if w <= 120 {
+                assert!(!row.contains(name), "the name is shortened at {w}: {text}");
+            }
+        }
+        for l in text
+            .lines()
+            .filter(|l| l.starts_with('│') || l.starts_with('┌'))
+        {
+            assert!(l.chars().count() <= w, "a line past {w} columns: {l}");
+        }
+        seen.push(list);
+    }
+    assert!(
+        seen.contains(&true) && seen.contains(&false),
+        "a table and a list among the widths"
+    );
+    let (_, json, _) = bakeoff(&["seat", "status", "--fleet", &f, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["seats"][0]["seat"], name, "the full name in --json");
+    let (code, out, err) = bakeoff(&["seat", "down", "--fleet", &f, name]);
+    assert_eq!(code, 0, "{out}{err}");
 }

@@ -116,7 +116,8 @@ pub(super) fn verdict(out: &mut String, g: &Group<'_>, verdicts: &Verdicts) {
             let Some(k) = r.outcome.suggested_verdict() else {
                 continue;
             };
-            let k = match contaminated(r) {
+            // A failure the engine stated in its own words stands whatever the host did.
+            let k = match contaminated(r).filter(|_| r.outcome.contention_could_cause()) {
                 Some(what) if !g.allow_contaminated => {
                     withheld.push(format!("{} ({})", code(&r.variant), md(&what)));
                     continue;

@@ -1,13 +1,17 @@
-//! A variant measured under contaminated conditions (issue 19): a ladder of two variants of the
-//! real llama-server, the first completing and the second refused by the engine
-//! (`--cache-type-k q9_9`); two real busy loops spin from the journal's `variant-started` of the
-//! first to its `variant-done`. The first variant's row records its conditions (seat load and
-//! suite) with `host-contended`; the ladder names it as contaminated and withholds its
-//! suggested verdict, negative-results.md withholds the believed cause that rests on it, and
-//! `--allow contaminated` (on `campaign status`, then on `campaign run`) gives them.
+//! A variant measured under contaminated conditions: a ladder of two
+//! variants of the real llama-server, the first completing and the second refused by the
+//! engine (`--cache-type-k q9_9`); two real busy loops spin from the journal's
+//! `variant-started` of the first to the end of the run. The first variant's row records its
+//! conditions (seat load and suite) with `host-contended`; the ladder names it as contaminated
+//! and withholds its suggested verdict (its figures), and `--allow contaminated` (on
+//! `campaign status`, then on `campaign run`) gives it. The believed cause is drawn all the
+//! same — a completion and the engine's own `bad-argument` are evidence whatever the host
+//! did — and `campaign status` prints it. The second `campaign run` has nothing left and says
+//! so.
 //!
-//! Limitation: the machine is shared; other processes may contaminate the second variant too,
-//! so the test asserts what is said of the first, not that the second is clean.
+//! Limitation: the sampler reads `/proc` about once a second, and the refused start lasts
+//! under one: the second variant may or may not be marked. Either way its verdict stands
+//! (the deterministic half is `bakeoff-report`'s campaign tests).
 
 use std::process::Stdio;
 
@@ -72,8 +76,8 @@ seat = "base"
         Duration::from_secs(300),
         || has_event(&f.out, "variant-done", &first),
     );
-    drop(hogs);
     let st = child.wait().unwrap();
+    drop(hogs);
     let table = std::fs::read_to_string(&out_path).unwrap();
     let err = std::fs::read_to_string(&err_path).unwrap();
     assert_eq!(st.code(), Some(0), "{table}{err}");
@@ -115,15 +119,30 @@ seat = "base"
             && last.contains(&format!("{first}: host-contended")),
         "{last}"
     );
-    // The believed cause rests on the contaminated variant: withheld, naming it.
+    // The believed cause rests on a completion and the engine's own refusal: drawn, though
+    // the completion was contaminated.
     assert!(
-        table.contains("believed cause withheld: it rests on contaminated variant(s)")
-            && table.contains(&format!("`{first}`")),
+        table.contains(
+            "believed cause config-specific: `--cache-type-k` separated pass (f16) from fail (q9_9)"
+        ),
         "{table}"
+    );
+    assert!(!table.contains("believed cause withheld"), "{table}");
+    // The engine stated the second variant's failure: its verdict stands, marked or not.
+    let second = rec["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["variant"] != first.as_str())
+        .unwrap();
+    assert_eq!(second["outcome"]["class"], "bad-argument", "{second:#}");
+    assert_eq!(
+        second["suggested_verdict"], "reject-under-tested-configuration",
+        "{second:#}"
     );
     let md = std::fs::read_to_string(f.out.join("negative-results.md")).unwrap();
     assert!(
-        md.contains("**Believed cause class:** withheld: it rests on contaminated variant(s)"),
+        md.contains("**Believed cause class:** config-specific"),
         "{md}"
     );
     assert!(md.contains("withheld for `"), "{md}");
@@ -146,6 +165,9 @@ seat = "base"
         "{line}"
     );
     assert!(!st.contains("believed cause withheld"), "{st}");
+    // `campaign status --allow contaminated` prints the believed cause, as
+    // `report DIR --allow contaminated` does.
+    assert!(st.contains("believed cause config-specific"), "{st}");
     // `report --allow contaminated`: its negative-results log draws the cause; its HTML marks
     // the variant.
     let (md_path, html_path) = (dir.path().join("r.md"), dir.path().join("r.html"));
@@ -175,6 +197,12 @@ seat = "base"
     // negative-results.md give the verdicts.
     let o = f.run(&["--allow", "contaminated"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
+    // Nothing left to run, and it says so.
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("nothing to run: every variant has an outcome"),
+        "{}",
+        text(&o)
+    );
     let rec = f.record();
     assert_eq!(rec["allow_contaminated"], true, "{rec:#}");
     assert_eq!(row(&rec, &first)["suggested_verdict"], "watch", "{rec:#}");

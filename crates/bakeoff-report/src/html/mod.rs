@@ -11,8 +11,13 @@ use bakeoff_artifact::{ArtifactKind, ItemRecord, SuiteResult, SuiteStatus};
 use crate::comparison::{self, CandidateTable};
 use crate::escape::for_html as h;
 use crate::registry::{Entry, Registry};
-use crate::steps::{Step, percentile, steps_of, ttfts};
+use crate::steps::{percentile, steps_of, ttfts};
 use crate::svg;
+
+mod levels;
+
+pub use levels::shared_words;
+use levels::{charts, level_table};
 
 const STYLE: &str = r#"
 body{font-family:system-ui,-apple-system,"DejaVu Sans",sans-serif;margin:24px;color:#111;max-width:1400px}
@@ -98,7 +103,14 @@ fn summary_table(out: &mut String, c: &CandidateTable) {
         if bench {
             match &r.bench {
                 Some(b) => {
-                    for t in [b.peak_text(), b.ttft_text(), b.tpot_text()] {
+                    // The peak is the capacity finding's; what the sweep cannot vouch for
+                    // (unstable levels, contaminated steps) is marked beside it.
+                    let _ = write!(out, "<td class=\"num bench\">{}", h(&b.peak_text()));
+                    for m in b.marks() {
+                        let _ = write!(out, " <span class=\"flag\">{}</span>", h(&m));
+                    }
+                    out.push_str("</td>");
+                    for t in [b.ttft_text(), b.tpot_text()] {
                         let _ = write!(out, "<td class=\"num bench\">{}</td>", h(&t));
                     }
                 }
@@ -247,166 +259,6 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
                 out,
                 "<table class=\"families\"><thead><tr><th>candidate</th><th>family</th><th>score</th><th>interval (0–100%)</th><th>chance</th><th>vs chance</th><th>notes</th></tr></thead><tbody>{families}</tbody></table>"
             );
-        }
-    }
-}
-
-fn charts(out: &mut String, reg: &Registry) {
-    out.push_str("<h2 id=\"charts\">Throughput and latency</h2>");
-    // Throughput steps from every counted artifact that carries them.
-    let mut tok = Vec::new();
-    let mut ttft_series = Vec::new();
-    for e in reg.counted() {
-        for (name, steps) in crate::steps::sweeps_of(&e.artifact) {
-            if steps.is_empty() {
-                continue;
-            }
-            let label = format!("{} {name}", e.artifact.candidate.slug);
-            let pts: Vec<(f64, f64)> = steps
-                .iter()
-                .filter_map(|st| Some((st.concurrency?, st.tok_per_s?)))
-                .collect();
-            if !pts.is_empty() {
-                tok.push((label.clone(), pts));
-            }
-            for (p, get) in [
-                (
-                    "p50",
-                    (|st: &crate::steps::Step| st.ttft_p50_ms)
-                        as fn(&crate::steps::Step) -> Option<f64>,
-                ),
-                ("p90", |st| st.ttft_p90_ms),
-                ("p99", |st| st.ttft_p99_ms),
-            ] {
-                let pts: Vec<(f64, f64)> = steps
-                    .iter()
-                    .filter_map(|st| Some((st.concurrency?, get(st)?)))
-                    .collect();
-                if !pts.is_empty() {
-                    ttft_series.push((format!("{label} {p}"), pts));
-                }
-            }
-        }
-    }
-    out.push_str("<div class=\"charts\">");
-    if tok.is_empty() && ttft_series.is_empty() {
-        out.push_str("<p id=\"no-throughput\"><strong>no throughput data</strong>: no counted artifact carries load steps (run the throughput suite to draw concurrency against tok/s).</p>");
-    } else {
-        if !tok.is_empty() {
-            out.push_str(&svg::line_chart(
-                "Concurrency vs output tok/s",
-                "concurrency (log2 axis; a tick at every level run)",
-                "output tok/s",
-                &tok,
-            ));
-        }
-        if !ttft_series.is_empty() {
-            out.push_str(&svg::line_chart(
-                "TTFT percentiles by concurrency",
-                "concurrency (log2 axis; a tick at every level run)",
-                "TTFT ms",
-                &ttft_series,
-            ));
-        }
-    }
-    // TTFT percentiles per suite from the item records: every measured run has these.
-    let names = vec!["p50".to_string(), "p90".to_string(), "p99".to_string()];
-    let mut groups = Vec::new();
-    for e in reg.counted() {
-        for (name, s) in &e.artifact.suites {
-            let v = ttfts(s.items.iter());
-            if v.is_empty() {
-                continue;
-            }
-            groups.push((
-                format!("{} {name}", e.artifact.candidate.slug),
-                vec![
-                    percentile(&v, 50.0),
-                    percentile(&v, 90.0),
-                    percentile(&v, 99.0),
-                ],
-            ));
-        }
-    }
-    if groups.is_empty() {
-        // A bench-only directory has no suite items: the level charts above are its TTFT.
-        if reg.counted().any(|e| !e.artifact.suites.is_empty()) {
-            out.push_str("<p>No TTFT was recorded by any counted suite item.</p>");
-        }
-    } else {
-        out.push_str(&svg::bar_chart(
-            "TTFT percentiles per suite (item records)",
-            "TTFT ms",
-            &names,
-            &groups,
-        ));
-    }
-    out.push_str("</div>");
-    level_tables(out, reg);
-}
-
-/// A sweep's figures per level: what the charts draw, and the latencies they do not.
-fn level_table(out: &mut String, steps: &[Step]) {
-    // GPU power and tokens per joule only where some level has them (docs/metrics.md).
-    let power = steps.iter().any(|s| s.power_w_mean.is_some());
-    out.push_str("<table class=\"levels\"><thead><tr><th>level</th><th>requests ok</th><th>output tok/s</th>");
-    if power {
-        out.push_str("<th>GPU power W (mean)</th><th>output tok/J</th>");
-    }
-    out.push_str("<th>TTFT p50</th><th>TTFT p99</th><th>TPOT p50</th><th>TPOT p99</th><th>ITL p50</th><th>ITL p99</th><th>E2E p50</th><th>E2E p99</th></tr></thead><tbody>");
-    for st in steps {
-        let _ = write!(
-            out,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
-            h(&comparison::level_text(st)),
-            num(st.requests),
-            fixed(st.tok_per_s, 1)
-        );
-        if power {
-            let _ = write!(
-                out,
-                "<td class=\"num\">{}</td><td class=\"num\">{}</td>",
-                num(st.power_w_mean),
-                fixed(st.tokens_per_joule, 3)
-            );
-        }
-        for v in [
-            st.ttft_p50_ms,
-            st.ttft_p99_ms,
-            st.tpot_p50_ms,
-            st.tpot_p99_ms,
-            st.itl_p50_ms,
-            st.itl_p99_ms,
-            st.e2e_p50_ms,
-            st.e2e_p99_ms,
-        ] {
-            let _ = write!(out, "<td class=\"num\">{}</td>", ms(v));
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</tbody></table>");
-}
-
-/// One per-level table per sweep of every counted artifact (bench runs and load suites).
-fn level_tables(out: &mut String, reg: &Registry) {
-    let mut any = false;
-    for e in reg.counted() {
-        for (name, steps) in crate::steps::sweeps_of(&e.artifact) {
-            if steps.is_empty() {
-                continue;
-            }
-            if !any {
-                out.push_str("<h3 id=\"levels\">Per level (ms; output tok/s summed over the level's requests)</h3>");
-                any = true;
-            }
-            let _ = write!(
-                out,
-                "<p class=\"levels-of\"><strong>{} — {}</strong> <span class=\"muted\">{}</span></p>",
-                h(&e.artifact.candidate.slug),
-                h(&name),
-                h(&e.name)
-            );
-            level_table(out, &steps);
         }
     }
 }
@@ -722,6 +574,7 @@ pub fn report(reg: &Registry, generated: &str) -> String {
 #[allow(clippy::unwrap_used)]
 mod telemetry_tests {
     use super::*;
+    use crate::steps::Step;
 
     fn steps(telemetry: Option<serde_json::Value>) -> Vec<Step> {
         let lat = serde_json::json!({"count": 1, "clamped_high": 0, "p50_ms": 10.0});

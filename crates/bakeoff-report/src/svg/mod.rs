@@ -5,6 +5,10 @@ use std::fmt::Write as _;
 
 use crate::escape::for_html;
 
+mod level;
+
+pub use level::{Point, level_chart, line_chart};
+
 pub const PALETTE: &[&str] = &[
     "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
 ];
@@ -134,116 +138,6 @@ pub fn log2_ticks(levels: impl IntoIterator<Item = f64>) -> Vec<f64> {
     t.sort_by(f64::total_cmp);
     t.dedup();
     t
-}
-
-/// Concurrency (or any positive level) against a value: x on a log2 axis with a tick labelled
-/// at every level run, one line per series, each point's value printed beside it (the page
-/// has no script, so nothing is left to hover), and a legend under the chart naming every
-/// series.
-pub fn line_chart(
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    series: &[(String, Vec<(f64, f64)>)],
-) -> String {
-    let ticks = log2_ticks(series.iter().flat_map(|s| s.1.iter().map(|p| p.0)));
-    let ymax = nice_max(
-        series
-            .iter()
-            .flat_map(|s| s.1.iter().map(|p| p.1))
-            .fold(0.0, f64::max)
-            * 1.15,
-    );
-    let names: Vec<String> = series.iter().map(|s| s.0.clone()).collect();
-    let height = H + legend_height(&names);
-    let mut out = String::new();
-    frame(&mut out, title, x_label, y_label, ymax, height);
-    let (lo, hi) = match (ticks.first(), ticks.last()) {
-        (Some(a), Some(b)) => (a.log2(), b.log2()),
-        _ => (0.0, 1.0),
-    };
-    // Inset so the end points and their labels stay inside the plot.
-    let inset = 28.0;
-    let px = |x: f64| {
-        if hi > lo {
-            L + inset + (W - L - R - 2.0 * inset) * (x.log2() - lo) / (hi - lo)
-        } else {
-            (L + W - R) / 2.0
-        }
-    };
-    let py = |y: f64| H - B - (H - T - B) * y / ymax;
-    for t in &ticks {
-        let _ = write!(
-            out,
-            r##"<line x1="{x:.1}" y1="{yb}" x2="{x:.1}" y2="{yt}" stroke="#333"/><text class="x-tick" x="{x:.1}" y="{ty}" font-size="11" text-anchor="middle">{v}</text>"##,
-            x = px(*t),
-            yb = H - B,
-            yt = H - B + 4.0,
-            ty = H - B + 16.0,
-            v = fmt_num(*t)
-        );
-    }
-    let series: Vec<Vec<(f64, f64)>> = series
-        .iter()
-        .map(|(_, pts)| {
-            let mut pts: Vec<(f64, f64)> = pts
-                .iter()
-                .copied()
-                .filter(|(x, y)| *x > 0.0 && x.is_finite() && y.is_finite())
-                .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            pts
-        })
-        .collect();
-    for (i, pts) in series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let path: Vec<String> = pts
-            .iter()
-            .map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y)))
-            .collect();
-        let _ = write!(
-            out,
-            r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
-            path.join(" ")
-        );
-        for (x, y) in pts {
-            let _ = write!(
-                out,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{color}"/>"#,
-                px(*x),
-                py(*y)
-            );
-        }
-    }
-    // Every point's value, printed above it; where the series meet at one level (p50, p90 and
-    // p99 of a few requests) the labels are stacked a line apart instead of printed over each
-    // other, each in its series' colour.
-    let mut labels: Vec<(f64, f64, usize, f64)> = series
-        .iter()
-        .enumerate()
-        .flat_map(|(i, pts)| pts.iter().map(move |(x, y)| (*x, *y, i, 0.0)))
-        .map(|(x, y, i, _)| (x, y, i, py(y) - 7.0))
-        .collect();
-    labels.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.3.total_cmp(&b.3)));
-    const LINE: f64 = 11.0;
-    for k in 1..labels.len() {
-        let (prev_x, prev_ty) = (labels[k - 1].0, labels[k - 1].3);
-        if labels[k].0 == prev_x && labels[k].3 < prev_ty + LINE {
-            labels[k].3 = prev_ty + LINE;
-        }
-    }
-    for (x, y, i, ty) in labels {
-        let color = PALETTE[i % PALETTE.len()];
-        let _ = write!(
-            out,
-            r#"<text class="value" x="{:.1}" y="{ty:.1}" font-size="10" text-anchor="middle" fill="{color}">{}</text>"#,
-            px(x),
-            fmt_num(y)
-        );
-    }
-    legend(&mut out, &names, H + 2.0);
-    out.push_str("</svg>");
-    out
 }
 
 /// One line of a [`time_chart`]: its name, and `(x, value)` points (`None`: no reading, a gap).
