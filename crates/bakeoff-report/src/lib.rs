@@ -23,6 +23,7 @@ pub mod damage;
 pub mod escape;
 pub mod evidence;
 pub mod families;
+pub mod gauges;
 pub mod html;
 pub mod logbook;
 pub mod markdown;
