@@ -166,6 +166,12 @@ fn level_text(kind: &str, l: &Level) -> String {
 /// show one ([`crate::limit`]).
 pub fn find(report: &LoadReport) -> Capacity {
     let mut cap = find_knee(report);
+    if let Some(l) = cap.limit.as_mut()
+        && l.kind == bakeoff_artifact::LimitKind::NoneSeen
+        && matches!(cap.verdict, CapacityVerdict::Knee | CapacityVerdict::Flat)
+    {
+        l.statement = format!("{}: {}", l.statement, crate::limit::NONE_SEEN_MEANS);
+    }
     if let Some(l) = &cap.limit {
         cap.statement = if cap.statement.is_empty() {
             format!("gauges: {}", l.statement)

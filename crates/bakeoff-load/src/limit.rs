@@ -61,6 +61,10 @@ fn queue_words(g: &GaugeSeries) -> Option<String> {
     Some(w)
 }
 
+/// What a sweep whose throughput stopped rising is limited by when the gauges show neither a
+/// full KV cache nor a queue ([`LimitKind::NoneSeen`]); a sweep still rising has no limit yet.
+pub const NONE_SEEN_MEANS: &str = "compute-bound, or the limit is elsewhere";
+
 /// The likely limit over a sweep's steps, in level order; `None` when no step has gauges.
 pub fn find(steps: &[LoadStep], kind: &str) -> Option<CapacityLimit> {
     let mut with: Vec<(&LoadStep, &GaugeSeries)> = steps
@@ -106,7 +110,7 @@ pub fn find(steps: &[LoadStep], kind: &str) -> Option<CapacityLimit> {
         kind: LimitKind::NoneSeen,
         from_label: None,
         statement: format!(
-            "the engine's gauges show no KV-cache or queue limit up to {top}{}: compute-bound, or the limit is elsewhere",
+            "the engine's gauges show no KV-cache or queue limit up to {top}{}",
             if seen.is_empty() {
                 String::new()
             } else {
