@@ -221,3 +221,141 @@ async fn cancellations_and_a_ramp_up_on_the_real_llama_server() {
         s["gauges"]
     );
 }
+
+/// Without `--metrics` llama-server answers `/metrics` with 501; its `/slots` (on by default)
+/// still gives the slots busy and in all. An endpoint with neither (the loopback target) is
+/// sampled once, the reason recorded, and the step measured as ever.
+#[tokio::test]
+async fn gauges_fall_back_to_slots_and_stop_where_there_are_none() {
+    let (_g, dir) = serial_tempdir().await;
+    // The testkit's server always has --metrics: this one is started bare.
+    let server = BareLlama::start(dir.path());
+    let out = dir.path().join("out");
+    let o = bakeoff(&[
+        "bench",
+        "run",
+        "--endpoint",
+        &server.url(),
+        "--concurrency",
+        "2",
+        "--requests",
+        "4",
+        "--prompt-tokens",
+        "32",
+        "--output-tokens",
+        "32",
+        "--warmup",
+        "0",
+        "--gauge-interval",
+        "0.2",
+        "--no-calibrate",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = valid_artifact(&out, "-bench.bakeoff.json");
+    let g = &steps(&v)[0]["gauges"];
+    assert_eq!(g["source"], "llama.cpp /slots", "{g}");
+    assert_eq!(g["summary"]["slots"]["peak"], 2.0, "{g}");
+    assert_eq!(g["summary"]["running"]["peak"], 2.0, "{g}");
+    assert!(g["names"].get("waiting").is_none(), "{g}");
+    drop(server);
+
+    let target = bakeoff_load::CalibrationTarget::start().await.unwrap();
+    let out = dir.path().join("loop");
+    let o = crate::util::bakeoff_async(&[
+        "bench",
+        "run",
+        "--endpoint",
+        &target.url(),
+        "--concurrency",
+        "1",
+        "--requests",
+        "4",
+        "--output-tokens",
+        "8",
+        "--no-calibrate",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = valid_artifact(&out, "-bench.bakeoff.json");
+    let s = &steps(&v)[0];
+    assert_eq!(s["ok"], 4);
+    let g = &s["gauges"];
+    assert_eq!(g["source"], "unavailable", "{g}");
+    assert_eq!(
+        (g["failed"].as_u64(), g["samples"].as_array().map(Vec::len)),
+        (Some(1), Some(1)),
+        "{g}"
+    );
+    assert!(
+        g["samples"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no engine gauges"),
+        "{g}"
+    );
+    assert!(v["load"]["throughput"]["capacity"]["limit"].is_null());
+}
+
+/// llama-server as an operator starts it, without `--metrics` (`-c 4096 -np 2`, the test model),
+/// killed on drop.
+struct BareLlama {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl BareLlama {
+    fn start(log_dir: &std::path::Path) -> Self {
+        use std::io::{Read, Write};
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let e = bakeoff_testkit::engine();
+        let log = std::fs::File::create(log_dir.join("bare-llama.log")).unwrap();
+        let child = std::process::Command::new(&e.llama_server)
+            .args(["-m", e.model.to_str().unwrap(), "-c", "4096", "-np", "2"])
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["-a", "gemma-3-270m-q4_k_m"])
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let s = Self { child, port };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let healthy = std::net::TcpStream::connect(("127.0.0.1", port))
+                .and_then(|mut c| {
+                    c.set_read_timeout(Some(std::time::Duration::from_secs(2)))?;
+                    c.write_all(b"GET /health HTTP/1.0\r\nHost: x\r\n\r\n")?;
+                    let mut r = String::new();
+                    let _ = c.read_to_string(&mut r);
+                    Ok(r.starts_with("HTTP/1.1 200") || r.starts_with("HTTP/1.0 200"))
+                })
+                .unwrap_or(false);
+            if healthy {
+                return s;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "bare llama-server never healthy"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for BareLlama {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
