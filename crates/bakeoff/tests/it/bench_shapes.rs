@@ -359,3 +359,38 @@ impl Drop for BareLlama {
         let _ = self.child.wait();
     }
 }
+
+/// The shape flags are checked before anything starts: each wrong use is a usage error naming
+/// the fix.
+#[test]
+fn shape_flags_are_checked_before_anything_starts() {
+    let url = ["--endpoint", "http://127.0.0.1:9"];
+    for (extra, says) in [
+        (&["--burstiness", "0.5"][..], "--rate R --arrival gamma"),
+        (
+            &["--rate", "2", "--burstiness", "0.5"][..],
+            "add --arrival gamma",
+        ),
+        (
+            &["--rate", "2", "--arrival", "gamma", "--burstiness", "0"][..],
+            "positive",
+        ),
+        (&["--cancel-rate", "1.5"][..], "--cancel-rate 1.5"),
+        (&["--ramp-up", "0"][..], "--ramp-up must be a positive"),
+        (&["--gauge-interval", "0.01"][..], "at least 0.1 s"),
+        (
+            &["--multi-turn", "2", "--cancel-rate", "0.2"][..],
+            "not to --trace or --multi-turn",
+        ),
+    ] {
+        let args: Vec<&str> = ["bench", "run"]
+            .iter()
+            .chain(url.iter())
+            .chain(extra.iter())
+            .copied()
+            .collect();
+        let o = bakeoff(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", text(&o));
+        assert!(text(&o).contains(says), "{extra:?}: {}", text(&o));
+    }
+}
