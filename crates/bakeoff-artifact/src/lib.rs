@@ -26,6 +26,7 @@ pub mod failure_table;
 pub mod gpu_telemetry;
 pub mod item;
 pub mod load;
+pub mod load_shapes;
 pub mod monitor;
 pub mod page_cache;
 pub mod seat;
@@ -42,6 +43,7 @@ pub use failure::*;
 pub use gpu_telemetry::*;
 pub use item::*;
 pub use load::*;
+pub use load_shapes::*;
 pub use page_cache::*;
 pub use seat::*;
 pub use store::{

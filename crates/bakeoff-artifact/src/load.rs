@@ -183,6 +183,11 @@ pub struct RequestRecord {
     /// the step (a trace's own session ids are mapped to these numbers, never copied).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation: Option<u64>,
+    /// `--cancel-rate`: the client aborted this request mid-stream after this many
+    /// text-bearing chunks (its seeded abort point); it is in the step's `cancellations`, not in
+    /// its latencies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancelled_after: Option<u64>,
 }
 
 /// Latency summaries (HDR, p50/p90/p95/p99/max) of one step.
@@ -219,7 +224,7 @@ pub struct LoadStep {
     /// Open loop: requested arrivals per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested_rate: Option<f64>,
-    /// `constant` or `poisson`.
+    /// `constant`, `poisson` or `gamma k=K`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrival: Option<String>,
     pub sent: u64,
@@ -284,6 +289,15 @@ pub struct LoadStep {
     /// was read, or why it is unavailable (docs/metrics.md, "Workloads").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_cache: Option<PrefixCacheReading>,
+    /// `--ramp-up`: the requests before the measured window, left out of every figure above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp_up: Option<crate::RampUpRecord>,
+    /// `--cancel-rate`: the requests aborted mid-stream and the server's count of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancellations: Option<crate::Cancellations>,
+    /// The engine's gauges sampled through the step (running, waiting, KV cache, preemptions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gauges: Option<crate::GaugeSeries>,
 }
 
 /// A multi-turn step's requests split by turn: the first turn of each conversation, and every
@@ -428,6 +442,10 @@ pub struct Capacity {
     /// Under `--slo`: the highest level whose goodput met the objectives.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<SloCapacity>,
+    /// The likely limit, where the engine's gauges sampled through the steps show one (also
+    /// the end of `statement`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<crate::CapacityLimit>,
 }
 
 /// The highest level meeting a service-level objective.

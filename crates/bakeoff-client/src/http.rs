@@ -183,11 +183,25 @@ impl Client {
     /// Streamed chat completion over the lean HTTP/1.1 transport ([`crate::h1`]). Each network
     /// read is stamped on arrival, then de-chunked and parsed. Never retried.
     pub async fn chat_stream(&self, req: &ChatRequest) -> Exchange {
+        self.chat_stream_abort_after(req, None).await.0
+    }
+
+    /// [`Client::chat_stream`] that aborts the request mid-stream once `abort_after`
+    /// text-bearing chunks have arrived (`bench run --cancel-rate`): the connection is dropped
+    /// there, as a client that gives up would, and the reply holds what came before. `true`
+    /// when it aborted; a stream that ended first is an ordinary exchange.
+    pub async fn chat_stream_abort_after(
+        &self,
+        req: &ChatRequest,
+        abort_after: Option<u64>,
+    ) -> (Exchange, bool) {
         let mut reply = Reply::default();
         let sent = Instant::now();
+        let mut aborted = false;
         let error = self
-            .stream_into(req, sent, &mut reply)
+            .stream_into(req, sent, &mut reply, abort_after)
             .await
+            .map(|a| aborted = a)
             .err()
             .map(|e| match e {
                 RequestError::NotHttp { addr, message } if addr.is_empty() => {
@@ -200,7 +214,7 @@ impl Client {
             });
         reply.settle();
         reply.e2e = sent.elapsed();
-        Exchange { reply, error }
+        (Exchange { reply, error }, aborted)
     }
 
     /// Does every call carry credentials (an API key, or a user in the URL)?
@@ -231,7 +245,8 @@ impl Client {
         req: &ChatRequest,
         sent: Instant,
         reply: &mut Reply,
-    ) -> Result<(), RequestError> {
+        abort_after: Option<u64>,
+    ) -> Result<bool, RequestError> {
         let t = self.timeouts;
         let deadlines = Deadlines::new(sent, t);
         let url = self.url.v1_path("chat/completions");
@@ -254,12 +269,17 @@ impl Client {
             let ready = tokio::time::timeout_at(wait_until.into(), stream.readable()).await;
             state.check_ready(ready, reply)?;
             match state.read_once(&stream, reply)? {
+                // Dropping the stream on return closes the connection: the server sees the
+                // client go.
+                Flow::More if abort_after.is_some_and(|n| reply.chunks.len() as u64 >= n) => {
+                    return Ok(true);
+                }
                 Flow::More => {}
-                Flow::Done => return Ok(()),
+                Flow::Done => return Ok(false),
                 Flow::Ended => break,
             }
         }
-        state.finish(reply)
+        state.finish(reply).map(|()| false)
     }
 
     /// The whole request as written on the wire: head, then the JSON body.

@@ -272,6 +272,7 @@ pub fn calib_plan(concurrency: u32, tokens: u32, bound: StepBound) -> LoadPlan {
     p.prompt_tokens = LengthSpec::Fixed(8);
     p.output_tokens = LengthSpec::Fixed(tokens);
     p.scrape_metrics = false;
+    p.gauge_interval = None;
     p
 }
 

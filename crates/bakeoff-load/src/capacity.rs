@@ -162,8 +162,27 @@ fn level_text(kind: &str, l: &Level) -> String {
     }
 }
 
-/// The capacity finding of a sweep.
+/// The capacity finding of a sweep, ending with the likely limit where the engine's gauges
+/// show one ([`crate::limit`]).
 pub fn find(report: &LoadReport) -> Capacity {
+    let mut cap = find_knee(report);
+    if let Some(l) = cap.limit.as_mut()
+        && l.kind == bakeoff_artifact::LimitKind::NoneSeen
+        && matches!(cap.verdict, CapacityVerdict::Knee | CapacityVerdict::Flat)
+    {
+        l.statement = format!("{}: {}", l.statement, crate::limit::NONE_SEEN_MEANS);
+    }
+    if let Some(l) = &cap.limit {
+        cap.statement = if cap.statement.is_empty() {
+            format!("gauges: {}", l.statement)
+        } else {
+            format!("{}; gauges: {}", cap.statement, l.statement)
+        };
+    }
+    cap
+}
+
+fn find_knee(report: &LoadReport) -> Capacity {
     let open = report.steps.iter().any(|s| s.requested_rate.is_some());
     let kind = if open { "rate" } else { "concurrency" };
     let ls = levels(report);
@@ -186,6 +205,7 @@ pub fn find(report: &LoadReport) -> Capacity {
         statement: String::new(),
         noise_rule,
         slo,
+        limit: crate::limit::find(&report.steps, kind),
     };
     let Some(peak) = ls
         .iter()

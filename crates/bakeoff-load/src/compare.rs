@@ -175,6 +175,9 @@ const SAME_WORKLOAD: &[&str] = &[
     "min_tokens",
     "unique_prefixes",
     "temperature",
+    // Load shapes (docs/metrics.md, "Load shapes"): recorded only when used.
+    "ramp_up_s",
+    "cancel_rate",
 ];
 
 fn workload_differences(a: &LoadReport, b: &LoadReport) -> Vec<String> {

@@ -19,7 +19,9 @@
 pub mod calibrate;
 pub mod capacity;
 pub mod compare;
+pub mod gauges;
 pub mod lengths;
+pub mod limit;
 pub mod measure;
 pub mod paired;
 pub mod pin;
@@ -30,6 +32,7 @@ pub mod reconcile;
 pub mod repeats;
 pub mod runner;
 pub mod schedule;
+pub mod shapes;
 pub mod workload;
 
 mod prng;

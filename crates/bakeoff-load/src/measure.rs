@@ -64,6 +64,25 @@ pub struct Measured {
     pub ok: bool,
     pub draft_n: Option<u64>,
     pub draft_accepted: Option<u64>,
+    /// `--cancel-rate`: the seeded abort point this request was drawn for.
+    pub planned_abort: Option<u64>,
+    /// The client aborted it mid-stream at `planned_abort` (set by the runner).
+    pub aborted: Option<u64>,
+}
+
+impl Measured {
+    /// Mark the request drawn for cancellation at `point`, and whether the client aborted it
+    /// there (else it finished first).
+    pub fn with_abort(mut self, point: Option<u64>, aborted: bool) -> Self {
+        self.planned_abort = point;
+        self.aborted = point.filter(|_| aborted);
+        self.record.cancelled_after = self.aborted;
+        if self.aborted.is_some() {
+            // Not a completion: no latencies, no TPOT, no ITL.
+            self.ok = false;
+        }
+        self
+    }
 }
 
 /// Build the measurement of one request. `intended`/`sent` are offsets from the step start.
@@ -105,6 +124,7 @@ pub fn measure(
         // Set by the workload that knows them (multi-turn, trace).
         turn: None,
         conversation: None,
+        cancelled_after: None,
     };
     Measured {
         itl: if ex.ok() { itl_gaps(ex) } else { Vec::new() },
@@ -117,6 +137,8 @@ pub fn measure(
         ok: ex.ok(),
         draft_n: timings.and_then(|t| t.draft_n),
         draft_accepted: timings.and_then(|t| t.draft_n_accepted),
+        planned_abort: None,
+        aborted: None,
         record,
     }
 }
@@ -159,6 +181,10 @@ pub struct StepAccumulator {
     turns: Option<crate::workload::TurnAccumulator>,
     /// llama.cpp `timings` cache figures over the step, for the prefix-cache hit rate.
     cache: crate::workload::CacheTally,
+    /// `--ramp-up`: the requests sent before the measured window (in no figure).
+    ramp: crate::shapes::RampTally,
+    /// `--cancel-rate`: the requests drawn for cancellation.
+    cancel: crate::shapes::CancelTally,
 }
 
 impl StepAccumulator {
@@ -192,6 +218,8 @@ impl StepAccumulator {
             slo,
             turns: None,
             cache: Default::default(),
+            ramp: Default::default(),
+            cancel: Default::default(),
         })
     }
 
@@ -202,6 +230,14 @@ impl StepAccumulator {
         self.first_intended = Some(self.first_intended.map_or(intended, |f| f.min(intended)));
         self.last_sent = Some(self.last_sent.map_or(sent, |l| l.max(sent)));
         self.lateness.record(m.lateness);
+        self.cancel.add(&m);
+        if m.aborted.is_some() {
+            // Cancelled mid-stream: counted as sent and in `cancellations`, nowhere else.
+            if self.keep {
+                self.records.push(m.record);
+            }
+            return;
+        }
         if m.ok {
             self.ok += 1;
             if let Some(t) = m.ttft {
@@ -274,6 +310,21 @@ impl StepAccumulator {
     /// Requests added so far.
     pub fn count(&self) -> u64 {
         self.sent
+    }
+
+    /// A request of the ramp-up before the measured window: counted apart, measured nowhere.
+    pub fn add_ramp(&mut self, m: &Measured) {
+        self.ramp.add(m);
+    }
+
+    /// The ramp-up's requests so far.
+    pub fn ramp_tally(&self) -> crate::shapes::RampTally {
+        self.ramp
+    }
+
+    /// The cancellations so far.
+    pub fn cancel_tally(&self) -> crate::shapes::CancelTally {
+        self.cancel
     }
 
     /// Speculative decoding as llama.cpp's per-request `timings` saw it (`draft_n`,
@@ -360,6 +411,9 @@ impl StepAccumulator {
             requests: self.records,
             turns: self.turns.map(crate::workload::TurnAccumulator::finish),
             prefix_cache: None,
+            ramp_up: None,
+            cancellations: None,
+            gauges: None,
         }
     }
 }

@@ -150,7 +150,19 @@ pub struct LoadPlan {
     /// What the requests say: synthetic prompts (the default), ShareGPT prompts, multi-turn
     /// conversations, or a replayed trace (docs/metrics.md, "Workloads").
     pub workload: crate::workload::Workload,
+    /// `--ramp-up`: a linear ramp before each step's measured window, its requests left out of
+    /// the step's figures (docs/metrics.md, "Load shapes").
+    pub ramp_up: Option<Duration>,
+    /// `--cancel-rate`: the share of a step's requests its clients abort mid-stream, each at a
+    /// seeded point (0: none).
+    pub cancel_rate: f64,
+    /// `--gauge-interval`: sample the engine's gauges this often through each step (`None`:
+    /// not at all; docs/metrics.md, "Engine gauges through a step").
+    pub gauge_interval: Option<Duration>,
 }
+
+/// Gauges are sampled once a second unless the operator says otherwise.
+pub const DEFAULT_GAUGE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// A bounded search for the highest arrival rate meeting the SLO: double from the start rate
 /// until a rate fails (halve until one passes), then bisect between the highest passing and
@@ -200,6 +212,9 @@ impl LoadPlan {
             repeat: 1,
             find_capacity: None,
             workload: crate::workload::Workload::Synthetic,
+            ramp_up: None,
+            cancel_rate: 0.0,
+            gauge_interval: Some(DEFAULT_GAUGE_INTERVAL),
         }
     }
 
@@ -220,6 +235,7 @@ impl LoadPlan {
             ));
         }
         self.workload.validate()?;
+        self.validate_shapes()?;
         match &self.workload {
             crate::workload::Workload::Trace(_) => {
                 if self.find_capacity.is_some() {
@@ -279,6 +295,51 @@ impl LoadPlan {
         Ok(())
     }
 
+    /// `--ramp-up`, `--cancel-rate` and `--gauge-interval`: in range, and on workloads that
+    /// have them (a trace is its own schedule; a conversation's turns depend on the replies).
+    fn validate_shapes(&self) -> Result<(), LoadError> {
+        if !(self.cancel_rate.is_finite() && (0.0..1.0).contains(&self.cancel_rate)) {
+            return Err(LoadError::Config(format!(
+                "--cancel-rate {}: a share from 0 up to (not including) 1, e.g. 0.2",
+                self.cancel_rate
+            )));
+        }
+        if self.ramp_up == Some(Duration::ZERO) {
+            return Err(LoadError::Config(
+                "--ramp-up must be a positive number of seconds".into(),
+            ));
+        }
+        if self
+            .gauge_interval
+            .is_some_and(|d| d < Duration::from_millis(100))
+        {
+            return Err(LoadError::Config(
+                "--gauge-interval must be at least 0.1 s (0 turns the gauges off)".into(),
+            ));
+        }
+        let shaped = self.ramp_up.is_some() || self.cancel_rate > 0.0;
+        if shaped
+            && !matches!(
+                self.workload,
+                crate::workload::Workload::Synthetic | crate::workload::Workload::ShareGpt(_)
+            )
+        {
+            return Err(LoadError::Config(
+                "--ramp-up and --cancel-rate apply to synthetic and ShareGPT prompts: not to --trace or --multi-turn"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The open loop's arrival process.
+    pub fn mode_arrival(&self) -> Option<Arrival> {
+        match self.mode {
+            Mode::Open { arrival, .. } => Some(arrival),
+            Mode::Closed { .. } => None,
+        }
+    }
+
     /// Steps in one round of the sweep: one per level, or one for a trace.
     pub fn levels(&self) -> usize {
         match self.workload {
@@ -301,7 +362,14 @@ impl LoadPlan {
                 "open": {"rates": rates, "arrival": arrival.as_str(), "max_in_flight": max_in_flight}
             }),
         };
-        serde_json::json!({
+        let mut mode = mode;
+        if let (Some(k), Some(open)) = (
+            self.mode_arrival().and_then(|a| a.burstiness()),
+            mode.get_mut("open").and_then(|o| o.as_object_mut()),
+        ) {
+            open.insert("burstiness".into(), k.into());
+        }
+        let mut v = serde_json::json!({
             "model": self.model,
             "mode": mode,
             "requests_per_step": self.bound.requests,
@@ -321,7 +389,19 @@ impl LoadPlan {
                 "precision": c.precision,
             })),
             "workload": self.workload.to_json(),
-        })
+            "gauge_interval_s": self.gauge_interval.map(|d| d.as_secs_f64()),
+        });
+        // Load shapes only when used, so a plain sweep's plan reads as before and `bench
+        // compare` sees "absent" on both sides.
+        if let Some(o) = v.as_object_mut() {
+            if let Some(r) = self.ramp_up {
+                o.insert("ramp_up_s".into(), r.as_secs_f64().into());
+            }
+            if self.cancel_rate > 0.0 {
+                o.insert("cancel_rate".into(), self.cancel_rate.into());
+            }
+        }
+        v
     }
 }
 

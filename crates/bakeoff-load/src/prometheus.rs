@@ -167,6 +167,84 @@ pub fn attach_client_ratios(
     m.client_server_e2e_ratio = ratio(client_e2e_mean_ms, m.server_e2e_mean_ms);
 }
 
+/// One engine's gauges of load, by the engine-neutral names of
+/// [`bakeoff_artifact::GaugeSeries`]: each a list of metric names, the first present wins.
+/// The one table: `bench run`'s gauge sampler ([`crate::gauges`]) and the seat monitor's queue
+/// read it.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineGauges {
+    pub family: &'static str,
+    /// Requests being decoded (slots or batch seats busy).
+    pub running: &'static [&'static str],
+    /// Requests queued for a slot or a batch seat.
+    pub waiting: &'static [&'static str],
+    /// KV-cache occupancy, 0–1.
+    pub kv_cache_usage: &'static [&'static str],
+    /// A counter of preempted (vLLM) or retracted (SGLang) requests.
+    pub preemptions_total: &'static [&'static str],
+}
+
+/// The gauges by engine (reference notes, engine-facts.md; checked against each engine's
+/// source):
+/// - vLLM 0.32 (`vllm/v1/metrics/loggers.py`): `vllm:num_requests_running`,
+///   `vllm:num_requests_waiting`, `vllm:kv_cache_usage_perc` (earlier
+///   `vllm:gpu_cache_usage_perc`), the counter `vllm:num_preemptions_total`.
+/// - SGLang (`--enable-metrics`, python/sglang/srt/metrics/collector.py):
+///   `sglang:num_running_reqs`, `sglang:num_queue_reqs`, `sglang:token_usage`, the counter
+///   `sglang:num_retracted_requests_total` (its preemptions are "retractions").
+/// - llama.cpp b11434 (`--metrics`, tools/server/server-task.cpp): `llamacpp:requests_processing`
+///   and `llamacpp:requests_deferred`; no KV-cache gauge any more (`llamacpp:kv_cache_usage_ratio`
+///   was in older builds and is read when present), no preemptions (a slot keeps its context).
+pub const ENGINE_GAUGES: &[EngineGauges] = &[
+    EngineGauges {
+        family: "vllm",
+        running: &["vllm:num_requests_running"],
+        waiting: &["vllm:num_requests_waiting"],
+        kv_cache_usage: &["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"],
+        preemptions_total: &["vllm:num_preemptions_total"],
+    },
+    EngineGauges {
+        family: "sglang",
+        running: &["sglang:num_running_reqs"],
+        waiting: &["sglang:num_queue_reqs"],
+        kv_cache_usage: &["sglang:token_usage"],
+        preemptions_total: &["sglang:num_retracted_requests_total"],
+    },
+    EngineGauges {
+        family: "llamacpp",
+        running: &["llamacpp:requests_processing"],
+        waiting: &["llamacpp:requests_deferred"],
+        kv_cache_usage: &["llamacpp:kv_cache_usage_ratio"],
+        preemptions_total: &[],
+    },
+];
+
+/// The gauge table of a family (`vllm`, `sglang`, `llamacpp`).
+pub fn engine_gauges(family: &str) -> Option<&'static EngineGauges> {
+    ENGINE_GAUGES.iter().find(|g| g.family == family)
+}
+
+impl EngineGauges {
+    /// `(neutral name, metric names)` of each gauge.
+    pub fn each(&self) -> [(&'static str, &'static [&'static str]); 4] {
+        [
+            ("running", self.running),
+            ("waiting", self.waiting),
+            ("kv_cache_usage", self.kv_cache_usage),
+            ("preemptions", self.preemptions_total),
+        ]
+    }
+}
+
+impl Scrape {
+    /// The first of `names` this scrape carries, with its value.
+    pub fn first_of(&self, names: &[&'static str]) -> Option<(&'static str, f64)> {
+        names
+            .iter()
+            .find_map(|n| self.values.get(*n).map(|v| (*n, *v)))
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -6,25 +6,29 @@
 //! (`bakeoff_client::Client::chat_stream`); requests are never retried and never dropped — an
 //! open-loop request that cannot go on time goes late, and its lateness is recorded.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use bakeoff_artifact::{FlagCode, LoadReport, LoadStep, PinningRecord};
 use bakeoff_client::Client;
 use bakeoff_wire::{ChatRequest, Message};
-use tokio::sync::{Semaphore, watch};
-use tokio::task::JoinSet;
+use tokio::sync::watch;
 
-use crate::measure::{StepAccumulator, measure};
+use crate::measure::StepAccumulator;
 use crate::plan::{LoadPlan, Mode};
 use crate::prng::SplitMix64;
 use crate::workload::Workload;
-use crate::{LoadError, prometheus, prompt, reconcile, schedule};
+use crate::{LoadError, prometheus, prompt, reconcile, schedule, shapes};
 
+mod closed;
 mod conversations;
+mod open;
 mod step_flags;
 mod versus;
+
+use closed::closed_step;
+use open::open_step;
+pub(crate) use open::{Planned, dispatch_open};
 
 pub use step_flags::flag_step;
 use step_flags::{attach_timings_spec, pinning};
@@ -70,6 +74,8 @@ struct StepSpec {
     rate: Option<(f64, schedule::Arrival, Option<usize>)>,
     /// Which repeat of its level (1-based), when the plan repeats.
     repeat: Option<u32>,
+    /// `--ramp-up` before the measured window (never on the warm-up).
+    ramp: Option<Duration>,
 }
 
 /// Repeats of one level get step indexes this far apart: fresh prompt prefixes, lengths and
@@ -163,7 +169,7 @@ fn step_specs(plan: &LoadPlan) -> Vec<StepSpec> {
                 |c| (format!("c={c}"), Some(c), None),
                 |r, arrival, max_in_flight| {
                     (
-                        format!("{} {r}/s", arrival.as_str()),
+                        format!("{} {r}/s", arrival.label()),
                         None,
                         Some((r, arrival, max_in_flight)),
                     )
@@ -190,6 +196,7 @@ fn step_specs(plan: &LoadPlan) -> Vec<StepSpec> {
                     concurrency: *concurrency,
                     rate: *rate,
                     repeat: (repeat > 1).then_some(r),
+                    ramp: plan.ramp_up,
                 })
         })
         .collect()
@@ -268,6 +275,7 @@ impl<'a> StepContext<'a> {
             concurrency: Some(c),
             rate: None,
             repeat: None,
+            ramp: None,
         };
         let bound = crate::plan::StepBound {
             requests: Some(plan.warmup_requests),
@@ -311,10 +319,11 @@ impl<'a> StepContext<'a> {
             }
             let spec = StepSpec {
                 index: report.steps.len() + 1,
-                label: format!("{} {}/s", arrival.as_str(), crate::capacity::rate_text(r)),
+                label: format!("{} {}/s", arrival.label(), crate::capacity::rate_text(r)),
                 concurrency: None,
                 rate: Some((r, arrival, cap)),
                 repeat: None,
+                ramp: self.plan.ramp_up,
             };
             let step = self.measure_step(&spec, metrics_ok).await?;
             self.progress.step_finished(&step);
@@ -345,6 +354,11 @@ impl<'a> StepContext<'a> {
         let sampler = bakeoff_conditions::Sampler::start(self.exclude.clone());
         // GPU power and energy over the step (docs/metrics.md, "GPU telemetry and tokens per joule").
         let telemetry = bakeoff_conditions::telemetry::TelemetrySampler::start(&self.exclude);
+        // The engine's gauges, on a task of their own (docs/metrics.md, "Engine gauges through
+        // a step").
+        let gauges = plan
+            .gauge_interval
+            .map(|i| crate::gauges::GaugeSampler::start(client, i));
         let start = Instant::now();
         let acc = match (spec.rate, &plan.workload) {
             (_, Workload::Trace(t)) => {
@@ -383,12 +397,19 @@ impl<'a> StepContext<'a> {
                 .await?
             }
         };
-        let wall = start.elapsed();
+        let ramp = spec.ramp.unwrap_or(Duration::ZERO);
+        // The measured window starts where the ramp ends.
+        let wall = start.elapsed().saturating_sub(ramp);
+        let gauges = match gauges {
+            Some(g) => Some(g.finish(ramp).await),
+            None => None,
+        };
         // First: the conditions' last nvidia-smi call must not count in the step's energy.
         let gpu_telemetry = telemetry.finish();
         let conditions = sampler.finish();
+        let (ramp_tally, cancel_tally) = (acc.ramp_tally(), acc.cancel_tally());
         let after = if *metrics_ok {
-            scrape(client).await
+            scrape_settled(client, cancel_tally.cancelled > 0).await
         } else {
             None
         };
@@ -397,9 +418,11 @@ impl<'a> StepContext<'a> {
         let mut step = acc.finish(spec.label.clone(), wall);
         step.concurrency = spec.concurrency;
         step.repeat = spec.repeat;
+        step.gauges = gauges;
+        step.ramp_up = spec.ramp.map(|r| ramp_tally.record(r.as_secs_f64()));
         if let Some((r, a, _)) = spec.rate {
             step.requested_rate = Some(r);
-            step.arrival = Some(a.as_str().into());
+            step.arrival = Some(a.label());
         }
         if let (Some(b), Some(a)) = (&before, &after) {
             step.metrics = prometheus::delta(b, a, step.output_tokens);
@@ -410,6 +433,22 @@ impl<'a> StepContext<'a> {
                     step.latency.e2e.mean_ms,
                 );
             }
+        }
+        // The server counted the ramp's tokens and the cancelled requests' too: both join the
+        // client's side of the reconciliation instead of showing as a mismatch.
+        let ok_tokens = step.output_tokens + ramp_tally.output_tokens;
+        if (spec.ramp.is_some() || plan.cancel_rate > 0.0)
+            && let Some(m) = step.metrics.as_mut()
+        {
+            shapes::reconcile_tokens(m, ok_tokens, cancel_tally);
+        }
+        if plan.cancel_rate > 0.0 {
+            step.cancellations = Some(shapes::cancellations(
+                plan.cancel_rate,
+                cancel_tally,
+                step.metrics.as_ref(),
+                ok_tokens,
+            ));
         }
         attach_timings_spec(&mut step, timings_spec);
         if !plan.workload.is_synthetic() {
@@ -442,222 +481,40 @@ async fn scrape(client: &Client) -> Option<prometheus::Scrape> {
     }
 }
 
-async fn closed_step(
-    client: &Client,
-    plan: &LoadPlan,
-    bound: crate::plan::StepBound,
-    spec: &StepSpec,
-    run_nonce: u64,
-    progress: Arc<dyn Progress>,
-    cancel: watch::Receiver<bool>,
-) -> Result<StepAccumulator, LoadError> {
-    if let Workload::MultiTurn(mt) = &plan.workload {
-        return conversations::conversation_step(
-            client,
-            plan,
-            mt,
-            bound,
-            spec.concurrency.unwrap_or(1),
-            spec.index,
-            run_nonce,
-            progress,
-            cancel,
-        )
-        .await;
+/// The scrape after a step. When clients aborted requests, the server counts an aborted
+/// request only once it has noticed the closed connection (llama.cpp b11434 flushes a slot's
+/// generated tokens into its counters when it releases the slot), which may come after the
+/// client has moved on: scrape until the generated-token counter holds still for one
+/// interval, at most [`SETTLE_TRIES`] times.
+async fn scrape_settled(client: &Client, settle: bool) -> Option<prometheus::Scrape> {
+    let mut last = scrape(client).await?;
+    if !settle {
+        return Some(last);
     }
-    let acc = Arc::new(Mutex::new(StepAccumulator::new(
-        plan.slo,
-        plan.keep_requests,
-    )?));
-    let next = Arc::new(AtomicU64::new(0));
-    let start = Instant::now();
-    let deadline = bound.duration.map(|d| start + d);
-    let plan = Arc::new(plan.clone());
-    let mut set = JoinSet::new();
-    for _ in 0..spec.concurrency.unwrap_or(1) {
-        let (client, plan, acc, next, progress) = (
-            client.clone(),
-            plan.clone(),
-            acc.clone(),
-            next.clone(),
-            progress.clone(),
-        );
-        let mut cancel = cancel.clone();
-        let step_index = spec.index;
-        set.spawn(async move {
-            loop {
-                if *cancel.borrow() || deadline.is_some_and(|d| Instant::now() >= d) {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if bound.requests.is_some_and(|n| i >= n) {
-                    break;
-                }
-                let (req, max_tokens) = build_request(&plan, run_nonce, step_index, i);
-                // Closed loop: the request is intended the moment its worker is free.
-                let sent = start.elapsed();
-                let ex = tokio::select! {
-                    ex = client.chat_stream(&req) => ex,
-                    _ = cancel.changed() => break,
-                };
-                let m = measure(i, sent, sent, max_tokens, &ex);
-                progress.request_finished(m.ok);
-                if let Ok(mut a) = acc.lock() {
-                    a.add(m);
-                }
-            }
-        });
+    let generated = |s: &prometheus::Scrape| {
+        prometheus::delta(&prometheus::Scrape::default(), s, 0).and_then(|d| d.generation_tokens)
+    };
+    for _ in 0..SETTLE_TRIES {
+        tokio::time::sleep(SETTLE_INTERVAL).await;
+        let Some(next) = scrape(client).await else {
+            break;
+        };
+        let held = generated(&next) == generated(&last);
+        last = next;
+        if held {
+            break;
+        }
     }
-    while set.join_next().await.is_some() {}
-    unwrap_acc(acc)
+    Some(last)
 }
+
+/// How often and how long [`scrape_settled`] waits for the server's counters to settle.
+const SETTLE_INTERVAL: Duration = Duration::from_millis(250);
+const SETTLE_TRIES: u32 = 8;
 
 fn unwrap_acc(acc: Arc<Mutex<StepAccumulator>>) -> Result<StepAccumulator, LoadError> {
     Arc::try_unwrap(acc)
         .map_err(|_| LoadError::Internal("a request task outlived its step".into()))?
         .into_inner()
         .map_err(|_| LoadError::Internal("a request task panicked".into()))
-}
-
-/// Block this thread until `t`: sleep to within `SPIN` of it, then spin. Tokio's timer has a
-/// 1 ms grain and rounds up (uvloop's ~1 ms rounding made AIPerf under-deliver,
-/// ai-dynamo/aiperf#1185); an OS sleep is accurate to tens of microseconds, and the spin covers
-/// the wake-up latency. The spin costs at most `SPIN` of one core per request. `false` when
-/// the operator interrupted.
-fn sleep_until_precise(t: Instant, cancel: &watch::Receiver<bool>) -> bool {
-    const SPIN: Duration = Duration::from_micros(100);
-    loop {
-        if *cancel.borrow() {
-            return false;
-        }
-        let now = Instant::now();
-        if now >= t {
-            return true;
-        }
-        let left = t - now;
-        if left > SPIN {
-            // Wake at least every 50 ms so an operator's interrupt is seen promptly.
-            std::thread::sleep((left - SPIN).min(Duration::from_millis(50)));
-        } else {
-            std::hint::spin_loop();
-        }
-    }
-}
-
-/// Open loop. The dispatcher is an OS thread of its own, not a task: on the runtime it would
-/// share its thread with every in-flight stream (one client core in `harness-bench`), and a
-/// busy stream would make it late. It builds each request before its intended time, sleeps
-/// until that time, and hands the request to the runtime, whose task stamps the actual send
-/// and sends. Lateness therefore measures the runtime picking the request up, not the
-/// dispatcher's own work.
-async fn open_step(
-    client: &Client,
-    plan: &LoadPlan,
-    spec: &StepSpec,
-    run_nonce: u64,
-    progress: Arc<dyn Progress>,
-    cancel: watch::Receiver<bool>,
-) -> Result<StepAccumulator, LoadError> {
-    let Some((rate, arrival, cap)) = spec.rate else {
-        return Err(LoadError::Internal("open step without a rate".into()));
-    };
-    let offsets = schedule::offsets(
-        arrival,
-        rate,
-        plan.bound.requests,
-        plan.bound.duration,
-        plan.seed ^ (spec.index as u64),
-    );
-    let shared = Arc::new(plan.clone());
-    let step_index = spec.index;
-    let build = move |i| {
-        let (req, max_tokens) = build_request(&shared, run_nonce, step_index, i);
-        Planned {
-            req,
-            max_tokens,
-            conversation: None,
-        }
-    };
-    dispatch_open(client, plan, offsets, cap, build, progress, cancel).await
-}
-
-/// One open-loop request, built by the dispatcher before its intended time.
-pub(crate) struct Planned {
-    pub req: ChatRequest,
-    pub max_tokens: u32,
-    /// Recorded with the request (trace sessions).
-    pub conversation: Option<u64>,
-}
-
-/// The open-loop dispatcher: request `i` (built by `build(i)`) is intended at `offsets[i]`
-/// from the step's start. Arrival schedules and trace replay share it.
-pub(crate) async fn dispatch_open(
-    client: &Client,
-    plan: &LoadPlan,
-    offsets: Vec<Duration>,
-    cap: Option<usize>,
-    build: impl Fn(u64) -> Planned + Send + 'static,
-    progress: Arc<dyn Progress>,
-    cancel: watch::Receiver<bool>,
-) -> Result<StepAccumulator, LoadError> {
-    let acc = Arc::new(Mutex::new(StepAccumulator::new(
-        plan.slo,
-        plan.keep_requests,
-    )?));
-    // A capped step waits for a permit inside the request's task, after its intended time, so
-    // the wait shows as lateness (the semaphore is fair: order is kept).
-    let sem = cap.map(|c| Arc::new(Semaphore::new(c.max(1))));
-    let runtime = tokio::runtime::Handle::current();
-    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-    let dispatcher = {
-        let (client, acc, cancel) = (client.clone(), acc.clone(), cancel.clone());
-        std::thread::Builder::new()
-            .name("bakeoff-dispatch".into())
-            .spawn(move || {
-                let start = Instant::now();
-                let mut handles = Vec::with_capacity(offsets.len());
-                for (i, off) in offsets.into_iter().enumerate() {
-                    let i = i as u64;
-                    let Planned {
-                        req,
-                        max_tokens,
-                        conversation,
-                    } = build(i);
-                    if !sleep_until_precise(start + off, &cancel) {
-                        break;
-                    }
-                    let (client, acc, progress, sem) =
-                        (client.clone(), acc.clone(), progress.clone(), sem.clone());
-                    let mut cancel = cancel.clone();
-                    handles.push(runtime.spawn(async move {
-                        let permit = match sem {
-                            Some(s) => s.acquire_owned().await.ok(),
-                            None => None,
-                        };
-                        let sent = start.elapsed();
-                        let ex = tokio::select! {
-                            ex = client.chat_stream(&req) => ex,
-                            _ = cancel.changed() => return,
-                        };
-                        drop(permit);
-                        let mut m = measure(i, off, sent, max_tokens, &ex);
-                        m.record.conversation = conversation;
-                        progress.request_finished(m.ok);
-                        if let Ok(mut a) = acc.lock() {
-                            a.add(m);
-                        }
-                    }));
-                }
-                let _ = done_tx.send(handles);
-            })
-            .map_err(|e| LoadError::Internal(format!("cannot start the dispatcher thread: {e}")))?
-    };
-    let handles = done_rx
-        .await
-        .map_err(|_| LoadError::Internal("the dispatcher thread stopped early".into()))?;
-    let _ = dispatcher.join();
-    for h in handles {
-        let _ = h.await;
-    }
-    unwrap_acc(acc)
 }

@@ -1,5 +1,6 @@
 //! Queue depth from the engine's Prometheus `/metrics` (parsed by `bakeoff_load::prometheus`, the
-//! one parser). The gauges, by engine (reference/engine-facts.md):
+//! one parser, whose `ENGINE_GAUGES` is the one table of gauge names). The gauges, by engine
+//! (reference/engine-facts.md):
 //!
 //! - llama.cpp (`--metrics`; tools/server/server-task.cpp): `llamacpp:requests_deferred` (tasks
 //!   waiting for a free slot) and `llamacpp:requests_processing` (slots busy). Without
@@ -16,21 +17,6 @@ use bakeoff_client::Client;
 
 /// How long a scrape may take.
 pub const SCRAPE_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// `(family, waiting gauge, running gauge)` of each engine that exposes them.
-const GAUGES: &[(&str, &str, &str)] = &[
-    (
-        "llamacpp",
-        "llamacpp:requests_deferred",
-        "llamacpp:requests_processing",
-    ),
-    (
-        "vllm",
-        "vllm:num_requests_waiting",
-        "vllm:num_requests_running",
-    ),
-    ("sglang", "sglang:num_queue_reqs", "sglang:num_running_reqs"),
-];
 
 /// The queue now, or why it cannot be read.
 pub async fn read(client: &Client) -> Result<QueueSample, String> {
@@ -51,12 +37,13 @@ pub fn from_text(text: &str) -> Result<QueueSample, String> {
     let family = scrape
         .family()
         .ok_or("/metrics has no llama.cpp, vLLM or SGLang metrics")?;
-    let (_, waiting, running) = GAUGES
-        .iter()
-        .find(|(f, _, _)| *f == family)
+    // The one table of engine gauges, shared with `bench run`'s gauge sampler.
+    let g = bakeoff_load::prometheus::engine_gauges(family)
         .ok_or_else(|| format!("/metrics: no queue gauges known for {family}"))?;
-    let w = scrape.values.get(*waiting).copied();
-    let r = scrape.values.get(*running).copied();
+    let name = |names: &[&'static str]| names.first().copied().unwrap_or("?");
+    let (waiting, running) = (name(g.waiting), name(g.running));
+    let w = scrape.first_of(g.waiting).map(|x| x.1);
+    let r = scrape.first_of(g.running).map(|x| x.1);
     if w.is_none() && r.is_none() {
         return Err(format!("/metrics has neither {waiting} nor {running}"));
     }

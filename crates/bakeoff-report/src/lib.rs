@@ -24,6 +24,7 @@ pub mod damage_along;
 pub mod escape;
 pub mod evidence;
 pub mod families;
+pub mod gauges;
 pub mod html;
 pub mod logbook;
 pub mod markdown;

@@ -124,14 +124,16 @@ pub(super) async fn trace_step(
         Mode::Closed { .. } => None,
     };
     let (shared, trace) = (Arc::new(plan.clone()), t.trace.clone());
-    let build = move |i: u64| {
+    // A trace has no ramp (`LoadPlan::validate`): every `i` is a measured one.
+    let build = move |i: u64, _ramp: bool| {
         // `i` indexes `offsets`, built from and never longer than the entries.
         let e = &trace.entries[i as usize];
         Planned {
             req: crate::workload::trace_request(&shared, e, run_nonce, step_index, i),
             max_tokens: e.output_tokens,
             conversation: e.conversation,
+            abort_after: None,
         }
     };
-    dispatch_open(client, plan, offsets, cap, build, progress, cancel).await
+    dispatch_open(client, plan, offsets, None, cap, build, progress, cancel).await
 }

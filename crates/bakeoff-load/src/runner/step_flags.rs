@@ -137,8 +137,10 @@ pub(super) fn pinning(plan: &LoadPlan, steps: &[LoadStep]) -> PinningRecord {
     let mut finished = 0;
     let mut exact = 0;
     for s in steps {
+        // A request the client cancelled (`--cancel-rate`) never finished: it says nothing
+        // about pinning.
         for r in &s.requests {
-            if r.error.is_none() {
+            if r.error.is_none() && r.cancelled_after.is_none() {
                 finished += 1;
                 if r.token_source == "usage" && r.output_tokens == Some(u64::from(r.max_tokens)) {
                     exact += 1;

@@ -159,6 +159,88 @@ fn poisson_schedule_statistics() {
     );
 }
 
+/// `--arrival gamma --burstiness K`: gaps of mean 1/λ whatever K, and coefficient of variation
+/// 1/√K (vLLM's `--burstiness`: K = 1 is Poisson, K < 1 burstier). With 200k gaps the sample
+/// mean's relative standard error is CV/√n ≤ 0.45 %, and the sample CV's about
+/// √((κ − 1)/n)/2 with the gamma's kurtosis κ = 3 + 6/K: 0.3 % at K = 4, 1.1 % at K = 0.25; the
+/// tolerances (2 % for the mean, 2 % + 1 %/K for the CV) are more than 3σ.
+#[test]
+fn gamma_schedule_mean_and_cv_match_the_shape() {
+    let rate = 50.0;
+    for k in [0.25f64, 0.5, 1.0, 2.0, 4.0] {
+        let arrival = Arrival::Gamma { burstiness: k };
+        let offs = schedule::offsets(arrival, rate, Some(200_001), None, 7);
+        let (mean, cv) = schedule::gap_stats(&offs).unwrap();
+        let want_cv = 1.0 / k.sqrt();
+        eprintln!(
+            "gamma K={k}: mean gap {mean:.6} s (1/λ = {}), CV {cv:.4} (1/√K = {want_cv:.4})",
+            1.0 / rate
+        );
+        assert!(
+            (mean * rate - 1.0).abs() < 0.02,
+            "K={k}: mean gap {mean}, want {}",
+            1.0 / rate
+        );
+        assert!(
+            (cv / want_cv - 1.0).abs() < 0.02 + 0.01 / k,
+            "K={k}: CV {cv}, want {want_cv}"
+        );
+        // Seeded: the same seed replays it, another seed does not.
+        assert_eq!(
+            offs[..50],
+            schedule::offsets(arrival, rate, Some(50), None, 7)[..]
+        );
+        assert_ne!(
+            offs[..50],
+            schedule::offsets(arrival, rate, Some(50), None, 8)[..]
+        );
+    }
+    // K = 1 is a Poisson process in distribution (CV 1), though drawn by another method.
+    let (_, cv) = schedule::gap_stats(&schedule::offsets(
+        Arrival::Gamma { burstiness: 1.0 },
+        rate,
+        Some(100_000),
+        None,
+        3,
+    ))
+    .unwrap();
+    assert!((cv - 1.0).abs() < 0.03, "{cv}");
+    // The flag: gamma alone takes a shape, and a positive one.
+    assert_eq!(
+        Arrival::parse_with("gamma", Some(0.5)).unwrap(),
+        Arrival::Gamma { burstiness: 0.5 }
+    );
+    assert!(Arrival::parse_with("gamma", Some(0.0)).is_err());
+    assert!(Arrival::parse_with("poisson", Some(0.5)).is_err());
+    assert_eq!(Arrival::Gamma { burstiness: 0.5 }.label(), "gamma k=0.5");
+}
+
+/// `--ramp-up R` in open loop: the rate climbs linearly from 0 to λ over R, so about λR/2
+/// arrivals, all inside the ramp, and the share arrived by time t is (t/R)² — a quarter by the
+/// ramp's middle. Closed loop: workers start evenly over the ramp.
+#[test]
+fn ramp_up_schedule_climbs_linearly() {
+    let (rate, ramp) = (2000.0, Duration::from_secs(10));
+    for arrival in [
+        Arrival::Constant,
+        Arrival::Poisson,
+        Arrival::Gamma { burstiness: 0.5 },
+    ] {
+        let offs = schedule::ramp_offsets(arrival, rate, ramp, 11);
+        let n = offs.len() as f64;
+        assert!((n / 10_000.0 - 1.0).abs() < 0.03, "{arrival:?}: {n}");
+        assert!(offs.windows(2).all(|w| w[0] <= w[1]) && offs.iter().all(|o| *o < ramp));
+        let first_half = offs.iter().filter(|o| **o < ramp / 2).count() as f64;
+        assert!(
+            (first_half / n - 0.25).abs() < 0.02,
+            "{arrival:?}: {first_half} of {n} in the first half"
+        );
+        assert_eq!(offs, schedule::ramp_offsets(arrival, rate, ramp, 11));
+    }
+    let starts = schedule::ramp_worker_starts(4, Duration::from_secs(8));
+    assert_eq!(starts, [0, 2, 4, 6].map(Duration::from_secs).to_vec());
+}
+
 #[test]
 fn constant_schedule_and_duration_bound() {
     let offs = schedule::offsets(
@@ -218,4 +300,61 @@ fn overhead_growth_from_server_histograms_when_no_timings() {
             .any(|f| f.code == "client-overhead-growing")
     );
     assert!(steps[1].flags.is_empty());
+}
+
+/// `--cancel-rate`: an aborted request is sent but neither ok nor an error, in no latency, its
+/// received chunks counted; the server's generated tokens beyond the completed requests' are
+/// what it counted for the cancelled ones, and the token ratio counts them on the client's
+/// side instead of showing a mismatch.
+#[test]
+fn a_cancelled_request_is_counted_apart_and_reconciled() {
+    let mut acc = StepAccumulator::new(None, true).unwrap();
+    // Completed: 5 tokens. Drawn for cancellation but finished first: 5 more.
+    acc.add(measure(0, ms(0), ms(0), 5, &reply()));
+    acc.add(measure(1, ms(0), ms(0), 5, &reply()).with_abort(Some(4), false));
+    let mut cut = reply();
+    cut.reply.chunks.truncate(2);
+    cut.reply.usage = None;
+    cut.reply.saw_done = false;
+    acc.add(measure(2, ms(0), ms(0), 5, &cut).with_abort(Some(2), true));
+    let tally = acc.cancel_tally();
+    let s = acc.finish("c=1".into(), Duration::from_secs(1));
+    assert_eq!((s.sent, s.ok), (3, 2));
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    assert_eq!(s.output_tokens, 10);
+    assert_eq!(
+        s.latency.ttft.count, 2,
+        "the aborted request is in no latency"
+    );
+    assert_eq!(s.requests[2].cancelled_after, Some(2));
+    assert_eq!(
+        (tally.planned, tally.cancelled, tally.tokens_received),
+        (2, 1, 2)
+    );
+    // The server generated 14: 10 for the completions, 4 for the aborted one (2 of them after
+    // the client had gone).
+    let mut m = bakeoff_artifact::MetricsDelta {
+        family: "llamacpp".into(),
+        deltas: Default::default(),
+        generation_tokens: Some(14.0),
+        client_server_token_ratio: Some(10.0 / 14.0),
+        spec_decode: None,
+        server_ttft_mean_ms: None,
+        server_e2e_mean_ms: None,
+        client_server_ttft_ratio: None,
+        client_server_e2e_ratio: None,
+    };
+    let c = bakeoff_load::shapes::cancellations(0.5, tally, Some(&m), s.output_tokens);
+    assert_eq!((c.cancelled, c.finished_first), (1, 1));
+    assert_eq!(
+        (c.server_tokens, c.server_extra_tokens),
+        (Some(4.0), Some(2.0))
+    );
+    assert!(
+        c.detail.contains("2 generated after the clients had gone"),
+        "{}",
+        c.detail
+    );
+    bakeoff_load::shapes::reconcile_tokens(&mut m, s.output_tokens, tally);
+    assert_eq!(m.client_server_token_ratio, Some(12.0 / 14.0));
 }

@@ -174,6 +174,7 @@ pub(super) fn charts(out: &mut String, reg: &Registry) {
     }
     out.push_str("</div>");
     level_tables(out, reg);
+    out.push_str(&crate::gauges::html_section(reg));
 }
 
 /// A sweep's figures per level: what the charts draw, and the latencies they do not.

@@ -66,9 +66,27 @@ pub struct BenchRunArgs {
     /// instead of --concurrency).
     #[arg(long, value_name = "LIST")]
     pub rate: Option<String>,
-    /// Open loop: the arrival process, `poisson` or `constant`.
+    /// Open loop: the arrival process, `poisson`, `constant` or `gamma` (with --burstiness).
     #[arg(long, value_name = "KIND", default_value = "poisson")]
     pub arrival: String,
+    /// With --arrival gamma: the shape K of the gamma inter-arrival times, mean still 1/rate
+    /// (as `vllm bench serve --burstiness`): 1 is Poisson, below 1 burstier (CV 1/√K), above 1
+    /// more regular (default: 1).
+    #[arg(long, value_name = "K")]
+    pub burstiness: Option<f64>,
+    /// A linear ramp-up of SECS before each step's measured window (optional): closed loop
+    /// starts its workers one by one over it, open loop climbs the rate from 0; the ramp's
+    /// requests load the server but are left out of the step's figures.
+    #[arg(long, value_name = "SECS")]
+    pub ramp_up: Option<f64>,
+    /// Clients abort this share of requests mid-stream, each at a seeded point (e.g. 0.2;
+    /// default: none); the step records the cancellations and what the server counted for them.
+    #[arg(long, value_name = "P")]
+    pub cancel_rate: Option<f64>,
+    /// Sample the engine's gauges (running, waiting, KV cache, preemptions) every SECS through
+    /// each step; 0 turns them off.
+    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    pub gauge_interval: f64,
     /// Open loop: most requests in flight; above it a request goes late (recorded), never
     /// dropped (default: no cap).
     #[arg(long, value_name = "N")]
@@ -165,7 +183,7 @@ pub struct BenchRunArgs {
     /// Skip the harness-ceiling measurement (then no step can be flagged client-bound).
     #[arg(long)]
     pub no_calibrate: bool,
-    /// Do not scrape /metrics around each step.
+    /// Do not scrape /metrics around each step, nor sample the engine's gauges through it.
     #[arg(long)]
     pub no_metrics: bool,
     #[command(flatten)]

@@ -66,12 +66,7 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, Error> {
     p.mode = match &a.rate {
         Some(r) => Mode::Open {
             rates: bakeoff_load::plan::parse_rates(r).map_err(Error::usage)?,
-            arrival: Arrival::parse(&a.arrival).ok_or_else(|| {
-                Error::usage(format!(
-                    "--arrival {:?}: use poisson or constant",
-                    a.arrival
-                ))
-            })?,
+            arrival: Arrival::parse_with(&a.arrival, a.burstiness).map_err(Error::usage)?,
             max_in_flight: a.max_in_flight,
         },
         None => Mode::Closed {
@@ -109,6 +104,7 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, Error> {
         .transpose()
         .map_err(Error::usage)?;
     p.scrape_metrics = !a.no_metrics;
+    shapes(a, &mut p)?;
     p.repeat = a.repeat;
     p.find_capacity = a
         .find_capacity
@@ -131,6 +127,27 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, Error> {
     }
     p.validate().map_err(Error::usage)?;
     Ok(p)
+}
+
+/// `--burstiness` (open loop), `--ramp-up`, `--cancel-rate`, `--gauge-interval`
+/// (docs/metrics.md, "Load shapes" and "Engine gauges through a step"); the plan checks ranges.
+fn shapes(a: &BenchRunArgs, p: &mut LoadPlan) -> Result<(), Error> {
+    if a.burstiness.is_some() && a.rate.is_none() {
+        return Err(Error::usage(
+            "--burstiness shapes open-loop arrivals: give --rate R --arrival gamma",
+        ));
+    }
+    let secs = |v: f64, flag: &str| {
+        Duration::try_from_secs_f64(v)
+            .ok()
+            .filter(|_| v.is_finite())
+            .ok_or_else(|| Error::usage(format!("{flag} must be a number of seconds, 0 or more")))
+    };
+    p.ramp_up = a.ramp_up.map(|r| secs(r, "--ramp-up")).transpose()?;
+    p.cancel_rate = a.cancel_rate.unwrap_or(0.0);
+    let g = secs(a.gauge_interval, "--gauge-interval")?;
+    p.gauge_interval = (!g.is_zero() && !a.no_metrics).then_some(g);
+    Ok(())
 }
 
 /// `--multi-turn`, `--trace`, `--prompts-sharegpt` (docs/metrics.md, "Workloads").

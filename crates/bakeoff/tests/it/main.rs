@@ -6,6 +6,7 @@
 mod audit_cache;
 mod audit_seat;
 mod bench;
+mod bench_shapes;
 mod bench_telemetry;
 mod bench_versus;
 mod bench_workloads;

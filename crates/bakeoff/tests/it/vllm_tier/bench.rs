@@ -96,3 +96,67 @@ async fn multi_turn_reads_the_prefix_cache_hit_rate_from_vllms_counters() {
         "{st}"
     );
 }
+
+/// The engine's gauges through every step, from the real vLLM's `/metrics`: running, waiting,
+/// KV-cache usage (`vllm:kv_cache_usage_perc`) and preemptions (`vllm:num_preemptions_total`),
+/// a series with timestamps per step, each gauge's peak and mean, and a capacity finding that
+/// ends with what the gauges show.
+#[tokio::test]
+async fn vllm_gauges_are_sampled_through_every_step() {
+    let s = vllm::shared_alone().await;
+    let dir = bakeoff_testkit::tempdir();
+    let out = dir.path().join("out");
+    let (code, text, err) = run(&[
+        "bench",
+        "run",
+        "--endpoint",
+        &s.url(),
+        "--concurrency",
+        "1,4",
+        "--requests",
+        "6",
+        "--prompt-tokens",
+        "48",
+        "--output-tokens",
+        "32",
+        "--warmup",
+        "1",
+        "--gauge-interval",
+        "0.25",
+        "--no-calibrate",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code, 0, "{text}{err}");
+    let v = valid_artifact(&out, "-bench.bakeoff.json");
+    let r = &v["load"]["throughput"];
+    for st in r["steps"].as_array().unwrap() {
+        let g = &st["gauges"];
+        assert_eq!(g["source"], "vllm /metrics", "{g}");
+        assert_eq!(g["names"]["running"], "vllm:num_requests_running", "{g}");
+        assert_eq!(g["names"]["waiting"], "vllm:num_requests_waiting", "{g}");
+        assert_eq!(
+            g["names"]["kv_cache_usage"], "vllm:kv_cache_usage_perc",
+            "{g}"
+        );
+        assert_eq!(
+            g["names"]["preemptions"], "vllm:num_preemptions_total",
+            "{g}"
+        );
+        assert!(g["samples"].as_array().unwrap().len() >= 2, "{g}");
+        let kv = g["summary"]["kv_cache_usage"]["peak"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&kv), "{g}");
+        assert!(
+            g["summary"]["running"]["peak"].as_f64().unwrap() >= 1.0,
+            "{g}"
+        );
+        eprintln!("{}: {}", st["label"], g["summary"]);
+    }
+    let limit = &r["capacity"]["limit"];
+    assert!(
+        ["kv-cache", "queue", "none-seen"].contains(&limit["kind"].as_str().unwrap()),
+        "{limit}"
+    );
+    eprintln!("capacity: {}", r["capacity"]["statement"]);
+}
