@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use bakeoff_artifact::HarnessCeiling;
 use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 
 use crate::LoadError;
 use crate::lengths::LengthSpec;
@@ -54,18 +54,60 @@ pub async fn serve(listener: TcpListener) {
     loop {
         if let Ok((s, _)) = listener.accept().await {
             tokio::spawn(async move {
-                let _ = connection(s).await;
+                if s.set_nodelay(true).is_ok() {
+                    let _ = connection(s).await;
+                }
             });
         }
     }
+}
+
+/// The same target over TLS (harness-bench's TLS cost figure, docs/performance.md "TLS"):
+/// each accepted connection's handshake, then the same answers.
+pub async fn serve_tls(listener: TcpListener, acceptor: tokio_rustls::TlsAcceptor) {
+    loop {
+        if let Ok((s, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                if s.set_nodelay(true).is_err() {
+                    return;
+                }
+                if let Ok(t) = acceptor.accept(s).await {
+                    let _ = connection(t).await;
+                }
+            });
+        }
+    }
+}
+
+/// A TLS acceptor for `cert` (PEM chain) and `key` (PEM private key), rustls with ring.
+pub fn tls_acceptor(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> Result<tokio_rustls::TlsAcceptor, String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .map_err(|e| format!("{}: {e}", cert.display()))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{}: {e}", cert.display()))?;
+    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| format!("{}: {e}", key.display()))?;
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .map_err(|e| e.to_string())?;
+    Ok(tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)))
 }
 
 const MODEL_ID: &str = "bakeoff-calibration";
 const TOKEN_EVENT: &[u8] =
     b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok\"}}]}\n\n";
 
-async fn connection(mut s: TcpStream) -> std::io::Result<()> {
-    s.set_nodelay(true)?;
+async fn connection<S: AsyncRead + AsyncWrite + Unpin>(mut s: S) -> std::io::Result<()> {
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     let mut out: Vec<u8> = Vec::with_capacity(16 * 1024);
     loop {
@@ -122,13 +164,19 @@ async fn connection(mut s: TcpStream) -> std::io::Result<()> {
     }
 }
 
-async fn plain(s: &mut TcpStream, status: u16, ctype: &str, body: &str) -> std::io::Result<()> {
+async fn plain<S: AsyncWrite + Unpin>(
+    s: &mut S,
+    status: u16,
+    ctype: &str,
+    body: &str,
+) -> std::io::Result<()> {
     let reason = if status == 200 { "OK" } else { "Not Found" };
     let msg = format!(
         "HTTP/1.1 {status} {reason}\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     );
-    s.write_all(msg.as_bytes()).await
+    s.write_all(msg.as_bytes()).await?;
+    s.flush().await
 }
 
 fn push_chunk(out: &mut Vec<u8>, payload: &[u8]) {
@@ -137,7 +185,11 @@ fn push_chunk(out: &mut Vec<u8>, payload: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-async fn chat(s: &mut TcpStream, body: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+async fn chat<S: AsyncWrite + Unpin>(
+    s: &mut S,
+    body: &[u8],
+    out: &mut Vec<u8>,
+) -> std::io::Result<()> {
     let v: serde_json::Value = serde_json::from_slice(body).unwrap_or(serde_json::Value::Null);
     let n = v
         .get("max_tokens")
@@ -177,6 +229,8 @@ async fn chat(s: &mut TcpStream, body: &[u8], out: &mut Vec<u8>) -> std::io::Res
         }
         push_chunk(out, &payload);
         s.write_all(out).await?;
+        // A no-op on TCP; over TLS it sends the record now.
+        s.flush().await?;
         out.clear();
         sent += k;
         if let Some(p) = pace {
@@ -193,7 +247,8 @@ async fn chat(s: &mut TcpStream, body: &[u8], out: &mut Vec<u8>) -> std::io::Res
     );
     push_chunk(out, usage.as_bytes());
     out.extend_from_slice(b"0\r\n\r\n");
-    s.write_all(out).await
+    s.write_all(out).await?;
+    s.flush().await
 }
 
 /// How hard to push during calibration.
@@ -256,6 +311,7 @@ fn calib_client(url: &str) -> Result<Client, LoadError> {
                 total: Duration::from_secs(120),
             },
             api_key: None,
+            ..Default::default()
         },
     ))
 }
