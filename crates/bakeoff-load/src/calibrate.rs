@@ -47,6 +47,49 @@ impl CalibrationTarget {
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
+
+    /// The same target over TLS, with a throwaway CA and certificate made in memory: the
+    /// target, its `https://` URL, and the client TLS that trusts that CA alone.
+    pub async fn start_tls() -> std::io::Result<(Self, String, bakeoff_client::tls::Tls)> {
+        let (acceptor, tls) = throwaway_tls().map_err(std::io::Error::other)?;
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let task = tokio::spawn(serve_tls(listener, acceptor));
+        Ok((Self { addr, task }, format!("https://{addr}"), tls))
+    }
+}
+
+/// A CA and a certificate it signs for 127.0.0.1 (ECDSA P-256, rcgen 0.14), never written to
+/// disk: the server's acceptor and the client's trust. A handshake against it costs what one
+/// against a gateway's CA-signed certificate costs (chain verification included).
+fn throwaway_tls() -> Result<(tokio_rustls::TlsAcceptor, bakeoff_client::tls::Tls), String> {
+    use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+    let e = |e: rcgen::Error| format!("the calibration certificate: {e}");
+    let ca_key = rcgen::KeyPair::generate().map_err(e)?;
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(e)?;
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).map_err(e)?;
+    let issuer = rcgen::Issuer::new(ca, ca_key);
+    let leaf_key = rcgen::KeyPair::generate().map_err(e)?;
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .map_err(e)?
+        .signed_by(&leaf_key, &issuer)
+        .map_err(e)?;
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der()));
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_no_client_auth()
+    .with_single_cert(vec![leaf.der().clone()], key)
+    .map_err(|e| e.to_string())?;
+    let tls =
+        bakeoff_client::tls::Tls::trusting(ca_cert.der().clone()).map_err(|e| e.to_string())?;
+    Ok((
+        tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)),
+        tls,
+    ))
 }
 
 /// Accept forever (the caller aborts the task).
@@ -299,7 +342,7 @@ pub fn peak_overlap(intervals: &[(f64, f64)]) -> u64 {
     best.max(0) as u64
 }
 
-fn calib_client(url: &str) -> Result<Client, LoadError> {
+fn calib_client(url: &str, tls: bakeoff_client::tls::Tls) -> Result<Client, LoadError> {
     let url = EndpointUrl::parse(url).map_err(|e| LoadError::Config(e.to_string()))?;
     Ok(Client::new(
         url,
@@ -311,7 +354,7 @@ fn calib_client(url: &str) -> Result<Client, LoadError> {
                 total: Duration::from_secs(120),
             },
             api_key: None,
-            ..Default::default()
+            tls,
         },
     ))
 }
@@ -337,7 +380,17 @@ pub async fn measure_ceiling(
     url: &str,
     o: CalibrationOptions,
 ) -> Result<HarnessCeiling, LoadError> {
-    let client = calib_client(url)?;
+    measure_ceiling_with(url, o, bakeoff_client::tls::Tls::default()).await
+}
+
+/// [`measure_ceiling`] with the client's TLS (the TLS target's: [`CalibrationTarget::start_tls`]).
+pub async fn measure_ceiling_with(
+    url: &str,
+    o: CalibrationOptions,
+    tls: bakeoff_client::tls::Tls,
+) -> Result<HarnessCeiling, LoadError> {
+    let over_tls = url.starts_with("https://");
+    let client = calib_client(url, tls.clone())?;
     let (_tx, rx) = tokio::sync::watch::channel(false);
     let progress = Arc::new(NoProgress);
     let timed = StepBound {
@@ -367,7 +420,7 @@ pub async fn measure_ceiling(
         .and_then(|s| s.output_tokens_per_second)
         .unwrap_or(0.0);
 
-    let streams = concurrent_streams(url, o.streams, rx).await?;
+    let streams = concurrent_streams_with(url, o.streams, rx, tls).await?;
     if rps <= 0.0 || tps <= 0.0 {
         return Err(LoadError::Internal(
             "calibration measured nothing: every request to the loopback target failed".into(),
@@ -378,7 +431,12 @@ pub async fn measure_ceiling(
         streamed_tokens_per_second: tps,
         concurrent_streams: streams,
         peak_rss_mib: peak_rss_mib(),
-        source: "measured against the built-in loopback target".into(),
+        source: if over_tls {
+            "measured against the built-in loopback target over TLS (the endpoint is https://)"
+                .into()
+        } else {
+            "measured against the built-in loopback target".into()
+        },
     })
 }
 
@@ -389,7 +447,17 @@ pub async fn concurrent_streams(
     n: u32,
     cancel: tokio::sync::watch::Receiver<bool>,
 ) -> Result<u64, LoadError> {
-    let client = calib_client(url)?;
+    concurrent_streams_with(url, n, cancel, bakeoff_client::tls::Tls::default()).await
+}
+
+/// [`concurrent_streams`] with the client's TLS.
+pub async fn concurrent_streams_with(
+    url: &str,
+    n: u32,
+    cancel: tokio::sync::watch::Receiver<bool>,
+    tls: bakeoff_client::tls::Tls,
+) -> Result<u64, LoadError> {
+    let client = calib_client(url, tls)?;
     let mut p = calib_plan(
         n,
         30,

@@ -108,6 +108,18 @@ impl Tls {
         })
     }
 
+    /// Trusting only `ca` (DER): the loopback calibration target's throwaway CA.
+    pub fn trusting(ca: CertificateDer<'static>) -> Result<Self, TlsError> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(ca)
+            .map_err(|e| TlsError::Config(format!("the calibration CA: {e}")))?;
+        Ok(Self {
+            config: Ok(Arc::new(config_with(roots, None)?)),
+            options: TlsOptions::default(),
+        })
+    }
+
     /// `--insecure`: certificates are not verified.
     pub fn insecure(&self) -> bool {
         self.options.insecure

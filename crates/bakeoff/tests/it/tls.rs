@@ -262,22 +262,27 @@ async fn through_nginx_tls_preflight_eval_and_bench_run_and_an_untrusted_certifi
     let o = {
         let (url, out, ca_s) = (url.clone(), out.clone(), ca_s.clone());
         tokio::task::spawn_blocking(move || {
-            util::bench_quick(
+            // Calibrated: an https:// endpoint's harness ceiling is measured over TLS.
+            util::bakeoff(&[
+                "bench",
+                "run",
+                "--endpoint",
                 &url,
-                &out,
-                &[
-                    "--ca-cert",
-                    &ca_s,
-                    "--concurrency",
-                    "1,2",
-                    "--requests",
-                    "4",
-                    "--prompt-tokens",
-                    "32",
-                    "--output-tokens",
-                    "16",
-                ],
-            )
+                "--ca-cert",
+                &ca_s,
+                "--concurrency",
+                "1,2",
+                "--requests",
+                "4",
+                "--prompt-tokens",
+                "32",
+                "--output-tokens",
+                "16",
+                "--warmup",
+                "0",
+                "--out",
+                out.to_str().unwrap(),
+            ])
         })
         .await
         .unwrap()
@@ -285,6 +290,12 @@ async fn through_nginx_tls_preflight_eval_and_bench_run_and_an_untrusted_certifi
     assert_eq!(code(&o), 0, "{}", text(&o));
     let v = valid_artifact(&out, "-bench.bakeoff.json");
     assert_eq!(tls_fact(&v)["verification"], "ca-cert");
+    let ceiling = &v["load"]["throughput"]["ceiling"];
+    assert!(
+        ceiling["source"].as_str().unwrap().contains("over TLS"),
+        "{ceiling}"
+    );
+    eprintln!("TLS harness ceiling: {ceiling}");
     let steps = v["load"]["throughput"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 2);
     for s in steps {
