@@ -11,6 +11,12 @@
 //! 1. streamed tokens/s on one client core (closed loop, 1024-token streams);
 //! 2. concurrent streams held open at once (paced streams), and the client's peak RSS;
 //! 3. Poisson arrivals requested at 2,000 req/s: achieved rate and p99 send lateness.
+//!
+//! `--tls-cost`: instead, the harness's CPU per streamed token over TLS against plain HTTP
+//! (docs/performance.md "TLS"): the same target, once over plain TCP and once over TLS (a test
+//! CA and certificate made with the openssl CLI), closed loop, 1024-token streams at c = 16 and
+//! one-token requests at c = 32; the client process's CPU time (every thread's
+//! `/proc/self/task/*/schedstat`) over the tokens it streamed.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -20,6 +26,9 @@ use std::time::Duration;
 use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
 use bakeoff_load::calibrate::{self, CalibrationTarget};
 use bakeoff_load::{Arrival, LoadPlan, Mode, NoProgress, StepBound};
+
+#[path = "harness_bench_tls.rs"]
+mod tls_cost;
 
 fn raise_nofile() -> Option<u64> {
     use rustix::process::{Resource, getrlimit, setrlimit};
@@ -41,7 +50,8 @@ fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().collect();
     raise_nofile();
     if args.iter().any(|a| a == "--serve-target") {
-        return serve_target();
+        let tls = arg_value(&args, "--tls-cert").zip(arg_value(&args, "--tls-key"));
+        return serve_target(tls);
     }
     let streams: u32 = arg_value(&args, "--streams")
         .and_then(|v| v.parse().ok())
@@ -52,7 +62,12 @@ fn main() -> std::process::ExitCode {
     let secs: u64 = arg_value(&args, "--seconds")
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
-    match bench(streams, rate, secs) {
+    let result = if args.iter().any(|a| a == "--tls-cost") {
+        tls_cost::run(secs)
+    } else {
+        bench(streams, rate, secs)
+    };
+    match result {
         Ok(v) => {
             println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             std::process::ExitCode::SUCCESS
@@ -64,8 +79,9 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-/// Child: serve the target on a multi-thread runtime and print its address.
-fn serve_target() -> std::process::ExitCode {
+/// Child: serve the target on a multi-thread runtime and print its address (over TLS with
+/// `--tls-cert PEM --tls-key PEM`).
+fn serve_target(tls: Option<(String, String)>) -> std::process::ExitCode {
     let Ok(rt) = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -73,10 +89,33 @@ fn serve_target() -> std::process::ExitCode {
         return std::process::ExitCode::FAILURE;
     };
     rt.block_on(async {
-        let Ok(t) = CalibrationTarget::start().await else {
-            return;
-        };
-        println!("{}", t.url());
+        let _held;
+        if let Some((cert, key)) = tls {
+            let acceptor = match calibrate::tls_acceptor(cert.as_ref(), key.as_ref()) {
+                Ok(a) => a,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return;
+                }
+            };
+            let Ok(l) = tokio::net::TcpListener::bind("127.0.0.1:0").await else {
+                return;
+            };
+            let Ok(addr) = l.local_addr() else {
+                return;
+            };
+            _held = tokio::spawn(calibrate::serve_tls(l, acceptor));
+            println!("https://{addr}");
+        } else {
+            let Ok(t) = CalibrationTarget::start().await else {
+                return;
+            };
+            println!("{}", t.url());
+            _held = tokio::spawn(async move {
+                let _t = t;
+                std::future::pending::<()>().await
+            });
+        }
         let _ = std::io::stdout().flush();
         // Serve until the parent closes our stdin.
         let _ = tokio::task::spawn_blocking(|| {
@@ -100,6 +139,7 @@ fn client(url: &str) -> Result<Client, String> {
                 total: Duration::from_secs(300),
             },
             api_key: None,
+            ..Default::default()
         },
     ))
 }
@@ -110,10 +150,13 @@ fn plan(c: u32, tokens: u32, bound: StepBound) -> LoadPlan {
     p
 }
 
-fn bench(streams: u32, rate: f64, secs: u64) -> Result<serde_json::Value, String> {
+/// This binary as the target, in a child process (`extra`: its TLS flags); the child and the
+/// URL it serves.
+fn spawn_target(extra: &[&str]) -> Result<(std::process::Child, String), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut child = Command::new(exe)
         .arg("--serve-target")
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -129,6 +172,11 @@ fn bench(streams: u32, rate: f64, secs: u64) -> Result<serde_json::Value, String
         let _ = child.kill();
         return Err("the target process printed no address".into());
     }
+    Ok((child, url))
+}
+
+fn bench(streams: u32, rate: f64, secs: u64) -> Result<serde_json::Value, String> {
+    let (mut child, url) = spawn_target(&[])?;
     // One client core: a current-thread runtime.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -161,6 +161,51 @@ pub struct EndpointFacts {
     /// `tool` suite is to run): absent when it was not probed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<ToolCallFact>,
+    /// An `https://` endpoint's TLS: how its certificate was checked and what it says (one
+    /// handshake before discovery's calls). Absent for `http://`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsFact>,
+}
+
+/// An `https://` endpoint's TLS.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TlsFact {
+    pub verification: TlsVerification,
+    /// `--ca-cert` as given (a path), when one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_cert: Option<String>,
+    /// The certificate the endpoint presented; absent when no handshake succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<CertificateFact>,
+    /// Why no handshake succeeded (an untrusted certificate names the fix).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// How the endpoint's certificate was checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TlsVerification {
+    /// Against the system's trust anchors.
+    SystemRoots,
+    /// Against the system's anchors and `--ca-cert FILE`.
+    CaCert,
+    /// Not verified: `--insecure` (any certificate, any name, accepted).
+    Insecure,
+}
+
+/// What the endpoint's (leaf) certificate says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CertificateFact {
+    /// The subject's distinguished name, `CN=…,O=…`.
+    pub subject: String,
+    pub issuer: String,
+    /// subjectAltName DNS names and IP addresses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
+    pub not_before: chrono::DateTime<chrono::Utc>,
+    /// When it expires.
+    pub not_after: chrono::DateTime<chrono::Utc>,
 }
 
 /// How the endpoint answered one request that offers a tool with `tool_choice: "auto"`.

@@ -325,6 +325,7 @@ fn client(
             total: timeout,
         },
         api_key,
+        ..Default::default()
     };
     Client::try_new(url, opts).map_err(|e| format!("{}: {e}", label(engine)))
 }

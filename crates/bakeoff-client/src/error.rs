@@ -35,6 +35,10 @@ pub enum RequestError {
     /// Something answered at the address, but not with HTTP (another protocol on the port).
     #[error("the server at {addr} did not answer with HTTP: {message}")]
     NotHttp { addr: String, message: String },
+    /// The TLS handshake failed: the certificate is not trusted (the message names the fix:
+    /// `--ca-cert FILE` or `--insecure`), or the two ends share no protocol.
+    #[error("TLS with {addr}: {message}")]
+    Tls { addr: String, message: String },
 }
 
 impl RequestError {
@@ -51,6 +55,7 @@ impl RequestError {
             RequestError::ServerErrorEvent { .. } => "server-error-event",
             RequestError::Decode { .. } => "decode",
             RequestError::NotHttp { .. } => "not-http",
+            RequestError::Tls { .. } => "tls",
         }
     }
 
@@ -64,11 +69,14 @@ impl RequestError {
         )
     }
 
-    /// Nothing is listening (or reachable) at the address.
+    /// Nothing is listening (or reachable) at the address, or no TLS session could be had
+    /// with it: no request can get through.
     pub fn is_unreachable(&self) -> bool {
         matches!(
             self,
-            RequestError::Connect { .. } | RequestError::ConnectTimeout { .. }
+            RequestError::Connect { .. }
+                | RequestError::ConnectTimeout { .. }
+                | RequestError::Tls { .. }
         )
     }
 

@@ -8,8 +8,8 @@
 //! parser's partial line and its reply: the bytes are read with `try_read` into one scratch
 //! buffer per runtime thread, stamped, and parsed before the next await, so no per-stream read
 //! buffer exists. `httparse` (hyper's own parser) reads the response head; the body framing
-//! (chunked, `Content-Length`, or until close) is decoded here. Only plain `http://` exists in
-//! this build (no TLS backend), so that is all this speaks. Every request says
+//! (chunked, `Content-Length`, or until close) is decoded here. `https://` runs the same
+//! reader over a rustls session (`crate::http::transport`). Every request says
 //! `Connection: close`: a generation request is never sent on a reused connection (see
 //! `Client::try_new` for why).
 

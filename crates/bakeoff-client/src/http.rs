@@ -4,7 +4,6 @@ use std::time::{Duration, Instant};
 
 use bakeoff_wire::{ChatRequest, NonStreamResponse};
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::time::timeout;
 use url::Url;
@@ -14,8 +13,10 @@ use crate::h1;
 use crate::{EndpointUrl, Exchange, Reply, RequestError};
 
 mod stream;
+mod transport;
 
 use stream::{Deadlines, Flow, StreamState};
+use transport::Transport;
 
 /// Every network wait is bounded. The first-byte budget must cover prompt processing: a long
 /// prompt on CPU can take minutes before the first token, so it is generous by default.
@@ -63,6 +64,9 @@ impl std::fmt::Debug for ApiKey {
 pub struct ClientOptions {
     pub timeouts: Timeouts,
     pub api_key: Option<ApiKey>,
+    /// How `https://` endpoints are trusted (the system's roots by default; `--ca-cert`,
+    /// `--insecure`).
+    pub tls: crate::tls::Tls,
 }
 
 /// One endpoint.
@@ -72,6 +76,7 @@ pub struct Client {
     url: EndpointUrl,
     key: Option<ApiKey>,
     timeouts: Timeouts,
+    tls: crate::tls::Tls,
 }
 
 /// The HTTP stack could not be set up (reqwest's builder failed).
@@ -94,11 +99,17 @@ impl Client {
         // (tens of microseconds), which the latency records include in TTFT like any client.
         // Streamed chat completions do not go through reqwest at all (see `crate::h1`); they
         // follow the same rules: no proxy, no retry, a fresh connection, TCP_NODELAY.
+        // TLS: the command's rustls configuration (crate::tls), the same for both paths.
+        let config = opts
+            .tls
+            .config()
+            .map_err(|e| ClientBuildError(e.to_string()))?;
         let http = reqwest::Client::builder()
             .no_proxy()
             .pool_max_idle_per_host(0)
             .tcp_nodelay(true)
             .connect_timeout(opts.timeouts.connect)
+            .tls_backend_preconfigured(rustls::ClientConfig::clone(&config))
             .build()
             .map_err(|e| ClientBuildError(root_cause(&e)))?;
         Ok(Self {
@@ -106,23 +117,37 @@ impl Client {
             url,
             key: opts.api_key,
             timeouts: opts.timeouts,
+            tls: opts.tls,
         })
     }
 
-    /// [`Client::try_new`] for callers that cannot fail. This build has no TLS backend and no
-    /// custom resolver, the only things that make reqwest's builder fail; should it fail anyway,
-    /// the fallback client still has every wait bounded, since each request runs under the
+    /// [`Client::try_new`] for callers that cannot fail. reqwest's builder fails only where
+    /// its TLS set-up does (ours is built once, with ring's provider: crate::tls); should it
+    /// fail anyway, the fallback client is reqwest's default with ring installed as the
+    /// process's provider, and every wait stays bounded, since each request runs under the
     /// first-byte, idle and total deadlines (connect is inside the first-byte wait).
     pub fn new(url: EndpointUrl, opts: ClientOptions) -> Self {
         match Self::try_new(url.clone(), opts.clone()) {
             Ok(c) => c,
-            Err(_) => Self {
-                http: reqwest::Client::new(),
-                url,
-                key: opts.api_key,
-                timeouts: opts.timeouts,
-            },
+            Err(_) => {
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                Self {
+                    http: reqwest::Client::builder()
+                        .no_proxy()
+                        .build()
+                        .unwrap_or_default(),
+                    url,
+                    key: opts.api_key,
+                    timeouts: opts.timeouts,
+                    tls: opts.tls,
+                }
+            }
         }
+    }
+
+    /// How this client trusts `https://` endpoints.
+    pub fn tls(&self) -> &crate::tls::Tls {
+        &self.tls
     }
 
     pub fn url(&self) -> &EndpointUrl {
@@ -159,6 +184,13 @@ impl Client {
 
     fn map_send_error(&self, e: reqwest::Error) -> RequestError {
         let addr = self.url.host_port();
+        let cause = root_cause(&e);
+        if crate::tls::is_tls_failure(&cause) {
+            return RequestError::Tls {
+                addr,
+                message: crate::tls::refusal(&cause),
+            };
+        }
         if e.is_connect() && e.is_timeout() {
             RequestError::ConnectTimeout {
                 addr,
@@ -251,24 +283,20 @@ impl Client {
         let deadlines = Deadlines::new(sent, t);
         let url = self.url.v1_path("chat/completions");
         let wire = self.stream_request_bytes(req, &url)?;
-        let mut stream = self.connect_stream(&url, sent, deadlines).await?;
-        match tokio::time::timeout_at(deadlines.first_byte.into(), stream.write_all(&wire)).await {
-            Err(_) => return Err(first_byte_or_total(t, sent)),
-            Ok(Err(e)) => {
-                return Err(RequestError::Stream {
-                    message: format!("sending the request: {e}"),
-                });
-            }
-            Ok(Ok(())) => {}
-        }
+        let tcp = self.connect_stream(&url, sent, deadlines).await?;
+        let mut stream = self.send_on(&url, tcp, &wire, sent, deadlines).await?;
         drop(wire);
 
         let mut state = StreamState::new(sent, t, deadlines);
         loop {
-            let wait_until = state.wait_until(reply);
-            let ready = tokio::time::timeout_at(wait_until.into(), stream.readable()).await;
-            state.check_ready(ready, reply)?;
-            match state.read_once(&stream, reply)? {
+            // Bytes TLS has decrypted already are read without waiting on the socket.
+            if !stream.buffered() {
+                let wait_until = state.wait_until(reply);
+                let ready =
+                    tokio::time::timeout_at(wait_until.into(), stream.socket().readable()).await;
+                state.check_ready(ready, reply)?;
+            }
+            match state.read_once(&mut stream, reply)? {
                 // Dropping the stream on return closes the connection: the server sees the
                 // client go.
                 Flow::More if abort_after.is_some_and(|n| reply.chunks.len() as u64 >= n) => {
@@ -325,6 +353,61 @@ impl Client {
                 message: e.to_string(),
             }),
             Ok(Ok(s)) => Ok(s),
+        }
+    }
+
+    /// Write the request on `tcp` — for `https://`, after a TLS handshake within the connect
+    /// timeout — within the first-byte deadline.
+    async fn send_on(
+        &self,
+        url: &Url,
+        tcp: TcpStream,
+        wire: &[u8],
+        sent: Instant,
+        deadlines: Deadlines,
+    ) -> Result<Transport, RequestError> {
+        let t = self.timeouts;
+        let sending = |e: std::io::Error| RequestError::Stream {
+            message: format!("sending the request: {e}"),
+        };
+        if url.scheme() != "https" {
+            return match tokio::time::timeout_at(
+                deadlines.first_byte.into(),
+                Transport::plain(tcp, wire),
+            )
+            .await
+            {
+                Err(_) => Err(first_byte_or_total(t, sent)),
+                Ok(r) => r.map_err(sending),
+            };
+        }
+        let connect_deadline = (sent + t.connect).min(deadlines.first_byte);
+        let session = match tokio::time::timeout_at(
+            connect_deadline.into(),
+            self.tls.connect(url, tcp),
+        )
+        .await
+        {
+            Err(_) if sent + t.connect <= deadlines.first_byte => {
+                return Err(RequestError::ConnectTimeout {
+                    addr: self.url.host_port(),
+                    after: t.connect,
+                });
+            }
+            Err(_) => return Err(first_byte_or_total(t, sent)),
+            Ok(Err(e)) => {
+                return Err(RequestError::Tls {
+                    addr: self.url.host_port(),
+                    message: crate::tls::refusal(&e.to_string()),
+                });
+            }
+            Ok(Ok(s)) => s,
+        };
+        match tokio::time::timeout_at(deadlines.first_byte.into(), Transport::tls(session, wire))
+            .await
+        {
+            Err(_) => Err(first_byte_or_total(t, sent)),
+            Ok(r) => r.map_err(sending),
         }
     }
 

@@ -9,6 +9,8 @@
 //! - [`discovery`]: endpoint facts (engine and version, served ids, the context window with its
 //!   source, tokenize support, chat template).
 //!
+//! - [`tls`]: `https://` endpoints (rustls, the system's roots, `--ca-cert`, `--insecure`).
+//!
 //! API keys travel only in the `Authorization` header; [`ApiKey`] cannot be printed or
 //! serialized, so a key never reaches an artifact or a log.
 
@@ -20,6 +22,7 @@ mod h1;
 mod http;
 pub mod preflight;
 mod reply;
+pub mod tls;
 pub mod tokenize;
 pub mod tool_probe;
 mod url_util;

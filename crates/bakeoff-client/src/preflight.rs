@@ -82,6 +82,18 @@ pub async fn run_preflight(client: &Client, opts: &PreflightOptions) -> Prefligh
     // Unfit before any completion is sent: nothing reachable, or a requested model it does not
     // serve. The report names the requested model.
     let picked = match &discovered.unreachable {
+        // No TLS session: the message carries the fix (`--ca-cert FILE`, `--insecure`) where
+        // the certificate was the reason; the class stays unreachable (no request got through).
+        Some(e @ RequestError::Tls { message, .. }) => Err(Unfit {
+            class: FailureClass::Unreachable,
+            message: format!("endpoint refused over TLS: {e}"),
+            evidence: probe_evidence(&discovered),
+            remediation: Some(if crate::tls::is_certificate_problem(message) {
+                crate::tls::FIX.to_string()
+            } else {
+                remediation(FailureClass::Unreachable).into()
+            }),
+        }),
         Some(e) => Err(Unfit {
             class: FailureClass::Unreachable,
             message: format!("endpoint unreachable: {e}"),

@@ -7,9 +7,7 @@ use url::Url;
 pub enum UrlError {
     #[error("endpoint {0:?} is not a URL; give one like http://127.0.0.1:8080")]
     Malformed(String),
-    #[error(
-        "endpoint {0:?} uses scheme {1:?}; use http:// (this build has no TLS: reach https gateways through a local http address)"
-    )]
+    #[error("endpoint {0:?} uses scheme {1:?}; use http:// or https://")]
     Scheme(String, String),
     #[error("endpoint {0:?} has no host; give one like http://127.0.0.1:8080")]
     NoHost(String),
@@ -36,7 +34,7 @@ impl EndpointUrl {
             url::ParseError::InvalidPort => UrlError::Port(trimmed.to_string()),
             _ => UrlError::Malformed(trimmed.to_string()),
         })?;
-        if url.scheme() != "http" {
+        if url.scheme() != "http" && url.scheme() != "https" {
             return Err(UrlError::Scheme(
                 trimmed.to_string(),
                 url.scheme().to_string(),
@@ -162,10 +160,14 @@ mod tests {
             EndpointUrl::parse("ftp://h/"),
             Err(UrlError::Scheme(..))
         ));
-        assert!(matches!(
-            EndpointUrl::parse("https://h/"),
-            Err(UrlError::Scheme(..))
-        ));
+        // https is an endpoint like any other (crate::tls).
+        assert_eq!(
+            EndpointUrl::parse("https://h/v1")
+                .unwrap()
+                .v1_path("models")
+                .as_str(),
+            "https://h/v1/models"
+        );
         assert!(
             !EndpointUrl::parse("nope")
                 .unwrap_err()

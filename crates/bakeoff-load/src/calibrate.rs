@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use bakeoff_artifact::HarnessCeiling;
 use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 
 use crate::LoadError;
 use crate::lengths::LengthSpec;
@@ -47,6 +47,49 @@ impl CalibrationTarget {
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
+
+    /// The same target over TLS, with a throwaway CA and certificate made in memory: the
+    /// target, its `https://` URL, and the client TLS that trusts that CA alone.
+    pub async fn start_tls() -> std::io::Result<(Self, String, bakeoff_client::tls::Tls)> {
+        let (acceptor, tls) = throwaway_tls().map_err(std::io::Error::other)?;
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let task = tokio::spawn(serve_tls(listener, acceptor));
+        Ok((Self { addr, task }, format!("https://{addr}"), tls))
+    }
+}
+
+/// A CA and a certificate it signs for 127.0.0.1 (ECDSA P-256, rcgen 0.14), never written to
+/// disk: the server's acceptor and the client's trust. A handshake against it costs what one
+/// against a gateway's CA-signed certificate costs (chain verification included).
+fn throwaway_tls() -> Result<(tokio_rustls::TlsAcceptor, bakeoff_client::tls::Tls), String> {
+    use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+    let e = |e: rcgen::Error| format!("the calibration certificate: {e}");
+    let ca_key = rcgen::KeyPair::generate().map_err(e)?;
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(e)?;
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).map_err(e)?;
+    let issuer = rcgen::Issuer::new(ca, ca_key);
+    let leaf_key = rcgen::KeyPair::generate().map_err(e)?;
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .map_err(e)?
+        .signed_by(&leaf_key, &issuer)
+        .map_err(e)?;
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der()));
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_no_client_auth()
+    .with_single_cert(vec![leaf.der().clone()], key)
+    .map_err(|e| e.to_string())?;
+    let tls =
+        bakeoff_client::tls::Tls::trusting(ca_cert.der().clone()).map_err(|e| e.to_string())?;
+    Ok((
+        tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)),
+        tls,
+    ))
 }
 
 /// Accept forever (the caller aborts the task).
@@ -54,18 +97,60 @@ pub async fn serve(listener: TcpListener) {
     loop {
         if let Ok((s, _)) = listener.accept().await {
             tokio::spawn(async move {
-                let _ = connection(s).await;
+                if s.set_nodelay(true).is_ok() {
+                    let _ = connection(s).await;
+                }
             });
         }
     }
+}
+
+/// The same target over TLS (harness-bench's TLS cost figure, docs/performance.md "TLS"):
+/// each accepted connection's handshake, then the same answers.
+pub async fn serve_tls(listener: TcpListener, acceptor: tokio_rustls::TlsAcceptor) {
+    loop {
+        if let Ok((s, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                if s.set_nodelay(true).is_err() {
+                    return;
+                }
+                if let Ok(t) = acceptor.accept(s).await {
+                    let _ = connection(t).await;
+                }
+            });
+        }
+    }
+}
+
+/// A TLS acceptor for `cert` (PEM chain) and `key` (PEM private key), rustls with ring.
+pub fn tls_acceptor(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> Result<tokio_rustls::TlsAcceptor, String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .map_err(|e| format!("{}: {e}", cert.display()))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{}: {e}", cert.display()))?;
+    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| format!("{}: {e}", key.display()))?;
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .map_err(|e| e.to_string())?;
+    Ok(tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)))
 }
 
 const MODEL_ID: &str = "bakeoff-calibration";
 const TOKEN_EVENT: &[u8] =
     b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok\"}}]}\n\n";
 
-async fn connection(mut s: TcpStream) -> std::io::Result<()> {
-    s.set_nodelay(true)?;
+async fn connection<S: AsyncRead + AsyncWrite + Unpin>(mut s: S) -> std::io::Result<()> {
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     let mut out: Vec<u8> = Vec::with_capacity(16 * 1024);
     loop {
@@ -122,13 +207,19 @@ async fn connection(mut s: TcpStream) -> std::io::Result<()> {
     }
 }
 
-async fn plain(s: &mut TcpStream, status: u16, ctype: &str, body: &str) -> std::io::Result<()> {
+async fn plain<S: AsyncWrite + Unpin>(
+    s: &mut S,
+    status: u16,
+    ctype: &str,
+    body: &str,
+) -> std::io::Result<()> {
     let reason = if status == 200 { "OK" } else { "Not Found" };
     let msg = format!(
         "HTTP/1.1 {status} {reason}\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     );
-    s.write_all(msg.as_bytes()).await
+    s.write_all(msg.as_bytes()).await?;
+    s.flush().await
 }
 
 fn push_chunk(out: &mut Vec<u8>, payload: &[u8]) {
@@ -137,7 +228,11 @@ fn push_chunk(out: &mut Vec<u8>, payload: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-async fn chat(s: &mut TcpStream, body: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+async fn chat<S: AsyncWrite + Unpin>(
+    s: &mut S,
+    body: &[u8],
+    out: &mut Vec<u8>,
+) -> std::io::Result<()> {
     let v: serde_json::Value = serde_json::from_slice(body).unwrap_or(serde_json::Value::Null);
     let n = v
         .get("max_tokens")
@@ -177,6 +272,8 @@ async fn chat(s: &mut TcpStream, body: &[u8], out: &mut Vec<u8>) -> std::io::Res
         }
         push_chunk(out, &payload);
         s.write_all(out).await?;
+        // A no-op on TCP; over TLS it sends the record now.
+        s.flush().await?;
         out.clear();
         sent += k;
         if let Some(p) = pace {
@@ -193,7 +290,8 @@ async fn chat(s: &mut TcpStream, body: &[u8], out: &mut Vec<u8>) -> std::io::Res
     );
     push_chunk(out, usage.as_bytes());
     out.extend_from_slice(b"0\r\n\r\n");
-    s.write_all(out).await
+    s.write_all(out).await?;
+    s.flush().await
 }
 
 /// How hard to push during calibration.
@@ -244,7 +342,7 @@ pub fn peak_overlap(intervals: &[(f64, f64)]) -> u64 {
     best.max(0) as u64
 }
 
-fn calib_client(url: &str) -> Result<Client, LoadError> {
+fn calib_client(url: &str, tls: bakeoff_client::tls::Tls) -> Result<Client, LoadError> {
     let url = EndpointUrl::parse(url).map_err(|e| LoadError::Config(e.to_string()))?;
     Ok(Client::new(
         url,
@@ -256,6 +354,7 @@ fn calib_client(url: &str) -> Result<Client, LoadError> {
                 total: Duration::from_secs(120),
             },
             api_key: None,
+            tls,
         },
     ))
 }
@@ -282,7 +381,17 @@ pub async fn measure_ceiling(
     url: &str,
     o: CalibrationOptions,
 ) -> Result<HarnessCeiling, LoadError> {
-    let client = calib_client(url)?;
+    measure_ceiling_with(url, o, bakeoff_client::tls::Tls::default()).await
+}
+
+/// [`measure_ceiling`] with the client's TLS (the TLS target's: [`CalibrationTarget::start_tls`]).
+pub async fn measure_ceiling_with(
+    url: &str,
+    o: CalibrationOptions,
+    tls: bakeoff_client::tls::Tls,
+) -> Result<HarnessCeiling, LoadError> {
+    let over_tls = url.starts_with("https://");
+    let client = calib_client(url, tls.clone())?;
     let (_tx, rx) = tokio::sync::watch::channel(false);
     let progress = Arc::new(NoProgress);
     let timed = StepBound {
@@ -312,7 +421,7 @@ pub async fn measure_ceiling(
         .and_then(|s| s.output_tokens_per_second)
         .unwrap_or(0.0);
 
-    let streams = concurrent_streams(url, o.streams, rx).await?;
+    let streams = concurrent_streams_with(url, o.streams, rx, tls).await?;
     if rps <= 0.0 || tps <= 0.0 {
         return Err(LoadError::Internal(
             "calibration measured nothing: every request to the loopback target failed".into(),
@@ -323,7 +432,12 @@ pub async fn measure_ceiling(
         streamed_tokens_per_second: tps,
         concurrent_streams: streams,
         peak_rss_mib: peak_rss_mib(),
-        source: "measured against the built-in loopback target".into(),
+        source: if over_tls {
+            "measured against the built-in loopback target over TLS (the endpoint is https://)"
+                .into()
+        } else {
+            "measured against the built-in loopback target".into()
+        },
     })
 }
 
@@ -334,7 +448,17 @@ pub async fn concurrent_streams(
     n: u32,
     cancel: tokio::sync::watch::Receiver<bool>,
 ) -> Result<u64, LoadError> {
-    let client = calib_client(url)?;
+    concurrent_streams_with(url, n, cancel, bakeoff_client::tls::Tls::default()).await
+}
+
+/// [`concurrent_streams`] with the client's TLS.
+pub async fn concurrent_streams_with(
+    url: &str,
+    n: u32,
+    cancel: tokio::sync::watch::Receiver<bool>,
+    tls: bakeoff_client::tls::Tls,
+) -> Result<u64, LoadError> {
+    let client = calib_client(url, tls)?;
     let mut p = calib_plan(
         n,
         30,

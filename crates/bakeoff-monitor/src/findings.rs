@@ -35,6 +35,26 @@ pub enum Change {
     Raised(MonitorFinding),
     /// An outage ended: the seat answers again.
     OutageEnded(Outage),
+    /// A drift ended with its seat's life: the seat restarted (its footprint starts a new
+    /// baseline). The finding as settled at the last sample of that life.
+    DriftEnded(FootprintDrift),
+}
+
+/// Where a seat stands now, for the exported gauges (`crate::export`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeatNow {
+    /// When the open outage began; `None`: answering (or never served).
+    pub outage_since: Option<DateTime<Utc>>,
+    /// Outages begun so far.
+    pub outages: u64,
+    /// Restarts seen so far.
+    pub restarts: u64,
+    /// A drift finding is raised for the current life.
+    pub drifting: bool,
+    /// The baseline of the current life: source and bytes.
+    pub baseline: Option<(FootprintSource, u64)>,
+    /// The least-squares slope of the current life's footprint, bytes per second.
+    pub slope_bytes_per_s: Option<f64>,
 }
 
 #[derive(Debug, Default)]
@@ -147,6 +167,7 @@ impl Tracker {
                         t.drift.take().and_then(|i| self.findings.get_mut(i))
                     {
                         settle(d, &t.points, t.last);
+                        changes.push(Change::DriftEnded(d.clone()));
                     }
                     t.first = None;
                     t.points.clear();
@@ -226,6 +247,28 @@ impl Tracker {
                 max_waiting: t.max_waiting,
             })
             .collect()
+    }
+
+    /// Where `seat` stands now (`None`: no sample of it yet).
+    pub fn now(&self, seat: &str) -> Option<SeatNow> {
+        let t = self.seats.get(seat)?;
+        let outage_since = match t.outage.and_then(|i| self.findings.get(i)) {
+            Some(MonitorFinding::Outage(o)) => Some(o.started_at),
+            _ => None,
+        };
+        let outages = self
+            .findings
+            .iter()
+            .filter(|f| matches!(f, MonitorFinding::Outage(o) if o.seat == seat))
+            .count() as u64;
+        Some(SeatNow {
+            outage_since,
+            outages,
+            restarts: t.restarts,
+            drifting: t.drift.is_some(),
+            baseline: t.first.map(|(src, b, _)| (src, b)),
+            slope_bytes_per_s: slope_per_day(&t.points).map(|d| d / DAY_S),
+        })
     }
 
     /// Seats that never answered a probe.

@@ -17,8 +17,12 @@
 //! least-squares slope per day) and `outage` (one per seat, with every gateway alias that
 //! routes to it). [`run`] is the loop: a stop (Ctrl-C) finishes the tick and writes the summary.
 //!
+//! [`export`] tells someone: the gauges for a Prometheus to scrape (`--prometheus`), and a
+//! webhook message when a finding starts and when it ends (`--alert-webhook`).
+//!
 //! It only reads: it never starts, stops or signals a seat.
 
+pub mod export;
 pub mod findings;
 pub mod footprint;
 pub mod probe;

@@ -36,6 +36,7 @@ pub fn client(
                 total: timeout,
             },
             api_key,
+            ..Default::default()
         },
     ))
 }

@@ -54,6 +54,12 @@ pub fn change_line(c: &Change) -> String {
             if o.failed_ticks == 1 { "" } else { "s" },
             alias_list(&o.aliases)
         ),
+        Change::DriftEnded(d) => format!(
+            "footprint-drift over: {} restarted; its footprint starts a new baseline (it had grown to {}, {:+.1} %)",
+            d.seat,
+            bytes(d.last_bytes),
+            d.growth_percent
+        ),
     }
 }
 

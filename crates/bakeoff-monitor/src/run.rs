@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,6 +15,8 @@ use bakeoff_artifact::monitor::{DriftThresholds, MONITOR_VERSION, MonitorSample,
 use bakeoff_seats::fleet::Fleet;
 use tokio::time::Instant;
 
+use crate::export::alert::{Alert, AlertOptions, AlertUrlError, Alerter, Report};
+use crate::export::prometheus::{Exporter, ListenError, Shared};
 use crate::findings::{Change, Tracker};
 use crate::sample::{ProbeOptions, Sampler, Watched};
 use crate::series::Series;
@@ -29,6 +32,10 @@ pub struct MonitorOptions {
     pub probe_timeout: Duration,
     pub probe_max_tokens: u32,
     pub drift: DriftThresholds,
+    /// `--prometheus ADDR`: serve the gauges there (docs/monitor-export.md).
+    pub prometheus: Option<SocketAddr>,
+    /// `--alert-webhook URL`: a message when a finding starts and when it ends.
+    pub alert: Option<AlertOptions>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +46,10 @@ pub enum MonitorError {
     NoSeats,
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Listen(#[from] ListenError),
+    #[error(transparent)]
+    Alert(#[from] AlertUrlError),
 }
 
 /// What the monitor reports as it goes.
@@ -53,6 +64,10 @@ pub enum Event<'a> {
     Tick(&'a [MonitorSample]),
     /// A finding raised, or an outage ended.
     Change(&'a Change),
+    /// The gauges are served at `http://ADDR/metrics`.
+    Serving(SocketAddr),
+    /// What became of an alert message; `to`: the receiver's scheme, host and port.
+    Alert { report: &'a Report, to: &'a str },
 }
 
 /// The monitor's end.
@@ -73,6 +88,16 @@ pub async fn monitor(
     mut on: impl FnMut(Event<'_>),
 ) -> Result<Outcome, MonitorError> {
     let watched = watched(&fleet, &opts.seats)?;
+    // Both exports start before the first tick: a port that cannot be had or a webhook that
+    // cannot be addressed refuses the run at once.
+    let shared = Shared::default();
+    let exporter = match opts.prometheus {
+        Some(addr) => Some(Exporter::start(addr, shared.clone()).await?),
+        None => None,
+    };
+    let mut alerter = opts.alert.clone().map(Alerter::start).transpose()?;
+    let alert_limit = opts.alert.as_ref().map(finish_limit);
+    let mut alert_notes: Vec<String> = Vec::new();
     let started_at = chrono::Utc::now();
     let run_id = started_at.format("%Y%m%dT%H%M%SZ").to_string();
     let mut series = Series::create(&opts.out, &fleet.name, &run_id)?;
@@ -89,6 +114,9 @@ pub async fn monitor(
         series: series.path(),
         seats: sampler.watched(),
     });
+    if let Some(e) = &exporter {
+        on(Event::Serving(e.addr));
+    }
     let mut tracker = Tracker::new(opts.drift);
     let t0 = Instant::now();
     let mut stop = std::pin::pin!(stop);
@@ -118,9 +146,29 @@ pub async fn monitor(
             let aliases = aliases_now(sampler.fleet(), &s.seat, &up);
             for c in tracker.observe(s, &aliases, named) {
                 on(Event::Change(&c));
+                if let Some(a) = alerter.as_mut() {
+                    a.send(Alert::of(&c, &fleet_label, &s.host, |t| sampler.redact(t)));
+                }
             }
         }
         ticks += 1;
+        if let Some(a) = alerter.as_mut() {
+            let label = a.label().to_string();
+            for r in a.drain() {
+                settle_report(&r, &label, &shared, &mut alert_notes, &mut on);
+            }
+        }
+        if exporter.is_some() {
+            let gauges: Vec<_> = samples
+                .iter()
+                .map(|s| crate::export::seat_gauges(s, &tracker))
+                .collect();
+            shared.update(|snap| {
+                snap.seats = gauges;
+                snap.ticks = ticks;
+                snap.last_tick = Some(at);
+            });
+        }
         if stopped {
             break "interrupted";
         }
@@ -133,11 +181,35 @@ pub async fn monitor(
             _ = &mut stop, if !stopped => break "interrupted",
         }
     };
+    // The alerts still on their way: each delivered or given up on (and said so) before the
+    // summary is written.
+    if let (Some(a), Some(limit)) = (alerter.take(), alert_limit) {
+        let label = a.label().to_string();
+        let (reports, unsettled) = a.finish(limit).await;
+        for r in reports {
+            settle_report(&r, &label, &shared, &mut alert_notes, &mut on);
+        }
+        if unsettled > 0 {
+            let r = Report::Undelivered {
+                what: format!("{unsettled} message(s)"),
+                attempts: 0,
+                error: format!(
+                    "still being retried when the monitor ended ({} s after its last tick)",
+                    limit.as_secs()
+                ),
+            };
+            settle_report(&r, &label, &shared, &mut alert_notes, &mut on);
+        }
+    }
+    if let Some(e) = exporter {
+        e.stop();
+    }
     let mut notes: Vec<String> = sampler
         .gpu_notes()
         .iter()
         .map(|n| sampler.redact(n))
         .collect();
+    notes.extend(alert_notes);
     for n in tracker.never_answered() {
         notes.push(format!(
             "{n} never answered a probe while monitored (not serving: no outage is counted for a seat of the whole fleet that never answered)"
@@ -224,6 +296,41 @@ fn aliases_now(fleet: &Fleet, seat: &str, up: &BTreeSet<String>) -> Vec<String> 
         .filter(|r| fleet.route_seat_now(r, |n| up.contains(n)).as_deref() == Some(seat))
         .map(|r| r.alias.clone())
         .collect()
+}
+
+/// An alert's report: said, counted in the gauges, and an undelivered one kept for the
+/// summary's notes.
+fn settle_report(
+    r: &Report,
+    label: &str,
+    shared: &Shared,
+    notes: &mut Vec<String>,
+    on: &mut impl FnMut(Event<'_>),
+) {
+    on(Event::Alert {
+        report: r,
+        to: label,
+    });
+    match r {
+        Report::Delivered { .. } => shared.update(|s| s.alerts_sent += 1),
+        Report::Undelivered { .. } => {
+            shared.update(|s| s.alerts_undelivered += 1);
+            notes.push(r.line(label));
+        }
+        Report::Retrying { .. } => {}
+    }
+}
+
+/// How long the monitor's end waits for the alerts in flight: one message's every attempt and
+/// back-off, plus a margin; at most two minutes.
+fn finish_limit(o: &AlertOptions) -> Duration {
+    let mut wait = Duration::ZERO;
+    let mut backoff = o.first_backoff;
+    for _ in 1..o.attempts {
+        wait += backoff;
+        backoff = (backoff * 2).min(Duration::from_secs(60));
+    }
+    (wait + o.timeout * o.attempts + Duration::from_secs(5)).min(Duration::from_secs(120))
 }
 
 fn round_ms(s: f64) -> f64 {

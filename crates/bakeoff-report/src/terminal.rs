@@ -35,6 +35,28 @@ pub struct UnfitView<'a> {
     pub remediation: Option<&'a str>,
 }
 
+/// An `https://` endpoint's certificate and how it was checked, in one line.
+fn tls_text(tls: &bakeoff_artifact::TlsFact) -> String {
+    use bakeoff_artifact::TlsVerification as V;
+    let how = match tls.verification {
+        V::SystemRoots => "verified against the system's roots".to_string(),
+        V::CaCert => format!(
+            "verified against --ca-cert {}",
+            tls.ca_cert.as_deref().unwrap_or("?")
+        ),
+        V::Insecure => "NOT VERIFIED (--insecure)".to_string(),
+    };
+    match (&tls.certificate, &tls.error) {
+        (Some(c), _) => format!(
+            "{}, expires {}; {how}",
+            for_terminal(&c.subject, 120),
+            c.not_after.format("%Y-%m-%d %H:%M UTC")
+        ),
+        (None, Some(e)) => format!("{}; {how}", for_terminal(e, 300)),
+        (None, None) => how,
+    }
+}
+
 /// The preflight verdict and what discovery found.
 pub fn preflight(
     report: &PreflightReport,
@@ -60,6 +82,9 @@ pub fn preflight_at(
     t.column("preflight", Kind::Number)
         .column("value", Kind::Text);
     t.row(vec!["endpoint".to_string(), url.to_string()]);
+    if let Some(tls) = &facts.tls {
+        t.row(vec!["tls".to_string(), tls_text(tls)]);
+    }
     t.row(vec![
         "verdict".to_string(),
         if report.fit {

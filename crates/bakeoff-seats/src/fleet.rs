@@ -284,6 +284,9 @@ pub struct Fleet {
     /// The environment variable holding the gateway's key (`[gateway] api_key_env`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway_key_env: Option<String>,
+    /// How an `https://` gateway is trusted (`[gateway] ca_cert`, `[gateway] insecure`).
+    #[serde(skip)]
+    pub gateway_tls: bakeoff_client::tls::TlsOptions,
 }
 
 impl Fleet {
@@ -325,6 +328,7 @@ impl Fleet {
             routes: Vec::new(),
             gateway_url: raw.gateway_url().map_err(invalid)?,
             gateway_key_env: raw.gateway_key_env(),
+            gateway_tls: raw.gateway_tls(&dir),
         };
         fleet.routes = raw.routes(&fleet).map_err(invalid)?;
         if let Some(cfg) = raw.litellm_config() {

@@ -127,6 +127,7 @@ pub async fn discover(client: &Client, opts: &DiscoveryOptions) -> Discovered {
         connect_errors: Vec::new(),
     };
     let url = client.url().clone();
+    let tls = tls_fact(client, &url, opts).await;
 
     let Identity {
         engine,
@@ -176,11 +177,51 @@ pub async fn discover(client: &Client, opts: &DiscoveryOptions) -> Discovered {
             probes: p.probes,
             overflow: None,
             tool_calls: None,
+            tls,
         },
         chat_template,
         quantization,
         unreachable,
     }
+}
+
+/// An `https://` endpoint's certificate and how it was checked, from one handshake within the
+/// probe limit (and the preflight's deadline); `None` for `http://`.
+async fn tls_fact(
+    client: &Client,
+    url: &EndpointUrl,
+    opts: &DiscoveryOptions,
+) -> Option<bakeoff_artifact::TlsFact> {
+    use bakeoff_artifact::{CertificateFact, TlsFact, TlsVerification};
+    let root = url.root_path("");
+    if root.scheme() != "https" {
+        return None;
+    }
+    let tls = client.tls();
+    let verification = if tls.insecure() {
+        TlsVerification::Insecure
+    } else if tls.ca_cert().is_some() {
+        TlsVerification::CaCert
+    } else {
+        TlsVerification::SystemRoots
+    };
+    let mut limit = opts.probe_timeout;
+    if let Some(d) = opts.deadline {
+        limit = limit.min(d.saturating_duration_since(Instant::now()));
+    }
+    let read = crate::tls::peer_certificate(tls, &root, limit).await;
+    Some(TlsFact {
+        verification,
+        ca_cert: tls.ca_cert().map(|p| p.display().to_string()),
+        certificate: read.as_ref().ok().map(|c| CertificateFact {
+            subject: c.subject.clone(),
+            issuer: c.issuer.clone(),
+            names: c.names.clone(),
+            not_before: c.not_before,
+            not_after: c.not_after,
+        }),
+        error: read.err(),
+    })
 }
 
 /// Which engine answers, its version, and llama.cpp's `/props` when it is llama.cpp.

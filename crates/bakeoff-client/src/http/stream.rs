@@ -5,13 +5,12 @@
 
 use std::time::{Duration, Instant};
 
-use bakeoff_wire::{SseEvent, SseParser, StreamChunk};
-use tokio::net::TcpStream;
-
+use super::transport::Transport;
 use super::{Timeouts, truncate};
 use crate::error::MAX_ERROR_BODY;
 use crate::h1;
 use crate::{Reply, RequestError};
+use bakeoff_wire::{SseEvent, SseParser, StreamChunk};
 
 /// How much of a 2xx body is kept for the error when it turns out not to be an event stream.
 const BODY_HEAD: usize = 120;
@@ -187,7 +186,7 @@ impl StreamState {
     /// One read (the socket said it is readable), decoded and applied to the reply.
     pub(super) fn read_once(
         &mut self,
-        stream: &TcpStream,
+        stream: &mut Transport,
         reply: &mut Reply,
     ) -> Result<Flow, RequestError> {
         // Read, stamp and decode without an await in between, so the scratch buffer is
@@ -222,7 +221,7 @@ impl StreamState {
     #[inline]
     fn read_into(
         &mut self,
-        stream: &TcpStream,
+        stream: &mut Transport,
         buf: &mut [u8],
         reply: &mut Reply,
     ) -> Result<ReadStep, RequestError> {

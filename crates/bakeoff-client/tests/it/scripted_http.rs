@@ -26,6 +26,7 @@ fn client(url: &str, t: Timeouts) -> Client {
         ClientOptions {
             timeouts: t,
             api_key: None,
+            ..Default::default()
         },
     )
 }
@@ -448,6 +449,7 @@ async fn a_key_with_a_line_break_is_refused_not_sent() {
         ClientOptions {
             timeouts: short(),
             api_key: bakeoff_client::ApiKey::new("sk-1\r\nX-Injected: 1".into()),
+            ..Default::default()
         },
     );
     match c.chat_stream(&req()).await.error {

@@ -17,6 +17,7 @@ pub fn client(url: &str, first_byte: Duration, idle: Duration, total: Duration) 
                 total,
             },
             api_key: None,
+            ..Default::default()
         },
     )
 }

@@ -69,6 +69,7 @@ fn one_outage_with_every_alias_from_its_first_failing_tick_to_its_return() {
             match c {
                 Change::Raised(f) => raised.push(f),
                 Change::OutageEnded(o) => ended.push(o),
+                Change::DriftEnded(d) => panic!("no drift here: {d:?}"),
             }
         }
     }
@@ -163,12 +164,26 @@ fn a_restart_starts_a_new_baseline_and_settles_the_old_drift() {
     for (t, mib) in [(0, 100), (1, 200), (2, 300)] {
         tr.observe(&sample("r", t, true, Some(mib * MIB)), &[], false);
     }
-    // Restarted: a new start time, a fresh process at 100 MiB that stays flat.
+    assert!(tr.now("r").unwrap().drifting);
+    // Restarted: a new start time, a fresh process at 100 MiB that stays flat. The drift ends
+    // with the first sample of the new life (said once: the alert's end), and only then.
     for (t, mib) in [(3, 100), (4, 101), (5, 100)] {
         let mut s = sample("r", t, true, Some(mib * MIB));
         s.started_at = Some(at(3));
-        assert!(tr.observe(&s, &[], false).is_empty());
+        let c = tr.observe(&s, &[], false);
+        if t == 3 {
+            assert!(
+                matches!(&c[..], [Change::DriftEnded(d)] if d.last_bytes == 300 * MIB),
+                "{c:?}"
+            );
+        } else {
+            assert!(c.is_empty(), "{c:?}");
+        }
     }
+    let now = tr.now("r").unwrap();
+    assert!(!now.drifting && now.outage_since.is_none());
+    assert_eq!((now.restarts, now.outages), (1, 0));
+    assert_eq!(now.baseline, Some((FootprintSource::ProcRss, 100 * MIB)));
     let f = tr.findings();
     assert_eq!(f.len(), 1, "{f:?}");
     let MonitorFinding::FootprintDrift(d) = &f[0] else {

@@ -103,6 +103,11 @@ pub(super) struct RawGateway {
     /// The environment variable holding the gateway's key (its master or a virtual key); the
     /// key itself never sits in the fleet file.
     api_key_env: Option<String>,
+    /// An `https://` gateway's private CA (PEM), relative to the fleet file.
+    ca_cert: Option<PathBuf>,
+    /// Accept the gateway's certificate without verifying it (recorded wherever it is used).
+    #[serde(default)]
+    insecure: bool,
 }
 
 impl RawFile {
@@ -138,6 +143,16 @@ impl RawFile {
                 "[gateway] url = {:?} is not an http(s) URL: write it as http://HOST:PORT",
                 crate::redact::text(u)
             )),
+        }
+    }
+
+    /// How an `https://` gateway is trusted (`[gateway] ca_cert`, relative to `dir`, the fleet
+    /// file's directory; `[gateway] insecure`).
+    pub(super) fn gateway_tls(&self, dir: &Path) -> bakeoff_client::tls::TlsOptions {
+        let g = self.gateway.as_ref();
+        bakeoff_client::tls::TlsOptions {
+            ca_cert: g.and_then(|g| g.ca_cert.as_ref()).map(|p| dir.join(p)),
+            insecure: g.is_some_and(|g| g.insecure),
         }
     }
 

@@ -62,9 +62,16 @@ impl GatewayView {
 
 const LIST_LIMIT: Duration = Duration::from_secs(10);
 
-/// The gateway's client; its key (`[gateway] api_key_env`) travels only in the header.
-fn client(url: &str, key_env: Option<&str>) -> Option<Client> {
-    let url = EndpointUrl::parse(url).ok()?;
+/// The gateway's client; its key (`[gateway] api_key_env`) travels only in the header. An
+/// `https://` gateway is trusted by the system's roots, plus `[gateway] ca_cert`, or not
+/// verified with `[gateway] insecure = true`; `Err` says why no client could be had.
+fn client(
+    url: &str,
+    key_env: Option<&str>,
+    tls: &bakeoff_client::tls::TlsOptions,
+) -> Result<Client, String> {
+    let url = EndpointUrl::parse(url).map_err(|e| e.to_string())?;
+    let tls = bakeoff_client::tls::Tls::new(tls).map_err(|e| format!("[gateway] {e}"))?;
     let api_key = key_env
         .and_then(|n| std::env::var(n).ok())
         .and_then(ApiKey::new);
@@ -80,9 +87,10 @@ fn client(url: &str, key_env: Option<&str>) -> Option<Client> {
                 total: Duration::from_secs(40),
             },
             api_key,
+            tls,
         },
     )
-    .ok()
+    .map_err(|e| e.to_string())
 }
 
 /// The gateway's deployments from `/model/info` (LiteLLM also serves it as `/v1/model/info`).
@@ -177,14 +185,17 @@ pub async fn look(fleet: &Fleet, probe: bool) -> Option<GatewayView> {
 }
 
 async fn look_at(fleet: &Fleet, url: &str, probe: bool) -> GatewayView {
-    let Some(c) = client(url, fleet.gateway_key_env.as_deref()) else {
-        return GatewayView {
-            url: url.to_string(),
-            source: "fleet config",
-            view_error: Some(format!("{url} is not an http(s) URL")),
-            groups: Vec::new(),
-            probes: Vec::new(),
-        };
+    let c = match client(url, fleet.gateway_key_env.as_deref(), &fleet.gateway_tls) {
+        Ok(c) => c,
+        Err(e) => {
+            return GatewayView {
+                url: url.to_string(),
+                source: "fleet config",
+                view_error: Some(format!("{url}: {e}")),
+                groups: Vec::new(),
+                probes: Vec::new(),
+            };
+        }
     };
     let (deps, source, view_error) = match deployments(&c).await {
         Ok(d) => (d, "/model/info", None),

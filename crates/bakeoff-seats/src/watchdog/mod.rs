@@ -263,6 +263,7 @@ pub fn probe_client_keyed(url: &str, api_key: Option<ApiKey>) -> Option<Client> 
                 total: Duration::from_secs(15),
             },
             api_key,
+            ..Default::default()
         },
     ))
 }

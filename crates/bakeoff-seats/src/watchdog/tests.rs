@@ -134,6 +134,7 @@ fn probe(fit: bool, refused: bool, served: &[&str]) -> Observation {
                 probes: vec![],
                 overflow: None,
                 tool_calls: None,
+                tls: None,
             },
             chat_template: None,
             quantization: None,

@@ -104,6 +104,14 @@ pub struct EndpointArgs {
     /// that it took effect.
     #[arg(long, value_name = "MODE", default_value = "default")]
     pub thinking: String,
+    /// A PEM file with the CA that signed an https:// endpoint's certificate (a private CA or a
+    /// self-signed certificate), trusted beside the system's roots (optional).
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<std::path::PathBuf>,
+    /// Accept an https:// endpoint's certificate without verifying it: recorded in the
+    /// artifact (endpoint.facts.tls.verification = "insecure").
+    #[arg(long)]
+    pub insecure: bool,
 }
 
 #[derive(Debug, Args)]

@@ -52,7 +52,7 @@ pub enum SeatCommand {
     /// footprint (GPU per process, Docker stats or process RSS, each labelled) and the queue
     /// depth of each, every interval, into a JSONL series; footprint-drift and outage findings.
     #[command(
-        after_help = "Examples:\n  bakeoff seat monitor --fleet examples/fleet.toml gemma-proc --interval 30 --duration 3600\n  bakeoff seat monitor --fleet fleet.toml --interval 300 --out results/monitor --drift-threshold 5 --drift-min 1g"
+        after_help = "Examples:\n  bakeoff seat monitor --fleet examples/fleet.toml gemma-proc --interval 30 --duration 3600\n  bakeoff seat monitor --fleet fleet.toml --interval 300 --out results/monitor --drift-threshold 5 --drift-min 1g\n  bakeoff seat monitor --fleet fleet.toml --interval 30 --prometheus 127.0.0.1:9464 --alert-webhook https://ntfy.sh/my-fleet"
     )]
     Monitor(SeatMonitorArgs),
 }
@@ -257,4 +257,18 @@ pub struct SeatMonitorArgs {
     /// footprint-drift finding (together with --drift-threshold).
     #[arg(long, value_name = "SIZE", default_value = "256m")]
     pub drift_min: String,
+    /// Serve the monitor's gauges for Prometheus at http://ADDR/metrics, e.g. 127.0.0.1:9464
+    /// (probe result and latency, outage state and duration, footprint and its drift slope,
+    /// queue; docs/monitor-export.md) (optional: without it, nothing listens).
+    #[arg(long, value_name = "ADDR")]
+    pub prometheus: Option<String>,
+    /// POST a JSON message to this URL when an outage or a footprint drift starts and when it
+    /// ends, once each, retried with back-off (ntfy and Slack use: docs/monitor-export.md)
+    /// (optional: without it, findings go to the terminal and the files only).
+    #[arg(long, value_name = "URL")]
+    pub alert_webhook: Option<String>,
+    /// Attempts per alert message before it is logged as not delivered (waits of 1 s, 2 s,
+    /// 4 s, … between them).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub alert_attempts: u32,
 }

@@ -35,6 +35,7 @@ async fn templates_of(p: &str) -> Result<Vec<ExtractedTemplate>, Error> {
                 api_key: std::env::var("BAKEOFF_API_KEY")
                     .ok()
                     .and_then(bakeoff_client::ApiKey::new),
+                ..Default::default()
             },
         );
         let d = discover(

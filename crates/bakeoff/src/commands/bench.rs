@@ -271,7 +271,7 @@ async fn measure(
     // Progress on stderr (stdout stays the table, or pure JSON with --json).
     let display = Arc::new(crate::progress::Progress::new(false));
     if cfg.calibrate {
-        plan.ceiling = Some(harness_ceiling(&display).await?);
+        plan.ceiling = Some(harness_ceiling(&display, is_https(client)).await?);
     }
 
     let (tx, rx) = watch::channel(false);
@@ -387,14 +387,41 @@ pub(crate) fn conditions_line(art: &Artifact) -> String {
 /// its result printed as a lasting line as soon as it is known.
 pub(crate) async fn harness_ceiling(
     progress: &crate::progress::Progress,
+    https: bool,
 ) -> Result<bakeoff_artifact::HarnessCeiling, Error> {
-    progress.status("[harness] measuring the harness ceiling against the loopback target …");
-    let c = ceiling(CalibrationOptions::default()).await?;
+    progress.status(if https {
+        "[harness] measuring the harness ceiling against the loopback target over TLS …"
+    } else {
+        "[harness] measuring the harness ceiling against the loopback target …"
+    });
+    let c = if https {
+        tls_ceiling(CalibrationOptions::default()).await?
+    } else {
+        ceiling(CalibrationOptions::default()).await?
+    };
     progress.line(&format!(
         "[harness] ceiling: {:.0} req/s, {:.0} streamed tokens/s, {} concurrent streams; \
          steps above half of these are flagged client-bound",
         c.requests_per_second, c.streamed_tokens_per_second, c.concurrent_streams
     ));
+    Ok(c)
+}
+
+/// Whether the endpoint is `https://`: its ceiling is then measured over TLS (a TLS handshake
+/// per request costs the client ×4 the CPU of a plain one: docs/performance.md "TLS").
+pub(crate) fn is_https(client: &Client) -> bool {
+    client.url().root_path("").scheme() == "https"
+}
+
+/// The ceiling against the TLS loopback target (a throwaway CA, made in memory).
+async fn tls_ceiling(o: CalibrationOptions) -> Result<bakeoff_artifact::HarnessCeiling, Error> {
+    let (target, url, tls) = CalibrationTarget::start_tls().await.map_err(|e| {
+        Error::internal(format!(
+            "cannot start the TLS loopback calibration target: {e}"
+        ))
+    })?;
+    let c = bakeoff_load::calibrate::measure_ceiling_with(&url, o, tls).await?;
+    drop(target);
     Ok(c)
 }
 

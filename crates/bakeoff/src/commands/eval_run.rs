@@ -66,7 +66,7 @@ async fn measure(
     display: &Progress,
     hook: EvalHook,
 ) -> Result<Exit, Error> {
-    let options = with_ceiling(cfg, display).await?;
+    let options = with_ceiling(cfg, display, super::bench::is_https(client)).await?;
     let naming = super::naming(&cfg.naming, local);
     let req = EvalRequest {
         client,
@@ -126,7 +126,11 @@ fn run_record(cfg: &RunConfig, embedded_default: bool) -> serde_json::Value {
 
 /// The harness ceiling for the load suites, measured once per run against the built-in
 /// loopback target (as `bench run` does), so their steps can be flagged `client-bound`.
-async fn with_ceiling(cfg: &RunConfig, display: &Progress) -> Result<SuiteOptions, Error> {
+async fn with_ceiling(
+    cfg: &RunConfig,
+    display: &Progress,
+    https: bool,
+) -> Result<SuiteOptions, Error> {
     let mut options = cfg.suite_options.clone();
     let load = cfg.suites.iter().any(|s| {
         matches!(
@@ -135,7 +139,8 @@ async fn with_ceiling(cfg: &RunConfig, display: &Progress) -> Result<SuiteOption
         )
     });
     if load && cfg.calibrate {
-        options.throughput.harness_ceiling = Some(super::bench::harness_ceiling(display).await?);
+        options.throughput.harness_ceiling =
+            Some(super::bench::harness_ceiling(display, https).await?);
     }
     Ok(options)
 }

@@ -42,13 +42,18 @@ pub async fn run(a: SeatMonitorArgs) -> Result<Exit, Error> {
                 }
             }
             Event::Change(c) => say(render::change_line(c)),
+            Event::Serving(addr) => say(format!(
+                "serving the gauges for Prometheus at http://{addr}/metrics"
+            )),
+            Event::Alert { report, to } => say(report.line(to)),
         },
     )
     .await
     .map_err(|e| match e {
-        MonitorError::UnknownSeat { .. } | MonitorError::NoSeats => {
-            Error::usage(redactor.text(&e.to_string()))
-        }
+        MonitorError::UnknownSeat { .. }
+        | MonitorError::NoSeats
+        | MonitorError::Listen(_)
+        | MonitorError::Alert(_) => Error::usage(redactor.text(&e.to_string())),
         MonitorError::Store(s) => Error::Store(s),
     })?;
     progress.finish();

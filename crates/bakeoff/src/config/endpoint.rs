@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use bakeoff_client::tls::{Tls, TlsOptions};
 use bakeoff_client::{ApiKey, Client, ClientOptions, EndpointUrl, Timeouts};
 use bakeoff_suites::{PreflightOptions, ThinkingMode};
 
@@ -26,9 +27,20 @@ impl EndpointArgs {
             .map(EndpointUrl::parse)
             .transpose()
             .map_err(Error::usage)?;
+        if self.insecure && self.ca_cert.is_some() {
+            return Err(Error::usage(
+                "--insecure and --ca-cert contradict each other: --ca-cert verifies against that CA, --insecure verifies nothing; give one",
+            ));
+        }
+        let tls = Tls::new(&TlsOptions {
+            ca_cert: self.ca_cert.clone(),
+            insecure: self.insecure,
+        })
+        .map_err(Error::usage)?;
         let client = ClientOptions {
             timeouts: timeouts(&self)?,
             api_key: api_key(&self)?,
+            tls,
         };
         if self.max_model_len == Some(0) {
             return Err(Error::usage(

@@ -1,9 +1,12 @@
 //! `seat monitor`: its flags checked once.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use bakeoff_artifact::monitor::DriftThresholds;
+use bakeoff_client::ClientOptions;
 use bakeoff_monitor::MonitorOptions;
+use bakeoff_monitor::export::alert::AlertOptions;
 
 use super::seat::{secs, size};
 use crate::cli::SeatMonitorArgs;
@@ -40,6 +43,28 @@ impl SeatMonitorArgs {
                 self.drift_threshold
             )));
         }
+        if self.alert_attempts == 0 {
+            return Err(Error::usage(
+                "--alert-attempts must be at least 1 (the default 5 retries for about 15 s)",
+            ));
+        }
+        let prometheus = self
+            .prometheus
+            .as_deref()
+            .map(|a| {
+                a.trim().parse::<SocketAddr>().map_err(|_| {
+                    Error::usage(format!(
+                        "--prometheus {a:?} is not an address to listen on; give IP:PORT, e.g. 127.0.0.1:9464 (0.0.0.0:9464 for every interface)"
+                    ))
+                })
+            })
+            .transpose()?;
+        let alert = self
+            .alert_webhook
+            .as_deref()
+            .map(|u| AlertOptions::new(u, self.alert_attempts, ClientOptions::default()))
+            .transpose()
+            .map_err(|e| Error::usage(e.to_string()))?;
         Ok(SeatMonitorConfig {
             fleet: self.fleet.fleet,
             options: MonitorOptions {
@@ -53,6 +78,8 @@ impl SeatMonitorArgs {
                     percent: self.drift_threshold,
                     min_bytes: size("--drift-min", &self.drift_min)?,
                 },
+                prometheus,
+                alert,
             },
         })
     }

@@ -58,6 +58,7 @@ async fn complete(proxy: &Proxy, model: &str) -> Exchange {
                 total: Duration::from_secs(60),
             },
             api_key: ApiKey::new(proxy.key.clone()),
+            ..Default::default()
         },
     );
     c.chat(&ChatRequest::new(
@@ -142,6 +143,50 @@ async fn the_real_litellm_proxy_in_front_of_a_seat_reports_one_outage() {
         .output()
         .unwrap();
     assert_eq!(code(&o), 0, "{}\n{}", text(&o), proxy.log_tail());
+
+    // The same gateway behind HTTPS (README "Gateway over HTTPS"): nginx terminating TLS with a
+    // test CA in front of the proxy; preflight with --ca-cert, and a fleet whose gateway is
+    // `https://…` with `ca_cert`, probed through it.
+    let (ca, cert, key) = crate::tls::test_pki(dir.path());
+    let nginx = crate::tls::Nginx::start(dir.path(), &cert, &key, &proxy.url);
+    let o = util::bakeoff_cmd()
+        .env("BAKEOFF_API_KEY", &proxy.key)
+        .args([
+            "eval",
+            "preflight",
+            "--endpoint",
+            &nginx.url(),
+            "--model",
+            "chat-a",
+            "--ca-cert",
+            ca.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}\n{}", text(&o), proxy.log_tail());
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["facts"]["tls"]["verification"], "ca-cert", "{v:#}");
+    let f_tls = write(
+        &dir.path().join("fleet-tls.toml"),
+        &format!(
+            "{base}\n[gateway]\nurl = \"{}\"\napi_key_env = \"{KEY_ENV}\"\nca_cert = \"ca.pem\"\n",
+            nginx.url()
+        ),
+    );
+    let o = bakeoff_keyed(
+        &["seat", "status", "--fleet", &f_tls, "--probe", "--json"],
+        &proxy.key,
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["gateway"]["source"], "/model/info", "{v:#}");
+    assert_eq!(
+        v["gateway"]["groups"][0]["failing"],
+        serde_json::json!([]),
+        "{v:#}"
+    );
+    drop(nginx);
 
     // The fleet names its gateway: status reads the gateway's own view and probes through it.
     let f = write(

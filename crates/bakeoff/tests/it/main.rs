@@ -40,6 +40,8 @@ mod seat_down;
 mod seat_export;
 mod seat_load_conditions;
 mod seat_monitor;
+mod seat_monitor_export;
 mod seat_warm_cache;
+mod tls;
 mod util;
 mod vllm_tier;

@@ -27,14 +27,14 @@ use serde_json::Value;
 
 use crate::util::{self, code, free_port, read_json, root, stdout, text};
 
-fn write(dir: &Path, toml: &str) -> String {
+pub(crate) fn write(dir: &Path, toml: &str) -> String {
     let p = dir.join("fleet.toml");
     std::fs::write(&p, toml).unwrap();
     p.display().to_string()
 }
 
 /// The real llama-server as a process seat, with `--metrics` (the queue gauges).
-fn llama_seat(name: &str, port: u16) -> String {
+pub(crate) fn llama_seat(name: &str, port: u16) -> String {
     let e = bakeoff_testkit::engine();
     let header =
         bakeoff_testkit::fleet::seat_header(name, "llama.cpp", "bench", port, "gemma-3-270m");
@@ -49,7 +49,7 @@ args = ["-m", "{model}", "--host", "127.0.0.1", "--port", "{{port}}", "-c", "102
 }
 
 /// `bakeoff seat monitor ARGS…` in the background, its stderr (the live lines) into a file.
-fn spawn_monitor(args: &[&str], stderr: &Path) -> Child {
+pub(crate) fn spawn_monitor(args: &[&str], stderr: &Path) -> Child {
     util::bakeoff_cmd()
         .args(["seat", "monitor"])
         .args(args)
@@ -60,14 +60,14 @@ fn spawn_monitor(args: &[&str], stderr: &Path) -> Child {
 }
 
 /// The series file in `out`, once there is one.
-fn series_file(out: &Path) -> Option<PathBuf> {
+pub(crate) fn series_file(out: &Path) -> Option<PathBuf> {
     std::fs::read_dir(out).ok()?.find_map(|e| {
         let p = e.ok()?.path();
         p.to_string_lossy().ends_with(".monitor.jsonl").then_some(p)
     })
 }
 
-fn samples(out: &Path) -> Vec<Value> {
+pub(crate) fn samples(out: &Path) -> Vec<Value> {
     series_file(out)
         .and_then(|p| std::fs::read_to_string(p).ok())
         .unwrap_or_default()
@@ -77,7 +77,7 @@ fn samples(out: &Path) -> Vec<Value> {
 }
 
 /// Wait (off the runtime) until `pred` holds for `seat`'s samples; `what` names it on failure.
-async fn wait_for(
+pub(crate) async fn wait_for(
     out: &Path,
     seat: &str,
     what: &str,
@@ -118,7 +118,7 @@ fn sigint(pid: u32) {
 }
 
 /// Ctrl-C to the monitor, then its exit code, stdout, and the stderr file's text.
-async fn interrupt(mut child: Child, stderr: &Path) -> (i32, String, String) {
+pub(crate) async fn interrupt(mut child: Child, stderr: &Path) -> (i32, String, String) {
     sigint(child.id());
     let (status, out) = tokio::task::spawn_blocking(move || {
         let mut s = String::new();
@@ -136,7 +136,7 @@ async fn interrupt(mut child: Child, stderr: &Path) -> (i32, String, String) {
 
 /// The summary beside the series, checked against the checked-in schema; every sample too
 /// (`$defs/MonitorSample`).
-fn valid_summary(out: &Path) -> Value {
+pub(crate) fn valid_summary(out: &Path) -> Value {
     let series = series_file(out).unwrap();
     let summary_path = PathBuf::from(
         series
@@ -168,7 +168,7 @@ fn valid_summary(out: &Path) -> Value {
     summary
 }
 
-fn pid_of(dir: &Path, seat: &str) -> u32 {
+pub(crate) fn pid_of(dir: &Path, seat: &str) -> u32 {
     let v = read_json(&dir.join(format!(".bakeoff-seats/{seat}.process.json")));
     v["pid"].as_u64().unwrap() as u32
 }
