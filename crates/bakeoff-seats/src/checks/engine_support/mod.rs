@@ -392,6 +392,27 @@ fn has_c_string(bytes: &[u8], name: &str) -> bool {
     bytes.windows(needle.len()).any(|w| w == needle.as_slice())
 }
 
+/// `general.architecture` from the start of a GGUF (its metadata, before any tensor): the key
+/// as a GGUF string (u64 length, bytes), the value type (u32, 8 = string), the value as a GGUF
+/// string (ggml/docs/gguf.md). Only the head is read, so a model inside an image is never copied
+/// out whole.
+fn architecture_in_head(head: &[u8]) -> Option<String> {
+    const KEY: &[u8] = b"general.architecture";
+    let mut needle = (KEY.len() as u64).to_le_bytes().to_vec();
+    needle.extend_from_slice(KEY);
+    let at = head
+        .windows(needle.len())
+        .position(|w| w == needle.as_slice())?
+        + needle.len();
+    let ty = u32::from_le_bytes(head.get(at..at + 4)?.try_into().ok()?);
+    if ty != 8 {
+        return None;
+    }
+    let len = u64::from_le_bytes(head.get(at + 4..at + 12)?.try_into().ok()?) as usize;
+    let value = head.get(at + 12..at + 12 + len.min(256))?;
+    String::from_utf8(value.to_vec()).ok()
+}
+
 /// A GGUF's metadata sits at its start; the tokenizer's arrays make it a few MB at most.
 const GGUF_HEAD_CAP: usize = 64 << 20;
 /// Far above any `libllama.so` or static `llama-server` (tens of MB).
@@ -461,12 +482,15 @@ fn llamacpp(seat: &Seat, build: &Build) -> SeatFinding {
         Ok(h) => h,
         Err(why) => return not_checked(why),
     };
-    let arch = match bakeoff_model::gguf::read_gguf(std::io::Cursor::new(head), &model) {
-        Ok(g) => match g.architecture() {
-            Some(a) => a.to_string(),
-            None => return not_checked(format!("{} has no general.architecture", model.display())),
-        },
-        Err(e) => return not_checked(format!("{} cannot be read as GGUF: {e}", model.display())),
+    if !head.starts_with(b"GGUF") {
+        return not_checked(format!("{} is not a GGUF file", model.display()));
+    }
+    let Some(arch) = architecture_in_head(&head) else {
+        return not_checked(format!(
+            "{} has no general.architecture in its first {} MiB",
+            model.display(),
+            GGUF_HEAD_CAP >> 20
+        ));
     };
     let bin = match llama_binary(seat, build) {
         Ok(b) => b,
@@ -540,6 +564,19 @@ fn run_with_timeout(mut cmd: std::process::Command, limit: Duration) -> Result<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_architecture_is_read_from_the_head_alone() {
+        let mut h = b"GGUF\x03\0\0\0".to_vec();
+        h.extend_from_slice(&20u64.to_le_bytes());
+        h.extend_from_slice(b"general.architecture");
+        h.extend_from_slice(&8u32.to_le_bytes());
+        h.extend_from_slice(&6u64.to_le_bytes());
+        h.extend_from_slice(b"gemma3");
+        assert_eq!(architecture_in_head(&h).as_deref(), Some("gemma3"));
+        assert_eq!(architecture_in_head(&h[..h.len() - 2]), None);
+        assert_eq!(architecture_in_head(b"GGUF"), None);
+    }
 
     #[test]
     fn c_strings_match_whole_names_only() {
