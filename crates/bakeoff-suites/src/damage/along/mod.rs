@@ -108,7 +108,9 @@ fn asker<'a>(side: &Side<'a>, top_k: u32) -> Asker<'a> {
         engine: side.engine,
         model: side.model,
         top_k,
-        limit: side.client.timeouts().total.max(Duration::from_secs(30)),
+        // A greedy reply of N tokens, or a prefill of prompt + reply, on a loaded server: bounded,
+        // but not by the first-token timeouts.
+        limit: side.client.timeouts().total.max(Duration::from_secs(300)),
     }
 }
 

@@ -48,7 +48,7 @@ async fn damage(
 
 #[tokio::test]
 async fn damage_self_checks_on_vllm_and_tells_two_configurations_apart() {
-    let s = vllm::shared().await;
+    let s = vllm::shared_alone().await;
     let dir = bakeoff_testkit::tempdir();
     let (code, d, text) = damage(&s.url(), "applied", dir.path(), "0").await;
     assert_eq!(code, 0, "{text}");
@@ -68,7 +68,7 @@ async fn damage_self_checks_on_vllm_and_tells_two_configurations_apart() {
 /// base, 8 prompts × 48 tokens.
 #[tokio::test]
 async fn damage_along_the_reply_shows_what_the_first_token_does_not() {
-    let s = vllm::shared().await;
+    let s = vllm::shared_alone().await;
     let dir = bakeoff_testkit::tempdir();
     let (code, d, text) = damage(&s.url(), "slight", dir.path(), "48").await;
     assert_eq!(code, 0, "{text}");
