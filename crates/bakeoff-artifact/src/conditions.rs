@@ -1,4 +1,4 @@
-//! The conditions a measurement ran under (issue 19): what else the host and the GPU were doing
+//! The conditions a measurement ran under (docs/metrics.md "Conditions"): what else the host and the GPU were doing
 //! while a bench step or an eval suite was measured, each reading with its source or why it
 //! could not be had, and the contamination findings drawn from them (docs/metrics.md,
 //! "Conditions"). Sampled by `bakeoff-conditions`; this crate only names them.

@@ -20,7 +20,7 @@ pub enum FailureClass {
     /// The operator asked for a model the endpoint does not serve.
     ModelNotServed,
     /// Control endpoints answer (or at least connections are accepted) but every completion
-    /// times out: the seeds' wedge (seed 000 §1), named for what was observed.
+    /// times out: the seeds' wedge (docs/field-cases.md B1), named for what was observed.
     InferenceHanging,
     /// Every call, control and completion, answered a 5xx other than "still loading".
     ServerError,

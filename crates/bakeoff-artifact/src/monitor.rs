@@ -4,7 +4,7 @@
 //! `<stem>.monitor.json` ([`MonitorSummary`], schema `schemas/monitor.v1.schema.json`), written
 //! atomically when the monitor ends, with the findings: a footprint that drifted past its
 //! threshold over the seat's first sample, and each outage, one per seat however many gateway
-//! aliases route to it (seed 003 §1, §2).
+//! aliases route to it (docs/field-cases.md F1, F2).
 //!
 //! Every memory figure carries its source ([`FootprintSource`]); a reading that could not be
 //! taken says why instead of being a zero.
@@ -59,7 +59,7 @@ pub struct MonitorSample {
     pub queue_unavailable: Option<String>,
 }
 
-/// The probe of one tick: one real chat completion, never `/health` (seed 000: an engine wedged
+/// The probe of one tick: one real chat completion, never `/health` (docs/field-cases.md B1: an engine wedged
 /// with its control endpoints up while every inference failed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ProbeSample {

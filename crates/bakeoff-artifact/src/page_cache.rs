@@ -1,6 +1,6 @@
-//! Whether a seat's weight files were in the page cache when its start began (issue 19 part 3):
+//! Whether a seat's weight files were in the page cache when its start began (docs/metrics.md "Conditions"):
 //! a load time read from a warm cache measures the engine, one from a cold cache measures the
-//! disk too, and the two must not be compared as if they were the same thing (seed 000 §5).
+//! disk too, and the two must not be compared as if they were the same thing (docs/field-cases.md B5).
 //! Recorded in the seat start record (`page_cache`), written by `bakeoff seat up|restart`.
 
 use schemars::JsonSchema;

@@ -213,7 +213,7 @@ pub struct SeatStartRecord {
     /// from before it was measured, and for a seat that was already up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_cache: Option<crate::SeatPageCache>,
-    /// The host's conditions from the start command to ready or the failure (issue 19: a
+    /// The host's conditions from the start command to ready or the failure (docs/metrics.md "Conditions": a
     /// page cache dropped during the weight load, a contended host), the engine being started
     /// left out. Absent in records from before they were sampled, for a seat that was already
     /// up, and for a seat on another host.

@@ -3,7 +3,7 @@
 //!
 //! A problem (exit 1): a blob or partial file nobody is writing (an interrupted download), one
 //! whose lock or writer is alive but that did not grow over the sample interval (a stale pull
-//! loop holding the lock — seed 000 §6: "the stall is the lock, not a rate limit"), a lock held
+//! loop holding the lock — docs/field-cases.md B6: "the stall is the lock, not a rate limit"), a lock held
 //! while nothing of its repository grows, and a snapshot file whose blob is missing. A note (no
 //! exit 1): a download that grew (in progress), and a stale lock file — huggingface_hub's
 //! `filelock` leaves its `.lock` files behind after every download, so a lock nobody holds is
@@ -159,7 +159,7 @@ enum Target {
 }
 
 /// Resolves one PATH: `HF_HOME` (holding `hub/`), a hub dir, one `models--ORG--NAME` dir, or a
-/// llama.cpp cache. A volume mounted at both paths (seed 000 §7) can be a hub and a llama.cpp
+/// llama.cpp cache. A volume mounted at both paths (docs/field-cases.md B7) can be a hub and a llama.cpp
 /// cache at once: both are read.
 fn resolve(path: &Path) -> Result<Vec<Target>, CacheError> {
     let meta = std::fs::metadata(path).map_err(|_| CacheError::Missing {

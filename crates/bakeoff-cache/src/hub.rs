@@ -16,7 +16,7 @@
 //!
 //! Because a snapshot symlink is made only once its blob was renamed from `.incomplete`, a
 //! symlink to a missing blob is damage (a blob deleted by hand, a copy that dropped files), not
-//! a download in flight. llama.cpp `-hf` downloads land in this layout too (seed 000 §7).
+//! a download in flight. llama.cpp `-hf` downloads land in this layout too (docs/field-cases.md B7).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -14,7 +14,7 @@
 //! ```
 //!
 //! llama.cpp takes no file lock on these: the writer is found as the process holding the
-//! partial open. Newer builds write the Hugging Face hub layout instead (seed 000 §7), which
+//! partial open. Newer builds write the Hugging Face hub layout instead (docs/field-cases.md B7), which
 //! [`crate::hub`] covers.
 
 use std::path::{Path, PathBuf};

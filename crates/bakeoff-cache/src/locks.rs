@@ -1,7 +1,7 @@
 //! Who holds a download lock. The Hugging Face hub guards each blob with
 //! `HUB/.locks/models--ORG--NAME/<sha>.lock` (the `filelock` package: `flock(2)` on Linux), so
 //! a stale pull loop that survived a partial kill keeps the lock and the retry stalls on it —
-//! the stall is the lock, not a rate limit (seed 000 §6).
+//! the stall is the lock, not a rate limit (docs/field-cases.md B6).
 //!
 //! Two sources, because each alone misleads: `/proc/locks` names the pid that took the lock
 //! (that pid may be dead while a child that inherited the descriptor still holds it), and an

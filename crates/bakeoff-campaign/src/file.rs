@@ -254,13 +254,13 @@ fn candidate(rc: RawCandidate, fleet: &Fleet) -> Result<CandidateSpec, String> {
         ));
     }
     // A bench seat that restarts itself can come back after its stop and hold the port or the
-    // GPU the displaced seats need for their restore (seed 003 §8: `restart: "no"`).
+    // GPU the displaced seats need for their restore (docs/field-cases.md F8: `restart: "no"`).
     if let Some(policy) = docker
         .and_then(|d| d.restart.as_deref())
         .filter(|p| *p != "no")
     {
         return Err(format!(
-            "{who}: seat {} has restart = {policy:?}; a candidate seat that restarts itself can block the restore of displaced seats (seed 003 §8): give the campaign a seat with restart = \"no\" (a bench copy of it in the fleet file)",
+            "{who}: seat {} has restart = {policy:?}; a candidate seat that restarts itself can block the restore of displaced seats (docs/field-cases.md F8): give the campaign a seat with restart = \"no\" (a bench copy of it in the fleet file)",
             seat.name
         ));
     }

@@ -1,5 +1,5 @@
 //! Is a serving seat idle? A bench window stops a production seat only once it shows 0 running
-//! and 0 waiting requests continuously for `idle_for` (seed 003 §8: the restore was triggered by
+//! and 0 waiting requests continuously for `idle_for` (docs/field-cases.md F8: the restore was triggered by
 //! the seat's own throughput logs, a large prefill burst then zero running / zero waiting); a
 //! seat that is not idle by the deadline is skipped, never forced.
 //!

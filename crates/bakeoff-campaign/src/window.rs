@@ -1,5 +1,5 @@
 //! Bench windows: the seats a candidate displaces are waited for until idle (0 running and 0
-//! waiting for `idle_for_s`, seed 003 §8), stopped, and restored after the candidate — on
+//! waiting for `idle_for_s`, docs/field-cases.md F8), stopped, and restored after the candidate — on
 //! every exit path, each restore watched to a real completion and its downtime recorded.
 //! A seat that is not idle by `idle_timeout_s` is never forced: the candidate is skipped.
 

@@ -130,7 +130,7 @@ impl Client {
         match Self::try_new(url.clone(), opts.clone()) {
             Ok(c) => c,
             Err(_) => {
-                let _ = rustls::crypto::ring::default_provider().install_default();
+                crate::tls::install_process_provider();
                 Self {
                     http: reqwest::Client::builder()
                         .no_proxy()

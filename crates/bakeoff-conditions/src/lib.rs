@@ -1,4 +1,4 @@
-//! The conditions a measurement ran under (issue 19, docs/metrics.md "Conditions"). A
+//! The conditions a measurement ran under (docs/metrics.md "Conditions"). A
 //! [`Sampler`] is started around a measured step (a bench step, an eval suite) with the pids
 //! to leave out — bakeoff itself and the engine under test, each with its descendants — and a
 //! background thread reads `/proc` (and nvidia-smi, where it is on PATH) about once a second

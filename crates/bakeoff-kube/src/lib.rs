@@ -2,7 +2,7 @@
 //! Deployment and one Service per seat — built from `k8s-openapi`'s typed API structs, so each
 //! manifest is valid by construction, and read back through the same structs
 //! ([`parse_documents`]). It owns the mapping: GPU limits, a readiness probe that is a real
-//! one-token completion (never `/health`: seed 000 §1), a startup probe sized from the seat's
+//! one-token completion (never `/health`: docs/field-cases.md B1), a startup probe sized from the seat's
 //! last start record, volumes from mounts, and secret references.
 //!
 //! It must never talk to a cluster or start anything, and never write a secret: an environment

@@ -98,7 +98,7 @@ pub(crate) fn seat_manifests(
                 ..Default::default()
             },
             // A rolling update would start the new pod before stopping the old one: two
-            // engines on one GPU budget, which the fleet never allows (seed 003: weights that
+            // engines on one GPU budget, which the fleet never allows (docs/field-cases.md F8: weights that
             // cannot coexist). Recreate stops first, as `seat restart` does.
             strategy: Some(DeploymentStrategy {
                 type_: Some("Recreate".to_string()),

@@ -1,5 +1,5 @@
 //! The probes of a seat's container. Readiness is a real one-token completion, as the watchdog's
-//! is: an engine can answer `/health` and `/v1/models` while every inference dies (seed 000 §1),
+//! is: an engine can answer `/health` and `/v1/models` while every inference dies (docs/field-cases.md B1),
 //! so a probe that asks for less would route users to a wedged engine. The probe is an `exec` of
 //! curl inside the container (the image must carry curl): Kubernetes' own HTTP probe can only
 //! GET, and a completion is a POST with a body.
@@ -19,7 +19,7 @@ const READY_PERIOD_S: i32 = 15;
 /// failure seen is curl's.
 const CURL_MAX_S: u64 = 20;
 const PROBE_TIMEOUT_S: i32 = 30;
-/// Without a recorded start: 30 minutes. Loads vary widely (seed 000 §5: ~2 min for a 70 GB
+/// Without a recorded start: 30 minutes. Loads vary widely (docs/field-cases.md B5: ~2 min for a 70 GB
 /// checkpoint, an 83 GB one projected past an hour from a cold page cache); a recorded start is
 /// the better guide, and docs/scale-out.md says to raise this for such checkpoints.
 pub const DEFAULT_STARTUP_BUDGET_S: u64 = 30 * 60;

@@ -419,7 +419,7 @@ mod tests {
 
     #[test]
     fn seed_pool_ratio() {
-        // Seed 003 §1: 371,023 tokens against max-model-len 262,144 → "1.4x a full-length
+        // docs/field-cases.md F1: 371,023 tokens against max-model-len 262,144 → "1.4x a full-length
         // sequence" (371,023 / 262,144 = 1.4153).
         let r = pool_over_max_len_ratio(371_023, 262_144);
         assert!((r - 1.4153).abs() < 1e-4, "{r}");

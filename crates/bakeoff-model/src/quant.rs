@@ -1,7 +1,7 @@
 //! A checkpoint's quantization, and the check of a serving flag against it.
 //!
 //! vLLM reads `quantization_config` from config.json by itself; `--quantization` only has to
-//! agree with it. The failure this guards against is seed 003 §7: a compose file hard-coding
+//! agree with it. The failure this guards against is docs/field-cases.md F7: a compose file hard-coding
 //! `--quantization compressed-tensors` pointed at unquantized BF16 weights crash-looped 35 times
 //! with a `TypeError` from `CompressedTensorsConfig.__init__`.
 
@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::error::{ModelError, Result};
 
 /// The crash vLLM prints when `--quantization compressed-tensors` meets a checkpoint without a
-/// compressed-tensors config (seed 003 §7, quoted as logged).
+/// compressed-tensors config (docs/field-cases.md F7, quoted as logged).
 pub const COMPRESSED_TENSORS_CRASH: &str = "TypeError: CompressedTensorsConfig.__init__() missing 3 required positional arguments: 'target_scheme_map', 'ignore', 'quant_format'";
 
 /// How a checkpoint is quantized.
@@ -208,7 +208,7 @@ pub fn check_quantization_flag(
             code: "quantization-mismatch".into(),
             severity: Severity::Error,
             message: format!(
-                "--quantization compressed-tensors, but {checkpoint} has no quantization_config: vLLM will crash at startup with `{COMPRESSED_TENSORS_CRASH}` (seed 003: 35 restarts before it was caught)"
+                "--quantization compressed-tensors, but {checkpoint} has no quantization_config: vLLM will crash at startup with `{COMPRESSED_TENSORS_CRASH}` (docs/field-cases.md F7: 35 restarts before it was caught)"
             ),
             fix: Some(DROP_OR_REPOINT.into()),
         }],

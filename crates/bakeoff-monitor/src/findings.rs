@@ -10,7 +10,7 @@
 //!   sample of that source, per day.
 //! - **`outage`**: a seat that answered a real completion and then does not (its probe failed,
 //!   its process exited, its container stopped) opens one outage; every gateway alias routing
-//!   to it is listed in it — two aliases of one seat are one outage, not two (seed 003 §2). The
+//!   to it is listed in it — two aliases of one seat are one outage, not two (docs/field-cases.md F2). The
 //!   first tick that finds it answering again closes it, with its duration. A seat named on the
 //!   command line is expected to answer from the first tick: not answering then opens an
 //!   outage too. A seat of the whole fleet that never answered is not an outage (it was not

@@ -5,7 +5,7 @@
 //!    gpu_readings`, the reading a stop verifies with) on this machine; nvidia-smi over the
 //!    host's ssh channel for an `ssh://` host (`bakeoff_plan::remote`, as `plan` reads it). The
 //!    driver reports host PIDs: a process seat's are its recorded pid and descendants, a
-//!    container's come from `docker top` on its host. A seat on a GPU grows there (seed 003 §1:
+//!    container's come from `docker top` on its host. A seat on a GPU grows there (docs/field-cases.md F1:
 //!    38.5 GiB fresh, 45.6 GiB after three days).
 //! 2. **`docker stats`** for a container seat the GPU readings do not cover (a CPU seat, a
 //!    host without nvidia-smi): the cgroup's usage less its inactive file cache.

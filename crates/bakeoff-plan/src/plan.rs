@@ -4,7 +4,7 @@
 //! - **by claims**: total − Σ expected claims. What the flags promise if every seat is fresh.
 //! - **planned**: total − Σ (a running seat's *measured* footprint, else its claim) − memory
 //!   held by processes that belong to no seat. This is the one the seeds needed: seat `gen`
-//!   claimed 0.43 × 94.97 = 40.84 GiB and held 45.6 GiB after three days (seed 003 §1).
+//!   claimed 0.43 × 94.97 = 40.84 GiB and held 45.6 GiB after three days (docs/field-cases.md F1).
 //!
 //! A seat up for longer than `long_uptime_s` gets a note: footprints grow with uptime, so
 //! headroom should be measured against a freshly started seat.

@@ -297,7 +297,7 @@ impl DockerBackend {
     /// out, and an exit code of 137 says it had to; when the container still runs after it, or
     /// the stop request failed, `docker kill` (SIGKILL) and then `docker rm -f`; then a bounded
     /// wait until the container is gone (stopped, with `keep`) and its processes with it. What
-    /// refuses to go is returned (`container_left`, `survivors`), never hidden (seed 000 §5).
+    /// refuses to go is returned (`container_left`, `survivors`), never hidden (docs/field-cases.md B5).
     pub async fn stop(&mut self, keep: bool) -> Result<crate::release::Stopped, BackendError> {
         let grace = self.seat.stop_grace();
         // At most fleet::MAX_STOP_TIMEOUT_S: it fits.

@@ -134,7 +134,7 @@ impl SwapOutcome {
 }
 
 /// One seat in `status`, with the gateway aliases that resolve to it: one outage is one
-/// finding however many aliases route to it (seed 003 §2).
+/// finding however many aliases route to it (docs/field-cases.md F2).
 #[derive(Debug, Clone)]
 pub struct SeatStatus {
     pub seat: String,

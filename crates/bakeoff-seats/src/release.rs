@@ -1,6 +1,6 @@
 //! What a stop really freed. A polite stop (SIGTERM, `docker stop`) is not proof that a seat is
 //! gone: a loader deep in a huge mmap'd read can sit in uninterruptible sleep (`D`) through
-//! SIGKILL and keep its port, its RAM and its GPU memory (seed 000 §5: a container that refused
+//! SIGKILL and keep its port, its RAM and its GPU memory (docs/field-cases.md B5: a container that refused
 //! a normal stop and needed `docker rm -f`). So after the backend's stop — escalated to SIGKILL
 //! when the grace ran out — this module checks, on a local host, that nothing listens on the
 //! seat's port any more (naming the holder when something does), that none of the seat's

@@ -72,7 +72,7 @@ pub fn up_lines(o: &UpOutcome) -> Vec<String> {
 }
 
 /// `page cache before the start: cold (2 % of 256 MiB resident, fincore)`: whether the weights
-/// were in the page cache before the start (issue 19), from the start record's `page_cache`.
+/// were in the page cache before the start (docs/metrics.md "Conditions"), from the start record's `page_cache`.
 pub fn page_cache_line(pc: &bakeoff_artifact::SeatPageCache) -> String {
     use bakeoff_artifact::{PageCacheMethod, PageCacheState};
     const MIB: f64 = 1024.0 * 1024.0;

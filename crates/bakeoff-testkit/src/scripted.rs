@@ -361,7 +361,7 @@ pub fn answers_then_holds(
         )
 }
 
-/// The seeds' wedge (seed 000 §1): vLLM's control endpoints answer (`/version`, `/v1/models`)
+/// The seeds' wedge (docs/field-cases.md B1): vLLM's control endpoints answer (`/version`, `/v1/models`)
 /// while every inference never returns; its `/tokenize` hangs with the engine core too.
 pub fn completions_hang() -> Router {
     let hang = || async {

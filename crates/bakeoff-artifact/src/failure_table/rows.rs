@@ -90,14 +90,14 @@ pub const TABLE: &[Row] = &[
     watch(
         C::InitWedge,
         "no log line for --silence-timeout while not ready, while the seat's port answered (a port that only refused is not-listening)",
-        "seed 000 §1 (vLLM v0.19, Nemotron-3-Nano NVFP4: last line FLASHINFER backend selection, \
+        "docs/field-cases.md B1 (vLLM v0.19, Nemotron-3-Nano NVFP4: last line FLASHINFER backend selection, \
          44+ min of silence, /v1/models answering); engine-facts.md fact 3",
         R_WEDGE,
     ),
     watch(
         C::CrashLoop,
         "Docker inspect top-level RestartCount rising by --crash-loop-restarts within --crash-loop-window",
-        "engine-facts.md §6 (RestartCount is top-level, not in State); seed 003 §1 (13 restarts on a \
+        "engine-facts.md §6 (RestartCount is top-level, not in State); docs/field-cases.md F1 (13 restarts on a \
          CUDA OOM) and §7 (35 restarts on a quantization mismatch)",
         R_CRASH,
     ),
@@ -106,7 +106,7 @@ pub const TABLE: &[Row] = &[
         r"(torch\.(cuda\.)?OutOfMemoryError|(CUDA|HIP|XPU|NPU) out of memory|MPS backend out of memory)",
         "torch c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::malloc (`CUDA out of \
          memory. Tried to allocate …`; torch >= 2.5 `torch.OutOfMemoryError`, older \
-         `torch.cuda.OutOfMemoryError`); seed 003 §1; vllm#14452, vllm#12030. Other \
+         `torch.cuda.OutOfMemoryError`); docs/field-cases.md F1; vllm#14452, vllm#12030. Other \
          accelerators' torch builds word it their way: torch 2.12 c10/xpu/XPUCachingAllocator.cpp \
          (`XPU out of memory. Tried to allocate …`, intel/torch-xpu-ops#3011; IPEX's \
          `RuntimeError: XPU out of memory`, intel/intel-extension-for-pytorch#629), torch_npu \
@@ -182,7 +182,7 @@ pub const TABLE: &[Row] = &[
         C::KvCacheBudget,
         r"No available memory for the cache blocks",
         "vLLM 0.19.1 vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory (V0: \
-         worker/worker.py raise_if_cache_size_invalid); seed 000 §4 (the Gemma-4 KV-cache OOM \
+         worker/worker.py raise_if_cache_size_invalid); docs/field-cases.md B4 (the Gemma-4 KV-cache OOM \
          ladder); vllm#10439, vllm-project/vllm-omni#946",
         R_KV,
     ),
@@ -190,7 +190,7 @@ pub const TABLE: &[Row] = &[
         C::KvCacheBudget,
         r"Available KV cache memory: -\d",
         "vLLM 0.19.1 vllm/v1/worker/gpu_worker.py determine_available_memory (`Available KV cache \
-         memory: %s GiB`, negative when the weights leave nothing); seed 000 §4 (−0.66 … −3.21 GiB)",
+         memory: %s GiB`, negative when the weights leave nothing); docs/field-cases.md B4 (−0.66 … −3.21 GiB)",
         R_KV,
     ),
     log(
@@ -227,7 +227,7 @@ pub const TABLE: &[Row] = &[
         r"(Model architectures \[.*\] (are not supported for now|failed to be inspected)|architecture .{0,80}not supported (for now|anymore|in-tree anymore)|Cannot find model module\.)",
         "vLLM 0.19.1 vllm/model_executor/models/registry.py _raise_for_unsupported (`Model \
          architectures [...] are not supported for now`, `… is not supported anymore`, `Cannot \
-         find model module.`); vllm#9515, vllm#13332; seed 000 §2 (pydantic ValidationError: \
+         find model module.`); vllm#9515, vllm#13332; docs/field-cases.md B2 (pydantic ValidationError: \
          architecture \"not supported for now\")",
         R_ARCH,
     ),
@@ -243,7 +243,7 @@ pub const TABLE: &[Row] = &[
         C::UnknownModelType,
         r"has model type .{0,40} but Transformers does not recognize this architecture|Unrecognized model in .{0,200}Should have a .model_type. key",
         "transformers models/auto/configuration_auto.py AutoConfig.from_pretrained \
-         (engine-facts.md §1); seed 000 §5 (deepseek_v4 on NGC 26.04)",
+         (engine-facts.md §1); docs/field-cases.md B5 (deepseek_v4 on NGC 26.04)",
         R_TYPE,
     ),
     Row {
@@ -263,7 +263,7 @@ pub const TABLE: &[Row] = &[
     log(
         C::QuantizationMismatch,
         r"CompressedTensorsConfig\.__init__\(\) missing \d+ required positional argument",
-        "seed 003 §7 (hard-coded --quantization compressed-tensors over BF16 weights, 35 restarts); \
+        "docs/field-cases.md F7 (hard-coded --quantization compressed-tensors over BF16 weights, 35 restarts); \
          engine-facts.md §1",
         R_QUANT,
     ),
@@ -429,7 +429,7 @@ pub const TABLE: &[Row] = &[
         signature: SignatureKind::Log(
             r"No module named ['\x22]?[A-Za-z_][\w.]*|cannot open shared object file: No such file or directory",
         ),
-        source: "seed 000 §2 (secondary `ModuleNotFoundError: mamba_ssm` beside the unsupported \
+        source: "docs/field-cases.md B2 (secondary `ModuleNotFoundError: mamba_ssm` beside the unsupported \
                  architecture); CPython import system (`ModuleNotFoundError: No module named 'x'`, \
                  runpy's unquoted `python3: No module named x`), vLLM V0 worker lines without the \
                  class (`… while processing method load_model: No module named 'einops'`, vllm PR \
@@ -456,7 +456,7 @@ pub const TABLE: &[Row] = &[
     watch(
         C::NotReady,
         "--ready-timeout passed while the seat's port answered and the seat was still logging, and no real completion (the preflight's check) had succeeded",
-        "bakeoff's readiness definition (issue 6: ready means a real completion succeeds); seed 000 §1 \
+        "bakeoff's readiness definition (docs/fleet.md: ready means a real completion succeeds); docs/field-cases.md B1 \
          (/v1/models answering is not ready); a container logging every 20 ms measured here \
          (docker_backend.rs a_chatty_seat_still_reaches_the_ready_timeout)",
         R_NOT_READY,
@@ -520,20 +520,20 @@ pub const TABLE: &[Row] = &[
         C::NotReady,
         "the completions answered 503 (llama.cpp \"Loading model\") or timed out while nothing else answered",
         "llama.cpp tools/server/server.cpp (503 `Loading model` on every path while it loads); \
-         bakeoff's readiness definition (issue 6: ready means a real completion succeeds)",
+         bakeoff's readiness definition (docs/fleet.md: ready means a real completion succeeds)",
         R_NOT_READY,
     ),
     endpoint(
         C::InferenceHanging,
         "connections accepted and control endpoints answering, every completion timed out: the seeds' wedge",
-        "seed 000 §1 (/v1/models answering while every inference hung); measured here (a scripted \
+        "docs/field-cases.md B1 (/v1/models answering while every inference hung); measured here (a scripted \
          server whose completions never answer)",
         R_HANGING,
     ),
     endpoint(
         C::InferenceFailing,
         "control endpoints answer, completions fail otherwise (errors, empty replies, cut streams), or every suite request failed after a passing preflight",
-        "seed 000 §1 (an engine core died while /v1/models kept answering); bakeoff's readiness \
+        "docs/field-cases.md B1 (an engine core died while /v1/models kept answering); bakeoff's readiness \
          probes",
         R_FAILING,
     ),

@@ -152,7 +152,7 @@ impl Holder {
     }
 
     /// Kills only the `flock` process: its child keeps the inherited descriptor and the lock
-    /// (the "survived a partial kill" shape of seed 000 §6).
+    /// (the "survived a partial kill" shape of docs/field-cases.md B6).
     pub fn kill_leader_only(&mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();

@@ -163,7 +163,7 @@ fn refusals_name_the_thing_and_the_fix() {
 }
 
 /// A Docker seat that restarts itself could come back after its stop and block the restore of
-/// what the window displaced (seed 003 §8): refused before anything runs.
+/// what the window displaced (docs/field-cases.md F8): refused before anything runs.
 #[test]
 fn a_self_restarting_docker_seat_is_refused_as_a_candidate() {
     let e = parse_with(
@@ -172,7 +172,7 @@ fn a_self_restarting_docker_seat_is_refused_as_a_candidate() {
     )
     .unwrap_err();
     assert!(
-        e.contains("restart = \"unless-stopped\"") && e.contains("seed 003"),
+        e.contains("restart = \"unless-stopped\"") && e.contains("docs/field-cases.md F8"),
         "{e}"
     );
     let ok = parse_with(

@@ -589,6 +589,7 @@ async fn stop_ends_the_wait() {
 fn stream_completion(url: &str, started: Arc<AtomicU64>) -> tokio::task::JoinHandle<()> {
     let url = format!("{url}/v1/completions");
     tokio::spawn(async move {
+        bakeoff_client::tls::install_process_provider();
         let http = reqwest::Client::builder()
             .no_proxy()
             .timeout(Duration::from_secs(300))

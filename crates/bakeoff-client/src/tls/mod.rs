@@ -156,6 +156,13 @@ impl Tls {
     }
 }
 
+/// Install ring as the process's rustls provider, for code that builds a reqwest client of its
+/// own: reqwest is built with `rustls-no-provider` (this crate configures its own clients'
+/// TLS), and without a process provider its builder panics. A second call is a no-op.
+pub fn install_process_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 fn config_with(
     roots: rustls::RootCertStore,
     verifier: Option<Arc<insecure::AcceptAny>>,

@@ -1,5 +1,5 @@
 //! Manifests for every Docker seat of a fleet: GPU limits, a readiness probe that is a real
-//! one-token completion (never `/health`: seed 000 §1), a startup probe covering the load, no
+//! one-token completion (never `/health`: docs/field-cases.md B1), a startup probe covering the load, no
 //! secret value anywhere, and the YAML read back by the typed structs equal to what was
 //! rendered.
 

@@ -1,5 +1,5 @@
 //! Safetensors headers (single and sharded, written here), checkpoint inspection over the
-//! fixture directories, and the `--quantization` flag check of seed 003 §7.
+//! fixture directories, and the `--quantization` flag check of docs/field-cases.md F7.
 
 use std::path::{Path, PathBuf};
 

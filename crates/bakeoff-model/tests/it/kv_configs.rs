@@ -252,7 +252,7 @@ fn config(dir: &str, name: &str) -> bakeoff_model::HfConfig {
 }
 
 /// vLLM's derived max_model_len (vllm/config/model.py `_get_and_verify_max_len`): what it
-/// accepts without VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. Issue 11 item 18 warns past it.
+/// accepts without VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. docs/failure-classes.md warns past it.
 #[test]
 fn derived_max_model_len_follows_vllm() {
     // Llama 3 8B: max_position_embeddings 8192, no RoPE scaling.

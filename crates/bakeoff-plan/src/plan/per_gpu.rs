@@ -375,7 +375,7 @@ fn seats_on_gpu(
             && up >= opts.long_uptime_s
         {
             f.notes.push(format!(
-                "seat {} has been up {}: footprints grow with uptime (seed 003: 38.5 GiB fresh, 45.6 GiB after three days, same flags); measure headroom against a freshly started seat",
+                "seat {} has been up {}: footprints grow with uptime (docs/field-cases.md F1: 38.5 GiB fresh, 45.6 GiB after three days, same flags); measure headroom against a freshly started seat",
                 s.name,
                 uptime_words(up)
             ));

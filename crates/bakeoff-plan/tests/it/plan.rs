@@ -1,4 +1,4 @@
-//! Plan arithmetic (seed 003's numbers), nvidia-smi CSV parsing, PID → seat mapping through a
+//! Plan arithmetic (the fleet field cases' (docs/field-cases.md) numbers), nvidia-smi CSV parsing, PID → seat mapping through a
 //! fake /proc, and the behaviour without NVML.
 
 use std::collections::BTreeMap;
@@ -126,7 +126,7 @@ fn claims_follow_the_version_rule() {
     );
 }
 
-/// Seed 003 §1: gen (0.43) held 45.6 GiB after three days; char-rp (0.51) next to it on a
+/// docs/field-cases.md F1: gen (0.43) held 45.6 GiB after three days; char-rp (0.51) next to it on a
 /// 94.97 GiB card: 0.43 + 0.51 = 0.94 of the card, and ~0.6 GiB of real headroom
 /// (94.97 − 45.6 − 48.43 = 0.94 GiB before char-rp's own CUDA context).
 #[test]
@@ -188,7 +188,7 @@ fn seed_003_pair_leaves_under_a_gib_and_warns() {
     );
 }
 
-/// Seed 003 §8: 48.07 GiB of BF16 weights next to gen's 45.6 GiB does not fit on the 94.97 GiB
+/// docs/field-cases.md F8: 48.07 GiB of BF16 weights next to gen's 45.6 GiB does not fit on the 94.97 GiB
 /// card before a byte of KV cache.
 #[test]
 fn seed_003_bf16_does_not_coexist_with_gen() {
@@ -231,7 +231,7 @@ fn seed_003_bf16_does_not_coexist_with_gen() {
     );
 
     // The same small seat with a term nobody priced: the known terms fit, but that is not a
-    // YES (issue 11 item 16: unknown weights never make a YES).
+    // YES (docs/failure-classes.md: unknown weights never make a YES).
     let unpriced = Footprint {
         unpriced: vec!["weights: model `/srv/models/x` is not a local path here".into()],
         ..small
@@ -410,7 +410,7 @@ fn remote_view(seats: &[SeatSpec]) -> FleetView {
     }
 }
 
-/// Issue 11 item 16: a vLLM seat without `gpu_memory_utilization` is priced at vLLM's default
+/// (docs/failure-classes.md) a vLLM seat without `gpu_memory_utilization` is priced at vLLM's default
 /// 0.92 of the card — in the per-GPU section and in the coexistence answer alike — and two
 /// seats whose known terms exceed the card are a NO, not "YES … 47.33 GiB to spare".
 #[test]
@@ -491,7 +491,7 @@ fn sglang_without_its_fraction_is_unknown_not_yes() {
     assert_eq!(co.answer, Answer::Unknown, "{:?}", co.lines);
 }
 
-/// Issue 11 item 17: two seats on one host and port are alternatives (never up together): the
+/// (docs/failure-classes.md) two seats on one host and port are alternatives (never up together): the
 /// GPU's claim counts the larger, not the sum, and the plan says so.
 #[test]
 fn a_swap_pair_counts_once_on_its_gpu() {
@@ -523,7 +523,7 @@ fn a_swap_pair_counts_once_on_its_gpu() {
     assert!(g.warnings.is_empty(), "{:?}", g.warnings);
 }
 
-/// Issue 11 item 17: a seat on a host that declares `gpus = 0`, or whose launch hides every
+/// (docs/failure-classes.md) a seat on a host that declares `gpus = 0`, or whose launch hides every
 /// GPU, runs on the CPU: it claims no GPU memory (no "GPU 0", no CUDA context) and is listed
 /// as a CPU seat.
 #[test]

@@ -18,7 +18,7 @@ pub enum CauseClass {
     /// Nothing above fits the evidence.
     Unknown,
     /// Not drawn: the evidence includes a variant measured under contaminated conditions
-    /// (issue 19) and `--allow contaminated` was not given.
+    /// (docs/metrics.md "Conditions") and `--allow contaminated` was not given.
     Withheld,
 }
 

@@ -333,7 +333,7 @@ pub fn ladder_table_at(rec: &CampaignRecord, width: Option<u16>) -> String {
         }
         let _ = writeln!(out, "{}", render(&table, width));
         // A variant measured under contaminated conditions is not silently compared with its
-        // neighbours (issue 19): each is named under its ladder, with what contaminated it.
+        // neighbours (docs/metrics.md "Conditions"): each is named under its ladder, with what contaminated it.
         for (variant, what) in g
             .rows
             .iter()

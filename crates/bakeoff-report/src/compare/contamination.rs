@@ -1,4 +1,4 @@
-//! Which side of a comparison was contaminated (issue 19 part 2): a run whose suites were
+//! Which side of a comparison was contaminated (docs/metrics.md "Conditions"): a run whose suites were
 //! measured on a busy host, a shared GPU, a dropped page cache or a throttled card carries a
 //! condition flag (`bakeoff_artifact::CONDITION_CODES`), and is never silently compared with a
 //! clean one — the comparison names the side and withholds its verdict unless

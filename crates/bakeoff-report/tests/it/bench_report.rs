@@ -1,4 +1,4 @@
-//! Bench runs in the report (issue 14): a `bench run` artifact joins its candidate's row (by
+//! Bench runs in the report (docs/reports.md): a `bench run` artifact joins its candidate's row (by
 //! the slug without `-bench`, or by model + engine + quantization + window, whatever the model's
 //! spelling), one with no candidate keeps its own row, the HTML has a per-level table per sweep,
 //! charts on a log2 level axis, per-suite scores as interval bars and the paired comparison of

@@ -469,7 +469,7 @@ fn an_engine_stated_failure_on_a_contaminated_host_keeps_its_verdict_and_the_cau
     }
 }
 
-/// Issue 19: a verdict that rests on a contaminated variant (here a seat load whose page
+/// (docs/metrics.md "Conditions") a verdict that rests on a contaminated variant (here a seat load whose page
 /// cache was dropped) is withheld in the ladder, negative-results.md and the HTML report,
 /// naming the variant and why; `allow_contaminated` (`--allow contaminated`) gives it, still
 /// marked.
@@ -689,7 +689,7 @@ fn without_a_campaign_the_report_is_unchanged() {
     assert!(!html::report(&reg, "now").contains("id=\"campaign\""));
 }
 
-/// Issue 19: a variant whose suite carries a condition flag is named under its ladder, with
+/// (docs/metrics.md "Conditions") a variant whose suite carries a condition flag is named under its ladder, with
 /// what contaminated it; a clean record has no such line.
 #[test]
 fn a_contaminated_variant_is_named_under_its_ladder() {

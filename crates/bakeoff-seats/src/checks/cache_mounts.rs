@@ -1,8 +1,8 @@
 //! Where a seat's engine writes what it downloads, and whether that survives the container.
 //!
-//! Seed 000 §7: llama.cpp `-hf` downloads landed in the Hugging Face hub layout under
+//! docs/field-cases.md B7: llama.cpp `-hf` downloads landed in the Hugging Face hub layout under
 //! `/root/.cache/huggingface`, not the mounted `~/.cache/llama.cpp`; ~20 GB of GGUF went into
-//! the container's writable layer, silently. Seed 000 §6: an anonymous pull ran at ~3.7 MB/s
+//! the container's writable layer, silently. docs/field-cases.md B6: an anonymous pull ran at ~3.7 MB/s
 //! against ~90 MB/s authenticated. So for a seat that pulls from the hub:
 //!
 //! - a Docker seat must have every cache directory the engine writes on a read-write mount
@@ -244,7 +244,7 @@ pub fn check(seat: &Seat) -> Vec<SeatFinding> {
                 "anonymous-hub-pull",
                 FindingSeverity::Note,
                 format!(
-                    "{repo} is pulled without a Hugging Face token (neither {} is set in the seat's environment): anonymous pulls are rate limited (seed 000 §6: ~3.7 MB/s anonymous against ~90 MB/s authenticated)",
+                    "{repo} is pulled without a Hugging Face token (neither {} is set in the seat's environment): anonymous pulls are rate limited (docs/field-cases.md B6: ~3.7 MB/s anonymous against ~90 MB/s authenticated)",
                     TOKEN_VARS.join(" nor ")
                 ),
             )
@@ -279,7 +279,7 @@ fn writable_layer_finding(
         Coverage::Writable => return None,
         Coverage::Unmounted => (
             format!(
-                "{} {} ({}) is on no mount: what the engine downloads there lands in the container's writable layer, silently, and is lost with the container (seed 000 §7: ~20 GB went there){assumed}",
+                "{} {} ({}) is on no mount: what the engine downloads there lands in the container's writable layer, silently, and is lost with the container (docs/field-cases.md B7: ~20 GB went there){assumed}",
                 cache.what,
                 cache.path.display(),
                 cache.from

@@ -1,4 +1,4 @@
-//! The checks a seat gets before it starts (issue 15): where the engine will write its
+//! The checks a seat gets before it starts (docs/cache.md): where the engine will write its
 //! downloads ([`cache_mounts`]: a Docker seat's caches against its mounts, the Hugging Face
 //! token), and the pinned chat template against the checkpoint and, once ready, against what
 //! the engine serves ([`template_pin`]); and whether the engine build knows the checkpoint's

@@ -1,6 +1,6 @@
 //! A seat's pinned chat template (`chat_template = "path"` in the fleet file).
 //!
-//! Seed 003 §4: three derivative checkpoints carried the identical stale template, found only
+//! docs/field-cases.md F4: three derivative checkpoints carried the identical stale template, found only
 //! by hashing every build; serving a mismatched template renders a different prompt, and both
 //! serving and training go wrong silently. The fix there was a pin per seat — a no-op for the
 //! weights it was written for, and a template that must move with the checkpoint. So:
@@ -161,7 +161,7 @@ fn against_checkpoint(seat: &Seat, pin: &Path, pin_fp: &TemplateFingerprint) -> 
                     "template-pin-no-op",
                     FindingSeverity::Note,
                     format!(
-                        "the pin {} is the checkpoint's own template ({} {}, sha256 {}): a no-op for these weights, kept so the template moves with the seat (seed 003 §4)",
+                        "the pin {} is the checkpoint's own template ({} {}, sha256 {}): a no-op for these weights, kept so the template moves with the seat (docs/field-cases.md F4)",
                         pin.display(),
                         path.display(),
                         t.source,
@@ -255,7 +255,7 @@ fn not_passed(
     let given = flag_value(args_of(seat), &[flag]);
     let message = match given {
         None if no_op => format!(
-            "the launch has no {flag}: the engine serves the checkpoint's template, which is the pin {} only as long as the checkpoint does not move (seed 003 §4)",
+            "the launch has no {flag}: the engine serves the checkpoint's template, which is the pin {} only as long as the checkpoint does not move (docs/field-cases.md F4)",
             pin.display()
         ),
         None => format!(
@@ -307,7 +307,7 @@ fn stale(fleet: &Fleet, seat: &Seat, pin_fp: &TemplateFingerprint) -> Option<Sea
             "template-pin-stale",
             FindingSeverity::Warning,
             format!(
-                "the checkpoint moved, the pin did not: the checkpoint's template was {} at the last good start ({}) and is {} now, while the pin is still {} (seed 003 §4: the template must move with the checkpoint)",
+                "the checkpoint moved, the pin did not: the checkpoint's template was {} at the last good start ({}) and is {} now, while the pin is still {} (docs/field-cases.md F4: the template must move with the checkpoint)",
                 short(&was),
                 rec.recorded_at,
                 now.short,
@@ -434,7 +434,7 @@ fn mismatch(
         "template-mismatch",
         FindingSeverity::Error,
         format!(
-            "the engine serves another chat template than the pin {}: served sha256 {} ({} lines), pin {} ({} lines); prompts are rendered differently than pinned (seed 003 §4)",
+            "the engine serves another chat template than the pin {}: served sha256 {} ({} lines), pin {} ({} lines); prompts are rendered differently than pinned (docs/field-cases.md F4)",
             pin.display(),
             served_fp.short,
             served_fp.lines,

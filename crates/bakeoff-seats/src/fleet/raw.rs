@@ -375,7 +375,7 @@ fn docker_launch(d: &DockerLaunch, host: &Host) -> Result<DockerLaunch, String> 
 }
 
 /// A seat's GPU ids must exist on its host: with `gpus = N` declared, an index of N or more is
-/// refused at parse (seed 003's fleet numbered GPUs per host; a seat moved between hosts keeps
+/// refused at parse (the fleet field cases' (docs/field-cases.md) fleet numbered GPUs per host; a seat moved between hosts keeps
 /// ids its new host does not have, and the engine finds out at load). `all`, UUIDs and a host
 /// without a declared count are not checked.
 fn gpus_on_host(seat: Seat, host: &Host) -> Result<Seat, String> {

@@ -1,7 +1,7 @@
 //! The gateway in front of the fleet (a LiteLLM proxy): [`export`] writes its `config.yaml` from
 //! the fleet's seats and routes; [`probe`] asks the running gateway what it routes where
 //! (`/model/info`) and sends a real completion through it for each alias, so `seat status`
-//! reports one outage per seat however many aliases route to it (seed 003 §2).
+//! reports one outage per seat however many aliases route to it (docs/field-cases.md F2).
 
 pub mod export;
 pub mod probe;

@@ -2,7 +2,7 @@
 //! it routes where (LiteLLM's `GET /model/info`: one entry per deployment, with
 //! `model_name` and `litellm_params.api_base`), and a real one-token completion through the
 //! gateway for every name it routes. Names are grouped by the seat their `api_base` reaches, so
-//! a seat that is down is ONE outage however many aliases fail with it (seed 003 §2: two
+//! a seat that is down is ONE outage however many aliases fail with it (docs/field-cases.md F2: two
 //! aliases on one seat sampled as "two failing services" were one outage sampled twice).
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! The host's conditions around a seat load (issue 19, docs/metrics.md "Conditions"): a
+//! The host's conditions around a seat load (docs/metrics.md "Conditions"): a
 //! [`Sampler`] started just before the start command and finished when the watch ends (ready
 //! or failed), recorded in the seat start record. The engine being started is left out from
 //! when its pid is known (a process seat's child, a local container's init process), with its

@@ -1,4 +1,4 @@
-//! Warm or cold, on purpose (issue 19 part 3): which files are a seat's weights, whether they
+//! Warm or cold, on purpose (docs/metrics.md "Conditions"): which files are a seat's weights, whether they
 //! were in the page cache before its start, and `seat up --warm-cache`'s read of them.
 //!
 //! Residency is read with util-linux `fincore` (which asks `mincore(2)` of a mapping of each

@@ -112,7 +112,7 @@ fn layer_fix(seat: &Seat, env: &EngineEnv, mounts: &[String]) -> String {
         )
     } else {
         format!(
-            "mount a host cache where the engine downloads: add mounts = [{}] to [seat.docker] (seed 000 §7)",
+            "mount a host cache where the engine downloads: add mounts = [{}] to [seat.docker] (docs/field-cases.md B7)",
             add.join(", ")
         )
     }

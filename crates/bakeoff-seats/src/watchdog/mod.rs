@@ -5,7 +5,7 @@
 //!
 //! States: starting → loading → warming → ready. Log lines move the state forward (never
 //! back); only the preflight makes it ready, because `/health` 200 or `/v1/models` answering
-//! proves nothing (seed 000 §1: an engine wedged with `/v1/models` up).
+//! proves nothing (docs/field-cases.md B1: an engine wedged with `/v1/models` up).
 //!
 //! Verdicts, checked on every tick (after the lines already queued are read: a chatty seat
 //! cannot starve them), in this order:

@@ -3,13 +3,13 @@
 //!
 //! - **The container's writable layer** (`SizeRw`) growing past `writable_layer_limit` while
 //!   the seat is not ready is a download landing inside the container, not in a mounted cache:
-//!   seed 000 §7, llama.cpp `-hf` put ~20 GB into `/root/.cache/huggingface` while only the
+//!   docs/field-cases.md B7, llama.cpp `-hf` put ~20 GB into `/root/.cache/huggingface` while only the
 //!   legacy llama.cpp path was mounted, silently (that build logs no download progress). One
 //!   `download-in-writable-layer` finding per watch, its numbers updated as the layer grows.
 //! - **A mounted cache growing** is a download making progress: one `download-progress` note,
 //!   updated, so an operator sees a load that logs nothing is still downloading.
 //! - **A cache with partial blobs (`*.incomplete`) that stopped growing** for `download_stall` is
-//!   `download-stalled`, naming whoever holds the hub's blob locks: seed 000 §6, a stale pull
+//!   `download-stalled`, naming whoever holds the hub's blob locks: docs/field-cases.md B6, a stale pull
 //!   loop held the locks and the retry waited on them ("the stall is the lock, not a rate
 //!   limit"). This is what tells a stalled download from a slow one.
 
@@ -392,7 +392,7 @@ mod tests {
             .collect()
     }
 
-    /// Seed 000 §7: a layer growing past the limit is flagged once, and its numbers follow the
+    /// docs/field-cases.md B7: a layer growing past the limit is flagged once, and its numbers follow the
     /// growth; below the limit nothing is said.
     #[test]
     fn a_growing_layer_is_one_finding_updated() {
@@ -453,7 +453,7 @@ mod tests {
         assert_eq!(notes(&ev).len(), 1);
     }
 
-    /// Seed 000 §6: partial blobs that stopped growing past the stall window, with the lock
+    /// docs/field-cases.md B6: partial blobs that stopped growing past the stall window, with the lock
     /// held by a live process, name that process; without a holder the fix points elsewhere.
     #[test]
     fn a_stalled_download_names_the_lock_holder() {

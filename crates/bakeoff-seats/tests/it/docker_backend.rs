@@ -221,7 +221,7 @@ async fn swap_rolls_back_when_the_new_seat_fails() {
     assert!(!sw.ok());
     let nr = sw.new_outcome.report.as_ref().unwrap();
     // The root cause in the tail, `failed to open GGUF file … (No such file or directory)`,
-    // names the class (issue 11 §19), not a bare `exited`.
+    // names the class (docs/failure-classes.md), not a bare `exited`.
     assert_eq!(
         nr.class,
         Some(FailureClass::ModelFileMissing),

@@ -1,11 +1,11 @@
-//! Every log row of the failure table against the real wordings the engines print (issue 11
+//! Every log row of the failure table against the real wordings the engines print (docs/failure-classes.md
 //! §2–3), each with the source where it was seen: the table's coverage, wording by wording.
 
 use bakeoff_seats::classify::root_cause;
 
 use crate::log_signatures::{class_of, lines};
 
-/// Real wordings of every log row, each with where it was seen (issue 11 §2–3). The research
+/// Real wordings of every log row, each with where it was seen (docs/failure-classes.md). The research
 /// behind them read the engines' sources (vLLM 0.19.1, SGLang 0.5.23 and llama.cpp 0c1e570 from
 /// their PyPI packages; TGI, torch, NCCL, huggingface_hub and transformers sources) and the issue
 /// threads named; a line quoted from a thread is verbatim, a line built from a format string
@@ -461,22 +461,22 @@ const SEEDS: &[(&str, &str, &str)] = &[
     (
         "ValueError: No available memory for the cache blocks.",
         "kv-cache-budget",
-        "seed 000 §4",
+        "docs/field-cases.md B4",
     ),
     (
         "INFO Available KV cache memory: -0.66 GiB",
         "kv-cache-budget",
-        "seed 000 §4",
+        "docs/field-cases.md B4",
     ),
     (
         "ValueError: The checkpoint you are trying to load has model type `deepseek_v4` but Transformers does not recognize this architecture.",
         "unknown-model-type",
-        "seed 000 §5",
+        "docs/field-cases.md B5",
     ),
     (
         "TypeError: CompressedTensorsConfig.__init__() missing 6 required positional arguments",
         "quantization-mismatch",
-        "seed 003 §7",
+        "docs/field-cases.md F7",
     ),
     (
         "Bind for 0.0.0.0:8181 failed: port is already allocated",

@@ -39,7 +39,7 @@ fn the_example_fleet_parses() {
     assert_eq!(prod.gpu_memory_utilization, Some(0.47));
     assert_eq!(f.hosts["gpu-box"].gpus, 2);
     assert_eq!(f.seat("meromero-charrp").unwrap().role, Role::Dormant);
-    // Two aliases, one seat (seed 003 §2): the api_base one resolves past the dormant seat
+    // Two aliases, one seat (docs/field-cases.md F2): the api_base one resolves past the dormant seat
     // on the same port to the serving one.
     assert_eq!(aliases(&f, "char-rp"), ["char-rp", "char-rp-reasoning"]);
     // Secrets never reach an artifact.
@@ -51,7 +51,7 @@ fn the_example_fleet_parses() {
 fn litellm_config_aliases_resolve_to_seats() {
     let dir = tempfile::tempdir().unwrap();
     // The LiteLLM proxy config shape from docs.litellm.ai/docs/proxy/configs (engine-facts.md
-    // §4), with seed 003 §2's two routes onto one seat.
+    // §4), with docs/field-cases.md F2's two routes onto one seat.
     std::fs::write(
         dir.path().join("config.yaml"),
         r#"

@@ -1,8 +1,8 @@
 //! Readings during a seat's load, against real parts: a real container whose command writes
-//! a few hundred MB under an unmounted `/root/.cache/huggingface` (seed 000 §7: ~20 GB of GGUF
+//! a few hundred MB under an unmounted `/root/.cache/huggingface` (docs/field-cases.md B7: ~20 GB of GGUF
 //! went silently into the writable layer) and the same seat with that path mounted; a real
 //! process seat whose partial blob stops growing while a real `flock` process holds its lock
-//! (seed 000 §6: the stall was the lock); and the real llama-server coming up, which leaves
+//! (docs/field-cases.md B6: the stall was the lock); and the real llama-server coming up, which leaves
 //! its start record with the load timing for `seat status`.
 
 use std::os::unix::process::CommandExt;
@@ -109,7 +109,7 @@ fn evidence_number(f: &SeatFinding, prefix: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {prefix:?} in {f:?}"))
 }
 
-/// Seed 000 §7: a download into an unmounted cache path grows the container's writable layer;
+/// docs/field-cases.md B7: a download into an unmounted cache path grows the container's writable layer;
 /// the watch flags it once, with the growth, in the report and in the failure artifact; the
 /// same seat with the path mounted is not flagged, and its download shows as progress.
 #[tokio::test]
@@ -198,7 +198,7 @@ async fn a_download_into_the_writable_layer_is_flagged_and_a_mounted_one_is_prog
     seats.down(&name, false).await.unwrap();
 }
 
-/// Seed 000 §6: a partial blob that stopped growing while a live process holds its lock is a
+/// docs/field-cases.md B6: a partial blob that stopped growing while a live process holds its lock is a
 /// stalled download naming that process, not a slow one.
 #[tokio::test]
 async fn a_stalled_download_names_the_process_holding_its_lock() {

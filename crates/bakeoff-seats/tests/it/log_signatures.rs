@@ -19,7 +19,7 @@ pub(crate) fn class_of(s: &str) -> Option<C> {
 
 #[test]
 fn cuda_oom_seed_003_crash_loop() {
-    // seed 003 §1, quoted log (vLLM char-rp seat, 13 restarts).
+    // docs/field-cases.md F1, quoted log (vLLM char-rp seat, 13 restarts).
     let log = "INFO Graph capturing finished in 8 secs\n\
                torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB.\n\
                GPU 0 has a total capacity of 94.97 GiB of which 195.19 MiB is free.";
@@ -28,7 +28,7 @@ fn cuda_oom_seed_003_crash_loop() {
 
 #[test]
 fn kv_cache_budget_seed_000_ladder() {
-    // seed 000 §4: "died at cache-block allocation (\"No available memory for the cache
+    // docs/field-cases.md B4: "died at cache-block allocation (\"No available memory for the cache
     // blocks\")"; wording of the full line from engine-facts.md §1 (kv_cache_utils.py).
     assert_eq!(
         class_of(
@@ -54,7 +54,7 @@ fn kv_cache_budget_seed_000_ladder() {
 
 #[test]
 fn unsupported_architecture_is_root_and_missing_module_secondary() {
-    // seed 000 §2: pydantic ValidationError "not supported for now", with a secondary
+    // docs/field-cases.md B2: pydantic ValidationError "not supported for now", with a secondary
     // `ModuleNotFoundError: mamba_ssm` in the same image; the wrapper wording from
     // engine-facts.md §1 (#22301). The module error comes first in the log, and is still not
     // the root cause.
@@ -85,7 +85,7 @@ fn unsupported_architecture_is_root_and_missing_module_secondary() {
 
 #[test]
 fn unknown_model_type_seed_000_deepseek_v4() {
-    // seed 000 §5 (NGC 26.04 transformers does not recognize deepseek_v4); message from
+    // docs/field-cases.md B5 (NGC 26.04 transformers does not recognize deepseek_v4); message from
     // transformers configuration_auto.py as quoted in engine-facts.md §1, with and without
     // the backticks.
     assert_eq!(
@@ -104,7 +104,7 @@ fn unknown_model_type_seed_000_deepseek_v4() {
 
 #[test]
 fn quantization_mismatch_seed_003_thirty_five_restarts() {
-    // seed 003 §7, quoted (wrapped there over two lines; one line in the engine's log).
+    // docs/field-cases.md F7, quoted (wrapped there over two lines; one line in the engine's log).
     assert_eq!(
         class_of(
             "TypeError: CompressedTensorsConfig.__init__() missing 3 required positional arguments: 'target_scheme_map', 'ignore', 'quant_format'"
@@ -230,7 +230,7 @@ fn a_clean_llama_cpp_start_has_no_cause() {
 
 #[test]
 fn vllm_shard_progress_in_s_per_it_projects_the_seed_000_load() {
-    // seed 000 §5: ~80 s per shard × 46 shards, aborted at 18/46 after ~36 min. The bar format
+    // docs/field-cases.md B5: ~80 s per shard × 46 shards, aborted at 18/46 after ~36 min. The bar format
     // is vLLM's `_BAR_FORMAT` (engine-facts.md §1).
     let l =
         "Loading safetensors checkpoint shards:  39% Completed | 18/46 [24:00<37:20, 80.00s/it]";

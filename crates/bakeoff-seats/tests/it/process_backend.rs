@@ -9,7 +9,7 @@ use bakeoff_seats::Seats;
 use crate::common::*;
 
 /// A seat the checkpoint audit refuses before it starts: a hard-coded `--quantization
-/// compressed-tensors` over the unquantized BF16 fixture checkpoint (seed 003 §7).
+/// compressed-tensors` over the unquantized BF16 fixture checkpoint (docs/field-cases.md F7).
 fn audit_refused_seat(name: &str, port: u16) -> String {
     let bf16 = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../bakeoff-model/tests/fixtures/checkpoints/gemma-3-27b-it-bf16")
@@ -93,7 +93,7 @@ async fn wrong_model_path_is_model_file_missing_with_evidence() {
     let r = out.report.as_ref().unwrap();
     assert!(!out.ok());
     // The tail holds `failed to open GGUF file '…' (No such file or directory)`: that is the
-    // root cause, and its class says the model file is missing (issue 11 §19), not `exited`
+    // root cause, and its class says the model file is missing (docs/failure-classes.md), not `exited`
     // with "last line: exiting due to model loading error".
     assert_class(r, bakeoff_artifact::FailureClass::ModelFileMissing);
     assert!(
@@ -239,7 +239,7 @@ async fn two_seats_on_one_port_are_never_up_together() {
 }
 
 /// A swap whose NEW is refused before it could start (here the checkpoint audit: a hard-coded
-/// `--quantization compressed-tensors` over unquantized BF16 weights, seed 003 §7) is refused
+/// `--quantization compressed-tensors` over unquantized BF16 weights, docs/field-cases.md F7) is refused
 /// while OLD still serves: OLD is never stopped. A swap onto itself is refused too.
 #[tokio::test]
 async fn a_swap_refused_before_start_leaves_old_serving() {
@@ -350,7 +350,7 @@ async fn a_load_past_the_budget_is_flagged_without_a_projection() {
 }
 
 /// A seat launched with a key in its arguments (`--api-key sk-…`, which llama-server takes)
-/// and a secret environment value (issue 11 #13). The process gets the real key — its
+/// and a secret environment value (docs/failure-classes.md). The process gets the real key — its
 /// `/proc/PID/cmdline` holds it — but nothing bakeoff writes or reads back does: the failure
 /// artifact (`seat.config.launch.process.args`, `env`), the report and `seat logs`. The
 /// readiness probe sends no key, so the keyed server answers it 401 and the seat never

@@ -1,4 +1,4 @@
-//! A fleet across hosts (issue 16 §1) against real parts on this machine: a second `dockerd`
+//! A fleet across hosts (docs/scale-out.md) against real parts on this machine: a second `dockerd`
 //! (its own socket, data root, exec root, pidfile and bridge; no iptables) reached by
 //! `unix://` and by `tcp://` with TLS, and a real `sshd` on a loopback port whose
 //! `docker system dial-stdio` reaches this machine's main engine — all started by

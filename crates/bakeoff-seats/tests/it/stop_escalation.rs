@@ -1,4 +1,4 @@
-//! `seat down` really frees the seat (seed 000 §5: a container that refused a normal stop — a
+//! `seat down` really frees the seat (docs/field-cases.md B5: a container that refused a normal stop — a
 //! zombie loader under a huge mmap — and needed `docker rm -f`). Against real parts: a process
 //! that ignores SIGTERM (a shell that ignores it, then `exec`s Python's http.server: SIG_IGN
 //! survives exec) is killed after the grace and its port is free; the real llama-server stops

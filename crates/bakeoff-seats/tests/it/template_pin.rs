@@ -1,4 +1,4 @@
-//! Pinned chat templates against the real llama-server (seed 003 §4): two real models, Gemma 3
+//! Pinned chat templates against the real llama-server (docs/field-cases.md F4): two real models, Gemma 3
 //! 270M (a base GGUF: it carries no `tokenizer.chat_template`, so llama-server serves its own
 //! default) and SmolLM2 135M Instruct (a ChatML template in its GGUF). SmolLM2's template,
 //! extracted from its GGUF, is pinned on a Gemma seat: not passed to the engine, the served

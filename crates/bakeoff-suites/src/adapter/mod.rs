@@ -1,5 +1,5 @@
 //! The adapter check (`bakeoff eval adapter`, docs/suites.md "Adapter check"): is a LoRA
-//! adapter applied at all? Seed 003's finding was that vLLM 0.24.0 served an adapter, answered
+//! adapter applied at all? the fleet field cases' (docs/field-cases.md) finding was that vLLM 0.24.0 served an adapter, answered
 //! requests to it, and applied nothing — a silent no-op only a comparison with the base shows.
 //!
 //! For each prompt, at temperature 0 with the first token's `top_logprobs`: the base, then the

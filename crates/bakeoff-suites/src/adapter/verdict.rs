@@ -157,7 +157,7 @@ fn no_op_hint(route: &AdapterRoute) -> String {
             l.id
         ),
         Some(_) => String::new(),
-        None => " — vLLM 0.24.0's LoRA application was such a silent no-op (seed 003): check \
+        None => " — vLLM 0.24.0's LoRA application was such a silent no-op (docs/field-cases.md F6): check \
                  the engine version, and compare with merged weights"
             .to_string(),
     }

@@ -1,7 +1,7 @@
 //! `bakeoff audit seat`: a seat's checks before a start, through the binary, without starting
-//! anything — the cache mounts and token of a Docker seat (seed 000 §6, §7), the pinned
-//! template against the real SmolLM2 GGUF (seed 003 §4), and the checkpoint audit's refusal
-//! (seed 003 §7).
+//! anything — the cache mounts and token of a Docker seat (docs/field-cases.md B6, B7), the pinned
+//! template against the real SmolLM2 GGUF (docs/field-cases.md F4), and the checkpoint audit's refusal
+//! (docs/field-cases.md F7).
 
 use std::path::{Path, PathBuf};
 

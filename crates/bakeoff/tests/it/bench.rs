@@ -316,7 +316,7 @@ async fn compare_against_one_slot(dir: &std::path::Path, a_dir: &std::path::Path
     };
     let (a, b) = (file(a_dir), file(&b_dir));
     // `--allow contaminated`: the real sweeps on this shared machine may be host-contended
-    // (issue 19); the withheld verdict is tested below on edited copies.
+    // (docs/metrics.md "Conditions"); the withheld verdict is tested below on edited copies.
     let o = bakeoff(&[
         "bench",
         "compare",
@@ -362,7 +362,7 @@ async fn compare_against_one_slot(dir: &std::path::Path, a_dir: &std::path::Path
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("output_tokens differs"), "{}", text(&o));
 
-    // A contaminated side (issue 19): B's copy with a `host-contended` flag added to its first
+    // A contaminated side (docs/metrics.md "Conditions"): B's copy with a `host-contended` flag added to its first
     // step, as the conditions sampler writes it (edited, so the test does not depend on how busy
     // this shared machine is; any condition flag the real runs raised is removed from both
     // copies first). Every verdict is withheld and the side named, until --allow contaminated.

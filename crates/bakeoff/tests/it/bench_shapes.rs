@@ -1,4 +1,4 @@
-//! Issue 31, parts 3 and 4, against the real llama-server (CPU, the test model): the engine's
+//! (docs/metrics.md) against the real llama-server (CPU, the test model): the engine's
 //! gauges sampled through every step and the likely limit they name, drawn in the HTML report;
 //! and the load shapes — a ramp-up left out of the step, gamma arrivals, and cancellations
 //! reconciled with the server's own counter. Asserts the instrument, never a speed.

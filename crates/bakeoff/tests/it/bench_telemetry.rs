@@ -1,4 +1,4 @@
-//! GPU telemetry per bench step (issue 18 §5, docs/metrics.md "GPU telemetry and tokens per
+//! GPU telemetry per bench step (docs/metrics.md "GPU telemetry and tokens per
 //! joule") through the real binary against the real llama-server (CPU, the test model). This
 //! machine has no NVIDIA driver: every step records `gpu_telemetry` as unavailable, with why,
 //! and the sweep table keeps its columns and says why in one line. On a host with the driver the

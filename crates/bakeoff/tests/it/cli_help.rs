@@ -1,4 +1,4 @@
-//! One consistent CLI (issue 14): every subcommand's `--help`, walked through the real binary
+//! One consistent CLI (docs/reports.md): every subcommand's `--help`, walked through the real binary
 //! (`bakeoff --help`, then `bakeoff SUB --help` for each subcommand it lists, recursively).
 //!
 //! The rules, each checked on every page:

@@ -1,4 +1,4 @@
-//! Conditions around every measured step (issue 19, docs/metrics.md "Conditions"): a real
+//! Conditions around every measured step (docs/metrics.md "Conditions"): a real
 //! llama-server `bench run` while two real busy loops spin on this host's cores → every step
 //! carries `host-contended` naming the loops' pids, and the summary ends with a CONTAMINATED
 //! line; the same run after the loops are killed → the loops are nowhere in the evidence.

@@ -1,4 +1,4 @@
-//! `bakeoff eval adapter` (issue 17 §3): is a LoRA adapter applied at all?
+//! `bakeoff eval adapter` (docs/suites.md "Damage"): is a LoRA adapter applied at all?
 //!
 //! Against the real llama-server with the real test LoRA (a GGUF written by
 //! scripts/make-test-lora.py with the `gguf` package; `bakeoff_testkit::test_lora_path`):
@@ -10,7 +10,7 @@
 //!   with itself, the instrument check fails and no verdict is given.
 //!
 //! vLLM serves an adapter as a model id of its own; no vLLM runs here, so a scripted fixture
-//! (`bakeoff_testkit::vllm_lora`, citing serving_models.py and seed 003) shows that route and
+//! (`bakeoff_testkit::vllm_lora`, citing serving_models.py and docs/field-cases.md F6) shows that route and
 //! the seed's silent no-op.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! `bakeoff eval compare` of a contaminated and a clean run (issue 19 part 2): no verdict, and
+//! `bakeoff eval compare` of a contaminated and a clean run (docs/metrics.md "Conditions"): no verdict, and
 //! the reason names the contaminated side and its finding, until `--allow contaminated`.
 //!
 //! Run A is a real `eval run` against the real llama-server. Run B is a copy of A's artifact

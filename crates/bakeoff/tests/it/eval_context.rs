@@ -1,4 +1,4 @@
-//! Issue 3, end to end: the context suite against the real llama-server with the real model.
+//! (docs/suites.md "Context") end to end: the context suite against the real llama-server with the real model.
 //! CPU prompt processing runs at a few hundred tokens/s, so: few depths, and one full 32k
 //! request in all.
 

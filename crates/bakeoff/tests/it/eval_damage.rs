@@ -1,4 +1,4 @@
-//! `bakeoff eval damage` against the real llama-server (issue 17 §1): the first-token
+//! `bakeoff eval damage` against the real llama-server (docs/suites.md "Damage"): the first-token
 //! distribution of each prompt from `top_logprobs`, KL(reference ‖ candidate) with its bootstrap
 //! interval, and the instrument check — the reference against itself — that withholds the
 //! figure when it fails.

@@ -1,4 +1,4 @@
-//! Issue 2, end to end through the real binary: the real llama-server with the real test
+//! (docs/architecture.md) end to end through the real binary: the real llama-server with the real test
 //! model, and scripted servers only for what that model cannot show.
 
 use std::path::{Path, PathBuf};

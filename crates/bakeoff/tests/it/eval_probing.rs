@@ -1,4 +1,4 @@
-//! What held-out probing found (issue 11), end to end through the real binary: runs never
+//! What held-out probing found (docs/failure-classes.md), end to end through the real binary: runs never
 //! replace one another, endpoints are classified by what was seen, and the one authorization
 //! rule.
 
@@ -83,7 +83,7 @@ async fn a_second_run_of_a_slug_keeps_the_first() {
             >= 1
     );
 
-    // Artifacts are as readable as the operator's other files (issue 11 §20: not 0600).
+    // Artifacts are as readable as the operator's other files (docs/failure-classes.md: not 0600).
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -1,4 +1,4 @@
-//! Progress of `eval run` and `bench run` on stderr (issue 14): with stderr not a terminal, as
+//! Progress of `eval run` and `bench run` on stderr (docs/reports.md): with stderr not a terminal, as
 //! here, one plain line per step — the preflight's phases, each suite's items with the time so
 //! far, an ETA and the outcomes so far, each suite's end; bench's steps "k/N" and the harness
 //! ceiling as soon as it is measured. Snapshots redact the seconds and rates that change from

@@ -1,4 +1,4 @@
-//! Issue 17, part 2: `eval run --suite refusal` and `eval compare` on two refusal runs — on the
+//! (docs/suites.md "Damage") `eval run --suite refusal` and `eval compare` on two refusal runs — on the
 //! real llama-server with the real test model (a base model: it refuses nothing, and the score
 //! says so), and on scripted servers that refuse a known subset the way safety-tuned models do.
 
@@ -567,7 +567,7 @@ async fn the_real_base_model_refuses_nothing_and_the_score_says_so() {
             .contains("chat-template hashes differ"),
         "{v}"
     );
-    // `contaminated` too: this shared test machine may be busy (issue 19).
+    // `contaminated` too: this shared test machine may be busy (docs/metrics.md "Conditions").
     let row = refusal_row(&compare(
         &real,
         &b,

@@ -84,7 +84,7 @@ async fn run_all_four_suites_then_compare_paired() {
         "{text}"
     );
 
-    // `contaminated` too: this shared test machine may be busy (issue 19), which is not what
+    // `contaminated` too: this shared test machine may be busy (docs/metrics.md "Conditions"), which is not what
     // this test is about.
     let o = compare(&pa, &pb, &["--allow", "thinking,contaminated", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -1,7 +1,7 @@
-//! The real LiteLLM proxy in front of a real llama-server seat (issue 16 §4): `gateway export`
+//! The real LiteLLM proxy in front of a real llama-server seat (docs/scale-out.md): `gateway export`
 //! output loaded by the proxy, a completion through it for each of the seat's two aliases,
 //! `eval preflight` through it, and — the seat stopped — `seat status --probe` reporting ONE
-//! outage with both aliases under the seat (seed 003 §2), while the proxy's completions fail.
+//! outage with both aliases under the seat (docs/field-cases.md F2), while the proxy's completions fail.
 
 use std::path::Path;
 use std::time::Duration;

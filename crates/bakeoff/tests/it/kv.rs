@@ -133,7 +133,7 @@ fn kv_from_config_cross_checks_a_vllm_log() {
     );
 }
 
-/// Issue 11 item 18: a real llama-server b11434 log at its default verbosity has no
+/// (docs/failure-classes.md) a real llama-server b11434 log at its default verbosity has no
 /// `llama_kv_cache: size =` lines (they come at -lv 4). That is "not in the log", with the fix,
 /// and exit 0 — never a mismatch.
 #[tokio::test]
@@ -184,7 +184,7 @@ async fn kv_reads_a_default_verbosity_log_of_the_real_llama_server() {
     assert!(!text.contains("NOT in the log"), "{text}");
 }
 
-/// Issue 11 item 18: a budget answer never passes the model's training context. On the test
+/// (docs/failure-classes.md) a budget answer never passes the model's training context. On the test
 /// model (32,768 tokens) 4 GiB of KV would allocate `-c 1392981`, but llama-server caps each
 /// slot at 32,768: the answer is -c 32768, with the warning and the engine's own words. A
 /// config.json asked for 262,144 tokens on an 8,192-token model is warned about likewise.

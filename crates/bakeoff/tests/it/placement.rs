@@ -1,4 +1,4 @@
-//! Placement checks at `seat up` through the real binary (issue 16 §3): a seat's GPU ids must
+//! Placement checks at `seat up` through the real binary (docs/scale-out.md): a seat's GPU ids must
 //! exist on its host (refused at parse), and a seat whose claim does not fit beside the seats
 //! already up on its GPU is refused with `plan --coexist`'s arithmetic, per host. The seats are
 //! the real llama-server on this GPU-less machine, declared as vLLM seats on GPU 0 of a host

@@ -1,6 +1,6 @@
 //! `bakeoff plan`, `bakeoff kv` and `bakeoff audit` as processes: the plan without a GPU
 //! (this machine has none: claims are printed, measured usage is said to be unavailable, the
-//! command does not fail), the checkpoint audit catching seed 003's compressed-tensors crash
+//! command does not fail), the checkpoint audit catching the fleet field cases' (docs/field-cases.md) compressed-tensors crash
 //! loop (exit 1), and the template audit of the real llama-server's template.
 
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ pub(crate) fn stdout_exiting(want: i32, args: &[&str]) -> String {
     text
 }
 
-/// `bakeoff plan --fleet FLEET --gpu-memory-gib 94.97` (seed 003's card) plus `extra`.
+/// `bakeoff plan --fleet FLEET --gpu-memory-gib 94.97` (the fleet field cases' (docs/field-cases.md) card) plus `extra`.
 pub(crate) fn plan_args<'a>(fleet: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "plan",
@@ -292,7 +292,7 @@ pub(crate) fn cache_dir() -> PathBuf {
         .unwrap()
 }
 
-/// Issue 11 item 14: zero, negative and NaN values of every numeric flag of `plan` and `kv`
+/// (docs/failure-classes.md) zero, negative and NaN values of every numeric flag of `plan` and `kv`
 /// are usage errors (exit 2) in one line that names the flag and the fix — never "0 tokens",
 /// never a silent `--tp 1`.
 #[test]
@@ -380,7 +380,7 @@ fn numeric_flags_refuse_zero_negative_and_nan() {
     assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
 }
 
-/// Issue 11 item 16, the command from the issue: the seat without `--gpu-memory-utilization`
+/// (docs/failure-classes.md) the command from the issue: the seat without `--gpu-memory-utilization`
 /// is priced at vLLM's default 0.92 (87.87 GiB with its CUDA context), the same number the
 /// per-GPU section shows, so the two seats cannot both run on the 94.97 GiB card: NO, exit 1.
 #[test]
@@ -450,7 +450,7 @@ fn coexist_prices_a_seat_without_the_flag_at_vllms_default() {
     );
 }
 
-/// Issue 11 item 17 on the README's example fleet: the llama.cpp seats of host `local`
+/// (docs/failure-classes.md) on the README's example fleet: the llama.cpp seats of host `local`
 /// (`gpus = 0`) run on the CPU — no "GPU 0 on local", no CUDA context charged — with `{cache}`
 /// expanded in their model path; and the swap pair on gpu-box's GPU 1 (both on port 8016)
 /// counts once, the larger of the two.

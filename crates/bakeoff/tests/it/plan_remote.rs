@@ -1,5 +1,5 @@
 //! `bakeoff plan` reading another host's GPUs over the channel its Docker engine is reached by
-//! (issue 16 §2), against the real test sshd of scripts/start-test-hosts.sh (loopback, its own
+//! (docs/scale-out.md), against the real test sshd of scripts/start-test-hosts.sh (loopback, its own
 //! keys and ssh_config): an `ssh://` host whose nvidia-smi answers (a stand-in printing the
 //! lead's real H200 figures, since this machine has no GPU), one whose nvidia-smi is missing,
 //! and a `tcp://` host, which has no shell channel.

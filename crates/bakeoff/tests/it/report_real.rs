@@ -1,4 +1,4 @@
-//! Issue 8 end to end through the real binary: artifacts from the smoke suite on the real
+//! (docs/reports.md) end to end through the real binary: artifacts from the smoke suite on the real
 //! llama-server with the real test model, a real failure (nothing listening at the port), then
 //! `report`, `verdict` and `retract` over that directory. Snapshots redact what changes from
 //! run to run (dates, ports, temporary paths, scores, table widths).

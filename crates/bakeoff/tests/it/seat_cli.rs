@@ -284,7 +284,7 @@ fn process_seat_up_swap_down_through_the_binary() {
     assert!(out.contains("b: READY in"), "{out}");
 }
 
-/// `seat up`'s progress off a terminal (issue 14): one plain line per step on stderr — the
+/// `seat up`'s progress off a terminal (docs/reports.md): one plain line per step on stderr — the
 /// watch's start, each phase with its time, the load progress — all before the result on
 /// stdout. Both streams share one pipe here, so the order read is the order written.
 #[test]
@@ -339,7 +339,7 @@ fn seat_up_progress_lines_come_in_order_before_the_result() {
     });
 }
 
-/// A key in a seat's arguments never reaches what the binary prints or writes (issue 11 #13):
+/// A key in a seat's arguments never reaches what the binary prints or writes (docs/failure-classes.md):
 /// the `--confirm` refusal that says what it would run, `seat up` (text and `--json`), the
 /// failure artifact, `seat status` and `seat logs`. The real llama-server takes `--api-key`;
 /// the failing seat's model path does not exist, so it exits at once.
@@ -410,7 +410,7 @@ fn a_seat_key_is_never_printed_or_written() {
 
 /// Without `--out`, failure artifacts go to `results/` in the working directory (as
 /// `eval run --out results`), never beside the fleet file: the README's example fleet lives
-/// in the source tree (issue 11 #20).
+/// in the source tree (docs/failure-classes.md).
 #[test]
 fn failure_artifacts_default_to_results_in_the_working_directory() {
     let cwd = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! The host's conditions around a seat load (issue 19), through the real binary and the real
+//! The host's conditions around a seat load (docs/metrics.md "Conditions"), through the real binary and the real
 //! llama-server: a scratch file of this test's is cached, then dropped from the page cache
 //! (`posix_fadvise(DONTNEED)`) while a `seat up` load is in progress → the seat start record
 //! carries `page-cache-dropped` with the evidence and `seat up` ends CONTAMINATED; the same

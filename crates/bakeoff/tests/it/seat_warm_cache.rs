@@ -1,4 +1,4 @@
-//! Warm or cold, on purpose (issue 19 part 3), through the real binary and the real
+//! Warm or cold, on purpose (docs/metrics.md "Conditions"), through the real binary and the real
 //! llama-server: a seat whose model file was dropped from the page cache
 //! (`posix_fadvise(DONTNEED)`) records a cold start; `seat up --warm-cache` reads the file first
 //! and records a warm start, with the read's bytes and the residency before the start.

@@ -1,4 +1,4 @@
-//! The cache-mount and token checks on parsed fleet files: the seeds' cases (seed 000 §6, §7).
+//! The cache-mount and token checks on parsed fleet files: the seeds' cases (docs/field-cases.md B6, B7).
 #![allow(clippy::unwrap_used)]
 
 use super::*;
@@ -119,7 +119,7 @@ fn hf_home_moves_the_cache() {
     assert!(writable(&hub)[0].message.contains("/cache/hub"));
 }
 
-/// Seed 000 §7 exactly: `-hf` with only the legacy `~/.cache/llama.cpp` mounted.
+/// docs/field-cases.md B7 exactly: `-hf` with only the legacy `~/.cache/llama.cpp` mounted.
 #[test]
 fn llama_cpp_hf_needs_the_hub_cache_too() {
     let cmd = r#""-hf", "ggml-org/gemma-3-270m-GGUF", "--port", "8080""#;

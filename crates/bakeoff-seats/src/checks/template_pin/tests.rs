@@ -1,6 +1,6 @@
 //! The pin's checks that need no engine: resolution at parse, the comparison with a checkpoint
 //! directory's `chat_template.jinja`, a launch that does not pass the pin, and the stale pin
-//! (seed 003 §4: the checkpoint moved, the pin did not). The served-template checks run
+//! (docs/field-cases.md F4: the checkpoint moved, the pin did not). The served-template checks run
 //! against the real llama-server in `tests/it/template_pin.rs`.
 #![allow(clippy::unwrap_used)]
 

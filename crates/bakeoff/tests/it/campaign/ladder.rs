@@ -1,4 +1,4 @@
-//! An isolation ladder with real passes and real failures (seed 000 §1, §4): `-c` × a
+//! An isolation ladder with real passes and real failures (docs/field-cases.md B1, B4): `-c` × a
 //! `--cache-type-k` value llama-server refuses, so the cache type separates pass from fail;
 //! a candidate that fails for other real reasons (a model path that does not exist, a FIFO as
 //! the model: the engine blocks opening it and goes silent); and a candidate that only

@@ -1,4 +1,4 @@
-//! Bench windows over a production seat (seed 003 §8): refused without `--confirm` with the
+//! Bench windows over a production seat (docs/field-cases.md F8): refused without `--confirm` with the
 //! seat untouched; with it, the seat waited for until idle, stopped, restored and serving again
 //! with its downtime recorded; and a seat kept busy is waited for and the candidate skipped,
 //! never forced.
