@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use bakeoff_artifact::{DamageSummary, SuiteResult};
 
+use crate::damage_along::nats;
 use crate::escape::{for_html as h, for_terminal};
 
 /// The suite's name in artifacts.
@@ -16,17 +17,6 @@ fn summary_of<'a>(name: &str, s: &'a SuiteResult) -> Option<&'a DamageSummary> {
         return None;
     }
     s.summary.damage.as_ref()
-}
-
-/// `0.1234`, or `1.2e-5` for small figures.
-fn nats(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if x.abs() < 1e-3 {
-        format!("{x:.1e}")
-    } else {
-        format!("{x:.4}")
-    }
 }
 
 /// The comparison cell: `KL 0.1234 [0.0950–0.1530] nats; top-1 ≠ 30%`, or why it is withheld.

@@ -11,8 +11,9 @@
 use std::collections::BTreeMap;
 
 use bakeoff_artifact::Artifact;
-use bakeoff_stats::kl::BOOTSTRAP_RESAMPLES;
+use bakeoff_stats::kl::{BOOTSTRAP_RESAMPLES, summarize};
 use bakeoff_stats::mcnemar_exact_p_value;
+use bakeoff_text::SplitMix64;
 use serde::Serialize;
 
 use crate::damage::SUITE;
@@ -73,31 +74,15 @@ fn reference_of(a: &Artifact) -> Option<(String, String)> {
     Some((d.reference.url.clone(), d.reference.model.clone()))
 }
 
-/// SplitMix64, as the suites draw their bootstrap indices (bakeoff-text's, inlined: the report
-/// crate draws nothing else).
-fn next(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-fn bootstrap_mean(d: &[f64]) -> [f64; 3] {
-    let n = d.len();
-    let mean = d.iter().sum::<f64>() / n as f64;
-    let mut state = SEED;
-    let mut means: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
-        .map(|_| {
-            (0..n)
-                .map(|_| d[(next(&mut state) % n as u64) as usize])
-                .sum::<f64>()
-                / n as f64
-        })
-        .collect();
-    means.sort_by(f64::total_cmp);
-    let q = |p: f64| means[((p * (means.len() - 1) as f64).round() as usize).min(means.len() - 1)];
-    [mean, q(0.025).min(mean), q(0.975).max(mean)]
+/// The mean of the per-prompt differences and its percentile-bootstrap 95 % interval (the
+/// estimator of every KL interval, `bakeoff_stats::kl::summarize`), seeded with [`SEED`].
+fn bootstrap_mean(d: &[f64]) -> Option<[f64; 3]> {
+    let mut rng = SplitMix64::new(SEED);
+    let s = summarize(d, BOOTSTRAP_RESAMPLES, &mut |n| {
+        rng.below(n as u64) as usize
+    })
+    .ok()?;
+    Some([s.mean, s.low, s.high])
 }
 
 /// The comparison, when both runs measured damage along the reply.
@@ -117,7 +102,7 @@ pub fn compare(a: &Artifact, b: &Artifact) -> Option<DamageComparison> {
         .iter()
         .filter_map(|(x, y)| Some(y.1? - x.1?))
         .collect();
-    let kl_difference = (!diffs.is_empty()).then(|| bootstrap_mean(&diffs));
+    let kl_difference = bootstrap_mean(&diffs);
     let p = mcnemar_exact_p_value(only_a, only_b);
     let same_reference = reference_of(a) == reference_of(b);
     let (verdict, has_verdict) = if !same_reference {

@@ -175,7 +175,7 @@ pub fn read_top_k(ex: &Exchange, k: u32) -> Result<TopK, FirstTokenError> {
 }
 
 /// The first line of an error body, at most 200 characters.
-fn e_line(body: &str) -> String {
+pub(crate) fn e_line(body: &str) -> String {
     body.lines()
         .next()
         .unwrap_or("")

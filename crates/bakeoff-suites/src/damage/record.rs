@@ -164,7 +164,7 @@ pub(super) struct Tally {
 }
 
 /// Median of `v` (unsorted); `None` when empty.
-fn median(mut v: Vec<f64>) -> Option<f64> {
+pub(super) fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
     }

@@ -287,19 +287,7 @@ async fn a_reference_whose_replicas_differ_fails_the_check_and_the_figure_is_wit
 async fn another_model_with_another_tokenizer_is_strong_damage_and_noted() {
     let (_g, dir) = serial_tempdir().await;
     let reference = server(dir.path(), "gemma", &[]).await;
-    let spec = bakeoff_local::LlamaServerSpec {
-        bin: bakeoff_testkit::engine().llama_server,
-        model: bakeoff_testkit::smollm2_path(),
-        ctx: 4096,
-        parallel: 1,
-        alias: Some("smollm2-135m-instruct".into()),
-        extra_args: Vec::new(),
-        log: dir.path().join("smollm2.log"),
-    };
-    let mut smol = bakeoff_local::LlamaServer::start(&spec).await.unwrap();
-    smol.wait_healthy(std::time::Duration::from_secs(120))
-        .await
-        .unwrap();
+    let smol = util::smollm2_llama(dir.path(), "smollm2", &[]).await;
     let out = dir.path().join("out");
     let p = prompts(dir.path(), 10);
     let o = damage(&[

@@ -13,28 +13,11 @@
 
 use serde_json::Value;
 
-use crate::util::{self, code, logged_llama, serial_tempdir, text, valid_artifact};
+use crate::util::{self, code, logged_llama, serial_tempdir, smollm2_llama, text, valid_artifact};
 
 /// The shipped battery's first `n` prompts (each asks for a paragraph, a list or steps).
 fn prompts(dir: &std::path::Path, n: usize) -> std::path::PathBuf {
     util::first_prompts(dir, n)
-}
-
-async fn smollm2(dir: &std::path::Path, name: &str, extra: &[&str]) -> bakeoff_local::LlamaServer {
-    let spec = bakeoff_local::LlamaServerSpec {
-        bin: bakeoff_testkit::engine().llama_server,
-        model: bakeoff_testkit::smollm2_path(),
-        ctx: 4096,
-        parallel: 1,
-        alias: Some("smollm2-135m-instruct".into()),
-        extra_args: extra.iter().map(|s| s.to_string()).collect(),
-        log: dir.join(format!("{name}.log")),
-    };
-    let mut s = bakeoff_local::LlamaServer::start(&spec).await.unwrap();
-    s.wait_healthy(std::time::Duration::from_secs(120))
-        .await
-        .unwrap();
-    s
 }
 
 fn f(v: &Value, k: &str) -> f64 {
@@ -53,8 +36,8 @@ fn interval(v: &Value, est: &str, low: &str, high: &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_quantized_kv_cache_is_measured_along_the_whole_reply() {
     let (_g, dir) = serial_tempdir().await;
-    let reference = smollm2(dir.path(), "f16", &[]).await;
-    let candidate = smollm2(dir.path(), "q4_0", &["-ctk", "q4_0", "-ctv", "q4_0"]).await;
+    let reference = smollm2_llama(dir.path(), "f16", &[]).await;
+    let candidate = smollm2_llama(dir.path(), "q4_0", &["-ctk", "q4_0", "-ctv", "q4_0"]).await;
     let out = dir.path().join("out");
     let p = prompts(dir.path(), 6);
     let o = util::bakeoff_async(&[

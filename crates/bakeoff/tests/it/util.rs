@@ -229,6 +229,25 @@ pub async fn logged_llama(dir: &Path, name: &str, extra: &[&str]) -> bakeoff_loc
     bakeoff_testkit::real_llama(4096, 1, extra, &logs).await
 }
 
+/// The real llama-server serving the second test model, SmolLM2 135M Instruct (one slot,
+/// `extra` flags), logging into `dir/name.log`.
+pub async fn smollm2_llama(dir: &Path, name: &str, extra: &[&str]) -> bakeoff_local::LlamaServer {
+    let spec = bakeoff_local::LlamaServerSpec {
+        bin: bakeoff_testkit::engine().llama_server,
+        model: bakeoff_testkit::smollm2_path(),
+        ctx: 4096,
+        parallel: 1,
+        alias: Some("smollm2-135m-instruct".into()),
+        extra_args: extra.iter().map(|s| s.to_string()).collect(),
+        log: dir.join(format!("{name}.log")),
+    };
+    let mut s = bakeoff_local::LlamaServer::start(&spec).await.unwrap();
+    s.wait_healthy(std::time::Duration::from_secs(120))
+        .await
+        .unwrap();
+    s
+}
+
 /// Busy loops (`sh -c 'while :; do :; done'`) that die with the test, even when an assertion
 /// fails first: the real neighbour of the contamination tests.
 pub struct Hogs(Vec<Child>);

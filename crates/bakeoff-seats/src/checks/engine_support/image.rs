@@ -34,23 +34,12 @@ fn scratch_name(what: &str) -> String {
     )
 }
 
-/// Run `docker ARGS` to its end within `limit`; its stdout, or the daemon's one-line reason.
+/// Run `docker ARGS` to its end within `limit`: its stdout, or why it failed (the daemon's last
+/// line).
 fn docker(args: &[&str], limit: Duration) -> Result<String, String> {
     let mut cmd = Command::new("docker");
     cmd.args(args);
-    let out = bakeoff_plan::bounded::run_bounded(&mut cmd, limit).map_err(|e| e.to_string())?;
-    if out.status.success() {
-        return Ok(out.stdout);
-    }
-    Err(out
-        .stderr
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("no reason given")
-        .chars()
-        .take(240)
-        .collect())
+    super::run_with_timeout(cmd, limit)
 }
 
 /// Whether `image` is on this host, without pulling it.

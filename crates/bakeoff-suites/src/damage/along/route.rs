@@ -29,7 +29,7 @@ use bakeoff_client::{Client, Method, RequestError, dialect};
 use bakeoff_wire::{ChatRequest, Message};
 use serde_json::{Value, json};
 
-use crate::damage::first_token::{TokenProb, TopK};
+use crate::damage::first_token::{TokenProb, TopK, e_line};
 
 /// One position of a greedy reply: the token chosen and the distribution it was chosen from.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,10 +118,6 @@ pub struct Asker<'a> {
     pub limit: Duration,
 }
 
-fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or("").chars().take(200).collect()
-}
-
 impl Asker<'_> {
     async fn post(
         &self,
@@ -142,7 +138,7 @@ impl Asker<'_> {
             other => Err(RouteError::Status {
                 what,
                 status,
-                body: first_line(&other.map(|v| v.to_string()).unwrap_or_default()),
+                body: e_line(&other.map(|v| v.to_string()).unwrap_or_default()),
             }),
         }
     }

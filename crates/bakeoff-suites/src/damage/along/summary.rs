@@ -8,6 +8,7 @@ use bakeoff_text::SplitMix64;
 
 use super::{Compared, IN_FLIGHT, LIMIT_NATS};
 use crate::damage::noise::{BOOTSTRAP_SEED, RESOLUTION_NATS, summarize_kl};
+use crate::damage::record::median;
 use crate::summary::score;
 
 pub(super) struct Inputs<'a> {
@@ -102,19 +103,6 @@ fn positions(c: &[Compared]) -> Vec<PositionFigure> {
             })
         })
         .collect()
-}
-
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
 }
 
 pub(super) fn build(i: Inputs<'_>) -> DamageAlong {
