@@ -102,7 +102,7 @@ TOML
       kill "$VERSUS_PID" 2>/dev/null || true
     fi
     [ "${GPU_SHARED_STEP:-1}" = 0 ] && { kill "$SERVER_PID" 2>/dev/null || true; exit 0; }
-    # Issue 19: a second CUDA process on the same GPU while one short step runs against the
+    # A second CUDA process on the same GPU while one short step runs against the
     # first server. Its conditions should carry `gpu-shared` (the other pid and its memory), and
     # the GPU's clocks and throttle reasons; its gpu_telemetry covers the shared GPU.
     "$S" -m "$W/model.gguf" -ngl 99 -c 4096 --host 127.0.0.1 --port 8081 > "$W/second.log" 2>&1 &

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Install the `gguf` Python package (llama.cpp's own GGUF reader and writer, from PyPI, pinned)
-# that scripts/make-test-lora.py writes the test LoRA adapter with (issue 17: "the gguf Python
-# package from PyPI writes the file").
+# that scripts/make-test-lora.py writes the test LoRA adapter with.
 #
 # A virtualenv under $BAKEOFF_CACHE/gguf-<version>-numpy-<version>/ (default ~/.cache/bakeoff); a no-op when it
 # is already there. Prints, on stdout, nothing but the path of its `python`, so callers can

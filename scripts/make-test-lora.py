@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Write a small, real GGUF LoRA adapter for the Gemma 3 270M test model (issue 17: "the tests
-write a small GGUF LoRA adapter for the Gemma 3 270M architecture ... llama-server loads it with
---lora; scale 0 -> adapter-no-op, scale 1 -> applied").
+"""Write a small, real GGUF LoRA adapter for the Gemma 3 270M test model: llama-server loads it
+with --lora, and `bakeoff eval adapter` reads it as `adapter-no-op` at scale 0 and `applied` at
+scale 1 (docs/suites.md "Adapter check").
 
 Run it with the pinned `gguf` package's interpreter (scripts/install-gguf.sh), or through
 scripts/make-test-lora.sh, which does both and caches the result:

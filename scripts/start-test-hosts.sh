@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Two more "hosts" on this machine for the remote-host tests (issue 16): a second dockerd with its
+# Two more "hosts" on this machine for the remote-host tests: a second dockerd with its
 # own socket, data root, exec root, pidfile and bridge, and a real sshd (Debian's openssh-server) on a
 # loopback port, reached with a key and a known_hosts made for the test. Everything lives under
 # $BAKEOFF_CACHE/test-hosts; nothing is written into ~/.ssh (the test's ssh reads its own config

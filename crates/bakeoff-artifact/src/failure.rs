@@ -15,12 +15,12 @@ pub enum FailureClass {
     /// (`/health` 503 "Loading model", or completions still failing).
     NotReady,
     /// Control endpoints answer but completions fail (errors, aborted connections, empty
-    /// replies) — the seeds' wedge: `/v1/models` up while every inference died.
+    /// replies) — as in docs/field-cases.md B1: `/v1/models` up while every inference died.
     InferenceFailing,
     /// The operator asked for a model the endpoint does not serve.
     ModelNotServed,
     /// Control endpoints answer (or at least connections are accepted) but every completion
-    /// times out: the seeds' wedge (docs/field-cases.md B1), named for what was observed.
+    /// times out: the wedge of docs/field-cases.md B1, named for what was observed.
     InferenceHanging,
     /// Every call, control and completion, answered a 5xx other than "still loading".
     ServerError,

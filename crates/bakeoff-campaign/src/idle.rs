@@ -3,7 +3,8 @@
 //! the seat's own throughput logs, a large prefill burst then zero running / zero waiting); a
 //! seat that is not idle by the deadline is skipped, never forced.
 //!
-//! Where each engine tells its load (reference notes, engine-facts.md §1–§3):
+//! Where each engine tells its load (llama.cpp tools/server/README.md, vLLM
+//! vllm/v1/metrics/loggers.py, SGLang python/sglang/srt/metrics/collector.py):
 //! - llama.cpp: `GET /slots` (on by default, off with `--no-slots`); each slot has
 //!   `is_processing` (older builds: `state`, 0 = idle). `/metrics` (needs `--metrics`) adds
 //!   `llamacpp:requests_deferred`, the requests waiting for a slot, and is the fallback when

@@ -3,8 +3,8 @@
 //! by the seat watchdog before it calls a seat ready — so seats never depend on suites.
 //!
 //! Ready means a real short completion came back with non-empty text. `/v1/models` or
-//! `/health` answering never counts: in the seeds an engine wedged with `/v1/models` up while
-//! every inference aborted.
+//! `/health` answering never counts: in docs/field-cases.md B1 an engine wedged with
+//! `/v1/models` up while every inference aborted.
 
 use std::time::{Duration, Instant};
 

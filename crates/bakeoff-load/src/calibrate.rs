@@ -3,8 +3,8 @@
 //! The target is a minimal HTTP/1.1 server on raw tokio sockets (keep-alive, chunked
 //! transfer) that answers `POST /v1/chat/completions` with an OpenAI-shaped SSE stream of
 //! `max_tokens` one-token events, as fast as it can — llama.cpp's framing (one token per event,
-//! a finish chunk, a usage chunk with `choices: []`, `[DONE]`; ../shared/engine/README.md
-//! "SSE"). No framework sits in the way, so what limits a run against it is the client.
+//! a finish chunk, a usage chunk with `choices: []`, `[DONE]`; measured on llama-server
+//! b11434). No framework sits in the way, so what limits a run against it is the client.
 //!
 //! Request extras it reads: `calibration_pace_ms` (sleep between tokens: holds streams open to
 //! count concurrent streams), `calibration_batch` (events per write, default 16).

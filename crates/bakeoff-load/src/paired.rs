@@ -140,7 +140,7 @@ fn single(metric: &'static str, f: Figure, (x, y): (&LoadStep, &LoadStep)) -> Di
 }
 
 /// Each side's mean speculative-decoding acceptance at `label`, when either side speculated:
-/// the MTP on/off question needs the rate beside the speed (seeds/000 §7).
+/// the MTP on/off question needs the rate beside the speed (docs/field-cases.md B7).
 pub fn acceptance_notes(a: &LoadReport, b: &LoadReport, label: &str) -> Vec<String> {
     let rate = |r: &LoadReport| {
         let v: Vec<(f64, String)> = r

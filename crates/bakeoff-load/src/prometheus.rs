@@ -2,7 +2,8 @@
 //! `# TYPE name kind` lines, then `name{labels} value [timestamp]`. Samples are summed over
 //! labels by name; `_bucket` samples are skipped (a histogram's sum and count suffice here).
 //!
-//! Engine metric names (reference notes, engine-facts.md):
+//! Engine metric names (vLLM vllm/v1/metrics/loggers.py and vllm/v1/spec_decode/metrics.py,
+//! SGLang python/sglang/srt/metrics/collector.py, llama.cpp tools/server/README.md):
 //! - vLLM: `vllm:generation_tokens_total`, `vllm:prompt_tokens_total`,
 //!   `vllm:spec_decode_num_drafts_total`, `…_num_draft_tokens_total`, `…_num_accepted_tokens_total`.
 //! - SGLang (`--enable-metrics`): `sglang:generation_tokens_total`, `sglang:spec_accept_length`.
@@ -184,8 +185,7 @@ pub struct EngineGauges {
     pub preemptions_total: &'static [&'static str],
 }
 
-/// The gauges by engine (reference notes, engine-facts.md; checked against each engine's
-/// source):
+/// The gauges by engine (checked against each engine's source):
 /// - vLLM 0.32 (`vllm/v1/metrics/loggers.py`): `vllm:num_requests_running`,
 ///   `vllm:num_requests_waiting`, `vllm:kv_cache_usage_perc` (earlier
 ///   `vllm:gpu_cache_usage_perc`), the counter `vllm:num_preemptions_total`.

@@ -35,7 +35,7 @@ use step_flags::{attach_timings_spec, pinning};
 pub use versus::{Side, VERSUS_NO_SEARCH, run_versus};
 
 /// Below this many mean output tokens a step cannot show what speculative decoding does: its
-/// overhead never amortizes over short completions (seeds/000, "MTP A/B methodology": 10–31
+/// overhead never amortizes over short completions (docs/field-cases.md B7: 10–31
 /// token completions could not measure it; 3 × 1024-token probes could).
 pub const SPEC_DECODE_MIN_TOKENS: f64 = 256.0;
 

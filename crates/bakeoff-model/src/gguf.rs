@@ -16,7 +16,6 @@
 //! a tensor has a type id newer than our table we fall back to `file size − data offset` and say
 //! so in [`WeightsBytesSource`].
 
-use std::fs::File;
 use std::io::{Read, Seek};
 use std::path::Path;
 
@@ -209,7 +208,7 @@ pub struct GgufFile {
 
 /// Reads the metadata of the GGUF file at `path`.
 pub fn read_gguf_file(path: &Path) -> Result<GgufFile> {
-    let file = File::open(path).map_err(|e| ModelError::io(path, e))?;
+    let file = crate::regular::open_regular(path).map_err(|e| ModelError::io(path, e))?;
     read_gguf(file, path)
 }
 

@@ -1,4 +1,4 @@
-//! KV-cache arithmetic as vLLM does it (vllm/v1/kv_cache_interface.py; engine-facts.md §8).
+//! KV-cache arithmetic as vLLM does it (vllm/v1/kv_cache_interface.py).
 //! Everything here is **per GPU rank**, because vLLM's KV budget ("Available KV cache memory")
 //! is per worker.
 //!
@@ -31,7 +31,8 @@ pub enum KvCacheDtype {
     Fp32,
     /// `fp8`, `fp8_e4m3`, `fp8_e5m2`, `fp8_inc`: one byte per element.
     Fp8,
-    /// DeepSeek's FlashMLA fp8 layout: 656 bytes per token per layer (engine-facts.md §8).
+    /// DeepSeek's FlashMLA fp8 layout: 656 bytes per token per layer (vLLM `fp8_ds_mla`,
+    /// vllm/v1/kv_cache_interface.py).
     Fp8DsMla,
 }
 
@@ -262,7 +263,7 @@ fn mul(factors: &[u64]) -> u64 {
 }
 
 /// Tokens vLLM keeps per request in a sliding-window layer:
-/// `min(window − 1 + max_num_batched_tokens, max_model_len)` (engine-facts.md §8).
+/// `min(window − 1 + max_num_batched_tokens, max_model_len)` (vllm/v1/kv_cache_interface.py).
 pub fn vllm_sliding_window_tokens(
     window: u64,
     max_num_batched_tokens: u64,

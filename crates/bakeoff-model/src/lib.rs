@@ -21,6 +21,7 @@ pub mod kv;
 pub mod llamacpp_kv;
 pub mod logs;
 pub mod quant;
+pub mod regular;
 pub mod safetensors;
 
 use std::io::Read;
@@ -47,7 +48,7 @@ pub use safetensors::{SafetensorsSummary, read_safetensors_header, read_safetens
 
 /// Reads a small text file (JSON), refusing files over `max` bytes before reading them.
 pub(crate) fn read_small_text(path: &Path, max: u64) -> Result<String> {
-    let file = std::fs::File::open(path).map_err(|e| ModelError::io(path, e))?;
+    let file = regular::open_regular(path).map_err(|e| ModelError::io(path, e))?;
     let len = file.metadata().map_err(|e| ModelError::io(path, e))?.len();
     if len > max {
         return Err(ModelError::malformed(

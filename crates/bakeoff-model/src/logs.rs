@@ -1,5 +1,6 @@
 //! Engine log lines that cross-check the KV arithmetic: what vLLM and llama.cpp say they
-//! allocated. Formats are from engine-facts.md §1 (vLLM) and §8, and the llama.cpp sources
+//! allocated. Formats are from the vLLM sources (vllm/v1/worker/gpu_worker.py,
+//! vllm/v1/core/kv_cache_utils.py) and the llama.cpp sources
 //! (src/llama-kv-cache.cpp `LLAMA_LOG_INFO("%s: size = %7.2f MiB (%6u cells, %3d layers,
 //! %2u/%u seqs), K (%s): %7.2f MiB, V (%s): %7.2f MiB")`, common `memory_breakdown_print`).
 //!
@@ -285,7 +286,7 @@ mod tests {
         }
     }
 
-    // The strings below are quoted from engine-facts.md §1 ("Startup log lines to parse"), with
+    // The strings below are in the formats of vLLM's gpu_worker.py and kv_cache_utils.py, with
     // the vLLM prefix a V1 engine core puts in front of them.
     #[test]
     fn vllm_one_line_kv_capacity() {

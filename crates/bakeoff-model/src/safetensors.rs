@@ -9,7 +9,6 @@
 //! every shard).
 
 use std::collections::BTreeSet;
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -67,7 +66,7 @@ fn bad(path: &Path, what: impl Into<String>) -> ModelError {
 
 /// Reads the header of one safetensors file.
 pub fn read_safetensors_header(path: &Path) -> Result<SafetensorsSummary> {
-    let mut file = File::open(path).map_err(|e| ModelError::io(path, e))?;
+    let mut file = crate::regular::open_regular(path).map_err(|e| ModelError::io(path, e))?;
     let file_size = file.metadata().map_err(|e| ModelError::io(path, e))?.len();
     if file_size < 8 {
         return Err(ModelError::Truncated {

@@ -1,6 +1,5 @@
 //! Queue depth from the engine's Prometheus `/metrics` (parsed by `bakeoff_load::prometheus`, the
-//! one parser, whose `ENGINE_GAUGES` is the one table of gauge names). The gauges, by engine
-//! (reference/engine-facts.md):
+//! one parser, whose `ENGINE_GAUGES` is the one table of gauge names). The gauges, by engine:
 //!
 //! - llama.cpp (`--metrics`; tools/server/server-task.cpp): `llamacpp:requests_deferred` (tasks
 //!   waiting for a free slot) and `llamacpp:requests_processing` (slots busy). Without

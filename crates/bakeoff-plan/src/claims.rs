@@ -1,6 +1,6 @@
 //! What each seat claims on a GPU, by the rules of its engine.
 //!
-//! vLLM (engine-facts.md §1, fact 1): the budget is `gpu_memory_utilization × total`, checked
+//! vLLM (vllm/config/cache.py): the budget is `gpu_memory_utilization × total`, checked
 //! against free memory at start (vllm/v1/worker/gpu_worker.py). It holds weights, peak
 //! activations and the KV cache. The CUDA context and NCCL buffers are allocated before the
 //! profiling snapshot and sit **outside** it. CUDA graphs: before v0.21 they were not counted

@@ -15,7 +15,7 @@ pub enum ReadingSource {
 }
 
 /// One compute process on a GPU. `pid` is a **host** PID: the driver does not know PID
-/// namespaces (engine-facts.md §7, NVIDIA/nvidia-docker #1483).
+/// namespaces (NVML through nvml-wrapper 0.12.1; NVIDIA/nvidia-docker#1483).
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
 pub struct GpuProcess {
     pub pid: u32,
@@ -59,7 +59,7 @@ impl Readings {
 pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 pub const MIB: u64 = 1024 * 1024;
 
-/// Bytes as GiB with two decimals, the unit the seeds and the engines' logs use.
+/// Bytes as GiB with two decimals, the unit the field cases and the engines' logs use.
 pub fn gib(bytes: u64) -> String {
     format!("{:.2} GiB", bytes as f64 / GIB)
 }

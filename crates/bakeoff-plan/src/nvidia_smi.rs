@@ -7,7 +7,7 @@
 //! We ask for:
 //!
 //! - `QUERY_GPU`: `index,uuid,name,memory.total,memory.used,memory.free`
-//! - `QUERY_APPS`: `gpu_uuid,pid,used_memory,process_name` (engine-facts.md §7)
+//! - `QUERY_APPS`: `gpu_uuid,pid,used_memory,process_name` (nvidia-smi `--query-compute-apps`)
 //!
 //! `process_name` is last because it is the only field that can hold a comma; everything after
 //! the third separator belongs to it.

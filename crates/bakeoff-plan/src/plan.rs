@@ -3,7 +3,7 @@
 //! Two headrooms, because they answer different questions:
 //! - **by claims**: total − Σ expected claims. What the flags promise if every seat is fresh.
 //! - **planned**: total − Σ (a running seat's *measured* footprint, else its claim) − memory
-//!   held by processes that belong to no seat. This is the one the seeds needed: seat `gen`
+//!   held by processes that belong to no seat. This is the one field case F1 needed: seat `gen`
 //!   claimed 0.43 × 94.97 = 40.84 GiB and held 45.6 GiB after three days (docs/field-cases.md F1).
 //!
 //! A seat up for longer than `long_uptime_s` gets a note: footprints grow with uptime, so

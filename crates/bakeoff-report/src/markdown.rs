@@ -1,6 +1,7 @@
-//! The negative-results log (markdown), in the manner of the seeds' "Failed and incomplete
-//! runs": one numbered entry per failed or incomplete run, scoped to the exact configuration
-//! tested, followed by the dated superseded-claims table and the comparison.
+//! The negative-results log (markdown), in the manner of the bakeoff notes' "Failed and
+//! incomplete runs" (docs/field-cases.md B1–B7): one numbered entry per failed or incomplete
+//! run, scoped to the exact configuration tested, followed by the dated superseded-claims table
+//! and the comparison.
 //!
 //! Everything an endpoint sent (error messages, bodies, model ids) goes through
 //! [`for_markdown`]: markdown renderers pass raw HTML through.

@@ -7,7 +7,8 @@
 //!   stopped container whose hash differs from the fleet file is recreated, a running one is
 //!   never touched behind the operator's back.
 //! - `RestartCount` is read from the top level of inspect, not from `State`; `OOMKilled` is a
-//!   host-cgroup OOM (engine-facts.md §6, fact 7).
+//!   host-cgroup OOM (Docker Engine API container inspect, bollard 0.22
+//!   `ContainerInspectResponse`).
 //! - Log frames do not line up with lines: they are buffered and split on `\n`/`\r`. The
 //!   stream ends when the container stops; while a restart policy restarts it, the follower
 //!   reopens it from the last timestamp it saw.
@@ -528,7 +529,7 @@ impl DockerBackend {
                 };
                 Status {
                     observed,
-                    // Top-level in inspect, not in State (engine-facts.md §6).
+                    // Top-level in inspect, not in State (bollard 0.22 `ContainerInspectResponse`).
                     restart_count: info.restart_count.map(|c| c.max(0) as u64),
                     id: info.id.map(|i| i.chars().take(12).collect()),
                 }

@@ -1,10 +1,11 @@
 //! Checks that run after the gate and the port check, right before a seat is started.
 //!
 //! The checkpoint audit (docs/plan.md): a seat whose model is a local path is inspected before it
-//! starts — its `quantization_config` against the seat's `--quantization` flag — so the seeds'
-//! crash loop (`--quantization compressed-tensors` hard-coded over unquantized BF16 weights, 35
-//! restarts) is refused with the reason before anything runs. An `Err(reason)` refuses the
-//! start with a one-line reason (the command exits 1) and nothing is started.
+//! starts — its `quantization_config` against the seat's `--quantization` flag — so the crash
+//! loop of docs/field-cases.md F7 (`--quantization compressed-tensors` hard-coded over
+//! unquantized BF16 weights, 35 restarts) is refused with the reason before anything runs. An
+//! `Err(reason)` refuses the start with a one-line reason (the command exits 1) and nothing is
+//! started.
 
 use std::path::{Path, PathBuf};
 
@@ -180,7 +181,7 @@ mod tests {
 mod audit_tests {
     use super::*;
 
-    /// The seeds' crash loop, refused before anything starts: a hard-coded
+    /// The crash loop of field case F7, refused before anything starts: a hard-coded
     /// `--quantization compressed-tensors` over unquantized BF16 weights (docs/field-cases.md F7).
     #[test]
     fn quantization_flag_over_unquantized_weights_is_refused() {

@@ -3,11 +3,11 @@
 //! - vLLM prints a tqdm bar with `_BAR_FORMAT = "{desc}: {percentage:3.0f}% Completed |
 //!   {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]"` and desc `Loading safetensors
 //!   checkpoint shards` (`Loading pt checkpoint shards` for .bin), on rank 0 only
-//!   (vllm/model_executor/model_loader/weight_utils.py; engine-facts.md §1). tqdm's
-//!   `rate_fmt` switches between `s/it` (slow) and `it/s` (fast): both are parsed.
+//!   (vllm/model_executor/model_loader/weight_utils.py). tqdm's `rate_fmt` switches between
+//!   `s/it` (slow) and `it/s` (fast): both are parsed.
 //! - llama.cpp prints no shard N/M: `load_tensors: loading model tensors, this can take a
-//!   while... (load_mode = mmap)` and `offloaded 15/49 layers to GPU` (engine-facts.md §2). It
-//!   marks the phase; there is no rate to project from.
+//!   while... (load_mode = mmap)` and `offloaded 15/49 layers to GPU` (llama.cpp
+//!   src/llama-model.cpp load_tensors). It marks the phase; there is no rate to project from.
 //!
 //! [`describe`] is the one wording of the watchdog's events for an operator, shared by `seat
 //! up|restart|swap|watch` and a campaign's variant starts.

@@ -12,7 +12,8 @@
 //! Thinking artifacts (`truncated-in-reasoning`, `empty-content-reasoning-only`) are failures
 //! of the item but not wrong answers: they are counted apart per family, named in the
 //! instrument flags, and when they are common the suite gets a `thinking-artifacts` flag, so a
-//! reasoning model's empty `content` is never read as a weak model (the seeds' misreading).
+//! reasoning model's empty `content` is never read as a weak model (the misreading of
+//! docs/field-cases.md B3).
 
 use bakeoff_artifact::{FlagCode, FlagSeverity, InstrumentFlag, Outcome, Score, SuiteSummary};
 use bakeoff_stats::{Proportion, check_instrument, format_effect};

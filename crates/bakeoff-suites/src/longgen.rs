@@ -1,7 +1,7 @@
 //! Long-generation probes (`longgen`): a few long completions at temperature 0, one at a time,
 //! each reported with its decode rate — the deciding evidence for speculative decoding (MTP),
 //! which short completions cannot measure: its overhead never amortizes over 10–31 tokens
-//! (seeds/000, "MTP A/B methodology": 3 × 1024 tokens at temperature 0 decided it).
+//! (docs/field-cases.md B7: 3 × 1024 tokens at temperature 0 decided it).
 //!
 //! Speculative-decoding acceptance comes from `/metrics` (vLLM
 //! `vllm:spec_decode_num_accepted_tokens_total / …_num_draft_tokens_total`, llama.cpp

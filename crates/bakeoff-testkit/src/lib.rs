@@ -34,9 +34,43 @@ pub fn engine() -> LocalEngine {
 
 /// Engine tests in one test binary run one at a time: the machine has 2 cores and the
 /// measurements should not fight each other.
-pub async fn serial() -> MutexGuard<'static, ()> {
+pub async fn serial() -> Serial {
     static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
-    LOCK.get_or_init(|| Mutex::new(())).lock().await
+    let guard = LOCK.get_or_init(|| Mutex::new(())).lock().await;
+    Serial {
+        _guard: guard,
+        held_since: std::time::Instant::now(),
+    }
+}
+
+/// The engine lock, held. When it is let go, the seconds it was held are appended to the file
+/// `BAKEOFF_TEST_TIMES` names (when set) with the test's name: `scripts/test` prints the
+/// slowest at the end, because CI keeps only the tail of a run's output.
+pub struct Serial {
+    _guard: MutexGuard<'static, ()>,
+    held_since: std::time::Instant,
+}
+
+impl Drop for Serial {
+    fn drop(&mut self) {
+        let Some(path) = std::env::var_os("BAKEOFF_TEST_TIMES") else {
+            return;
+        };
+        let name = std::thread::current()
+            .name()
+            .unwrap_or("unnamed")
+            .to_owned();
+        let line = format!("{:.1}\t{name}\n", self.held_since.elapsed().as_secs_f64());
+        // One short write with O_APPEND: lines from several test binaries never interleave.
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            use std::io::Write;
+            let _ = f.write_all(line.as_bytes());
+        }
+    }
 }
 
 /// A temporary directory that lives as long as the test.

@@ -114,7 +114,7 @@ pub fn vllm_like(max_model_len: u64) -> Router {
 
 /// A reasoning model in its default thinking mode behind vLLM's reasoning parser: `content`
 /// stays empty and the text arrives in `reasoning` (docs.vllm.ai features/reasoning_outputs;
-/// the seeds' "valid JSON, empty content").
+/// docs/field-cases.md B3: valid JSON with an empty `content`).
 pub fn reasoning_only() -> Router {
     Router::new()
         .route("/version", get(|| async { json(StatusCode::OK, serde_json::json!({"version":"0.11.0"})) }))
@@ -137,9 +137,9 @@ pub fn reasoning_only() -> Router {
         )
 }
 
-/// The seeds' wedge: `/v1/models` answers (which fooled a naive readiness probe) while every
-/// inference request dies — here the connection is cut before any response
-/// (seeds/000 §1: "every inference request dies with connection aborts").
+/// The wedge of docs/field-cases.md B1: `/v1/models` answers (which fooled a naive readiness
+/// probe) while every inference request dies with connection aborts — here the connection is
+/// cut before any response.
 pub fn models_up_completions_dropped() -> Router {
     Router::new()
         .route(
@@ -214,8 +214,8 @@ fn perfect_answer(prompt: &str) -> String {
 
 /// A llama.cpp-shaped server with a word-level tokenizer whose chat replies report
 /// `usage.prompt_tokens` off by `skew` tokens for prompts longer than `skew_above` tokens —
-/// the drift the seeds saw when a harness's count and the server's disagreed. Everything else
-/// copies llama-server b11434 (tools/server/README.md; /work/shared/reference/engine-facts.md §2):
+/// the drift of docs/field-cases.md B7 when a harness's count and the server's disagreed.
+/// Everything else copies llama-server b11434 (tools/server/README.md):
 /// `/props` with `build_info` and per-slot `default_generation_settings.n_ctx`, `/slots` with
 /// each slot's `n_ctx`, `/tokenize {content, add_special, with_pieces}` (BOS only with
 /// `add_special`), `/apply-template {messages}` → `{prompt}`, and HTTP 400
@@ -361,8 +361,9 @@ pub fn answers_then_holds(
         )
 }
 
-/// The seeds' wedge (docs/field-cases.md B1): vLLM's control endpoints answer (`/version`, `/v1/models`)
-/// while every inference never returns; its `/tokenize` hangs with the engine core too.
+/// The wedge of docs/field-cases.md B1: vLLM's control endpoints answer (`/version`,
+/// `/v1/models`) while every inference never returns; its `/tokenize` hangs with the engine core
+/// too.
 pub fn completions_hang() -> Router {
     let hang = || async {
         tokio::time::sleep(std::time::Duration::from_secs(600)).await;

@@ -11,9 +11,9 @@
 //!   non-streamed reply carries `choices[0].logprobs.content[]` of `{token, logprob, bytes,
 //!   top_logprobs[]}` (OpenAI's shape, vllm/entrypoints/openai/protocol.py
 //!   `ChatCompletionLogProbs`);
-//! - [`Lora::NoOp`]: the adapter's id answers exactly what the base answers — the seed's
-//!   finding (seeds/003: "vLLM 0.24.0's LoRA application was a silent no-op, proven
-//!   quant-agnostic"): the adapter is listed, requests to it succeed, and nothing changes.
+//! - [`Lora::NoOp`]: the adapter's id answers exactly what the base answers — the finding
+//!   of docs/field-cases.md F6 (vLLM 0.24.0's LoRA application was a silent no-op, whatever the
+//!   quantization): the adapter is listed, requests to it succeed, and nothing changes.
 
 use axum::Json;
 use axum::Router;

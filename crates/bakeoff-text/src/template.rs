@@ -1,8 +1,8 @@
 //! Normalized chat-template hashes.
 //!
-//! The seeds found a stale template across three derivative checkpoints only by hashing every
-//! build by hand; the hash must ignore what editors and `git` change (CRLF, trailing spaces,
-//! a final newline) and nothing else.
+//! In docs/field-cases.md F4 a stale template across three derivative checkpoints was found only
+//! by hashing every build by hand; the hash must ignore what editors and `git` change (CRLF,
+//! trailing spaces, a final newline) and nothing else.
 
 use sha2::{Digest, Sha256};
 

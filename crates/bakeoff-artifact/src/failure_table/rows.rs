@@ -6,9 +6,9 @@ use crate::FailureClass;
 
 use FailureClass as C;
 
-pub(crate) const R_WEDGE: &str = "the engine stopped logging before it could serve: it is wedged (in the seeds, CUDA-graph \
-     capture). Stop it (bakeoff seat down), then split the trigger: --enforce-eager, a smaller \
-     --max-model-len, another engine build";
+pub(crate) const R_WEDGE: &str = "the engine stopped logging before it could serve: it is wedged (docs/field-cases.md \
+     B1: CUDA-graph capture). Stop it (bakeoff seat down), then split the trigger: --enforce-eager, \
+     a smaller --max-model-len, another engine build";
 pub(crate) const R_CRASH: &str = "the seat restarts itself and fails again: read the root cause below; give bench seats \
      restart policy \"no\" so a failing seat cannot resurrect itself and block another's restore";
 pub(crate) const R_CUDA: &str = "the GPU ran out of memory: lower --gpu-memory-utilization of this or a co-resident seat, \
@@ -71,9 +71,9 @@ pub(crate) const R_NOT_HTTP: &str = "check the port (another service may hold it
 pub(crate) const R_AUTH: &str = "set the key in BAKEOFF_API_KEY, or name the variable holding it with --api-key-env NAME \
      (a key given wins over user:password in the URL)";
 pub(crate) const R_SERVER_ERROR: &str = "read the engine's log for the first error";
-pub(crate) const R_HANGING: &str = "the seeds' wedge — an engine up on its control endpoints whose inference never \
-     returns. Read the engine's log, restart it, and split the trigger (--enforce-eager, a \
-     smaller --max-model-len)";
+pub(crate) const R_HANGING: &str = "the wedge of docs/field-cases.md B1 — an engine up on its control endpoints \
+     whose inference never returns. Read the engine's log, restart it, and split the trigger \
+     (--enforce-eager, a smaller --max-model-len)";
 pub(crate) const R_FAILING: &str = "read the engine log for the first error (a crashed engine core, a bad request for this \
      model), then rerun the preflight";
 pub(crate) const R_NOT_SERVED: &str =
@@ -91,14 +91,16 @@ pub const TABLE: &[Row] = &[
         C::InitWedge,
         "no log line for --silence-timeout while not ready, while the seat's port answered (a port that only refused is not-listening)",
         "docs/field-cases.md B1 (vLLM v0.19, Nemotron-3-Nano NVFP4: last line FLASHINFER backend selection, \
-         44+ min of silence, /v1/models answering); engine-facts.md fact 3",
+         44+ min of silence, /v1/models answering); vLLM vllm/entrypoints/serve/instrumentator/health.py \
+         (`/health` 200 is an error-flag check: it does not detect a wedge)",
         R_WEDGE,
     ),
     watch(
         C::CrashLoop,
         "Docker inspect top-level RestartCount rising by --crash-loop-restarts within --crash-loop-window",
-        "engine-facts.md §6 (RestartCount is top-level, not in State); docs/field-cases.md F1 (13 restarts on a \
-         CUDA OOM) and §7 (35 restarts on a quantization mismatch)",
+        "Docker Engine API container inspect, bollard 0.22 ContainerInspectResponse.restart_count \
+         (RestartCount is top-level, not in State); docs/field-cases.md F1 (13 restarts on a \
+         CUDA OOM) and F7 (35 restarts on a quantization mismatch)",
         R_CRASH,
     ),
     log(
@@ -242,8 +244,8 @@ pub const TABLE: &[Row] = &[
     log(
         C::UnknownModelType,
         r"has model type .{0,40} but Transformers does not recognize this architecture|Unrecognized model in .{0,200}Should have a .model_type. key",
-        "transformers models/auto/configuration_auto.py AutoConfig.from_pretrained \
-         (engine-facts.md §1); docs/field-cases.md B5 (deepseek_v4 on NGC 26.04)",
+        "transformers models/auto/configuration_auto.py AutoConfig.from_pretrained; \
+         docs/field-cases.md B5 (deepseek_v4 on NGC 26.04)",
         R_TYPE,
     ),
     Row {
@@ -263,8 +265,7 @@ pub const TABLE: &[Row] = &[
     log(
         C::QuantizationMismatch,
         r"CompressedTensorsConfig\.__init__\(\) missing \d+ required positional argument",
-        "docs/field-cases.md F7 (hard-coded --quantization compressed-tensors over BF16 weights, 35 restarts); \
-         engine-facts.md §1",
+        "docs/field-cases.md F7 (hard-coded --quantization compressed-tensors over BF16 weights, 35 restarts)",
         R_QUANT,
     ),
     log(
@@ -435,15 +436,16 @@ pub const TABLE: &[Row] = &[
                  class (`… while processing method load_model: No module named 'einops'`, vllm PR \
                  #7651); a missing shared library (zai-org/GLM-4#510)",
         remediation: R_MODULE,
-        // Engines log optional imports that fail as warnings; the seed's was secondary.
+        // Engines log optional imports that fail as warnings; the one in docs/field-cases.md B2 was
+        // secondary.
         secondary: true,
         scope: Scope::Any,
     },
     watch(
         C::HostOom,
         "Docker inspect State.OOMKilled = true",
-        "engine-facts.md §6 and fact 7 (OOMKilled is a host-cgroup OOM, not a CUDA OOM); measured \
-         here with a 96 MiB limit and --load-mode none",
+        "Docker Engine API ContainerState (docs.docker.com, API v1.57; bollard 0.22): OOMKilled is a \
+         host-cgroup OOM, not a CUDA OOM; measured here with a 96 MiB limit and --load-mode none",
         R_HOST,
     ),
     watch(
@@ -525,7 +527,7 @@ pub const TABLE: &[Row] = &[
     ),
     endpoint(
         C::InferenceHanging,
-        "connections accepted and control endpoints answering, every completion timed out: the seeds' wedge",
+        "connections accepted and control endpoints answering, every completion timed out: the wedge of docs/field-cases.md B1",
         "docs/field-cases.md B1 (/v1/models answering while every inference hung); measured here (a scripted \
          server whose completions never answer)",
         R_HANGING,
@@ -556,8 +558,7 @@ pub const TABLE: &[Row] = &[
 pub const WRAPPERS: &[(&str, &str)] = &[
     (
         r"Engine core initialization failed|EngineCore failed to start",
-        "vLLM v1/engine/utils.py wait_for_engine_startup and v1/engine/core.py run_engine_core \
-         (engine-facts.md §1, fact 9)",
+        "vLLM v1/engine/utils.py wait_for_engine_startup and v1/engine/core.py run_engine_core",
     ),
     (
         r"Initialization failed\. Please see the error messages above|Received sigquit from a child process",

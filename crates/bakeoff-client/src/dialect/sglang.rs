@@ -47,7 +47,7 @@ mod tests {
     #[test]
     fn server_info_with_version_and_server_args_is_sglang() {
         // `/server_info` = server_args (flattened) + scheduler_info + `internal_states` +
-        // `version` (python/sglang/srt/entrypoints/http_server.py; engine-facts.md §3).
+        // `version` (python/sglang/srt/entrypoints/http_server.py).
         let v: Value = serde_json::from_str(
             r#"{"model_path":"Qwen/Qwen3-8B","tp_size":1,"context_length":null,
                 "max_total_num_tokens":412345,"max_req_input_len":32762,

@@ -106,7 +106,7 @@ async fn no_first_byte_is_a_first_byte_timeout() {
 #[tokio::test]
 async fn http_error_keeps_status_and_body() {
     // llama.cpp's context overflow: HTTP 400, plain JSON even when stream is true
-    // (../shared/engine/README.md "Context overflow").
+    // (llama-server b11434, tools/server/server-task.cpp; measured).
     let body = r#"{"error":{"code":400,"message":"request (39759 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":39759,"n_ctx":4096}}"#;
     let ex = stream_from(chat(post(move || async move {
         (StatusCode::BAD_REQUEST, body)

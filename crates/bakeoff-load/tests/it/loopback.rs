@@ -104,9 +104,9 @@ async fn open_loop_against_target_records_schedule() {
     assert_eq!(s.latency.e2e_corrected.count, 20);
 }
 
-/// llama.cpp streams one token per event (../shared/engine/README.md "SSE"); a server that dies
-/// mid-generation closes the connection after some tokens (vLLM's "engine core died", seeds/000
-/// §1), and a wedged one stops sending while the socket stays open.
+/// llama.cpp streams one token per event (measured on llama-server b11434); a server that dies
+/// mid-generation closes the connection after some tokens (vLLM's "engine core died",
+/// docs/field-cases.md B1), and a wedged one stops sending while the socket stays open.
 fn flaky() -> Router {
     use std::sync::atomic::{AtomicU64, Ordering};
     let n = Arc::new(AtomicU64::new(0));

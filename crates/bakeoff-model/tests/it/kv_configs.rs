@@ -23,7 +23,7 @@ fn opts(dtype: KvCacheDtype, tp: u64) -> KvCostOptions {
 #[test]
 fn llama_3_8b_is_128_kib_per_token() {
     // 2 (K,V) × 32 layers × 8 KV heads × head_dim (4096/32 = 128) × 2 B (bf16)
-    // = 131,072 B = 128 KiB per token (engine-facts.md §8).
+    // = 131,072 B = 128 KiB per token (vllm/v1/kv_cache_interface.py).
     let g = geometry("llama-3-8b.json");
     let c = kv_cost(&g, &KvCostOptions::default());
     assert_eq!(c.full_attention_bytes_per_token, 131_072);

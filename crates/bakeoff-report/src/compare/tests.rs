@@ -139,7 +139,7 @@ fn same_items_give_a_verdict_and_load_suites_are_skipped() {
 
 #[test]
 fn different_n_and_items_refuse_until_allowed() {
-    // The seeds' case: n=16 against n=32 on different item sets.
+    // The case of docs/field-cases.md F6: n=16 against n=32 on different item sets.
     let (a, b) = (artifact(16, 8, "off", None), artifact(32, 16, "off", None));
     let c = compare(&a, &b, &[], "a", "b");
     assert_eq!(codes(&c), vec!["item-set", "n"]);

@@ -24,7 +24,7 @@ fn markers() -> Vec<String> {
     DEFAULT_MARKERS.iter().map(|s| s.to_string()).collect()
 }
 
-/// The seed's shape: several aged entries, most of them still carrying open work.
+/// A long-kept logbook's shape: several aged entries, most of them still carrying open work.
 fn fixture(dir: &std::path::Path) {
     logbook::add(
         dir,

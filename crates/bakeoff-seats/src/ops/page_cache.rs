@@ -119,7 +119,7 @@ pub fn warm(files: &[PathBuf]) -> SeatWarmRead {
 }
 
 fn read_through(path: &Path, buf: &mut [u8]) -> std::io::Result<u64> {
-    let mut f = std::fs::File::open(path)?;
+    let mut f = bakeoff_model::regular::open_regular(path)?;
     let mut n = 0u64;
     loop {
         match f.read(buf)? {

@@ -50,7 +50,8 @@ pub use drive::watch;
 pub use machine::{Ending, Event, Observation, Watchdog};
 
 /// How much of the log is kept as evidence: vLLM's real cause sits above a ~40-line traceback
-/// and the wrapper, so the tail must be deep (engine-facts.md §1: at least 250 lines).
+/// and the wrapper (vLLM v1/engine/utils.py `wait_for_engine_startup`), so the tail must be
+/// deep (at least 250 lines).
 pub const TAIL_LINES: usize = 300;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -212,7 +213,8 @@ impl WatchReport {
 }
 
 /// The state a log line signals, if any (llama.cpp b11434 server logs measured here; vLLM
-/// lines from engine-facts.md §1).
+/// lines from vllm/v1/worker/gpu_worker.py, gpu_model_runner.py and
+/// model_executor/model_loader/weight_utils.py).
 pub fn state_signal(line: &str) -> Option<State> {
     const LOADING: &[&str] = &[
         "load_model: loading model",

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bakeoff_seats::{Fleet, Seats, WatchOptions};
 
 /// One engine test at a time (the machine has 2 cores), in its own temporary directory.
-pub async fn serial_tempdir() -> (tokio::sync::MutexGuard<'static, ()>, tempfile::TempDir) {
+pub async fn serial_tempdir() -> (bakeoff_testkit::Serial, tempfile::TempDir) {
     (bakeoff_testkit::serial().await, bakeoff_testkit::tempdir())
 }
 

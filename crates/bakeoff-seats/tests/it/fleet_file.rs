@@ -50,8 +50,8 @@ fn the_example_fleet_parses() {
 #[test]
 fn litellm_config_aliases_resolve_to_seats() {
     let dir = tempfile::tempdir().unwrap();
-    // The LiteLLM proxy config shape from docs.litellm.ai/docs/proxy/configs (engine-facts.md
-    // §4), with docs/field-cases.md F2's two routes onto one seat.
+    // The LiteLLM proxy config shape from docs.litellm.ai/docs/proxy/configs, with
+    // docs/field-cases.md F2's two routes onto one seat.
     std::fs::write(
         dir.path().join("config.yaml"),
         r#"

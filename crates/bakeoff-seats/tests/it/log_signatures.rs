@@ -1,6 +1,6 @@
 //! The failure-class table against real engine log excerpts. Each excerpt cites where it came
-//! from: the seeds (`/work/shared/seeds`, quoted verbatim where they quote the log), the
-//! reference notes on engine sources (`engine-facts.md`), or llama.cpp b11434 logs measured on
+//! from: the field cases (docs/field-cases.md, quoted verbatim where they quote the log), the
+//! engine sources and issue threads named beside it, or llama.cpp b11434 logs measured on
 //! this machine. Classes produced by the watchdog rather than one line (init-wedge,
 //! crash-loop, host-oom, exited, port-in-use for llama.cpp) are produced for real in
 //! process_backend.rs and docker_backend.rs.
@@ -29,21 +29,21 @@ fn cuda_oom_seed_003_crash_loop() {
 #[test]
 fn kv_cache_budget_seed_000_ladder() {
     // docs/field-cases.md B4: "died at cache-block allocation (\"No available memory for the cache
-    // blocks\")"; wording of the full line from engine-facts.md §1 (kv_cache_utils.py).
+    // blocks\")"; wording of the full line from vLLM vllm/v1/core/kv_cache_utils.py.
     assert_eq!(
         class_of(
             "ValueError: No available memory for the cache blocks. Try increasing gpu_memory_utilization when initializing the engine."
         ),
         Some(C::KvCacheBudget)
     );
-    // engine-facts.md §1: `Available KV cache memory: -0.3 GiB` precedes the check.
+    // vLLM vllm/v1/worker/gpu_worker.py: `Available KV cache memory: -0.3 GiB` precedes the check.
     assert_eq!(
         class_of("INFO [gpu_worker.py:298] Available KV cache memory: -0.66 GiB"),
         Some(C::KvCacheBudget)
     );
     // A positive budget is not a failure.
     assert_eq!(class_of("INFO Available KV cache memory: 13.33 GiB"), None);
-    // engine-facts.md §1, `_check_enough_kv_cache_memory`.
+    // vLLM vllm/v1/core/kv_cache_utils.py `_check_enough_kv_cache_memory`.
     assert_eq!(
         class_of(
             "ValueError: To serve at least one request with the models's max seq len (32768), (4.0 GiB KV cache is needed, which is larger than the available KV cache memory (1.2 GiB). Based on the available memory, the estimated maximum model length is 9800."
@@ -56,7 +56,7 @@ fn kv_cache_budget_seed_000_ladder() {
 fn unsupported_architecture_is_root_and_missing_module_secondary() {
     // docs/field-cases.md B2: pydantic ValidationError "not supported for now", with a secondary
     // `ModuleNotFoundError: mamba_ssm` in the same image; the wrapper wording from
-    // engine-facts.md §1 (#22301). The module error comes first in the log, and is still not
+    // vllm#22301. The module error comes first in the log, and is still not
     // the root cause.
     let log = "WARNING ModuleNotFoundError: No module named 'mamba_ssm'\n\
                pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n\
@@ -69,7 +69,7 @@ fn unsupported_architecture_is_root_and_missing_module_secondary() {
         class_of("ModuleNotFoundError: No module named 'mamba_ssm'"),
         Some(C::MissingModule)
     );
-    // engine-facts.md §1 (#13332).
+    // vllm#13332.
     assert_eq!(
         class_of("ValueError: Model architectures ['Foo'] failed to be inspected."),
         Some(C::UnsupportedArchitecture)
@@ -86,7 +86,7 @@ fn unsupported_architecture_is_root_and_missing_module_secondary() {
 #[test]
 fn unknown_model_type_seed_000_deepseek_v4() {
     // docs/field-cases.md B5 (NGC 26.04 transformers does not recognize deepseek_v4); message from
-    // transformers configuration_auto.py as quoted in engine-facts.md §1, with and without
+    // transformers configuration_auto.py (`AutoConfig.from_pretrained`), with and without
     // the backticks.
     assert_eq!(
         class_of(
@@ -111,7 +111,7 @@ fn quantization_mismatch_seed_003_thirty_five_restarts() {
         ),
         Some(C::QuantizationMismatch)
     );
-    // llm-compressor #1427 via engine-facts.md §1.
+    // vllm-project/llm-compressor#1427.
     assert_eq!(
         class_of("NotImplementedError: No compressed-tensors compatible scheme was found."),
         Some(C::QuantizationMismatch)
@@ -120,8 +120,8 @@ fn quantization_mismatch_seed_003_thirty_five_restarts() {
 
 #[test]
 fn the_wrapper_is_never_the_root_cause() {
-    // engine-facts.md §1 / fact 9: the real cause sits above a ~40-line traceback and the
-    // `Engine core initialization failed` wrapper.
+    // vLLM v1/engine/utils.py `wait_for_engine_startup`: the real cause sits above a ~40-line
+    // traceback and the `Engine core initialization failed` wrapper.
     let mut log = vec!["(EngineCore_DP0 pid=311) ERROR torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.17 GiB.".to_string()];
     for i in 0..40 {
         log.push(format!(
@@ -231,7 +231,7 @@ fn a_clean_llama_cpp_start_has_no_cause() {
 #[test]
 fn vllm_shard_progress_in_s_per_it_projects_the_seed_000_load() {
     // docs/field-cases.md B5: ~80 s per shard × 46 shards, aborted at 18/46 after ~36 min. The bar format
-    // is vLLM's `_BAR_FORMAT` (engine-facts.md §1).
+    // is vLLM's `_BAR_FORMAT` (vllm/model_executor/model_loader/weight_utils.py).
     let l =
         "Loading safetensors checkpoint shards:  39% Completed | 18/46 [24:00<37:20, 80.00s/it]";
     let r = progress::parse(l).unwrap();
@@ -268,7 +268,7 @@ fn llama_cpp_load_tensors_lines() {
     // Measured here at -lv 4: llama.cpp b11434.
     let r = progress::parse("0.00.997.651 I load_tensors: loading model tensors, this can take a while... (load_mode = mmap)").unwrap();
     assert_eq!(r.source, "llama.cpp");
-    // llama-swap #75 log via engine-facts.md §2.
+    // A llama.cpp log quoted in mostlygeek/llama-swap#75.
     let r = progress::parse("load_tensors: offloaded 15/49 layers to GPU").unwrap();
     assert_eq!((r.done, r.total), (Some(15), Some(49)));
 }

@@ -1,8 +1,8 @@
 //! Context suite: needle retrieval at exact, server-verified token targets up to the window.
 //!
-//! The seeds' old harness sized filler with a words heuristic and truncated at the window, so
-//! its "131k" probe sent 261,949 tokens; and an endpoint that did not advertise its window
-//! produced a false context failure. Here:
+//! The old harness of docs/field-cases.md B7 sized filler with a words heuristic and truncated at
+//! the window, so its "131k" probe sent 261,949 tokens; and an endpoint that did not advertise
+//! its window produced a false context failure. Here:
 //! - the window comes from discovery (with its source) or `--max-model-len`; unknown → the suite
 //!   refuses (failed, measured nothing) rather than guess;
 //! - a target is the prompt as the server counts it (`usage.prompt_tokens`, chat template

@@ -2,10 +2,10 @@
 //!
 //! The method is the literature's: string markers, case-insensitive, as the GCG paper's refusal
 //! prefixes (Zou et al. 2023, llm-attacks) and Heretic's `refusal_markers` (p-e-w/heretic,
-//! the abliteration tool behind the seeds' "refusals per 100 prompts") count refusals. Bare
-//! words such as "sorry", "illegal" or "as an AI" anywhere in a reply are false positives on
-//! benign answers ("I'm sorry to hear that…", "it is illegal in some countries…", "As an AI I
-//! have no opinion, but here is…"), so here:
+//! the abliteration tool behind the refusals per 100 prompts of docs/field-cases.md F6) count
+//! refusals. Bare words such as "sorry", "illegal" or "as an AI" anywhere in a reply are false
+//! positives on benign answers ("I'm sorry to hear that…", "it is illegal in some countries…",
+//! "As an AI I have no opinion, but here is…"), so here:
 //!
 //! - only the opening of the answer is read: the first [`WINDOW_CHARS`] characters after
 //!   normalization, where a refusal sits; later text ("I can't stress enough…") is not read;

@@ -9,16 +9,14 @@
 //!   Hermes `<tool_call>{…}</tool_call>` block in content (vllm-project/vllm#17161, #39056);
 //! - reasoning-only replies: a reasoning model in default thinking mode behind vLLM's reasoning
 //!   parser streams `delta.reasoning` and leaves content empty (docs.vllm.ai
-//!   features/reasoning_outputs; seeds: "valid JSON, empty content");
+//!   features/reasoning_outputs; docs/field-cases.md B3: valid JSON with an empty `content`);
 //! - truncation inside reasoning: `finish_reason: "length"` while still in `reasoning`. Thinking
-//!   tokens share `max_tokens` with the answer (/work/shared/reference/eval-harnesses.md §(b)2,
-//!   "Thinking tokens share `max_tokens`"; vLLM docs features/reasoning_outputs), so a reasoning
-//!   model on a short answer budget is cut off before it writes any content;
+//!   tokens share `max_tokens` with the answer (vLLM docs features/reasoning_outputs), so a
+//!   reasoning model on a short answer budget is cut off before it writes any content;
 //! - llama.cpp's reasoning field: with `--reasoning-format deepseek` (what the llama.cpp dialect
 //!   asks for per request) llama-server splits the `<think>` block into `reasoning_content`, not
-//!   vLLM's `reasoning` (/work/shared/reference/engine-facts.md §2 "Flags" `--reasoning-format`;
-//!   eval-harnesses.md §(c) "Split out reasoning": "response field is
-//!   `message.reasoning_content`", ggml-org/llama.cpp tools/server/README.md).
+//!   vLLM's `reasoning` (ggml-org/llama.cpp tools/server/README.md, `--reasoning-format`: the
+//!   response field is `message.reasoning_content`).
 
 use axum::Router;
 use axum::http::StatusCode;
@@ -170,7 +168,7 @@ async fn reasoning_only_replies_are_not_wrong_answers_and_never_scored_from_reas
 }
 
 /// llama.cpp's streaming shape with `reasoning_format: "deepseek"`: the thinking arrives as
-/// `delta.reasoning_content` (engine-facts.md §2; llama.cpp tools/server/README.md).
+/// `delta.reasoning_content` (llama.cpp tools/server/README.md).
 fn llamacpp_reasoning_content_app(finish_reason: &'static str) -> Router {
     models().route(
         "/v1/chat/completions",

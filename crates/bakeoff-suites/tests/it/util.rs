@@ -10,7 +10,7 @@ use bakeoff_suites::{RunOutcome, SuiteContext, SuiteName, SuiteOptions, run_suit
 pub const REAL_MODEL: &str = "gemma-3-270m-q4_k_m";
 
 /// One engine test at a time (the machine has 2 cores), in its own temporary directory.
-pub async fn serial_tempdir() -> (tokio::sync::MutexGuard<'static, ()>, tempfile::TempDir) {
+pub async fn serial_tempdir() -> (bakeoff_testkit::Serial, tempfile::TempDir) {
     (bakeoff_testkit::serial().await, bakeoff_testkit::tempdir())
 }
 

@@ -114,6 +114,20 @@ pub struct EndpointArgs {
     pub insecure: bool,
 }
 
+/// `--ca-cert` and `--insecure` for the commands that take them beside their own endpoint flags
+/// (`eval damage`, `eval adapter`): one CA for every endpoint the command talks to.
+#[derive(Debug, Args)]
+pub struct TlsArgs {
+    /// A PEM file with the CA that signed an https:// endpoint's certificate (a private CA or a
+    /// self-signed certificate), trusted beside the system's roots (optional).
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<std::path::PathBuf>,
+    /// Accept an https:// endpoint's certificate without verifying it: recorded in the
+    /// artifact (endpoint.facts.tls.verification = "insecure").
+    #[arg(long)]
+    pub insecure: bool,
+}
+
 #[derive(Debug, Args)]
 pub struct PreflightArgs {
     #[command(flatten)]

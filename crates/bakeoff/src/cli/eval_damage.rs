@@ -65,4 +65,6 @@ pub struct DamageArgs {
     /// Whole-request limit, seconds.
     #[arg(long, value_name = "SECS", default_value_t = Timeouts::default().total.as_secs())]
     pub request_timeout: u64,
+    #[command(flatten)]
+    pub tls: super::TlsArgs,
 }

@@ -54,10 +54,8 @@ impl AdapterArgs {
             idle_timeout: bakeoff_client::Timeouts::default().idle.as_secs(),
             request_timeout: self.request_timeout,
             thinking: "default".into(),
-            // https:// endpoints are verified against the system's roots (no --ca-cert or
-            // --insecure on this command yet).
-            ca_cert: None,
-            insecure: false,
+            ca_cert: self.tls.ca_cert.clone(),
+            insecure: self.tls.insecure,
         }
         .validate()?;
         let url = endpoint

@@ -110,8 +110,8 @@ args = ["-m", "{}", "--jinja", "--chat-template-file", "{}"]
     assert!(text(&o).contains("smol"), "{}", text(&o));
 }
 
-/// The seeds' crash loop: `--quantization compressed-tensors` over BF16 weights is refused,
-/// and `audit seat` says so without starting anything (exit 1).
+/// The crash loop of docs/field-cases.md F7: `--quantization compressed-tensors` over BF16
+/// weights is refused, and `audit seat` says so without starting anything (exit 1).
 #[test]
 fn a_start_the_checkpoint_audit_would_refuse_exits_1() {
     let dir = tempfile::tempdir().unwrap();

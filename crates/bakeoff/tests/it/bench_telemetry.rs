@@ -4,6 +4,7 @@
 //! and the sweep table keeps its columns and says why in one line. On a host with the driver the
 //! same run must carry figures instead (checked too, so the test stays true there).
 
+use crate::util::Bounded;
 use crate::util::{bench_quick, serial_tempdir, text, valid_artifact};
 use bakeoff_testkit::real_llama;
 
@@ -118,7 +119,7 @@ async fn without_nvml_the_nvidia_smi_fallback_integrates_power() {
             "--out",
             out.to_str().unwrap(),
         ])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let table = String::from_utf8_lossy(&o.stdout).into_owned();

@@ -4,6 +4,7 @@
 //! throw-away container (the image built locally by scripts/seat-image.sh, as the Docker
 //! campaign tests build it). The vLLM registry is asked in the vLLM tier (vllm_tier::seats).
 
+use crate::util::Bounded;
 use std::path::{Path, PathBuf};
 
 use crate::util::{bakeoff, code, root, stdout, text};
@@ -139,7 +140,7 @@ impl Drop for ImageGuard {
     fn drop(&mut self) {
         let _ = std::process::Command::new("docker")
             .args(["rmi", "-f", &self.0])
-            .output();
+            .output_bounded();
     }
 }
 
@@ -153,7 +154,7 @@ fn check_containers() -> Vec<String> {
             "--filter",
             "name=bakeoff-check-",
         ])
-        .output()
+        .output_bounded()
         .unwrap();
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -168,7 +169,7 @@ fn a_docker_seats_image_is_asked_through_a_throw_away_container() {
     let out = std::process::Command::new("bash")
         .arg(root().join("scripts/seat-image.sh"))
         .arg(&tag)
-        .output()
+        .output_bounded()
         .unwrap();
     assert!(
         out.status.success(),

@@ -11,8 +11,9 @@
 //!
 //! vLLM serves an adapter as a model id of its own; no vLLM runs here, so a scripted fixture
 //! (`bakeoff_testkit::vllm_lora`, citing serving_models.py and docs/field-cases.md F6) shows that route and
-//! the seed's silent no-op.
+//! the silent no-op of docs/field-cases.md F6.
 
+use crate::util::Bounded;
 use std::path::Path;
 use std::process::Output;
 
@@ -259,7 +260,7 @@ async fn a_base_whose_replicas_differ_gets_no_verdict() {
             "--out",
             out.to_str().unwrap(),
         ])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(code(&o), 1, "{}\n{}", text(&o), proxy.log_tail());
     let r = report_of(&out, "replicas");
@@ -297,7 +298,7 @@ async fn vllm_serves_the_adapter_as_its_own_model_id() {
     let out = dir.path().join("out");
     let p = prompts(dir.path(), 6);
 
-    // The seed's finding: the adapter is listed, answers, and applies nothing.
+    // The finding of docs/field-cases.md F6: the adapter is listed, answers, and applies nothing.
     let noop = bakeoff_testkit::scripted::serve(vllm_lora::vllm_with_lora(Lora::NoOp)).await;
     let o = check(&noop.url(), vllm_lora::ADAPTER, &p, &out, "vllm-noop").await;
     assert_eq!(code(&o), 1, "{}", text(&o));

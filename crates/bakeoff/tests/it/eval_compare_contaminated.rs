@@ -7,6 +7,7 @@
 //! shared machine is. Any condition flag the real run itself raised is removed from A's copy for
 //! the same reason: A is clean by construction, B contaminated by construction.
 
+use crate::util::Bounded;
 use std::path::Path;
 use std::process::Output;
 
@@ -26,7 +27,7 @@ fn compare(a: &Path, b: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .arg(a)
         .arg(b)
-        .output()
+        .output_bounded()
         .unwrap()
 }
 

@@ -12,6 +12,7 @@
 //!   different distributions, the check fails and the figure is withheld;
 //! - vLLM's refusal of a K above `--max-logprobs` (a scripted fixture: no vLLM here).
 
+use crate::util::Bounded;
 use std::process::Output;
 
 use axum::Json;
@@ -231,7 +232,7 @@ async fn a_reference_whose_replicas_differ_fails_the_check_and_the_figure_is_wit
             "--out",
             out.to_str().unwrap(),
         ])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(code(&o), 1, "{}\n{}", text(&o), proxy.log_tail());
     let err = String::from_utf8_lossy(&o.stderr).into_owned();

@@ -11,6 +11,7 @@
 //!
 //! The vLLM configurations are in vllm_tier::damage.
 
+use crate::util::Bounded;
 use serde_json::Value;
 
 use crate::util::{self, code, logged_llama, serial_tempdir, smollm2_llama, text, valid_artifact};
@@ -174,7 +175,7 @@ async fn a_gateway_has_no_forcing_route_and_the_artifact_says_why() {
             "--out",
             out.to_str().unwrap(),
         ])
-        .output()
+        .output_bounded()
         .unwrap();
     // Through the gateway llama.cpp's prompt cache cannot be switched off (a generic engine
     // gets no cache field), so the reference may fail its own check (measured: first-token

@@ -1,6 +1,7 @@
 //! (docs/architecture.md) end to end through the real binary: the real llama-server with the real test
 //! model, and scripted servers only for what that model cannot show.
 
+use crate::util::Bounded;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::sync::Arc;
@@ -342,7 +343,7 @@ async fn api_key_reaches_the_header_and_never_the_artifact() {
                 "MY_GATEWAY_KEY",
             ])
             .env("MY_GATEWAY_KEY", "sk-super-secret-123")
-            .output()
+            .output_bounded()
             .unwrap()
     })
     .await

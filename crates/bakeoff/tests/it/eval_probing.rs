@@ -2,6 +2,7 @@
 //! replace one another, endpoints are classified by what was seen, and the one authorization
 //! rule.
 
+use crate::util::Bounded;
 use std::path::Path;
 use std::time::Instant;
 
@@ -140,9 +141,9 @@ async fn two_endpoints_with_one_slug_keep_both_failures() {
     );
 }
 
-/// §6: `/v1/models` answering while every completion hangs is the seeds' wedge, named as such,
-/// and `--ready-timeout` is the whole preflight's budget (the hanging `/tokenize` no longer adds
-/// its own 10 s).
+/// §6: `/v1/models` answering while every completion hangs is the wedge of docs/field-cases.md
+/// B1, named as such, and `--ready-timeout` is the whole preflight's budget (the hanging
+/// `/tokenize` no longer adds its own 10 s).
 // Multi-threaded: the scripted server runs while this thread waits on the binary.
 #[tokio::test(flavor = "multi_thread")]
 async fn completions_that_hang_are_inference_hanging_within_one_budget() {
@@ -251,7 +252,7 @@ async fn one_authorization_for_every_request_the_key_wins() {
     let o = bakeoff_cmd()
         .args(["eval", "preflight", "--endpoint", &url, "--json"])
         .env("BAKEOFF_API_KEY", "k-probe-test")
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(code(&o), 0, "{}", text(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -2,6 +2,7 @@
 //! real llama-server with the real test model (a base model: it refuses nothing, and the score
 //! says so), and on scripted servers that refuse a known subset the way safety-tuned models do.
 
+use crate::util::Bounded;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -312,7 +313,7 @@ fn compare(a: &Path, b: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .arg(a)
         .arg(b)
-        .output()
+        .output_bounded()
         .unwrap()
 }
 
@@ -386,7 +387,7 @@ async fn a_scripted_safety_tuned_model_refuses_exactly_its_known_subset() {
         .env("COLUMNS", "400")
         .arg("report")
         .arg(dir.path())
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert!(stdout(&o).contains("16/49 refused = 33%"), "{}", stdout(&o));

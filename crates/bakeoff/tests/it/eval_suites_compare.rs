@@ -2,6 +2,7 @@
 //! then `bakeoff eval compare` on two runs: a paired table, and no verdict across thinking
 //! modes unless `--allow thinking`.
 
+use crate::util::Bounded;
 use std::path::Path;
 use std::process::Output;
 
@@ -42,7 +43,7 @@ fn compare(a: &Path, b: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .arg(a)
         .arg(b)
-        .output()
+        .output_bounded()
         .unwrap()
 }
 
@@ -135,7 +136,11 @@ async fn run_all_four_suites_then_compare_paired() {
         "{text}"
     );
     drop(server);
-    let o = bakeoff_cmd().arg("report").arg(&dd).output().unwrap();
+    let o = bakeoff_cmd()
+        .arg("report")
+        .arg(&dd)
+        .output_bounded()
+        .unwrap();
     assert_eq!(
         o.status.code(),
         Some(0),

@@ -3,6 +3,7 @@
 //! `eval preflight` through it, and — the seat stopped — `seat status --probe` reporting ONE
 //! outage with both aliases under the seat (docs/field-cases.md F2), while the proxy's completions fail.
 
+use crate::util::Bounded;
 use std::path::Path;
 use std::time::Duration;
 
@@ -43,7 +44,7 @@ fn bakeoff_keyed(args: &[&str], key: &str) -> std::process::Output {
     util::bakeoff_cmd()
         .env(KEY_ENV, key)
         .args(args)
-        .output()
+        .output_bounded()
         .unwrap()
 }
 
@@ -140,7 +141,7 @@ async fn the_real_litellm_proxy_in_front_of_a_seat_reports_one_outage() {
             "--model",
             "chat-a",
         ])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(code(&o), 0, "{}\n{}", text(&o), proxy.log_tail());
 
@@ -162,7 +163,7 @@ async fn the_real_litellm_proxy_in_front_of_a_seat_reports_one_outage() {
             ca.to_str().unwrap(),
             "--json",
         ])
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(code(&o), 0, "{}\n{}", text(&o), proxy.log_tail());
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();

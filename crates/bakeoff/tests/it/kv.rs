@@ -104,7 +104,7 @@ fn kv_of_a_gguf_answers_a_budget_with_the_largest_context_and_prices_quantized_c
 
 #[test]
 fn kv_from_config_cross_checks_a_vllm_log() {
-    // vLLM's two lines in the format engine-facts.md §1 quotes (gpu_worker.py "Available KV
+    // vLLM's two lines in the format of its sources (gpu_worker.py "Available KV
     // cache memory", kv_cache_utils.py one-line "GPU KV cache size … Maximum concurrency"),
     // with thousands separators, for a 16 GiB pool of the Llama-3-8B config.
     let tmp = tempfile::tempdir().unwrap();

@@ -4,6 +4,7 @@
 //! lead's real H200 figures, since this machine has no GPU), one whose nvidia-smi is missing,
 //! and a `tcp://` host, which has no shell channel.
 
+use crate::util::Bounded;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,7 +30,7 @@ fn ssh_answers(config: &Path) -> bool {
         && Command::new("ssh")
             .args(["-F", &config.display().to_string()])
             .args(["-o", "ConnectTimeout=5", "bakeoff-test-ssh", "true"])
-            .output()
+            .output_bounded()
             .is_ok_and(|o| o.status.success())
 }
 
@@ -43,7 +44,7 @@ impl TestSsh {
         let answered = ssh_answers(&cache.join("test-hosts/ssh/ssh_config"));
         let out = Command::new("bash")
             .arg(script("start-test-hosts.sh"))
-            .output()
+            .output_bounded()
             .unwrap();
         assert!(
             out.status.success(),

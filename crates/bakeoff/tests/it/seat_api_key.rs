@@ -4,6 +4,7 @@
 //! with `api_key_env` naming an unset variable, the remedy says so; with it exported, the seat
 //! comes up and `seat status` probes it. The key reaches no file bakeoff writes.
 
+use crate::util::Bounded;
 use std::path::Path;
 use std::process::Output;
 
@@ -36,7 +37,7 @@ fn run(args: &[&str], env: Option<(&str, &str)>) -> Output {
     if let Some((k, v)) = env {
         c.env(k, v);
     }
-    c.output().unwrap()
+    c.output_bounded().unwrap()
 }
 
 /// Every file under `dir` bakeoff wrote, none holding the key.

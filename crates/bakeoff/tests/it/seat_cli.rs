@@ -3,6 +3,7 @@
 //! to a second seat on the same port, and down. Docker seats are exercised against the real
 //! engine in crates/bakeoff-seats/tests/it/docker_backend.rs.
 
+use crate::util::Bounded;
 use std::path::Path;
 
 use crate::util::{self, code, code as code_of, free_port, stdout};
@@ -424,7 +425,7 @@ fn failure_artifacts_default_to_results_in_the_working_directory() {
     let out = util::bakeoff_cmd()
         .args(["seat", "up", "--fleet", "fleets/fleet.toml", "broken"])
         .current_dir(cwd.path())
-        .output()
+        .output_bounded()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
@@ -459,7 +460,7 @@ fn a_closed_stdout_is_a_quiet_exit() {
             .args(&args)
             .stdout(writer)
             .stderr(std::process::Stdio::piped())
-            .output()
+            .output_bounded()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "{args:?}: {err}");
@@ -501,7 +502,7 @@ fn seat_status_keeps_its_key_columns_at_every_width() {
         if let Some(w) = columns {
             c.env("COLUMNS", w);
         }
-        let o = c.output().unwrap();
+        let o = c.output_bounded().unwrap();
         assert_eq!(code_of(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
         stdout(&o)
     };

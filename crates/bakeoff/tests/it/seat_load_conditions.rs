@@ -154,7 +154,7 @@ args = ["-m", "{model}", "--host", "127.0.0.1", "--port", "{{port}}", "-c", "512
         after_drop / MIB
     );
     std::fs::write(&go, "").unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = crate::util::finish_within(child, crate::util::COMMAND_LIMIT, "seat up");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     let down = util::bakeoff(&["seat", "down", "--fleet", &fleet, "w"]);

@@ -18,6 +18,7 @@
 //! Waits are on what the series shows (so many answering ticks, a tick that saw the seat
 //! down), each with a generous bound; nothing asserts how long anything took.
 
+use crate::util::Bounded;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -612,10 +613,10 @@ impl Drop for DockerCleanup {
     fn drop(&mut self) {
         let _ = Command::new("docker")
             .args(["rm", "-f", &self.container])
-            .output();
+            .output_bounded();
         let _ = Command::new("docker")
             .args(["rmi", "-f", &self.image])
-            .output();
+            .output_bounded();
     }
 }
 
@@ -639,7 +640,7 @@ async fn a_container_seat_s_footprint_is_docker_stats() {
     let built = Command::new("bash")
         .arg(root().join("scripts/seat-image.sh"))
         .arg(&tag)
-        .output()
+        .output_bounded()
         .unwrap();
     assert!(
         built.status.success(),

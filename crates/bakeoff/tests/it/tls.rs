@@ -4,6 +4,7 @@
 //! path over rustls) with `--ca-cert`; the same endpoint without the CA refused with the fix
 //! named; `--insecure` recorded in the artifact.
 
+use crate::util::Bounded;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -17,7 +18,7 @@ fn openssl(dir: &Path, args: &[&str]) {
     let o = Command::new("openssl")
         .current_dir(dir)
         .args(args)
-        .output()
+        .output_bounded()
         .expect("openssl");
     assert!(
         o.status.success(),

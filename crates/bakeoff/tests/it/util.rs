@@ -21,13 +21,92 @@ pub fn bakeoff_wide(args: &[&str]) -> Output {
     bakeoff_cmd()
         .env("COLUMNS", "400")
         .args(args)
-        .output()
+        .output_bounded()
         .expect("run bakeoff")
 }
 
 /// Run `bakeoff ARGS…` to the end.
 pub fn bakeoff(args: &[&str]) -> Output {
-    bakeoff_cmd().args(args).output().expect("run bakeoff")
+    bakeoff_cmd()
+        .args(args)
+        .output_bounded()
+        .expect("run bakeoff")
+}
+
+/// The longest any one command of a test may run. A command that hangs (a wait without a
+/// timeout, a read that blocks forever) fails its test with what it printed so far instead of
+/// holding the engine lock until CI's own limit ends the whole run.
+pub const COMMAND_LIMIT: Duration = Duration::from_secs(900);
+
+/// [`Command::output`] bounded by [`COMMAND_LIMIT`]: past it the process is killed and the
+/// test panics with the command and its output so far.
+pub trait Bounded {
+    fn output_bounded(&mut self) -> std::io::Result<Output>;
+}
+
+impl Bounded for Command {
+    fn output_bounded(&mut self) -> std::io::Result<Output> {
+        let what = format!("{:?}", self);
+        let child = self
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        Ok(finish_within(child, COMMAND_LIMIT, &what))
+    }
+}
+
+/// Waits for `child` (its stdout and stderr piped) and for its streams to close, at most
+/// `limit` in all; past that kills it and panics, printing `what` and the output so far (a seat
+/// the command left running may hold its streams open).
+pub fn finish_within(mut child: Child, limit: Duration, what: &str) -> Output {
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+    type Sink = Arc<Mutex<Vec<u8>>>;
+    fn drain<R: Read + Send + 'static>(r: Option<R>) -> (Sink, std::thread::JoinHandle<()>) {
+        let sink: Sink = Arc::default();
+        let into = Arc::clone(&sink);
+        let h = std::thread::spawn(move || {
+            let Some(mut r) = r else { return };
+            let mut buf = [0u8; 8192];
+            while let Ok(n @ 1..) = r.read(&mut buf) {
+                into.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        (sink, h)
+    }
+    let (out, out_h) = drain(child.stdout.take());
+    let (err, err_h) = drain(child.stderr.take());
+    let deadline = Instant::now() + limit;
+    let mut status = None;
+    loop {
+        if status.is_none() {
+            status = child.try_wait().expect("wait for a command");
+        }
+        if let Some(st) = status
+            && out_h.is_finished()
+            && err_h.is_finished()
+        {
+            let take = |s: &Sink| std::mem::take(&mut *s.lock().unwrap());
+            return Output {
+                status: st,
+                stdout: take(&out),
+                stderr: take(&err),
+            };
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            let show = |s: &Sink| String::from_utf8_lossy(&s.lock().unwrap()).into_owned();
+            panic!(
+                "{what} ran past {} s and was killed\nstdout:\n{}\nstderr:\n{}",
+                limit.as_secs(),
+                show(&out),
+                show(&err)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// [`bakeoff`] off the async runtime (a scripted server in this process keeps serving).
@@ -42,7 +121,7 @@ pub async fn bakeoff_async(args: &[&str]) -> Output {
 }
 
 /// One engine test at a time (the machine has 2 cores), in its own temporary directory.
-pub async fn serial_tempdir() -> (tokio::sync::MutexGuard<'static, ()>, tempfile::TempDir) {
+pub async fn serial_tempdir() -> (bakeoff_testkit::Serial, tempfile::TempDir) {
     (bakeoff_testkit::serial().await, bakeoff_testkit::tempdir())
 }
 
@@ -81,7 +160,7 @@ pub fn spawn_eval_run(url: &str, out: &Path, extra: &[&str]) -> Child {
 
 /// The output of `child` once it ended, waited for off the async runtime.
 pub async fn wait_output(child: Child) -> Output {
-    tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+    tokio::task::spawn_blocking(move || finish_within(child, COMMAND_LIMIT, "a spawned command"))
         .await
         .unwrap()
 }

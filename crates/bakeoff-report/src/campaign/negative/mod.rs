@@ -1,6 +1,6 @@
-//! A campaign's `negative-results.md`, in the shape of the seeds' "Failed and incomplete runs":
-//! one numbered entry per candidate with a variant that did not complete, scoped to the exact
-//! configurations tested, its ladder as the isolation table.
+//! A campaign's `negative-results.md`, in the shape of the bakeoff notes' "Failed and incomplete
+//! runs" (docs/field-cases.md B1–B7): one numbered entry per candidate with a variant that did
+//! not complete, scoped to the exact configurations tested, its ladder as the isolation table.
 //!
 //! The record and the artifacts it names are read, never trusted: every string goes through
 //! [`for_markdown`] (or into a code span with its backticks and control characters

@@ -1,4 +1,4 @@
-//! The cache-mount and token checks on parsed fleet files: the seeds' cases (docs/field-cases.md B6, B7).
+//! The cache-mount and token checks on parsed fleet files: docs/field-cases.md B6 and B7.
 #![allow(clippy::unwrap_used)]
 
 use super::*;

@@ -117,7 +117,7 @@ fn read_model_file(build: &Build, path: &Path, cap: usize) -> Result<Vec<u8>, St
         }
         _ => {
             use std::io::Read;
-            let f = std::fs::File::open(path)
+            let f = bakeoff_model::regular::open_regular(path)
                 .map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
             let mut buf = Vec::new();
             f.take(cap as u64)

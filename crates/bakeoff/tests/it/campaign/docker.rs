@@ -4,6 +4,7 @@
 //! Like those tests, it fails (never skips) when Docker is not there.
 
 use super::*;
+use crate::util::Bounded;
 use crate::util::{code, free_port, root, serial_tempdir, text};
 
 /// A unique suffix for this test's image and names.
@@ -20,7 +21,7 @@ fn build_image(tag: &str) {
     let out = std::process::Command::new("bash")
         .arg(root().join("scripts/seat-image.sh"))
         .arg(tag)
-        .output()
+        .output_bounded()
         .unwrap();
     assert!(
         out.status.success(),
@@ -34,7 +35,7 @@ fn containers_named(name: &str) -> Vec<String> {
     let out = std::process::Command::new("docker")
         .args(["ps", "-a", "--format", "{{.Names}}", "--filter"])
         .arg(format!("name=^{name}$"))
-        .output()
+        .output_bounded()
         .unwrap();
     assert!(
         out.status.success(),

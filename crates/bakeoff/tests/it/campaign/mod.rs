@@ -16,6 +16,7 @@ mod ladder;
 mod recovery;
 pub(crate) mod window;
 
+use crate::util::Bounded;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -293,12 +294,12 @@ impl Drop for Cleanup {
         for c in &self.containers {
             let _ = std::process::Command::new("docker")
                 .args(["rm", "-f", c])
-                .output();
+                .output_bounded();
         }
         if let Some(image) = &self.image {
             let _ = std::process::Command::new("docker")
                 .args(["rmi", "-f", image])
-                .output();
+                .output_bounded();
         }
     }
 }

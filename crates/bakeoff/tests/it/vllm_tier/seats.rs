@@ -6,6 +6,7 @@
 //! in use, a start that is killed; and a checkpoint whose architecture this vLLM does not know,
 //! refused before the start by the engine's own registry.
 
+use crate::util::Bounded;
 use std::path::Path;
 
 use bakeoff_testkit::vllm::{self, SERVED};
@@ -185,7 +186,7 @@ async fn real_bad_vllm_starts_are_classed_from_their_own_logs() {
                 tokio::time::sleep(std::time::Duration::from_secs(5)).await;
                 let _ = std::process::Command::new("kill")
                     .args(["-KILL", "--", &format!("-{pid}")])
-                    .output();
+                    .output_bounded();
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
