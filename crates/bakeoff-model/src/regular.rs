@@ -48,6 +48,7 @@ fn describe(kind: &std::fs::FileType) -> &'static str {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
