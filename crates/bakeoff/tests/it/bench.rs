@@ -189,7 +189,7 @@ async fn capacity_sweep(url: &str, out: &std::path::Path) -> std::process::Outpu
         "--prompt-tokens",
         "32",
         "--output-tokens",
-        "24",
+        "12",
         "--warmup",
         "1",
         "--repeat",
