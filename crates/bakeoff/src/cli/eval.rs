@@ -104,19 +104,13 @@ pub struct EndpointArgs {
     /// that it took effect.
     #[arg(long, value_name = "MODE", default_value = "default")]
     pub thinking: String,
-    /// A PEM file with the CA that signed an https:// endpoint's certificate (a private CA or a
-    /// self-signed certificate), trusted beside the system's roots (optional).
-    #[arg(long, value_name = "FILE")]
-    pub ca_cert: Option<std::path::PathBuf>,
-    /// Accept an https:// endpoint's certificate without verifying it: recorded in the
-    /// artifact (endpoint.facts.tls.verification = "insecure").
-    #[arg(long)]
-    pub insecure: bool,
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
-/// `--ca-cert` and `--insecure` for the commands that take them beside their own endpoint flags
-/// (`eval damage`, `eval adapter`): one CA for every endpoint the command talks to.
-#[derive(Debug, Args)]
+/// `--ca-cert` and `--insecure`: every endpoint command's, and `eval damage`'s and `eval
+/// adapter`'s for every endpoint they talk to (one CA for all of them).
+#[derive(Debug, Clone, Args)]
 pub struct TlsArgs {
     /// A PEM file with the CA that signed an https:// endpoint's certificate (a private CA or a
     /// self-signed certificate), trusted beside the system's roots (optional).

@@ -27,14 +27,14 @@ impl EndpointArgs {
             .map(EndpointUrl::parse)
             .transpose()
             .map_err(Error::usage)?;
-        if self.insecure && self.ca_cert.is_some() {
+        if self.tls.insecure && self.tls.ca_cert.is_some() {
             return Err(Error::usage(
                 "--insecure and --ca-cert contradict each other: --ca-cert verifies against that CA, --insecure verifies nothing; give one",
             ));
         }
         let tls = Tls::new(&TlsOptions {
-            ca_cert: self.ca_cert.clone(),
-            insecure: self.insecure,
+            ca_cert: self.tls.ca_cert.clone(),
+            insecure: self.tls.insecure,
         })
         .map_err(Error::usage)?;
         let client = ClientOptions {

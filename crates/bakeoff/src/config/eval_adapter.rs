@@ -54,8 +54,7 @@ impl AdapterArgs {
             idle_timeout: bakeoff_client::Timeouts::default().idle.as_secs(),
             request_timeout: self.request_timeout,
             thinking: "default".into(),
-            ca_cert: self.tls.ca_cert.clone(),
-            insecure: self.tls.insecure,
+            tls: self.tls.clone(),
         }
         .validate()?;
         let url = endpoint

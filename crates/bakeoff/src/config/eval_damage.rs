@@ -53,8 +53,7 @@ impl DamageArgs {
             idle_timeout: bakeoff_client::Timeouts::default().idle.as_secs(),
             request_timeout: self.request_timeout,
             thinking: "default".into(),
-            ca_cert: self.tls.ca_cert.clone(),
-            insecure: self.tls.insecure,
+            tls: self.tls.clone(),
         };
         let candidate = shared(
             self.endpoint.clone(),
