@@ -12,8 +12,8 @@ use crate::discovery::{Discovered, DiscoveryOptions, discover};
 use crate::{Client, Exchange, RequestError, Timeouts};
 use bakeoff_artifact::failure_table::remediation;
 use bakeoff_artifact::{
-    ErrorSeen, Evidence, FailureClass, FlagCode, FlagSeverity, InstrumentFlag, PreflightReport,
-    ReadyCheck, ThinkingCheck,
+    ErrorSeen, Evidence, Failure, FailureClass, FlagCode, FlagSeverity, InstrumentFlag,
+    PreflightReport, ReadyCheck, ThinkingCheck,
 };
 use bakeoff_wire::{ChatRequest, Message};
 
@@ -46,6 +46,20 @@ pub struct Unfit {
     pub message: String,
     pub evidence: Vec<Evidence>,
     pub remediation: Option<String>,
+}
+
+impl Unfit {
+    /// The failure an artifact records for this endpoint, `elapsed_ms` into the run: the one
+    /// place an unfit preflight becomes a [`Failure`] (`eval run`, `eval damage`, `eval adapter`).
+    pub fn failure(&self, elapsed_ms: u64) -> Failure {
+        Failure {
+            class: self.class,
+            message: self.message.clone(),
+            evidence: self.evidence.clone(),
+            elapsed_ms,
+            remediation: self.remediation.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

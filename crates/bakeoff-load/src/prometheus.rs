@@ -189,9 +189,10 @@ pub struct EngineGauges {
 /// - vLLM 0.32 (`vllm/v1/metrics/loggers.py`): `vllm:num_requests_running`,
 ///   `vllm:num_requests_waiting`, `vllm:kv_cache_usage_perc` (earlier
 ///   `vllm:gpu_cache_usage_perc`), the counter `vllm:num_preemptions_total`.
-/// - SGLang (`--enable-metrics`, python/sglang/srt/metrics/collector.py):
-///   `sglang:num_running_reqs`, `sglang:num_queue_reqs`, `sglang:token_usage`, the counter
-///   `sglang:num_retracted_requests_total` (its preemptions are "retractions").
+/// - SGLang (`--enable-metrics`, python/sglang/srt/metrics/collector.py at main, commit 00ae9c1,
+///   read 2026-12-05): `sglang:num_running_reqs`, `sglang:num_queue_reqs`, `sglang:token_usage`
+///   (gauges), the counter `sglang:num_retracted_requests_total` (its preemptions are
+///   "retractions"; the older gauge `sglang:num_retracted_reqs` is a per-batch count, not read).
 /// - llama.cpp b11434 (`--metrics`, tools/server/server-task.cpp): `llamacpp:requests_processing`
 ///   and `llamacpp:requests_deferred`; no KV-cache gauge any more (`llamacpp:kv_cache_usage_ratio`
 ///   was in older builds and is read when present), no preemptions (a slot keeps its context).

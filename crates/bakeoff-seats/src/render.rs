@@ -337,6 +337,13 @@ pub fn status_lines_now(
             .map(str::to_string)
             .collect()
     };
+    let left_out = grid.left_out(width);
+    if !left_out.is_empty() {
+        lines.push(format!(
+            "not shown at {width} columns: {} (a wider terminal or --json shows them)",
+            left_out.join(", ")
+        ));
+    }
     lines.extend(notes);
     for r in routes.iter().filter(|r| r.seat.is_none()) {
         lines.push(format!(

@@ -121,13 +121,7 @@ pub async fn evaluate(
         art.preflight = Some(pre.report.clone());
         art.instrument_flags = pre.report.flags.clone();
         art.run = req.run_record;
-        art.failure = Some(Failure {
-            class: unfit.class,
-            message: unfit.message.clone(),
-            evidence: unfit.evidence.clone(),
-            elapsed_ms: start.elapsed().as_millis() as u64,
-            remediation: unfit.remediation.clone(),
-        });
+        art.failure = Some(unfit.failure(start.elapsed().as_millis() as u64));
         return finish(&mut files, art);
     }
 

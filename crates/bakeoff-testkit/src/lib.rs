@@ -35,23 +35,46 @@ pub fn engine() -> LocalEngine {
 /// Engine tests in one test binary run one at a time: the machine has 2 cores and the
 /// measurements should not fight each other.
 pub async fn serial() -> Serial {
+    serial_as("llama").await
+}
+
+/// [`serial`], its time recorded under `what` (`llama`, `vllm`, …). The one lock serves the
+/// llama.cpp tests and the vLLM tier alike: on 2 cores a vLLM beside a llama-server slows both
+/// several times over (measured: the tier finished no test in 18 min beside the llama tests),
+/// while one at a time each runs at its own speed.
+pub async fn serial_as(what: &'static str) -> Serial {
     static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
     let guard = LOCK.get_or_init(|| Mutex::new(())).lock().await;
     Serial {
         _guard: guard,
-        held_since: std::time::Instant::now(),
+        _timer: Timer::start(what),
     }
 }
 
-/// The engine lock, held. When it is let go, the seconds it was held are appended to the file
-/// `BAKEOFF_TEST_TIMES` names (when set) with the test's name: `scripts/test` prints the
-/// slowest at the end, because CI keeps only the tail of a run's output.
+/// The engine lock, held. When it is let go, the seconds it was held are recorded ([`Timer`]).
 pub struct Serial {
     _guard: MutexGuard<'static, ()>,
-    held_since: std::time::Instant,
+    _timer: Timer,
 }
 
-impl Drop for Serial {
+/// Seconds a test held an engine (a lock or a shared server), appended when dropped to the file
+/// `BAKEOFF_TEST_TIMES` names (when set) as "seconds\tengine\ttest": `scripts/test` prints
+/// the slowest at the end, because CI keeps only the tail of a run's output.
+pub struct Timer {
+    what: &'static str,
+    since: std::time::Instant,
+}
+
+impl Timer {
+    pub fn start(what: &'static str) -> Timer {
+        Timer {
+            what,
+            since: std::time::Instant::now(),
+        }
+    }
+}
+
+impl Drop for Timer {
     fn drop(&mut self) {
         let Some(path) = std::env::var_os("BAKEOFF_TEST_TIMES") else {
             return;
@@ -60,7 +83,11 @@ impl Drop for Serial {
             .name()
             .unwrap_or("unnamed")
             .to_owned();
-        let line = format!("{:.1}\t{name}\n", self.held_since.elapsed().as_secs_f64());
+        let line = format!(
+            "{:.1}\t{}\t{name}\n",
+            self.since.elapsed().as_secs_f64(),
+            self.what
+        );
         // One short write with O_APPEND: lines from several test binaries never interleave.
         if let Ok(mut f) = std::fs::OpenOptions::new()
             .create(true)

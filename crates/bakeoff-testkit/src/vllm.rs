@@ -5,16 +5,15 @@
 //! with the reason (`scripts/test` then runs the tier only where it can, and says so).
 //!
 //! A start costs 30–80 s on 2 cores (three processes, ~5 GiB), so tests share one server
-//! ([`shared`]) wherever they can, and start their own ([`VllmServer::start`]) one at a time
-//! ([`serial`]).
+//! ([`shared`]) wherever they can, and start their own ([`VllmServer::start`]) under the engine
+//! lock ([`serial`]), the one the llama.cpp tests take too.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use bakeoff_local::cache_dir;
-use tokio::sync::{Mutex, MutexGuard, OnceCell};
+use tokio::sync::OnceCell;
 
 /// The pinned build `scripts/install-vllm.sh` installs.
 pub const VLLM_VERSION: &str = "0.32.0";
@@ -226,19 +225,13 @@ impl Drop for VllmServer {
     }
 }
 
-/// A test's use of the shared server: shared with other tests ([`shared`]), or alone
-/// ([`shared_alone`]) for a test that reads the server's own counters over a step — another
-/// test's requests would land in the same counters (measured: a client/server token ratio of
-/// 0.54 while two other tests used the server).
+/// A test's use of the shared server. It holds the engine lock ([`crate::serial_as`]) while it
+/// lives: no other engine test runs beside it, and no other test's requests land in the
+/// server's counters (measured: a client/server token ratio of 0.54 while two other tests used
+/// the server).
 pub struct SharedUse {
     server: &'static VllmServer,
-    _use: SharedGuard,
-}
-
-/// Held, never read: dropping it ends the use.
-enum SharedGuard {
-    Shared(#[allow(dead_code)] tokio::sync::RwLockReadGuard<'static, ()>),
-    Alone(#[allow(dead_code)] tokio::sync::RwLockWriteGuard<'static, ()>),
+    _serial: crate::Serial,
 }
 
 impl std::ops::Deref for SharedUse {
@@ -248,27 +241,20 @@ impl std::ops::Deref for SharedUse {
     }
 }
 
-fn shared_lock() -> &'static tokio::sync::RwLock<()> {
-    static LOCK: OnceLock<tokio::sync::RwLock<()>> = OnceLock::new();
-    LOCK.get_or_init(|| tokio::sync::RwLock::new(()))
-}
-
-/// The shared server, beside other tests that share it.
+/// The shared server, the engine lock held.
 pub async fn shared() -> SharedUse {
-    let server = shared_server().await;
+    let serial = crate::serial_as("vllm-shared").await;
     SharedUse {
-        server,
-        _use: SharedGuard::Shared(shared_lock().read().await),
+        server: shared_server().await,
+        _serial: serial,
     }
 }
 
-/// The shared server with no other test sending to it while the guard lives.
+/// The shared server with no other test sending to it while the guard lives: every use holds
+/// the engine lock, so this is [`shared`] under the name of a test that reads the server's own
+/// counters.
 pub async fn shared_alone() -> SharedUse {
-    let server = shared_server().await;
-    SharedUse {
-        server,
-        _use: SharedGuard::Alone(shared_lock().write().await),
-    }
+    shared().await
 }
 
 /// The one shared server of a test binary: `--enable-lora` with the tests' two adapters
@@ -287,7 +273,7 @@ async fn shared_server() -> &'static VllmServer {
                 format!("noop={}", noop.display()),
                 format!("slight={}", slight_adapter().display()),
             ];
-            let _g = serial().await;
+            // The caller holds the engine lock ([`shared`]).
             VllmServer::start(
                 &[
                     "--enable-lora",
@@ -308,10 +294,9 @@ async fn shared_server() -> &'static VllmServer {
         .await
 }
 
-/// vLLM starts in one test binary run one at a time: each takes ~5 GiB and both cores.
-pub async fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
-    LOCK.get_or_init(|| Mutex::new(())).lock().await
+/// The engine lock for a test that starts its own vLLM: each takes ~5 GiB and both cores.
+pub async fn serial() -> crate::Serial {
+    crate::serial_as("vllm").await
 }
 
 /// The third adapter: `slight` (scripts/make-vllm-lora.py), whose damage shows along the reply

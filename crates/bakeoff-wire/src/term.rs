@@ -214,6 +214,26 @@ impl Grid {
         }
     }
 
+    /// The headers of the columns the table drawn at `width` leaves out that hold something
+    /// other than `-` in some row: said under the table, so nothing disappears unannounced.
+    pub fn left_out(&self, width: u16) -> Vec<String> {
+        let Plan::Table { headers, .. } = self.plan(width) else {
+            return Vec::new();
+        };
+        self.columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !headers.contains(&c.header))
+            .filter(|(k, _)| {
+                self.rows.iter().any(|r| {
+                    r.get(*k)
+                        .is_some_and(|cell| !cell.trim().is_empty() && cell.trim() != "-")
+                })
+            })
+            .map(|(_, c)| c.header.clone())
+            .collect()
+    }
+
     /// The headers, cells and kinds of the columns shown — all but the last `drop` secondary
     /// columns — with names shortened to at most `cap` characters.
     fn shown(&self, drop: usize, cap: usize) -> (Vec<String>, Vec<Vec<String>>, Vec<Kind>) {

@@ -339,10 +339,9 @@ async fn a_ready_start_leaves_its_record_and_status_shows_the_load() {
     assert_eq!(st[0].last_load_ms, Some(to_ready));
     let text = bakeoff_seats::render::status_lines_at(&st, &seats.fleet.routes, 200).join("\n");
     assert!(text.contains("load"), "{text}");
-    assert!(
-        text.contains(&bakeoff_seats::progress::elapsed_text(to_ready)),
-        "{text}"
-    );
+    // The figure glued to its unit (a no-break space) so a cell never wraps between them.
+    let load = bakeoff_seats::progress::elapsed_text(to_ready).replace(' ', "\u{a0}");
+    assert!(text.contains(&load), "{text}");
     let json = bakeoff_seats::render::status_json(&st, &seats.fleet.routes);
     assert_eq!(json["seats"][0]["last_load_ms"], to_ready);
     seats.down("gemma-rec", false).await.unwrap();

@@ -504,16 +504,11 @@ fn endpoint_gap(answers: &[&FirstToken]) -> Option<FirstTokenError> {
 }
 
 fn unfit_failure(unfit: &Unfit, reference_url: Option<&str>, start: Instant) -> Failure {
-    Failure {
-        class: unfit.class,
-        message: match reference_url {
-            Some(url) => format!("the reference endpoint {url} is unfit: {}", unfit.message),
-            None => unfit.message.clone(),
-        },
-        evidence: unfit.evidence.clone(),
-        elapsed_ms: start.elapsed().as_millis() as u64,
-        remediation: unfit.remediation.clone(),
+    let mut f = unfit.failure(start.elapsed().as_millis() as u64);
+    if let Some(url) = reference_url {
+        f.message = format!("the reference endpoint {url} is unfit: {}", unfit.message);
     }
+    f
 }
 
 fn gap_failure(gap: &FirstTokenError, url: &str, start: Instant) -> Failure {

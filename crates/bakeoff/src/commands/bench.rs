@@ -12,7 +12,6 @@ use bakeoff_load::calibrate::{CalibrationOptions, CalibrationTarget, measure_cei
 use bakeoff_load::{PinPolicy, Progress};
 use bakeoff_suites::evaluate;
 use bakeoff_suites::{PreflightOutcome, run_preflight};
-use tokio::sync::watch;
 
 use crate::cli::BenchCommand;
 use crate::config::{BenchRunConfig, CalibrateConfig};
@@ -274,11 +273,8 @@ async fn measure(
         plan.ceiling = Some(harness_ceiling(&display, is_https(client)).await?);
     }
 
-    let (tx, rx) = watch::channel(false);
-    let watcher = tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
-        let _ = tx.send(true);
-    });
+    // Ctrl-C or SIGTERM ends the step in flight; the steps measured are kept.
+    let stop = super::stop_signal::watch();
     // A rate search decides its steps as it goes: no count to show.
     let steps = plan
         .find_capacity
@@ -291,14 +287,15 @@ async fn measure(
             "bench",
             steps.map(|n| n * 2),
         ));
-        let r = super::bench_versus::measure(cfg, vs, client, &pre, plan, progress, rx).await;
-        watcher.abort();
+        let r =
+            super::bench_versus::measure(cfg, vs, client, &pre, plan, progress, stop.rx.clone())
+                .await;
         display.finish();
         return r;
     }
     let progress = Arc::new(StepProgress::new(display.clone(), "bench", steps));
-    let report = bakeoff_load::run(client, &plan, progress, rx).await;
-    watcher.abort();
+    let report = bakeoff_load::run(client, &plan, progress, stop.rx.clone()).await;
+    drop(stop);
     display.finish();
     let report = report?;
 

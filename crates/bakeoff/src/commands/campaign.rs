@@ -8,7 +8,6 @@ use std::time::Instant;
 use bakeoff_artifact::campaign::CampaignRecord;
 use bakeoff_campaign::record::{NEGATIVE_RESULTS, RECORD};
 use bakeoff_campaign::run::{Progress, Reporter};
-use tokio::sync::watch;
 
 use crate::cli::CampaignCommand;
 use crate::config::{CampaignRestoreConfig, CampaignRunConfig};
@@ -37,14 +36,10 @@ async fn campaign_run(cfg: CampaignRunConfig) -> Result<Exit, Error> {
             return Ok(Exit::Ok);
         }
     }
-    let (tx, rx) = watch::channel(false);
-    let watcher = tokio::spawn(async move {
-        super::stop_signal::wait().await;
-        let _ = tx.send(true);
-    });
+    let stop = super::stop_signal::watch();
     let reporter = reporter();
-    let result = bakeoff_campaign::run::run(c, &cfg.options, rx, &reporter).await;
-    watcher.abort();
+    let result = bakeoff_campaign::run::run(c, &cfg.options, stop.rx.clone(), &reporter).await;
+    drop(stop);
     let summary = result?;
     for a in &summary.recovered {
         eprintln!("[campaign] recovery: {a}");

@@ -28,17 +28,13 @@ pub async fn run(cfg: AdapterConfig) -> Result<Exit, Error> {
         path: cfg.naming.out.clone(),
         source,
     })?;
-    let (tx, mut rx) = watch::channel(false);
-    let watcher = tokio::spawn(async move {
-        super::stop_signal::wait().await;
-        let _ = tx.send(true);
-    });
+    let mut stop = super::stop_signal::watch();
     let display = Progress::new(false);
     let result = match cfg.endpoint.client_for(cfg.url.clone()) {
-        Ok(client) => measure(&cfg, &client, &mut rx, &display).await,
+        Ok(client) => measure(&cfg, &client, &mut stop.rx, &display).await,
         Err(e) => Err(e),
     };
-    watcher.abort();
+    drop(stop);
     display.finish();
     result
 }
@@ -68,14 +64,9 @@ async fn measure(
         let mut files = run_files(&cfg.naming.out, &cand.slug, false)?;
         let mut art = Artifact::new(ArtifactKind::Failure, cand, endpoint);
         art.preflight = Some(pre.report.clone());
+        art.instrument_flags = pre.report.flags.clone();
         art.run = run_record(cfg, None);
-        art.failure = Some(Failure {
-            class: unfit.class,
-            message: unfit.message.clone(),
-            evidence: unfit.evidence.clone(),
-            elapsed_ms: pre.report.elapsed_ms,
-            remediation: unfit.remediation.clone(),
-        });
+        art.failure = Some(unfit.failure(pre.report.elapsed_ms));
         let path = write_run_artifact(&mut files, &mut art)?;
         display.finish();
         return Err(Error::failed(format!(

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use bakeoff_artifact::StoreError;
 use bakeoff_suites::damage::{DamageEvent, DamageHook, DamageRequest, evaluate_damage};
 use bakeoff_suites::evaluate::Naming;
-use tokio::sync::watch;
 
 use crate::config::DamageConfig;
 use crate::exit::{Error, Exit};
@@ -25,11 +24,7 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
     })?;
     let candidate = cfg.candidate.client_for(cfg.candidate_url.clone())?;
     let reference = cfg.reference.client_for(cfg.reference_url.clone())?;
-    let (tx, mut rx) = watch::channel(false);
-    let watcher = tokio::spawn(async move {
-        super::stop_signal::wait().await;
-        let _ = tx.send(true);
-    });
+    let mut stop = super::stop_signal::watch();
     let display = Arc::new(Progress::new(false));
     let seed = cfg
         .seed
@@ -61,8 +56,8 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
         }),
         progress: Some(hook(display.clone())),
     };
-    let result = evaluate_damage(req, &mut rx).await;
-    watcher.abort();
+    let result = evaluate_damage(req, &mut stop.rx).await;
+    drop(stop);
     display.finish();
     let outcome = result.map_err(|e| match e {
         bakeoff_suites::evaluate::EvalError::InterruptedInPreflight => {

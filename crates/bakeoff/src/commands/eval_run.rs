@@ -26,19 +26,14 @@ pub async fn run(mut cfg: RunConfig) -> Result<Exit, Error> {
     // embedded server it stops cleanly (the server handle kills its process on drop); during
     // preflight it stops the embedded server; during the suites it stops after the item in
     // flight and keeps everything finished.
-    let (tx, mut rx) = watch::channel(false);
-    let watcher = tokio::spawn(async move {
-        super::stop_signal::wait().await;
-        let _ = tx.send(true);
-    });
+    let mut stop = super::stop_signal::watch();
     let started = tokio::select! {
         r = local_default::start_unless(cfg.endpoint.url.as_ref(), &cfg.naming.out, cfg.local) => r,
-        _ = rx.changed() => Err(Error::failed("interrupted by the operator before the endpoint was ready; nothing was measured")),
+        _ = stop.rx.changed() => Err(Error::failed("interrupted by the operator before the endpoint was ready; nothing was measured")),
     };
     let local = match started {
         Ok(x) => x,
         Err(e) => {
-            watcher.abort();
             return Err(e);
         }
     };
@@ -49,10 +44,10 @@ pub async fn run(mut cfg: RunConfig) -> Result<Exit, Error> {
     let hook = eval_hook(display.clone(), steps);
     let local_url = local.as_ref().map(|l| l.server.url());
     let result = match super::client_for(&cfg.endpoint, local_url.as_deref()) {
-        Ok(client) => measure(&cfg, &client, local.as_ref(), &mut rx, &display, hook).await,
+        Ok(client) => measure(&cfg, &client, local.as_ref(), &mut stop.rx, &display, hook).await,
         Err(e) => Err(e),
     };
-    watcher.abort();
+    drop(stop);
     display.finish();
     local_default::stop(local).await;
     result

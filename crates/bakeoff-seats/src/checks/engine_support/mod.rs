@@ -415,6 +415,8 @@ fn architecture_in_head(head: &[u8]) -> Option<String> {
 
 /// A GGUF's metadata sits at its start; the tokenizer's arrays make it a few MB at most.
 const GGUF_HEAD_CAP: usize = 64 << 20;
+/// What is read first: general.architecture is the first key a writer puts there.
+const GGUF_HEAD_FIRST: usize = 64 << 10;
 /// Far above any `libllama.so` or static `llama-server` (tens of MB).
 const BUILD_FILE_CAP: usize = 512 << 20;
 
@@ -470,6 +472,30 @@ fn read_build_files(bin: &Path, build: &Build) -> Vec<(String, Vec<u8>)> {
     }
 }
 
+/// `general.architecture` of a GGUF file, read from its head: the first 64 KiB, and only where
+/// the key is not there, up to 64 MiB. Writers put the key first (gguf-py's GGUFWriter adds it
+/// on creation), and a check before a start must not pull the weights into the page cache that
+/// the start's cold/warm record then reports as the operator's.
+fn gguf_architecture(build: &Build, model: &Path) -> Result<String, String> {
+    for cap in [GGUF_HEAD_FIRST, GGUF_HEAD_CAP] {
+        let head = read_model_file(build, model, cap)?;
+        if !head.starts_with(b"GGUF") {
+            return Err(format!("{} is not a GGUF file", model.display()));
+        }
+        if let Some(arch) = architecture_in_head(&head) {
+            return Ok(arch);
+        }
+        if head.len() < cap {
+            break;
+        }
+    }
+    Err(format!(
+        "{} has no general.architecture in its first {} MiB",
+        model.display(),
+        GGUF_HEAD_CAP >> 20
+    ))
+}
+
 fn llamacpp(seat: &Seat, build: &Build) -> SeatFinding {
     let model = match local_model(seat, build) {
         Ok(m) => m,
@@ -478,19 +504,9 @@ fn llamacpp(seat: &Seat, build: &Build) -> SeatFinding {
     if model.is_dir() {
         return not_checked(format!("{} is not a GGUF file", model.display()));
     }
-    let head = match read_model_file(build, &model, GGUF_HEAD_CAP) {
-        Ok(h) => h,
+    let arch = match gguf_architecture(build, &model) {
+        Ok(a) => a,
         Err(why) => return not_checked(why),
-    };
-    if !head.starts_with(b"GGUF") {
-        return not_checked(format!("{} is not a GGUF file", model.display()));
-    }
-    let Some(arch) = architecture_in_head(&head) else {
-        return not_checked(format!(
-            "{} has no general.architecture in its first {} MiB",
-            model.display(),
-            GGUF_HEAD_CAP >> 20
-        ));
     };
     let bin = match llama_binary(seat, build) {
         Ok(b) => b,
@@ -562,6 +578,7 @@ fn run_with_timeout(mut cmd: std::process::Command, limit: Duration) -> Result<S
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -576,6 +593,45 @@ mod tests {
         assert_eq!(architecture_in_head(&h).as_deref(), Some("gemma3"));
         assert_eq!(architecture_in_head(&h[..h.len() - 2]), None);
         assert_eq!(architecture_in_head(b"GGUF"), None);
+    }
+
+    #[test]
+    fn the_head_is_read_in_two_sizes_and_a_key_past_the_first_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let arch_kv = |h: &mut Vec<u8>| {
+            h.extend_from_slice(&20u64.to_le_bytes());
+            h.extend_from_slice(b"general.architecture");
+            h.extend_from_slice(&8u32.to_le_bytes());
+            h.extend_from_slice(&6u64.to_le_bytes());
+            h.extend_from_slice(b"gemma3");
+        };
+        let first = dir.path().join("first.gguf");
+        let mut h = b"GGUF\x03\0\0\0".to_vec();
+        arch_kv(&mut h);
+        h.resize(1 << 20, 0);
+        std::fs::write(&first, &h).unwrap();
+        assert_eq!(gguf_architecture(&Build::Host, &first).unwrap(), "gemma3");
+        // A writer that put other keys first: the key sits past the first 64 KiB.
+        let late = dir.path().join("late.gguf");
+        let mut h = b"GGUF\x03\0\0\0".to_vec();
+        h.resize(GGUF_HEAD_FIRST + 4096, b'x');
+        arch_kv(&mut h);
+        std::fs::write(&late, &h).unwrap();
+        assert_eq!(gguf_architecture(&Build::Host, &late).unwrap(), "gemma3");
+        let none = dir.path().join("none.gguf");
+        std::fs::write(&none, b"GGUF\x03\0\0\0").unwrap();
+        assert!(
+            gguf_architecture(&Build::Host, &none)
+                .unwrap_err()
+                .contains("no general.architecture")
+        );
+        let other = dir.path().join("other.bin");
+        std::fs::write(&other, b"PK\x03\x04").unwrap();
+        assert!(
+            gguf_architecture(&Build::Host, &other)
+                .unwrap_err()
+                .contains("not a GGUF file")
+        );
     }
 
     #[test]

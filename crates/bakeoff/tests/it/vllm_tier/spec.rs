@@ -15,14 +15,12 @@ const NGRAM: &str = r#"{"method": "ngram", "num_speculative_tokens": 3, "prompt_
 async fn ngram_speculation_is_read_from_vllms_counters_and_compared_against_off() {
     let off = vllm::shared().await;
     let dir = bakeoff_testkit::tempdir();
-    let on = {
-        let _g = vllm::serial().await;
-        VllmServer::start(
-            &["--speculative-config", NGRAM],
-            &dir.path().join("vllm-ngram.log"),
-        )
-        .await
-    };
+    // `off` holds the engine lock: the second server starts under it.
+    let on = VllmServer::start(
+        &["--speculative-config", NGRAM],
+        &dir.path().join("vllm-ngram.log"),
+    )
+    .await;
     let out = dir.path().join("longgen");
     let (code, text, err) = run(&[
         "eval",
