@@ -1,8 +1,10 @@
 //! A campaign over a real vLLM production seat: while a streaming client keeps it busy the idle
 //! wait reads vLLM's own `vllm:num_requests_running/waiting` and skips the candidate
-//! (`skipped:not-idle`, nothing stopped); once quiet, the seat is displaced for a ladder over a
-//! vLLM flag (`--max-model-len 1024` measured, `999999` classed `context-too-long` from vLLM's
-//! own validation error) and restored, serving again.
+//! (`skipped:not-idle`, nothing stopped); once quiet, the seat is displaced for a vLLM candidate
+//! (`--max-model-len 999999`, classed `context-too-long` from vLLM's own validation error) and
+//! restored, serving again. One variant: every vLLM start costs 30–80 s on 2 cores, and a
+//! variant measured through a campaign is the llama.cpp ladder's (campaign/ladder.rs) and a
+//! vLLM measured by `eval run` the rest of the tier's.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,7 +75,7 @@ displaces = ["prod"]
 idle_for_s = 2
 idle_timeout_s = 8
 [candidate.ladder]
-"--max-model-len" = ["1024", "999999"]
+"--max-model-len" = ["999999"]
 "#;
     let f = Files::write(dir.path(), &fleet, campaign);
     let _cleanup = f.guard();
@@ -100,7 +102,7 @@ idle_timeout_s = 8
     assert_eq!(f.pid("prod"), Some(pid), "prod was stopped while busy");
     assert!(alive(pid));
 
-    // Quiet: displaced, the ladder measured and classed, prod restored.
+    // Quiet: displaced, the candidate classed by vLLM's own words, prod restored.
     wait_until("vLLM to go idle", Duration::from_secs(120), || {
         !running(port)
     });
@@ -108,13 +110,12 @@ idle_timeout_s = 8
     assert_eq!(code(&o), 0, "{}", text(&o));
     let rec = f.record();
     let rows = rows_of(&rec, "smol");
-    assert_eq!(rows.len(), 2, "{rec:#}");
+    assert_eq!(rows.len(), 1, "{rec:#}");
     let labels: Vec<&str> = rows
         .iter()
         .filter_map(|r| r["outcome_label"].as_str())
         .collect();
-    assert!(labels.contains(&"completed"), "{labels:?}");
-    assert!(labels.contains(&"failed:context-too-long"), "{labels:?}");
+    assert_eq!(labels, ["failed:context-too-long"], "{rec:#}");
     for r in &rows {
         let d = &r["displaced"][0];
         assert_eq!(d["seat"], "prod", "{r:#}");
