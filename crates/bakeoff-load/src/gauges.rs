@@ -73,14 +73,25 @@ impl GaugeSampler {
                 slots: None,
             };
             loop {
-                tokio::select! {
-                    _ = tick.tick() => {}
-                    _ = &mut stopped => break,
+                if raw.samples.is_empty() {
+                    // The first tick is now: the step's-start reading is always taken.
+                    tick.tick().await;
+                } else {
+                    tokio::select! {
+                        _ = tick.tick() => {}
+                        _ = &mut stopped => break,
+                    }
                 }
                 let t_s = start.elapsed().as_secs_f64();
-                let read = tokio::select! {
-                    r = read(&client, timeout, &mut raw) => r,
-                    _ = &mut stopped => break,
+                // The step's-start reading always finishes (it is bounded by `timeout`): a step
+                // shorter than one reading still has its one sample, or the reason it has none.
+                let read = if raw.samples.is_empty() {
+                    read(&client, timeout, &mut raw).await
+                } else {
+                    tokio::select! {
+                        r = read(&client, timeout, &mut raw) => r,
+                        _ = &mut stopped => break,
+                    }
                 };
                 raw.samples.push(match read {
                     Ok(values) => GaugeSample {
