@@ -72,19 +72,12 @@ impl GaugeSampler {
                 samples: Vec::new(),
                 slots: None,
             };
+            // The first tick is now: the step's-start reading. It always finishes (it is
+            // bounded by `timeout`), so a step shorter than one reading still has its one
+            // sample, or the reason it has none; later readings end with the step.
+            tick.tick().await;
             loop {
-                if raw.samples.is_empty() {
-                    // The first tick is now: the step's-start reading is always taken.
-                    tick.tick().await;
-                } else {
-                    tokio::select! {
-                        _ = tick.tick() => {}
-                        _ = &mut stopped => break,
-                    }
-                }
                 let t_s = start.elapsed().as_secs_f64();
-                // The step's-start reading always finishes (it is bounded by `timeout`): a step
-                // shorter than one reading still has its one sample, or the reason it has none.
                 let read = if raw.samples.is_empty() {
                     read(&client, timeout, &mut raw).await
                 } else {
@@ -107,6 +100,10 @@ impl GaugeSampler {
                 });
                 if raw.source == Source::Absent {
                     break;
+                }
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    _ = &mut stopped => break,
                 }
             }
             raw

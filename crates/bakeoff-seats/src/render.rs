@@ -329,15 +329,16 @@ pub fn status_lines_now(
             notes.push(format!("{}: {}", s.seat, for_terminal(d, 300)));
         }
     }
+    let plan = grid.plan(width);
+    let left_out = grid.left_out(&plan);
     let mut lines: Vec<String> = if list.is_empty() {
         vec!["no seats in this fleet".into()]
     } else {
-        term::render(&grid, width)
+        term::render_plan(plan, width)
             .lines()
             .map(str::to_string)
             .collect()
     };
-    let left_out = grid.left_out(width);
     if !left_out.is_empty() {
         lines.push(format!(
             "not shown at {width} columns: {} (a wider terminal or --json shows them)",

@@ -241,20 +241,14 @@ impl std::ops::Deref for SharedUse {
     }
 }
 
-/// The shared server, the engine lock held.
+/// The shared server, the engine lock held: no other test sends to it while the use lives, so
+/// a test may read the server's own counters over a step.
 pub async fn shared() -> SharedUse {
     let serial = crate::serial_as("vllm-shared").await;
     SharedUse {
         server: shared_server().await,
         _serial: serial,
     }
-}
-
-/// The shared server with no other test sending to it while the guard lives: every use holds
-/// the engine lock, so this is [`shared`] under the name of a test that reads the server's own
-/// counters.
-pub async fn shared_alone() -> SharedUse {
-    shared().await
 }
 
 /// The one shared server of a test binary: `--enable-lora` with the tests' two adapters

@@ -214,10 +214,10 @@ impl Grid {
         }
     }
 
-    /// The headers of the columns the table drawn at `width` leaves out that hold something
+    /// The headers of the columns a planned table ([`Grid::plan`]) leaves out that hold something
     /// other than `-` in some row: said under the table, so nothing disappears unannounced.
-    pub fn left_out(&self, width: u16) -> Vec<String> {
-        let Plan::Table { headers, .. } = self.plan(width) else {
+    pub fn left_out(&self, plan: &Plan) -> Vec<String> {
+        let Plan::Table { headers, .. } = plan else {
             return Vec::new();
         };
         self.columns
@@ -494,10 +494,16 @@ pub fn width() -> u16 {
 /// reporters' and `seat status`).
 #[cfg(feature = "table")]
 pub fn render(grid: &Grid, width: u16) -> String {
+    render_plan(grid.plan(width), width)
+}
+
+/// [`render`] of a plan already made for `width` (a caller that also asks [`Grid::left_out`]).
+#[cfg(feature = "table")]
+pub fn render_plan(plan: Plan, width: u16) -> String {
     use comfy_table::{
         ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
     };
-    match grid.plan(width) {
+    match plan {
         Plan::Table {
             headers,
             widths,

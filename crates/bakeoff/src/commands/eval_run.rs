@@ -31,12 +31,7 @@ pub async fn run(mut cfg: RunConfig) -> Result<Exit, Error> {
         r = local_default::start_unless(cfg.endpoint.url.as_ref(), &cfg.naming.out, cfg.local) => r,
         _ = stop.rx.changed() => Err(Error::failed("interrupted by the operator before the endpoint was ready; nothing was measured")),
     };
-    let local = match started {
-        Ok(x) => x,
-        Err(e) => {
-            return Err(e);
-        }
-    };
+    let local = started?;
     // The display starts once the embedded default (which reports its own provisioning) is up.
     let display = Arc::new(Progress::new(false));
     let (load_progress, steps) = super::bench::suite_progress(display.clone());

@@ -618,20 +618,19 @@ mod tests {
         arch_kv(&mut h);
         std::fs::write(&late, &h).unwrap();
         assert_eq!(gguf_architecture(&Build::Host, &late).unwrap(), "gemma3");
-        let none = dir.path().join("none.gguf");
-        std::fs::write(&none, b"GGUF\x03\0\0\0").unwrap();
-        assert!(
-            gguf_architecture(&Build::Host, &none)
-                .unwrap_err()
-                .contains("no general.architecture")
-        );
-        let other = dir.path().join("other.bin");
-        std::fs::write(&other, b"PK\x03\x04").unwrap();
-        assert!(
-            gguf_architecture(&Build::Host, &other)
-                .unwrap_err()
-                .contains("not a GGUF file")
-        );
+        for (name, bytes, why) in [
+            (
+                "none.gguf",
+                &b"GGUF\x03\0\0\0"[..],
+                "no general.architecture",
+            ),
+            ("other.bin", &b"PK\x03\x04"[..], "not a GGUF file"),
+        ] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            let err = gguf_architecture(&Build::Host, &p).unwrap_err();
+            assert!(err.contains(why), "{name}: {err}");
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::run;
 
 #[tokio::test]
 async fn a_sweep_reconciles_with_vllms_counters_and_ends_with_a_capacity_finding() {
-    let s = vllm::shared_alone().await;
+    let s = vllm::shared().await;
     let dir = bakeoff_testkit::tempdir();
     let out = dir.path().join("out");
     let (code, text, err) = run(&[
@@ -56,7 +56,7 @@ async fn a_sweep_reconciles_with_vllms_counters_and_ends_with_a_capacity_finding
 
 #[tokio::test]
 async fn multi_turn_reads_the_prefix_cache_hit_rate_from_vllms_counters() {
-    let s = vllm::shared_alone().await;
+    let s = vllm::shared().await;
     let dir = bakeoff_testkit::tempdir();
     let out = dir.path().join("out");
     let (code, text, err) = run(&[
@@ -103,7 +103,7 @@ async fn multi_turn_reads_the_prefix_cache_hit_rate_from_vllms_counters() {
 /// ends with what the gauges show.
 #[tokio::test]
 async fn vllm_gauges_are_sampled_through_every_step() {
-    let s = vllm::shared_alone().await;
+    let s = vllm::shared().await;
     let dir = bakeoff_testkit::tempdir();
     let out = dir.path().join("out");
     let (code, text, err) = run(&[

@@ -69,7 +69,7 @@ async fn damage_against(
 
 #[tokio::test]
 async fn damage_self_checks_on_vllm_and_tells_two_configurations_apart() {
-    let s = vllm::shared_alone().await;
+    let s = vllm::shared().await;
     let dir = bakeoff_testkit::tempdir();
     let (code, d, text) = damage(&s.url(), "applied", dir.path(), "0").await;
     assert_eq!(code, 0, "{text}");
@@ -96,7 +96,7 @@ async fn damage_self_checks_on_vllm_and_tells_two_configurations_apart() {
 /// candidate is asked one request at a time, as the self-check is.
 #[tokio::test]
 async fn damage_along_the_reply_shows_what_the_first_token_does_not() {
-    let s = vllm::shared_alone().await;
+    let s = vllm::shared().await;
     let dir = bakeoff_testkit::tempdir();
     // `s` holds the engine lock: the second server starts under it.
     let plain = VllmServer::start(&[], &dir.path().join("vllm-plain.log")).await;
