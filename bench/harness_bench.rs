@@ -17,6 +17,9 @@
 //! CA and certificate made with the openssl CLI), closed loop, 1024-token streams at c = 16 and
 //! one-token requests at c = 32; the client process's CPU time (every thread's
 //! `/proc/self/task/*/schedstat`) over the tokens it streamed.
+//!
+//! `--gauge-cost URL [--interval SECS]`: instead, the CPU the engine-gauge sampler of `bench
+//! run` spends against a real engine at `URL` over `--seconds` (bench/harness_bench_gauges.rs).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -27,6 +30,8 @@ use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
 use bakeoff_load::calibrate::{self, CalibrationTarget};
 use bakeoff_load::{Arrival, LoadPlan, Mode, NoProgress, StepBound};
 
+#[path = "harness_bench_gauges.rs"]
+mod gauge_cost;
 #[path = "harness_bench_tls.rs"]
 mod tls_cost;
 
@@ -62,7 +67,13 @@ fn main() -> std::process::ExitCode {
     let secs: u64 = arg_value(&args, "--seconds")
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
-    let result = if args.iter().any(|a| a == "--tls-cost") {
+    let result = if let Some(url) = arg_value(&args, "--gauge-cost") {
+        let interval: f64 = arg_value(&args, "--interval")
+            .and_then(|v| v.parse().ok())
+            .filter(|v: &f64| v.is_finite() && *v >= 0.05)
+            .unwrap_or(1.0);
+        gauge_cost::run(&url, secs, Duration::from_secs_f64(interval))
+    } else if args.iter().any(|a| a == "--tls-cost") {
         tls_cost::run(secs)
     } else {
         bench(streams, rate, secs)

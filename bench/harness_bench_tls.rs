@@ -12,7 +12,7 @@ use bakeoff_load::{NoProgress, StepBound};
 
 /// CPU time of every thread of this process so far, nanoseconds (`/proc/self/task/*/schedstat`,
 /// first field: time spent on the CPU).
-fn cpu_ns() -> u64 {
+pub(crate) fn cpu_ns() -> u64 {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return 0;
     };

@@ -214,7 +214,19 @@ impl VariantRun<'_> {
         url: bakeoff_client::EndpointUrl,
         v: &Variant,
     ) -> Result<(bakeoff_artifact::Artifact, PathBuf), bakeoff_suites::evaluate::EvalError> {
-        let client = bakeoff_client::Client::new(url, bakeoff_client::ClientOptions::default());
+        // The seat's own key and TLS trust, as its probes use them: a keyed or `https://`
+        // candidate is measured, not refused by the suites' first request. Its CA was checked
+        // at parse; one unreadable since leaves the system's roots (stricter, never weaker),
+        // and the preflight's refusal names the certificate.
+        let tls = bakeoff_client::tls::Tls::new(&v.seat.tls_options()).unwrap_or_default();
+        let client = bakeoff_client::Client::new(
+            url,
+            bakeoff_client::ClientOptions {
+                api_key: v.seat.api_key(),
+                tls,
+                ..Default::default()
+            },
+        );
         let preflight = bakeoff_client::preflight::PreflightOptions {
             model: v.seat.served_model_names.first().cloned(),
             max_model_len: None,

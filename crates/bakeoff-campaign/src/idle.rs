@@ -127,7 +127,7 @@ pub async fn read_load(
     engine: EngineKind,
     timeout: Duration,
 ) -> Result<Reading, String> {
-    let client = client(base_url, engine, timeout, None)?;
+    let client = client(base_url, engine, timeout, None, &Default::default())?;
     read_load_with(&client, engine, timeout).await
 }
 
@@ -229,13 +229,24 @@ pub async fn wait_idle(
     stop: &mut watch::Receiver<bool>,
 ) -> IdleWait {
     let started = Instant::now();
-    match client(base_url, engine, READ_LIMIT, api_key) {
+    match reading_client(base_url, engine, api_key, &Default::default()) {
         Ok(c) => wait_idle_with(&c, engine, idle_for, timeout, poll, stop).await,
         Err(error) => IdleWait::Unreadable {
             waited: started.elapsed(),
             error,
         },
     }
+}
+
+/// The client [`wait_idle`] reads a seat through: the seat's key, an `https://` seat trusted
+/// as `tls` says (its `[seat.tls]`), each reading bounded as [`wait_idle`]'s.
+pub fn reading_client(
+    base_url: &str,
+    engine: EngineKind,
+    api_key: Option<bakeoff_client::ApiKey>,
+    tls: &bakeoff_client::tls::TlsOptions,
+) -> Result<Client, String> {
+    client(base_url, engine, READ_LIMIT, api_key, tls)
 }
 
 /// [`wait_idle`] through a client the caller built (see [`read_load_with`]).
@@ -316,8 +327,10 @@ fn client(
     engine: EngineKind,
     timeout: Duration,
     api_key: Option<bakeoff_client::ApiKey>,
+    tls: &bakeoff_client::tls::TlsOptions,
 ) -> Result<Client, String> {
     let url = EndpointUrl::parse(base_url).map_err(|e| format!("{}: {e}", label(engine)))?;
+    let tls = bakeoff_client::tls::Tls::new(tls).map_err(|e| format!("{}: {e}", label(engine)))?;
     let opts = ClientOptions {
         timeouts: Timeouts {
             connect: timeout,
@@ -326,7 +339,7 @@ fn client(
             total: timeout,
         },
         api_key,
-        ..Default::default()
+        tls,
     };
     Client::try_new(url, opts).map_err(|e| format!("{}: {e}", label(engine)))
 }

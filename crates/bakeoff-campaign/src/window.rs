@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use crate::error::CampaignError;
 use crate::file::Window;
-use crate::idle::{IdleWait, wait_idle};
+use crate::idle::{IdleWait, reading_client, wait_idle_with};
 use crate::journal::{Entry, Journal};
 use crate::run::Reporter;
 
@@ -77,16 +77,28 @@ pub async fn open(
         );
         let t0 = Instant::now();
         let left = deadline.saturating_duration_since(Instant::now());
-        let waited = wait_idle(
+        let waited = match reading_client(
             &seats.fleet.seat_url(seat),
-            seat.api_key(),
             seat.engine,
-            Duration::from_secs(w.idle_for_s),
-            left,
-            IDLE_POLL,
-            stop,
-        )
-        .await;
+            seat.api_key(),
+            &seat.tls_options(),
+        ) {
+            Ok(c) => {
+                wait_idle_with(
+                    &c,
+                    seat.engine,
+                    Duration::from_secs(w.idle_for_s),
+                    left,
+                    IDLE_POLL,
+                    stop,
+                )
+                .await
+            }
+            Err(error) => IdleWait::Unreadable {
+                waited: Duration::ZERO,
+                error,
+            },
+        };
         displaced[i].idle_wait_ms = t0.elapsed().as_millis() as u64;
         match waited {
             IdleWait::Idle { source, .. } => displaced[i]

@@ -19,14 +19,18 @@ pub const PROMPT: &str = "Say hello.";
 pub const DEFAULT_MAX_TOKENS: u32 = 32;
 
 /// The client the probes of a seat use: the seat's key when it names one (`api_key_env`, as
-/// `seat status --probe`), every wait bounded by `timeout`.
+/// `seat status --probe`), an `https://` seat trusted as its `[seat.tls]` says, every wait
+/// bounded by `timeout`.
 pub fn client(
     url: &str,
     timeout: Duration,
     api_key: Option<bakeoff_client::ApiKey>,
+    tls: &bakeoff_client::tls::TlsOptions,
 ) -> Result<Client, String> {
+    let tls =
+        bakeoff_client::tls::Tls::new(tls).map_err(|e| format!("seat {url}: [seat.tls] {e}"))?;
     let url = EndpointUrl::parse(url).map_err(|e| format!("seat URL {url}: {e}"))?;
-    Ok(Client::new(
+    Client::try_new(
         url,
         ClientOptions {
             timeouts: Timeouts {
@@ -36,9 +40,10 @@ pub fn client(
                 total: timeout,
             },
             api_key,
-            ..Default::default()
+            tls,
         },
-    ))
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// One probe of `model` (the seat's first served name; `default` when it names none).

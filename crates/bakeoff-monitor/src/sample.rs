@@ -437,7 +437,12 @@ async fn probe_seat(
     if !send {
         return (None, None);
     }
-    let client = match crate::probe::client(&w.url, opts.timeout, w.seat.api_key()) {
+    let client = match crate::probe::client(
+        &w.url,
+        opts.timeout,
+        w.seat.api_key(),
+        &w.seat.tls_options(),
+    ) {
         Ok(c) => c,
         Err(e) => {
             return (

@@ -57,6 +57,9 @@ pub const MAX_STOP_TIMEOUT_S: u64 = 3600;
 
 mod docker_host;
 mod raw;
+mod seat_tls;
+
+pub use seat_tls::{SeatTls, engine_cert_flag};
 
 pub use docker_host::{SshAddress, TlsFiles};
 use raw::RawFile;
@@ -183,9 +186,19 @@ pub struct Seat {
     /// name is kept, never the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
+    /// The seat serves HTTPS, trusted as this says (`[seat.tls]`, or the engine's own
+    /// certificate flag in its arguments: [`engine_cert_flag`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<SeatTls>,
 }
 
 impl Seat {
+    /// How bakeoff's clients trust this seat (the system's roots for a seat without TLS, which
+    /// is never asked for them).
+    pub fn tls_options(&self) -> bakeoff_client::tls::TlsOptions {
+        self.tls.as_ref().map(SeatTls::options).unwrap_or_default()
+    }
+
     /// The key of `api_key_env`, read from bakeoff's environment now; `None` when the seat
     /// names none or the variable is unset or empty (the probes then go without one, and a
     /// 401 says which variable to set).
@@ -319,6 +332,7 @@ impl Fleet {
         let hosts = raw.hosts(&dir).map_err(invalid)?;
         let seats = raw.seats(&hosts).map_err(invalid)?;
         let seats = crate::checks::template_pin::resolve_pins(seats, &dir).map_err(invalid)?;
+        let seats = seat_tls::resolve(seats, &dir).map_err(invalid)?;
         let mut fleet = Fleet {
             name: raw.name(),
             path: path.to_path_buf(),
@@ -351,13 +365,15 @@ impl Fleet {
         self.hosts.get(&seat.host)
     }
 
-    /// The base URL a seat answers on (`http://ADDRESS:PORT`).
+    /// The base URL a seat answers on (`http://ADDRESS:PORT`, `https://` for a seat that
+    /// serves TLS).
     pub fn seat_url(&self, seat: &Seat) -> String {
         let addr = self
             .host_of(seat)
             .map(|h| h.address.as_str())
             .unwrap_or("127.0.0.1");
-        format!("http://{addr}:{}", seat.port)
+        let scheme = if seat.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{addr}:{}", seat.port)
     }
 
     /// Other seats on the same host that bind the same port.

@@ -479,6 +479,7 @@ impl Seats {
                 listen_port: Some(listen_port),
                 api_key: seat.api_key(),
                 api_key_env: seat.api_key_env.clone(),
+                tls: seat.tls_options(),
             },
             watchdog::disk::plan(seat),
             &self.watch,
@@ -685,7 +686,7 @@ impl Seats {
             let url = self.fleet.seat_url(seat);
             let t_probe = Instant::now();
             let (serving, detail) = if probe && st.observed == Observed::Running {
-                match watchdog::probe_client_keyed(&url, seat.api_key()) {
+                match watchdog::probe_client_for(&url, seat.api_key(), &seat.tls_options()) {
                     Some(c) => {
                         let o = bakeoff_client::preflight::run_preflight(
                             &c,

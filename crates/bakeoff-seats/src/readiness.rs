@@ -59,6 +59,10 @@ pub struct Tally {
     /// A completion answered 401/403: the engine requires a key the probes did not have (or
     /// refused the one they sent). No wait fixes that.
     refused_key: bool,
+    /// A probe's TLS handshake failed (rustls' words): the seat answers, but not with a TLS
+    /// bakeoff accepts (an untrusted certificate, or plain HTTP where `https://` was asked).
+    /// No wait fixes that either.
+    tls_refused: Option<String>,
     /// The seat's `api_key_env` and whether the probes carried its key, for the remedy.
     key_env: Option<String>,
     key_sent: bool,
@@ -103,6 +107,10 @@ impl Tally {
             *r.http_statuses.entry(*s).or_default() += 1;
         }
         let answered = !statuses.is_empty();
+        if let Some(bakeoff_client::RequestError::Tls { message, .. }) = &out.discovered.unreachable
+        {
+            self.tls_refused = Some(message.clone());
+        }
         if out.discovered.unreachable.is_some() && !answered {
             r.refused += 1;
             if r.log_listen_port.is_some() {
@@ -130,6 +138,11 @@ impl Tally {
     /// The engine refused the probes' credentials (HTTP 401/403).
     pub fn refused_key(&self) -> bool {
         self.refused_key
+    }
+
+    /// The seat answered, but its TLS handshake failed.
+    pub fn tls_refused(&self) -> bool {
+        self.tls_refused.is_some()
     }
 
     /// The seat serves, but under other ids: no wait will fix that.
@@ -178,6 +191,23 @@ impl Tally {
                  credentials were refused"
                     .into(),
                 remedy,
+            ));
+        }
+        if let Some(m) = &self.tls_refused {
+            let remedy = if bakeoff_client::tls::is_certificate_problem(m) {
+                "trust the seat's certificate: [seat.tls] ca_cert = \"CA.pem\" (the CA that \
+                 signed it, relative to the fleet file), or insecure = true to skip verification \
+                 (recorded in the seat's record); docs/fleet.md \"Seats behind TLS\""
+            } else {
+                "the seat does not answer with TLS on its port: it was probed over https:// \
+                 because it has [seat.tls] or the engine's --ssl-certfile/--ssl-cert-file; give the \
+                 engine its certificate and key (a llama-server needs a build with LLAMA_OPENSSL), or \
+                 drop [seat.tls]"
+            };
+            return Some((
+                FailureClass::Unreachable,
+                format!("the seat answers, but its TLS handshake failed: {m}"),
+                remedy.to_string(),
             ));
         }
         if self.mismatch {

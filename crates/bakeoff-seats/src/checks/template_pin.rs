@@ -339,7 +339,7 @@ pub async fn after_ready(fleet: &Fleet, seat: &Seat, url: &str) -> Vec<SeatFindi
         return Vec::new();
     };
     let pin_fp = fingerprint(&pin_text);
-    let served = served_template(url, seat.api_key()).await;
+    let served = served_template(url, seat.api_key(), &seat.tls_options()).await;
     let mut findings = Vec::new();
     let served_sha = match &served {
         Err(why) => {
@@ -370,9 +370,10 @@ pub async fn after_ready(fleet: &Fleet, seat: &Seat, url: &str) -> Vec<SeatFindi
 async fn served_template(
     url: &str,
     api_key: Option<bakeoff_client::ApiKey>,
+    tls: &bakeoff_client::tls::TlsOptions,
 ) -> Result<String, String> {
-    let client = crate::watchdog::probe_client_keyed(url, api_key)
-        .ok_or_else(|| format!("{url} is not a URL"))?;
+    let client = crate::watchdog::probe_client_for(url, api_key, tls)
+        .ok_or_else(|| format!("{url} is not a URL, or its [seat.tls] could not be built"))?;
     let d = discover(
         &client,
         &DiscoveryOptions {

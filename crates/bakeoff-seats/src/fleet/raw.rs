@@ -76,6 +76,8 @@ pub(super) struct RawSeat {
     /// The environment variable holding the key the engine was started with (`--api-key`,
     /// `VLLM_API_KEY`, …): bakeoff's own probes of the seat send it, in the header only.
     api_key_env: Option<String>,
+    /// `[seat.tls]`: the seat serves HTTPS (docs/fleet.md "Seats behind TLS").
+    tls: Option<super::seat_tls::RawSeatTls>,
 }
 
 fn default_host() -> String {
@@ -280,6 +282,7 @@ impl RawSeat {
         {
             return Err(format!("gpu_memory_utilization {u} must be in (0, 1]"));
         }
+        let launch = self.launch(host)?;
         Ok(Seat {
             name: self.name.clone(),
             host: self.host.clone(),
@@ -288,7 +291,8 @@ impl RawSeat {
             port: self.port,
             served_model_names: self.served_model_names.clone(),
             gpu_memory_utilization: self.gpu_memory_utilization,
-            launch: self.launch(host)?,
+            tls: super::seat_tls::of(self.tls.as_ref(), &launch),
+            launch,
             stop_timeout_s: self.stop_timeout_s.unwrap_or(10),
             chat_template: self.chat_template.clone(),
             api_key_env: match &self.api_key_env {

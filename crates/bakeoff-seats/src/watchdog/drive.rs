@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use super::disk::{self, DiskPlan};
 use super::machine::{Ending, Event, Observation, Watchdog};
 use super::readings::DiskSample;
-use super::{ProbeTarget, State, WatchOptions, WatchReport, probe_client_keyed};
+use super::{ProbeTarget, State, WatchOptions, WatchReport, probe_client_for};
 use crate::backend::Backend;
 
 /// How often the backend's state is read.
@@ -49,7 +49,7 @@ pub async fn watch_with_disk(
     let start = Instant::now();
     let (tx, mut rx) = mpsc::channel::<String>(1024);
     let follower = backend.follow(tx);
-    let client = probe_client_keyed(url, target.api_key.clone());
+    let client = probe_client_for(url, target.api_key.clone(), &target.tls);
     let mut probe: Option<JoinHandle<PreflightOutcome>> = None;
     let mut next_probe = Instant::now();
     let mut next_status = Instant::now();

@@ -274,7 +274,10 @@ impl Watchdog {
             self.preflight = Some(out.report);
             return Some(Ending::Ready);
         }
-        if self.tally.model_mismatch() || self.tally.serves_elsewhere() || self.tally.refused_key()
+        if self.tally.model_mismatch()
+            || self.tally.serves_elsewhere()
+            || self.tally.refused_key()
+            || self.tally.tls_refused()
         {
             return Some(Ending::Misconfigured);
         }

@@ -33,6 +33,7 @@
 use std::time::Duration;
 
 use bakeoff_artifact::{FailureClass, PreflightReport, SeatPhase, SeatRootCause};
+use bakeoff_client::tls::TlsOptions;
 use bakeoff_client::{ApiKey, Client, ClientOptions, EndpointUrl, Timeouts};
 
 use crate::classify::Cause;
@@ -163,6 +164,8 @@ pub struct ProbeTarget {
     pub api_key: Option<ApiKey>,
     /// The seat's `api_key_env`, named in the remedy of a refused probe.
     pub api_key_env: Option<String>,
+    /// How an `https://` seat is trusted (its `[seat.tls]`).
+    pub tls: TlsOptions,
 }
 
 impl WatchReport {
@@ -249,13 +252,16 @@ pub fn state_signal(line: &str) -> Option<State> {
 /// A client for readiness probes: short timeouts, so a wedged engine costs a few seconds per
 /// probe, never the whole watch.
 pub fn probe_client(url: &str) -> Option<Client> {
-    probe_client_keyed(url, None)
+    probe_client_for(url, None, &TlsOptions::default())
 }
 
-/// [`probe_client`] sending `api_key` (a seat's `api_key_env`) in the header.
-pub fn probe_client_keyed(url: &str, api_key: Option<ApiKey>) -> Option<Client> {
+/// [`probe_client`] sending `api_key` (a seat's `api_key_env`) in the header and trusting an
+/// `https://` seat as `tls` says (its `[seat.tls]`). `None` when `url` is not a URL or `tls`
+/// cannot be built (a CA file that stopped being readable since the fleet file was parsed).
+pub fn probe_client_for(url: &str, api_key: Option<ApiKey>, tls: &TlsOptions) -> Option<Client> {
     let url = EndpointUrl::parse(url).ok()?;
-    Some(Client::new(
+    let tls = bakeoff_client::tls::Tls::new(tls).ok()?;
+    Client::try_new(
         url,
         ClientOptions {
             timeouts: Timeouts {
@@ -265,7 +271,8 @@ pub fn probe_client_keyed(url: &str, api_key: Option<ApiKey>) -> Option<Client> 
                 total: Duration::from_secs(15),
             },
             api_key,
-            ..Default::default()
+            tls,
         },
-    ))
+    )
+    .ok()
 }

@@ -372,6 +372,47 @@ fn other_model_ids_end_the_watch_at_once() {
     );
 }
 
+/// A probe whose TLS handshake failed with rustls' `message`.
+fn tls_refused(message: &str) -> Observation {
+    let Observation::Probe(mut out) = probe(false, true, &[]) else {
+        unreachable!("probe() makes a probe")
+    };
+    out.discovered.unreachable = Some(RequestError::Tls {
+        addr: "127.0.0.1:8080".into(),
+        message: message.into(),
+    });
+    Observation::Probe(out)
+}
+
+#[test]
+fn a_tls_handshake_that_fails_ends_the_watch_at_once_with_the_fix() {
+    for (message, fix) in [
+        (
+            "invalid peer certificate: UnknownIssuer",
+            "ca_cert = \"CA.pem\"",
+        ),
+        (
+            "received corrupt message of type InvalidContentType",
+            "does not answer with TLS on its port",
+        ),
+    ] {
+        let (t0, wd, events) = start(vec![(1.0, tls_refused(message))]);
+        assert_eq!(ending(&events), Some(Ending::Misconfigured), "{message}");
+        let r = wd.finish(at(t0, 1.0));
+        assert_decided(
+            &r,
+            FailureClass::Unreachable,
+            "unreachable: the seat answers, but its TLS handshake failed",
+        );
+        assert!(r.message.contains(message), "{}", r.message);
+        assert!(
+            r.remediation.as_deref().unwrap_or("").contains(fix),
+            "{:?}",
+            r.remediation
+        );
+    }
+}
+
 #[test]
 fn a_log_naming_another_port_then_a_refusal_is_wrong_port() {
     let (t0, wd, events) = start(vec![

@@ -171,3 +171,50 @@ fn an_api_base_alias_follows_the_seat_up_on_its_port() {
     assert_eq!(now(by_address, &[]).as_deref(), Some("a"));
     assert_eq!(now(by_name, &["b"]).as_deref(), Some("a"));
 }
+
+/// A seat serves HTTPS when its engine's own arguments give it a certificate, or with
+/// `[seat.tls]`; its URL is then `https://`, trusting the CA the table names (checked at parse).
+#[test]
+fn a_seat_that_serves_tls_is_probed_over_https() {
+    let dir = bakeoff_testkit::tempdir();
+    let fleet_path = dir.path().join("fleet.toml");
+    let seat = |name: &str, args: &str, extra: &str| {
+        format!(
+            "[[seat]]\nname = \"{name}\"\nengine = \"vllm\"\nrole = \"bench\"\nport = 8000\n[seat.process]\ncommand = \"vllm\"\nargs = {args}\n{extra}"
+        )
+    };
+    let text = [
+        seat("plain", "[\"serve\", \"/m\"]", ""),
+        seat(
+            "flagged",
+            "[\"serve\", \"/m\", \"--ssl-certfile=/c.pem\", \"--ssl-keyfile\", \"/k.pem\"]",
+            "",
+        ),
+        seat(
+            "insecure",
+            "[\"serve\", \"/m\"]",
+            "[seat.tls]\ninsecure = true\n",
+        ),
+    ]
+    .concat();
+    let f = Fleet::parse(&text, &fleet_path).unwrap();
+    let url = |n: &str| f.seat_url(f.seat(n).unwrap());
+    assert_eq!(url("plain"), "http://127.0.0.1:8000");
+    assert_eq!(url("flagged"), "https://127.0.0.1:8000");
+    assert_eq!(url("insecure"), "https://127.0.0.1:8000");
+    assert!(f.seat("insecure").unwrap().tls_options().insecure);
+    assert!(f.seat("plain").unwrap().tls.is_none());
+
+    // A CA that is not there, or not a certificate, fails the parse with the key named.
+    let missing = seat("s", "[]", "[seat.tls]\nca_cert = \"nope.pem\"\n");
+    let e = Fleet::parse(&missing, &fleet_path).unwrap_err().to_string();
+    assert!(
+        e.contains("[seat.tls] ca_cert") && e.contains("nope.pem"),
+        "{e}"
+    );
+    std::fs::write(dir.path().join("junk.pem"), "not a certificate").unwrap();
+    let junk = seat("s", "[]", "[seat.tls]\nca_cert = \"junk.pem\"\n");
+    let e = Fleet::parse(&junk, &fleet_path).unwrap_err().to_string();
+    assert!(e.contains("[seat.tls] ca_cert"), "{e}");
+    assert!(err(&seat("s", "[]", "[seat.tls]\nverify = false\n")).contains("unknown field"));
+}

@@ -1,5 +1,7 @@
-//! A vLLM process seat through bakeoff's own seat commands against the real engine: up (ready
-//! means a real completion), its page-cache reading of the local model directory, status, the
+//! A vLLM process seat through bakeoff's own seat commands against the real engine, serving
+//! HTTPS with vLLM's own certificate flags: up (ready means a real completion over TLS), the
+//! same seat under a fleet file that does not trust its CA (refused at once with the fix), its
+//! page-cache reading of the local model directory, status, the
 //! `tool` suite against a server without tool calling (one finding with the fix), down. Then
 //! the real bad starts, each classed from vLLM's own log: a window above the model's, a missing
 //! model directory, an unknown flag, a KV-cache budget too small for the window, a port already
@@ -48,13 +50,29 @@ async fn up(fleet: &str, name: &str, extra: &[&str]) -> (i32, String) {
     (code, format!("{out}{err}"))
 }
 
+/// `[seat.tls]` trusting `ca` (the seat's engine serves HTTPS with a certificate it signed).
+fn seat_tls(ca: &Path) -> String {
+    format!("[seat.tls]\nca_cert = {:?}\n", ca.display().to_string())
+}
+
 #[tokio::test]
 async fn a_vllm_seat_goes_up_serves_and_comes_down() {
     let _g = vllm::serial().await;
     let t = vllm::tier();
     let dir = bakeoff_testkit::tempdir();
     let port = vllm::free_port();
-    let fleet = write_fleet(dir.path(), &[vllm_seat("vl", port, &t.model_dir, &[])]);
+    // The seat serves HTTPS with vLLM's own --ssl-certfile/--ssl-keyfile, its certificate
+    // signed by a test CA the fleet file trusts: every probe of the seat goes over TLS.
+    let (ca, cert, key) = crate::tls::test_pki(dir.path());
+    let (cert, key) = (cert.display().to_string(), key.display().to_string());
+    let tls_flags = [
+        "--ssl-certfile",
+        cert.as_str(),
+        "--ssl-keyfile",
+        key.as_str(),
+    ];
+    let seat = vllm_seat("vl", port, &t.model_dir, &tls_flags);
+    let fleet = write_fleet(dir.path(), &[seat.clone(), seat_tls(&ca)]);
     let _guard = bakeoff_testkit::fleet::SeatProcessGuard {
         state: dir.path().join(".bakeoff-seats"),
     };
@@ -72,18 +90,39 @@ async fn a_vllm_seat_goes_up_serves_and_comes_down() {
     // The engine's own registry was asked before the start.
     assert!(r.contains("engine-supports-checkpoint"), "{r}");
     assert!(r.contains("ModelRegistry.get_supported_archs()"), "{r}");
+    assert!(r.contains("\"tls\""), "{r}");
     let (code, st, _) = run(&["seat", "status", "--fleet", &fleet, "--probe", "--json"]).await;
     assert_eq!(code, 0, "{st}");
     assert!(st.contains("serving"), "{st}");
+    assert!(st.contains(&format!("https://127.0.0.1:{port}")), "{st}");
+
+    // The same running seat in a fleet file that does not trust its CA: `seat up` of a seat
+    // already up watches it, and the untrusted certificate ends the watch at once with the fix,
+    // not after the whole --ready-timeout.
+    let untrusted = dir.path().join("untrusted.toml");
+    std::fs::write(&untrusted, &seat).unwrap();
+    let t0 = std::time::Instant::now();
+    let (code, text) = up(
+        untrusted.to_str().unwrap(),
+        "vl",
+        &["--ready-timeout", "300"],
+    )
+    .await;
+    assert_ne!(code, 0, "{text}");
+    assert!(text.contains("TLS handshake failed"), "{text}");
+    assert!(text.contains("ca_cert"), "{text}");
+    assert!(t0.elapsed().as_secs() < 120, "{text}");
 
     // This server has no tool calling: the `tool` suite is one finding with the fix.
     let out = dir.path().join("out");
-    let url = format!("http://127.0.0.1:{port}");
+    let url = format!("https://127.0.0.1:{port}");
     let (code, text, err) = run(&[
         "eval",
         "run",
         "--endpoint",
         &url,
+        "--ca-cert",
+        ca.to_str().unwrap(),
         "--suite",
         "tool",
         "--out",
