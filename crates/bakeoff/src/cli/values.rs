@@ -218,10 +218,7 @@ mod tests {
     use super::*;
 
     /// Every name and alias of `E`.
-    fn spellings<E: ValueEnum>() -> Vec<(E, String)>
-    where
-        E: Clone,
-    {
+    fn spellings<E: ValueEnum + Clone>() -> Vec<(E, String)> {
         let mut out = Vec::new();
         for v in E::value_variants() {
             let p = v.to_possible_value().unwrap();

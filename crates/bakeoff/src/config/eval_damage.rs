@@ -43,7 +43,7 @@ impl DamageArgs {
         let timeouts = request_timeouts(self.request_timeout)?;
         let ready_timeout = whole_secs("--ready-timeout", self.ready_timeout)?;
         let shared = |url: &str, model: &Option<String>, key: Option<&str>| {
-            let client = client(timeouts.clone(), key, &self.tls)?;
+            let client = client(timeouts, key, &self.tls)?;
             EndpointConfig::given(url, model.clone(), client, ready_timeout)
         };
         let (candidate_url, candidate) =
