@@ -4,7 +4,7 @@ use bakeoff_load::LoadPlan;
 use bakeoff_load::calibrate::CalibrationOptions;
 use clap::{Args, Subcommand};
 
-use super::EndpointArgs;
+use super::{Allow, ArrivalKind, EndpointArgs, Reading, Sweep, choice, item};
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
@@ -38,13 +38,24 @@ pub struct BenchCompareArgs {
     pub b: std::path::PathBuf,
     /// What to allow anyway: contaminated (a side with a step measured under a
     /// condition flag: host-contended, gpu-shared, …) (comma-separated or repeatable).
-    #[arg(long, value_name = "WHAT", value_delimiter = ',')]
-    pub allow: Vec<String>,
+    #[arg(
+        long,
+        value_name = "WHAT",
+        value_delimiter = ',',
+        value_parser = item::<Allow>(Reading::Trimmed),
+        hide_possible_values = true
+    )]
+    pub allow: Vec<Option<Allow>>,
     /// Which sweep of each artifact: `throughput` (a `bench run`'s, or an `eval run`'s
     /// throughput suite) or `longgen` (an `eval run`'s long-generation probes: the MTP on/off
     /// comparison, with --longgen-repeats for intervals).
-    #[arg(long, value_name = "NAME", default_value = "throughput")]
-    pub sweep: String,
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "throughput",
+        value_parser = choice::<Sweep>(Reading::Trimmed)
+    )]
+    pub sweep: Sweep,
     /// Print JSON instead of text (the comparison).
     #[arg(long)]
     pub json: bool,
@@ -67,8 +78,13 @@ pub struct BenchRunArgs {
     #[arg(long, value_name = "LIST")]
     pub rate: Option<String>,
     /// Open loop: the arrival process, `poisson`, `constant` or `gamma` (with --burstiness).
-    #[arg(long, value_name = "KIND", default_value = "poisson")]
-    pub arrival: String,
+    #[arg(
+        long,
+        value_name = "KIND",
+        default_value = "poisson",
+        value_parser = choice::<ArrivalKind>(Reading::Trimmed)
+    )]
+    pub arrival: ArrivalKind,
     /// With --arrival gamma: the shape K of the gamma inter-arrival times, mean still 1/rate
     /// (as `vllm bench serve --burstiness`): 1 is Poisson, below 1 burstier (CV 1/√K), above 1
     /// more regular (default: 1).
@@ -178,8 +194,15 @@ pub struct BenchRunArgs {
     pub versus_api_key_env: Option<String>,
     /// What to allow anyway: contaminated (with --versus: a side with a step
     /// measured under a condition flag) (optional; comma-separated or repeatable).
-    #[arg(long, value_name = "WHAT", value_delimiter = ',', requires = "versus")]
-    pub allow: Vec<String>,
+    #[arg(
+        long,
+        value_name = "WHAT",
+        value_delimiter = ',',
+        requires = "versus",
+        value_parser = item::<Allow>(Reading::Trimmed),
+        hide_possible_values = true
+    )]
+    pub allow: Vec<Option<Allow>>,
     /// Skip the harness-ceiling measurement (then no step can be flagged client-bound).
     #[arg(long)]
     pub no_calibrate: bool,

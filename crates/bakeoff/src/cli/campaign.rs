@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::WatchTimingArgs;
+use super::{Allow, Reading, WatchTimingArgs, item};
 
 #[derive(Debug, Subcommand)]
 pub enum CampaignCommand {
@@ -60,8 +60,14 @@ pub struct CampaignRunArgs {
     pub json: bool,
     /// What to allow anyway: contaminated (suggest verdicts for variants measured under a
     /// condition flag too; without it they are withheld) (comma-separated or repeatable).
-    #[arg(long, value_name = "WHAT", value_delimiter = ',')]
-    pub allow: Vec<String>,
+    #[arg(
+        long,
+        value_name = "WHAT",
+        value_delimiter = ',',
+        value_parser = item::<Allow>(Reading::Trimmed),
+        hide_possible_values = true
+    )]
+    pub allow: Vec<Option<Allow>>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -74,8 +80,14 @@ pub struct CampaignDirArgs {
     pub json: bool,
     /// What to allow anyway: contaminated (as `campaign run --allow contaminated`) (optional;
     /// comma-separated or repeatable).
-    #[arg(long, value_name = "WHAT", value_delimiter = ',')]
-    pub allow: Vec<String>,
+    #[arg(
+        long,
+        value_name = "WHAT",
+        value_delimiter = ',',
+        value_parser = item::<Allow>(Reading::Trimmed),
+        hide_possible_values = true
+    )]
+    pub allow: Vec<Option<Allow>>,
 }
 
 #[derive(Debug, Args, Clone)]

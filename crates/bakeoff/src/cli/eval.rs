@@ -8,6 +8,8 @@ use bakeoff_suites::longgen::LonggenOptions;
 use bakeoff_suites::throughput::ThroughputOptions;
 use clap::{Args, Subcommand};
 
+use super::{Allow, Reading, Suite, Thinking, choice, item};
+
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
     /// Is this endpoint fit to be measured? Exit 0 fit, 1 unfit, 2 usage error.
@@ -102,8 +104,13 @@ pub struct EndpointArgs {
     /// Thinking mode for every request: on, off, or default (send nothing). Sent as
     /// chat_template_kwargs.enable_thinking plus the engine's own controls; preflight checks
     /// that it took effect.
-    #[arg(long, value_name = "MODE", default_value = "default")]
-    pub thinking: String,
+    #[arg(
+        long,
+        value_name = "MODE",
+        default_value = "default",
+        value_parser = choice::<Thinking>(Reading::AnyCase)
+    )]
+    pub thinking: Thinking,
     #[command(flatten)]
     pub tls: TlsArgs,
 }
@@ -135,10 +142,15 @@ pub struct PreflightArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub endpoint: EndpointArgs,
-    /// Suites to run, comma-separated: smoke, tool, session, intelligence, context,
-    /// throughput, longgen, refusal, or all (docs/suites.md).
-    #[arg(long, value_name = "LIST", default_value = "smoke")]
-    pub suite: String,
+    /// Suites to run, comma-separated, or all (docs/suites.md).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "smoke",
+        value_delimiter = ',',
+        value_parser = item::<Suite>(Reading::Trimmed)
+    )]
+    pub suite: Vec<Option<Suite>>,
     #[command(flatten)]
     pub naming: NamingArgs,
     /// Print JSON instead of text (the artifact, instead of the table).
@@ -250,8 +262,13 @@ pub struct CompareArgs {
     pub b: PathBuf,
     /// What to allow anyway: item-set, n, template, thinking, contaminated (a
     /// side measured under a condition flag) (comma-separated or repeatable).
-    #[arg(long, value_name = "WHAT", value_delimiter = ',')]
-    pub allow: Vec<String>,
+    #[arg(
+        long,
+        value_name = "WHAT",
+        value_delimiter = ',',
+        value_parser = item::<Allow>(Reading::Trimmed)
+    )]
+    pub allow: Vec<Option<Allow>>,
     /// Print JSON instead of text (the comparison).
     #[arg(long)]
     pub json: bool,

@@ -5,6 +5,7 @@
 mod audit;
 mod bench;
 mod campaign;
+mod choice;
 mod eval;
 mod eval_adapter;
 mod eval_damage;
@@ -12,12 +13,14 @@ mod gateway;
 mod plan;
 mod report;
 mod seat;
+mod values;
 
 use clap::{Parser, Subcommand};
 
 pub use audit::*;
 pub use bench::*;
 pub use campaign::*;
+pub use choice::{Reading, choice, item, name_of};
 pub use eval::*;
 pub use eval_adapter::*;
 pub use eval_damage::*;
@@ -25,6 +28,7 @@ pub use gateway::*;
 pub use plan::*;
 pub use report::*;
 pub use seat::*;
+pub use values::*;
 
 #[derive(Debug, Parser)]
 #[command(

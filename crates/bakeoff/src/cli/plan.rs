@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::{CacheType, KvDtype, Reading, choice};
+
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// The fleet file (docs/fleet.md), relative to the working directory (default:
@@ -74,9 +76,14 @@ pub struct KvArgs {
     /// the model's training context per sequence.
     #[arg(long, value_name = "GIB", allow_negative_numbers = true)]
     pub budget_gib: Option<f64>,
-    /// vLLM `--kv-cache-dtype` (auto, fp8, bf16, …).
-    #[arg(long, value_name = "DTYPE", default_value = "auto")]
-    pub kv_cache_dtype: String,
+    /// vLLM `--kv-cache-dtype` (for a config.json; a GGUF's cache types are --cache-type-k/-v).
+    #[arg(
+        long,
+        value_name = "DTYPE",
+        default_value = "auto",
+        value_parser = choice::<KvDtype>(Reading::AnyCase)
+    )]
+    pub kv_cache_dtype: KvDtype,
     /// Tensor-parallel size (KV heads are split, or replicated when fewer than ranks).
     #[arg(
         long,
@@ -104,24 +111,25 @@ pub struct KvArgs {
     /// llama.cpp `-kvu`: one KV buffer shared by all slots.
     #[arg(long)]
     pub kv_unified: bool,
-    /// llama.cpp `--cache-type-k` (`-ctk`) for a GGUF: f16, bf16, f32, q8_0, q4_0, q4_1, q5_0,
-    /// q5_1, iq4_nl.
+    /// llama.cpp `--cache-type-k` (`-ctk`) for a GGUF.
     #[arg(
         long,
         visible_alias = "ctk",
         value_name = "TYPE",
-        default_value = "f16"
+        default_value = "f16",
+        value_parser = choice::<CacheType>(Reading::AnyCase)
     )]
-    pub cache_type_k: String,
+    pub cache_type_k: CacheType,
     /// llama.cpp `--cache-type-v` (`-ctv`) for a GGUF (same types; a quantized V cache needs
     /// flash attention in llama.cpp).
     #[arg(
         long,
         visible_alias = "ctv",
         value_name = "TYPE",
-        default_value = "f16"
+        default_value = "f16",
+        value_parser = choice::<CacheType>(Reading::AnyCase)
     )]
-    pub cache_type_v: String,
+    pub cache_type_v: CacheType,
     /// Print JSON instead of text (the KV report).
     #[arg(long)]
     pub json: bool,

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
+use super::{Allow, Reading, Verdict, choice, item};
+
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// Results directory (the --out of `bakeoff eval run`); read recursively.
@@ -25,8 +27,14 @@ pub struct ReportArgs {
     /// What to allow anyway: contaminated (a campaign's verdicts resting on variants
     /// measured under a condition flag, as `campaign run --allow contaminated`) (optional;
     /// comma-separated or repeatable).
-    #[arg(long, value_name = "WHAT", value_delimiter = ',')]
-    pub allow: Vec<String>,
+    #[arg(
+        long,
+        value_name = "WHAT",
+        value_delimiter = ',',
+        value_parser = item::<Allow>(Reading::Trimmed),
+        hide_possible_values = true
+    )]
+    pub allow: Vec<Option<Allow>>,
 }
 
 #[derive(Debug, Args)]
@@ -35,8 +43,8 @@ pub struct VerdictArgs {
     #[arg(value_name = "SLUG")]
     pub slug: String,
     /// accept, reject (under tested configuration), not-enough-evidence, or watch.
-    #[arg(value_name = "VERDICT")]
-    pub verdict: String,
+    #[arg(value_name = "VERDICT", value_parser = choice::<Verdict>(Reading::Words))]
+    pub verdict: Verdict,
     /// Why: it is the record.
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub reason: String,

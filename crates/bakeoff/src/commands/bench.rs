@@ -22,7 +22,7 @@ pub async fn run(c: BenchCommand) -> Result<Exit, Error> {
     match c {
         BenchCommand::Run(a) => bench_run((*a).validate()?).await,
         BenchCommand::Calibrate(a) => calibrate(a.validate()?).await,
-        BenchCommand::Compare(a) => super::bench_compare::run(a),
+        BenchCommand::Compare(a) => super::bench_compare::run(a.validate()?),
     }
 }
 

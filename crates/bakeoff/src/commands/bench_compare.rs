@@ -5,7 +5,7 @@ use bakeoff_artifact::{LoadReport, read_artifact};
 use bakeoff_load::compare::{SweepComparison, compare};
 use bakeoff_report::escape::for_terminal;
 
-use crate::cli::BenchCompareArgs;
+use crate::config::BenchCompareConfig;
 use crate::exit::{Error, Exit};
 
 /// The sweep `suite` of the artifact at `path`: a `bench run`'s `load.<suite>`, else the
@@ -27,16 +27,10 @@ fn sweep_of(path: &std::path::Path, suite: &str) -> Result<LoadReport, Error> {
         })
 }
 
-pub fn run(a: BenchCompareArgs) -> Result<Exit, Error> {
-    let allow_contaminated = crate::config::allow_contaminated(&a.allow, "bench compare")?;
-    if !["throughput", "longgen"].contains(&a.sweep.as_str()) {
-        return Err(Error::usage(format!(
-            "--sweep {:?}: use throughput or longgen",
-            a.sweep
-        )));
-    }
-    let (ra, rb) = (sweep_of(&a.a, &a.sweep)?, sweep_of(&a.b, &a.sweep)?);
-    let cmp = compare(&ra, &rb, allow_contaminated);
+pub fn run(a: BenchCompareConfig) -> Result<Exit, Error> {
+    let sweep = a.sweep.as_str();
+    let (ra, rb) = (sweep_of(&a.a, sweep)?, sweep_of(&a.b, sweep)?);
+    let cmp = compare(&ra, &rb, a.allow_contaminated);
     if a.json {
         println!(
             "{}",

@@ -10,17 +10,13 @@ use bakeoff_campaign::record::{NEGATIVE_RESULTS, RECORD};
 use bakeoff_campaign::run::{Progress, Reporter};
 
 use crate::cli::CampaignCommand;
-use crate::config::{CampaignRestoreConfig, CampaignRunConfig};
+use crate::config::{CampaignRestoreConfig, CampaignRunConfig, CampaignStatusConfig};
 use crate::exit::{Error, Exit};
 
 pub async fn run(c: CampaignCommand) -> Result<Exit, Error> {
     match c {
         CampaignCommand::Run(a) => campaign_run(a.validate()?).await,
-        CampaignCommand::Status(a) => status(
-            &a.dir,
-            a.json,
-            crate::config::allow_contaminated(&a.allow, "campaign status")?,
-        ),
+        CampaignCommand::Status(a) => status(a.validate()?),
         CampaignCommand::Restore(a) => restore(a.validate()?).await,
     }
 }
@@ -85,11 +81,12 @@ fn nothing_left_text() -> &'static str {
     "nothing to run: every variant has an outcome (finished variants are never run again); --fresh to re-run them all (the old files are kept), --out DIR to run into another directory"
 }
 
-fn status(dir: &std::path::Path, json: bool, allow_contaminated: bool) -> Result<Exit, Error> {
+fn status(cfg: CampaignStatusConfig) -> Result<Exit, Error> {
+    let (dir, json) = (cfg.dir.as_path(), cfg.json);
     let mut rec: CampaignRecord = bakeoff_artifact::read_versioned(&dir.join(RECORD))?;
     // `--allow contaminated` here renders the verdicts the run withheld (campaign.json keeps
     // what the run was given).
-    rec.allow_contaminated |= allow_contaminated;
+    rec.allow_contaminated |= cfg.allow_contaminated;
     if json {
         println!(
             "{}",

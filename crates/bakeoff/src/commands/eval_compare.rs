@@ -5,14 +5,10 @@ use bakeoff_artifact::read_artifact;
 use bakeoff_report::compare::{FamilyComparison, RunComparison, compare};
 use bakeoff_report::escape::for_terminal;
 
-use crate::cli::CompareArgs;
+use crate::config::CompareConfig;
 use crate::exit::{Error, Exit};
 
-pub fn run(a: CompareArgs) -> Result<Exit, Error> {
-    let a = a.validate().map_err(|(json, e)| {
-        json_refusal(json, &e.to_string());
-        e
-    })?;
+pub fn run(a: CompareConfig) -> Result<Exit, Error> {
     let read = |p: &std::path::Path| {
         read_artifact(p).map_err(|e| {
             // --json always prints JSON: the refusal too.

@@ -35,7 +35,7 @@ pub async fn run(cli: Cli) -> Result<Exit, Error> {
         Command::Eval(EvalCommand::Preflight(a)) => eval_preflight::run(a.validate()?).await,
         Command::Bench(c) => bench::run(c).await,
         Command::Eval(EvalCommand::Run(a)) => eval_run::run((*a).validate()?).await,
-        Command::Eval(EvalCommand::Compare(a)) => eval_compare::run(a),
+        Command::Eval(EvalCommand::Compare(a)) => eval_compare::run(a.validate()),
         Command::Eval(EvalCommand::Adapter(a)) => eval_adapter::run(a.validate()?).await,
         Command::Eval(EvalCommand::Damage(a)) => eval_damage::run((*a).validate()?).await,
         Command::Report(a) => report::run(a.validate()?),

@@ -66,7 +66,9 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, Error> {
     p.mode = match &a.rate {
         Some(r) => Mode::Open {
             rates: bakeoff_load::plan::parse_rates(r).map_err(Error::usage)?,
-            arrival: Arrival::parse_with(&a.arrival, a.burstiness).map_err(Error::usage)?,
+            // By the library's name for it: the library checks --burstiness against the kind.
+            arrival: Arrival::parse_with(Arrival::from(a.arrival).as_str(), a.burstiness)
+                .map_err(Error::usage)?,
             max_in_flight: a.max_in_flight,
         },
         None => Mode::Closed {

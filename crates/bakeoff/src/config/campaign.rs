@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use bakeoff_campaign::Campaign;
 use bakeoff_campaign::run::RunOptions;
 
-use crate::cli::{CampaignRestoreArgs, CampaignRunArgs};
+use crate::cli::{CampaignDirArgs, CampaignRestoreArgs, CampaignRunArgs};
 use crate::exit::Error;
 
 #[derive(Debug)]
@@ -29,7 +29,7 @@ impl CampaignRunArgs {
                 "--dry-run starts nothing and --fresh moves files: give one of them",
             ));
         }
-        let allow_contaminated = allow_contaminated(&self.allow, "campaign run")?;
+        let allow_contaminated = super::allow_contaminated(&self.allow, "campaign run")?;
         Ok(CampaignRunConfig {
             campaign,
             options: RunOptions {
@@ -87,21 +87,20 @@ impl CampaignRestoreArgs {
     }
 }
 
-/// `--allow WHAT…` of `bench run --versus`, `bench compare`, the campaign commands and
-/// `report`: `contaminated` is the one thing they can allow (a verdict resting on a step, suite
-/// or variant measured under a condition flag, docs/metrics.md "Conditions").
-pub fn allow_contaminated(allow: &[String], command: &str) -> Result<bool, Error> {
-    let mut yes = false;
-    for w in allow {
-        match w.trim() {
-            "contaminated" => yes = true,
-            "" => {}
-            o => {
-                return Err(Error::usage(format!(
-                    "--allow {o:?} is not something {command} can allow; use contaminated"
-                )));
-            }
-        }
+#[derive(Debug)]
+pub struct CampaignStatusConfig {
+    pub dir: PathBuf,
+    pub json: bool,
+    /// `--allow contaminated`: the verdicts the run withheld are rendered.
+    pub allow_contaminated: bool,
+}
+
+impl CampaignDirArgs {
+    pub fn validate(self) -> Result<CampaignStatusConfig, Error> {
+        Ok(CampaignStatusConfig {
+            allow_contaminated: super::allow_contaminated(&self.allow, "campaign status")?,
+            dir: self.dir,
+            json: self.json,
+        })
     }
-    Ok(yes)
 }

@@ -6,7 +6,7 @@ use bakeoff_client::tls::{Tls, TlsOptions};
 use bakeoff_client::{ApiKey, Client, ClientOptions, EndpointUrl, Timeouts};
 use bakeoff_suites::{PreflightOptions, ThinkingMode};
 
-use crate::cli::EndpointArgs;
+use crate::cli::{EndpointArgs, TlsArgs};
 use crate::exit::Error;
 
 /// The endpoint to measure and how to talk to it.
@@ -21,45 +21,86 @@ pub struct EndpointConfig {
 
 impl EndpointArgs {
     pub fn validate(self) -> Result<EndpointConfig, Error> {
-        let url = self
-            .endpoint
-            .as_deref()
-            .map(EndpointUrl::parse)
-            .transpose()
-            .map_err(Error::usage)?;
-        if self.tls.insecure && self.tls.ca_cert.is_some() {
-            return Err(Error::usage(
-                "--insecure and --ca-cert contradict each other: --ca-cert verifies against that CA, --insecure verifies nothing; give one",
-            ));
-        }
-        let tls = Tls::new(&TlsOptions {
-            ca_cert: self.tls.ca_cert.clone(),
-            insecure: self.tls.insecure,
-        })
-        .map_err(Error::usage)?;
-        let client = ClientOptions {
-            timeouts: timeouts(&self)?,
-            api_key: api_key(&self)?,
-            tls,
+        let url = url(self.endpoint.as_deref())?;
+        let timeouts = Timeouts {
+            connect: whole_secs("--connect-timeout", self.connect_timeout)?,
+            first_byte: whole_secs("--first-byte-timeout", self.first_byte_timeout)?,
+            idle: whole_secs("--idle-timeout", self.idle_timeout)?,
+            total: whole_secs("--request-timeout", self.request_timeout)?,
         };
+        let ready_timeout = whole_secs("--ready-timeout", self.ready_timeout)?;
+        let client = client(timeouts, self.api_key_env.as_deref(), &self.tls)?;
         if self.max_model_len == Some(0) {
             return Err(Error::usage(
                 "--max-model-len must be a positive token count",
             ));
         }
-        let thinking = ThinkingMode::parse(&self.thinking).map_err(Error::usage)?;
         Ok(EndpointConfig {
             url,
             client,
             preflight: PreflightOptions {
                 model: self.model,
                 max_model_len: self.max_model_len,
-                ready_timeout: Duration::from_secs(self.ready_timeout),
+                ready_timeout,
                 probe_tools: false,
             },
-            thinking,
+            thinking: self.thinking.into(),
         })
     }
+}
+
+/// `--endpoint URL` (absent: the embedded default).
+fn url(endpoint: Option<&str>) -> Result<Option<EndpointUrl>, Error> {
+    endpoint
+        .map(EndpointUrl::parse)
+        .transpose()
+        .map_err(Error::usage)
+}
+
+/// How to talk to an endpoint: its timeouts, the key from `--api-key-env NAME` (else
+/// `BAKEOFF_API_KEY`), and TLS from `--ca-cert`/`--insecure`. Every command that talks to an
+/// endpoint checks these here, so they are refused in the same words everywhere.
+pub fn client(
+    timeouts: Timeouts,
+    api_key_env: Option<&str>,
+    tls: &TlsArgs,
+) -> Result<ClientOptions, Error> {
+    if tls.insecure && tls.ca_cert.is_some() {
+        return Err(Error::usage(
+            "--insecure and --ca-cert contradict each other: --ca-cert verifies against that CA, --insecure verifies nothing; give one",
+        ));
+    }
+    let tls = Tls::new(&TlsOptions {
+        ca_cert: tls.ca_cert.clone(),
+        insecure: tls.insecure,
+    })
+    .map_err(Error::usage)?;
+    Ok(ClientOptions {
+        timeouts,
+        api_key: api_key(api_key_env)?,
+        tls,
+    })
+}
+
+/// The timeouts of a command whose one timeout flag is `--request-timeout` (`eval damage`,
+/// `eval adapter`): the others keep their defaults, the first byte due no later than the whole
+/// request.
+pub fn request_timeouts(request_timeout: u64) -> Result<Timeouts, Error> {
+    let total = whole_secs("--request-timeout", request_timeout)?;
+    let d = Timeouts::default();
+    Ok(Timeouts {
+        total,
+        first_byte: d.first_byte.min(total),
+        ..d
+    })
+}
+
+/// A whole-seconds flag that must be 1 or more.
+pub fn whole_secs(flag: &str, v: u64) -> Result<Duration, Error> {
+    if v == 0 {
+        return Err(Error::usage(format!("{flag} must be at least 1 second")));
+    }
+    Ok(Duration::from_secs(v))
 }
 
 impl EndpointConfig {
@@ -81,6 +122,30 @@ impl EndpointConfig {
         Ok(c)
     }
 
+    /// An endpoint given by URL alone, its thinking mode left to the server and its window to
+    /// discovery: `eval damage`'s two, `eval adapter`'s one. The URL comes back apart too, as
+    /// these commands always have one.
+    pub fn given(
+        url: &str,
+        model: Option<String>,
+        client: ClientOptions,
+        ready_timeout: Duration,
+    ) -> Result<(EndpointUrl, Self), Error> {
+        let url = EndpointUrl::parse(url).map_err(Error::usage)?;
+        let c = EndpointConfig {
+            url: Some(url.clone()),
+            client,
+            preflight: PreflightOptions {
+                model,
+                max_model_len: None,
+                ready_timeout,
+                probe_tools: false,
+            },
+            thinking: ThinkingMode::Default,
+        };
+        Ok((url, c))
+    }
+
     /// A client for `url` (the given endpoint, or the embedded default's).
     pub fn client_for(&self, url: EndpointUrl) -> Result<Client, Error> {
         Client::try_new(url, self.client.clone()).map_err(Error::internal)
@@ -89,8 +154,8 @@ impl EndpointConfig {
 
 /// The API key: `--api-key-env NAME` names the variable; otherwise `BAKEOFF_API_KEY`. The value
 /// goes only into the Authorization header.
-fn api_key(a: &EndpointArgs) -> Result<Option<ApiKey>, Error> {
-    match &a.api_key_env {
+fn api_key(api_key_env: Option<&str>) -> Result<Option<ApiKey>, Error> {
+    match api_key_env {
         Some(name) => key_from_env(name, "--api-key-env").map(Some),
         None => Ok(std::env::var("BAKEOFF_API_KEY").ok().and_then(ApiKey::new)),
     }
@@ -108,24 +173,4 @@ fn key_from_env(name: &str, flag: &str) -> Result<ApiKey, Error> {
             "environment variable {name} (from {flag}) is not set; export it or drop the flag"
         ))),
     }
-}
-
-fn timeouts(a: &EndpointArgs) -> Result<Timeouts, Error> {
-    for (name, v) in [
-        ("--connect-timeout", a.connect_timeout),
-        ("--first-byte-timeout", a.first_byte_timeout),
-        ("--idle-timeout", a.idle_timeout),
-        ("--request-timeout", a.request_timeout),
-        ("--ready-timeout", a.ready_timeout),
-    ] {
-        if v == 0 {
-            return Err(Error::usage(format!("{name} must be at least 1 second")));
-        }
-    }
-    Ok(Timeouts {
-        connect: Duration::from_secs(a.connect_timeout),
-        first_byte: Duration::from_secs(a.first_byte_timeout),
-        idle: Duration::from_secs(a.idle_timeout),
-        total: Duration::from_secs(a.request_timeout),
-    })
 }

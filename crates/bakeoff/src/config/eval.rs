@@ -53,7 +53,9 @@ pub struct RunConfig {
 impl RunArgs {
     pub fn validate(self) -> Result<RunConfig, Error> {
         // Everything is validated before anything starts or is written.
-        let suites = SuiteName::parse_list(&self.suite).map_err(Error::usage)?;
+        // The library reads the list: `all` expanded in its order, repeats once, none refused.
+        let names: Vec<&str> = self.suite.iter().flatten().map(|s| s.as_str()).collect();
+        let suites = SuiteName::parse_list(&names.join(",")).map_err(Error::usage)?;
         let naming = RunNaming::new(self.naming.clone())?;
         let mut endpoint = self.endpoint.clone().validate()?;
         endpoint.preflight.probe_tools = suites.contains(&SuiteName::Tool);
@@ -161,20 +163,13 @@ pub struct CompareConfig {
 }
 
 impl CompareArgs {
-    /// The `--json` flag travels with the refusal: `--json` always prints JSON.
-    pub fn validate(self) -> Result<CompareConfig, (bool, Error)> {
-        let allow = self
-            .allow
-            .iter()
-            .filter(|s| !s.trim().is_empty())
-            .map(|s| bakeoff_report::compare::Confound::parse(s))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| (self.json, Error::usage(e)))?;
-        Ok(CompareConfig {
+    /// Nothing left to refuse: clap read `--allow`, and every difference can be allowed here.
+    pub fn validate(self) -> CompareConfig {
+        CompareConfig {
+            allow: super::confounds(&self.allow),
             a: self.a,
             b: self.b,
-            allow,
             json: self.json,
-        })
+        }
     }
 }

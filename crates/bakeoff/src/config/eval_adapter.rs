@@ -4,8 +4,8 @@ use bakeoff_client::EndpointUrl;
 use bakeoff_suites::adapter::AdapterOptions;
 use bakeoff_suites::damage::{Prompt, prompts};
 
-use super::{EndpointConfig, RunNaming};
-use crate::cli::{AdapterArgs, EndpointArgs, NamingArgs};
+use super::{EndpointConfig, RunNaming, client, request_timeouts, whole_secs};
+use crate::cli::AdapterArgs;
 use crate::exit::Error;
 
 #[derive(Debug)]
@@ -39,40 +39,25 @@ impl AdapterArgs {
         if self.max_tokens == 0 {
             return Err(Error::usage("--max-tokens must be at least 1"));
         }
-        // The endpoint flags every command shares, so keys, timeouts and the preflight are
+        // The endpoint checks every command shares, so keys, timeouts and the preflight are
         // checked (and worded) the one way.
-        let endpoint = EndpointArgs {
-            endpoint: Some(self.endpoint),
-            model: self.base.clone(),
-            max_model_len: None,
-            ready_timeout: self.ready_timeout,
-            api_key_env: self.api_key_env,
-            connect_timeout: bakeoff_client::Timeouts::default().connect.as_secs(),
-            first_byte_timeout: self
-                .request_timeout
-                .min(bakeoff_client::Timeouts::default().first_byte.as_secs()),
-            idle_timeout: bakeoff_client::Timeouts::default().idle.as_secs(),
-            request_timeout: self.request_timeout,
-            thinking: "default".into(),
-            tls: self.tls.clone(),
-        }
-        .validate()?;
-        let url = endpoint
-            .url
-            .clone()
-            .ok_or_else(|| Error::internal("--endpoint was given but not kept"))?;
+        let timeouts = request_timeouts(self.request_timeout)?;
+        let ready_timeout = whole_secs("--ready-timeout", self.ready_timeout)?;
+        let client = client(timeouts, self.api_key_env.as_deref(), &self.tls)?;
+        let (url, endpoint) =
+            EndpointConfig::given(&self.endpoint, self.base.clone(), client, ready_timeout)?;
         let prompt_set = prompts::load(self.prompts.as_deref()).map_err(Error::usage)?;
         let prompts_source = match &self.prompts {
             Some(p) => p.display().to_string(),
             None => prompts::DEFAULT_SOURCE.into(),
         };
-        let naming = RunNaming::new(NamingArgs {
+        let naming = RunNaming {
             out: self.out,
-            slug: self.slug,
-            note: Vec::new(),
+            slug: super::slug(self.slug)?,
+            notes: Vec::new(),
             hardware: None,
             replace: false,
-        })?;
+        };
         Ok(AdapterConfig {
             url,
             endpoint,

@@ -3,8 +3,8 @@
 use bakeoff_client::EndpointUrl;
 use bakeoff_suites::damage::{Prompt, prompts};
 
-use super::{EndpointConfig, RunNaming};
-use crate::cli::{DamageArgs, EndpointArgs};
+use super::{EndpointConfig, RunNaming, client, request_timeouts, whole_secs};
+use crate::cli::DamageArgs;
 use crate::exit::Error;
 
 #[derive(Debug)]
@@ -38,43 +38,22 @@ impl DamageArgs {
                 "--top-k must be at least 1 (the first token's alternatives to compare)",
             ));
         }
-        // Each endpoint through the flags every command shares, so keys, timeouts and the
+        // Each endpoint through the checks every command shares, so keys, timeouts and the
         // preflight are checked (and worded) the one way.
-        let shared = |url: String, model: Option<String>, key: Option<String>| EndpointArgs {
-            endpoint: Some(url),
-            model,
-            max_model_len: None,
-            ready_timeout: self.ready_timeout,
-            api_key_env: key,
-            connect_timeout: bakeoff_client::Timeouts::default().connect.as_secs(),
-            first_byte_timeout: self
-                .request_timeout
-                .min(bakeoff_client::Timeouts::default().first_byte.as_secs()),
-            idle_timeout: bakeoff_client::Timeouts::default().idle.as_secs(),
-            request_timeout: self.request_timeout,
-            thinking: "default".into(),
-            tls: self.tls.clone(),
+        let timeouts = request_timeouts(self.request_timeout)?;
+        let ready_timeout = whole_secs("--ready-timeout", self.ready_timeout)?;
+        let shared = |url: &str, model: &Option<String>, key: Option<&str>| {
+            let client = client(timeouts, key, &self.tls)?;
+            EndpointConfig::given(url, model.clone(), client, ready_timeout)
         };
-        let candidate = shared(
-            self.endpoint.clone(),
-            self.model.clone(),
-            self.api_key_env.clone(),
+        let (candidate_url, candidate) =
+            shared(&self.endpoint, &self.model, self.api_key_env.as_deref())?;
+        let (reference_url, reference) = shared(
+            &self.reference,
+            &self.reference_model,
+            self.reference_api_key_env.as_deref(),
         )
-        .validate()?;
-        let reference = shared(
-            self.reference.clone(),
-            self.reference_model.clone(),
-            self.reference_api_key_env.clone(),
-        )
-        .validate()
         .map_err(|e| Error::usage(format!("--reference: {e}")))?;
-        let (Some(candidate_url), Some(reference_url)) =
-            (candidate.url.clone(), reference.url.clone())
-        else {
-            return Err(Error::internal(
-                "--endpoint and --reference were given but not kept",
-            ));
-        };
         let prompt_set = prompts::load(self.prompts.as_deref()).map_err(Error::usage)?;
         let prompts_source = match &self.prompts {
             Some(p) => p.display().to_string(),

@@ -57,7 +57,7 @@ pub struct VerdictConfig {
 
 impl VerdictArgs {
     pub fn validate(self) -> Result<VerdictConfig, Error> {
-        let verdict = VerdictKind::parse(&self.verdict).map_err(Error::usage)?;
+        let verdict = VerdictKind::from(self.verdict);
         let reason = self.reason.trim().to_string();
         if reason.is_empty() {
             return Err(Error::usage("--reason is empty: say why, it is the record"));

@@ -3,7 +3,9 @@
 //! here, before anything starts or is written; the defaults live in the clap attributes, which
 //! take them from the libraries' own `Default`s where a library has one.
 
+mod allow;
 mod bench;
+mod bench_compare;
 mod campaign;
 mod endpoint;
 mod eval;
@@ -14,7 +16,9 @@ mod plan;
 mod seat;
 mod seat_monitor;
 
+pub use allow::*;
 pub use bench::*;
+pub use bench_compare::*;
 pub use campaign::*;
 pub use endpoint::*;
 pub use eval::*;
@@ -58,15 +62,20 @@ pub struct RunNaming {
 
 impl RunNaming {
     pub fn new(a: crate::cli::NamingArgs) -> Result<Self, Error> {
-        if let Some(s) = &a.slug {
-            bakeoff_artifact::slug::validate_slug(s).map_err(Error::usage)?;
-        }
         Ok(Self {
             out: a.out,
-            slug: a.slug,
+            slug: slug(a.slug)?,
             notes: a.note,
             hardware: a.hardware,
             replace: a.replace,
         })
     }
+}
+
+/// `--slug`, checked: it names files.
+pub fn slug(s: Option<String>) -> Result<Option<String>, Error> {
+    if let Some(s) = &s {
+        bakeoff_artifact::slug::validate_slug(s).map_err(Error::usage)?;
+    }
+    Ok(s)
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use bakeoff_model::KvCacheDtype;
 use bakeoff_plan::kv_report::KvRequest;
 
-use crate::cli::{KvArgs, PlanArgs};
+use crate::cli::{KvArgs, PlanArgs, name_of};
 use crate::exit::Error;
 
 #[derive(Debug)]
@@ -150,28 +150,12 @@ impl KvArgs {
             self.parallel,
             "pass llama-server's -np (1 or more)",
         )?;
-        // The cache types apply to a GGUF, the dtype to a config.json: each is checked where it
-        // applies.
-        let gguf = KvRequest::is_gguf(&self.path);
-        let kv_cache_dtype = if gguf {
+        // The cache types apply to a GGUF, the dtype to a config.json.
+        let kv_cache_dtype = if KvRequest::is_gguf(&self.path) {
             KvCacheDtype::Auto
         } else {
-            KvCacheDtype::parse(&self.kv_cache_dtype).ok_or_else(|| {
-                Error::usage(format!("--kv-cache-dtype {}: unknown", self.kv_cache_dtype))
-            })?
+            self.kv_cache_dtype.into()
         };
-        if gguf {
-            for (flag, t) in [
-                ("--cache-type-k", &self.cache_type_k),
-                ("--cache-type-v", &self.cache_type_v),
-            ] {
-                if bakeoff_model::ggml_types::cache_type_id(t).is_none() {
-                    return Err(Error::usage(format!(
-                        "{flag} {t}: not a llama.cpp cache type; use f16, bf16, f32, q8_0, q4_0, q4_1, q5_0, q5_1 or iq4_nl"
-                    )));
-                }
-            }
-        }
         Ok(KvConfig {
             request: KvRequest {
                 path: self.path,
@@ -183,8 +167,8 @@ impl KvArgs {
                 ctx,
                 parallel,
                 kv_unified: self.kv_unified,
-                cache_type_k: self.cache_type_k.to_ascii_lowercase(),
-                cache_type_v: self.cache_type_v.to_ascii_lowercase(),
+                cache_type_k: name_of(&self.cache_type_k),
+                cache_type_v: name_of(&self.cache_type_v),
             },
             log: self.log,
             json: self.json,

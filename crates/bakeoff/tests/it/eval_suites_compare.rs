@@ -212,5 +212,9 @@ async fn run_all_four_suites_then_compare_paired() {
         "maybe",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("on, off or default"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("'--thinking <MODE>'") && err.contains("[possible values: on, off, default]"),
+        "{err}"
+    );
 }

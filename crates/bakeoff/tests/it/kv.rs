@@ -92,14 +92,20 @@ fn kv_of_a_gguf_answers_a_budget_with_the_largest_context_and_prices_quantized_c
     assert_eq!(v["capacity"]["ctx"], 97_816);
     assert_eq!(v["capacity"]["max_model_len"], 8192);
     assert_eq!(v["llamacpp"]["caches"][0]["k_bytes"], 272 * 3 * 4096 * 8);
-    // An unknown cache type is a usage error naming the flag and the types.
+    // An unknown cache type is a usage error naming the flag and the types (clap's words).
     let out = bakeoff(&kv_args(&gguf, &["--cache-type-v", "q9"]));
     assert_eq!(out.status.code(), Some(2), "{}", s(&out.stdout));
+    let err = s(&out.stderr);
     assert!(
-        s(&out.stderr).contains("--cache-type-v q9: not a llama.cpp cache type"),
-        "{}",
-        s(&out.stderr)
+        err.contains("invalid value 'q9' for '--cache-type-v <TYPE>'")
+            && err.contains(
+                "[possible values: f16, bf16, f32, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl]"
+            ),
+        "{err}"
     );
+    // Any case, as llama.cpp's names always were.
+    let out = bakeoff(&kv_args(&gguf, &["--ctk", "Q8_0", "--ctv", "q8_0"]));
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
 }
 
 #[test]
