@@ -1,5 +1,5 @@
 //! Benchmark: building a context-suite prompt for a 128k-token target after the filler has been
-//! tokenized once (issue 3's goal: ≤ 200 ms on the 2-core development machine).
+//! tokenized once (goal: ≤ 200 ms on the 2-core development machine, docs/performance.md "Context prompt sizing").
 //!
 //! It starts the real provisioned llama-server, tokenizes enough filler once through
 //! `/tokenize` (with pieces), then times `TokenizedFiller::haystack` plus the message assembly

@@ -4,8 +4,9 @@
 //! (`bakeoff_client::dialect::output_pinning`, with its sources); this module applies it.
 //!
 //! What is *sent* is only a request; what was *honoured* is read back from `usage` per request
-//! and recorded in the report's `pinning` (reference notes, pitfall 9: `min_tokens` was silently
-//! ignored by GenAI-Perf).
+//! and recorded in the report's `pinning`: an engine or client that silently ignores
+//! `min_tokens` would otherwise pass for one that honoured it (the flag `pinning-not-honoured`,
+//! docs/artifacts.md).
 
 use bakeoff_artifact::EngineKind;
 use bakeoff_wire::ChatRequest;

