@@ -31,8 +31,8 @@ pub use yaml::{Manifest, parse_documents};
 
 #[derive(Debug, thiserror::Error)]
 pub enum KubeError {
-    #[error("no seat {name:?} in the fleet: name one of {known}")]
-    UnknownSeat { name: String, known: String },
+    #[error(transparent)]
+    UnknownSeat(#[from] bakeoff_seats::fleet::UnknownSeat),
     #[error("seat {0}: a process seat has no image; give it a [seat.docker] launch to export it")]
     ProcessSeat(String),
     #[error("seat {seat}: {message}")]
@@ -111,15 +111,7 @@ pub fn export(fleet: &Fleet, opts: &ExportOptions) -> Result<Export, KubeError> 
     if named {
         let mut seen = BTreeSet::new();
         for n in &opts.seats {
-            let seat = fleet.seat(n).ok_or_else(|| KubeError::UnknownSeat {
-                name: n.clone(),
-                known: fleet
-                    .seats
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
+            let seat = fleet.require(n)?;
             // Named on purpose: a process seat cannot be exported, and saying so beats a
             // manifest with a made-up image.
             if matches!(seat.launch, Launch::Process(_)) {

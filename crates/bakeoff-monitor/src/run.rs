@@ -40,8 +40,8 @@ pub struct MonitorOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum MonitorError {
-    #[error("unknown seat {name:?}; the fleet file declares: {known}")]
-    UnknownSeat { name: String, known: String },
+    #[error(transparent)]
+    UnknownSeat(#[from] bakeoff_seats::fleet::UnknownSeat),
     #[error("the fleet declares no seat to monitor")]
     NoSeats,
     #[error(transparent)]
@@ -252,15 +252,7 @@ fn watched(fleet: &Fleet, names: &[String]) -> Result<Vec<Watched>, MonitorError
     let seats: Vec<_> = if named {
         let mut v = Vec::new();
         for n in names {
-            let s = fleet.seat(n).ok_or_else(|| MonitorError::UnknownSeat {
-                name: n.clone(),
-                known: fleet
-                    .seats
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
+            let s = fleet.require(n)?;
             if !v.iter().any(|x: &bakeoff_seats::Seat| x.name == s.name) {
                 v.push(s.clone());
             }

@@ -25,6 +25,15 @@ pub enum FleetError {
     Invalid { path: PathBuf, message: String },
 }
 
+/// A seat name the fleet file does not declare ([`Fleet::require`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("seat {name:?} is not in {}; name one it declares: {known}", fleet.display())]
+pub struct UnknownSeat {
+    pub name: String,
+    pub fleet: PathBuf,
+    pub known: String,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Role {
@@ -359,6 +368,21 @@ impl Fleet {
 
     pub fn seat(&self, name: &str) -> Option<&Seat> {
         self.seats.iter().find(|s| s.name == name)
+    }
+
+    /// The seat `name`, or the one refusal every command gives for a name the fleet file does
+    /// not declare (it lists the names it does).
+    pub fn require(&self, name: &str) -> Result<&Seat, UnknownSeat> {
+        self.seat(name).ok_or_else(|| UnknownSeat {
+            name: name.to_string(),
+            fleet: self.path.clone(),
+            known: self
+                .seats
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
     }
 
     pub fn host_of(&self, seat: &Seat) -> Option<&Host> {

@@ -32,8 +32,8 @@ pub use start_record::{last_load_ms, start_record, start_record_path};
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpsError {
-    #[error("unknown seat {name:?}; the fleet file declares: {known}")]
-    UnknownSeat { name: String, known: String },
+    #[error(transparent)]
+    UnknownSeat(#[from] crate::fleet::UnknownSeat),
     #[error(
         "refused: {seat} is a production seat and --confirm was not given. Would: {would}. Rerun with --confirm to do it"
     )]
@@ -242,16 +242,7 @@ impl Seats {
     }
 
     pub fn seat(&self, name: &str) -> Result<&Seat, OpsError> {
-        self.fleet.seat(name).ok_or_else(|| OpsError::UnknownSeat {
-            name: name.into(),
-            known: self
-                .fleet
-                .seats
-                .iter()
-                .map(|s| s.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
+        Ok(self.fleet.require(name)?)
     }
 
     /// The fail-closed gate: a production seat needs `confirm`.

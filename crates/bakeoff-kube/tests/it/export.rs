@@ -315,10 +315,11 @@ fn a_named_process_seat_is_refused_naming_it() {
         },
     )
     .unwrap_err();
+    let e = err.to_string();
     assert!(
-        err.to_string()
-            .starts_with("no seat \"nope\" in the fleet: name one of gemma-proc, "),
-        "{err}"
+        e.contains("seat \"nope\" is not in ")
+            && e.contains("; name one it declares: gemma-proc, "),
+        "{e}"
     );
 
     let err = export(

@@ -16,15 +16,9 @@ use crate::exit::{Error, Exit};
 pub fn run(a: AuditSeatArgs) -> Result<Exit, Error> {
     let fleet = Fleet::load(&a.fleet.fleet)?;
     let redactor = Redactor::for_fleet(&fleet);
-    let seat = fleet.seat(&a.seat).ok_or_else(|| {
-        let known: Vec<&str> = fleet.seats.iter().map(|s| s.name.as_str()).collect();
-        Error::usage(format!(
-            "seat {:?} is not in {}; fix: name one of: {}",
-            a.seat,
-            a.fleet.fleet.display(),
-            known.join(", ")
-        ))
-    })?;
+    let seat = fleet
+        .require(&a.seat)
+        .map_err(|e| Error::usage(e.to_string()))?;
     let (refused, findings) = match hooks::before_start(&fleet, seat) {
         Ok(f) => (None, f),
         Err(reason) => (Some(reason), Vec::new()),

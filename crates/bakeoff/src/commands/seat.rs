@@ -286,9 +286,7 @@ fn gate_all(
 /// written an I/O failure (3).
 fn ops_error(out: &Out, e: OpsError) -> Error {
     match e {
-        OpsError::UnknownSeat { .. } | OpsError::SameSeat(_) => {
-            Error::usage(out.text(&e.to_string()))
-        }
+        OpsError::UnknownSeat(_) | OpsError::SameSeat(_) => Error::usage(out.text(&e.to_string())),
         OpsError::NeedsConfirm { .. } => {
             out.line(format_args!("{e}"));
             Error::failed("nothing was done")

@@ -50,7 +50,7 @@ pub async fn run(a: SeatMonitorArgs) -> Result<Exit, Error> {
     )
     .await
     .map_err(|e| match e {
-        MonitorError::UnknownSeat { .. }
+        MonitorError::UnknownSeat(_)
         | MonitorError::NoSeats
         | MonitorError::Listen(_)
         | MonitorError::Alert(_) => Error::usage(redactor.text(&e.to_string())),

@@ -595,7 +595,7 @@ fn monitor_flags_and_seat_names_are_checked_first() {
     }
     let o = util::bakeoff(&["seat", "monitor", "--fleet", &f, "nope"]);
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("the fleet file declares: one"),
+        String::from_utf8_lossy(&o.stderr).contains("name one it declares: one"),
         "{}",
         text(&o)
     );
