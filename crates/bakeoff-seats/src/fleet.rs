@@ -129,20 +129,28 @@ impl DockerLaunch {
 }
 
 fn parse_bytes(s: &str) -> Result<i64, String> {
+    parse_size(s)
+        .and_then(|n| i64::try_from(n).ok())
+        .ok_or_else(|| format!("memory {s:?} is not a size (use bytes or 512m, 8g)"))
+}
+
+/// A size as the fleet file's `memory` takes it: bytes, or with a suffix `k`, `m`, `g` (an
+/// optional `b` after it), binary multiples; `None` when it is not one, or not above 0. The
+/// one reading for the fleet file and the flags that take a size.
+pub fn parse_size(s: &str) -> Option<u64> {
     let t = s.trim().to_ascii_lowercase();
     let t = t.strip_suffix('b').unwrap_or(&t);
     let (num, mult) = match t.chars().last() {
-        Some('k') => (&t[..t.len() - 1], 1i64 << 10),
+        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
         Some('m') => (&t[..t.len() - 1], 1 << 20),
         Some('g') => (&t[..t.len() - 1], 1 << 30),
         _ => (t, 1),
     };
     num.trim()
-        .parse::<i64>()
+        .parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
         .filter(|n| *n > 0)
-        .ok_or_else(|| format!("memory {s:?} is not a size (use bytes or 512m, 8g)"))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -67,19 +67,7 @@ impl WatchArgs {
 /// A size as the fleet file's `memory` takes it: bytes, or with a suffix `k`, `m`, `g` (an
 /// optional `b` after it), binary multiples.
 pub(crate) fn size(name: &str, v: &str) -> Result<u64, Error> {
-    let t = v.trim().to_ascii_lowercase();
-    let t = t.strip_suffix('b').unwrap_or(&t);
-    let (num, mult) = match t.chars().last() {
-        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('m') => (&t[..t.len() - 1], 1 << 20),
-        Some('g') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
-    };
-    num.trim()
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mult))
-        .filter(|n| *n > 0)
+    bakeoff_seats::fleet::parse_size(v)
         .ok_or_else(|| Error::usage(format!("{name} {v:?} is not a size: use bytes or 512m, 1g")))
 }
 
