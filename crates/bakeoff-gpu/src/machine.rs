@@ -113,3 +113,20 @@ fn docker_names() -> BTreeMap<String, String> {
         })
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Off the runtime, a reading still says why it is missing, in the words of an inline one.
+    #[tokio::test]
+    async fn a_missing_nvidia_smi_read_off_the_runtime_says_why() {
+        let m = MachineReadings::read_off_runtime("/nonexistent/nvidia-smi").await;
+        assert!(m.nvidia_smi.gpus.is_empty());
+        let why = m.nvidia_smi.unavailable.unwrap_or_default();
+        assert!(
+            why.starts_with("cannot run /nonexistent/nvidia-smi ("),
+            "{why}"
+        );
+    }
+}
