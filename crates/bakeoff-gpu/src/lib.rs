@@ -13,10 +13,11 @@
 //!
 //! Everything here reads — the driver, `/proc`, a subprocess's output — and blocks while it
 //! does (nvidia-smi for up to 15 s, ssh for up to 20 s): async code runs them through
-//! `tokio::task::spawn_blocking` ([`MachineReadings::read_off_runtime`] does), threads of their
-//! own (the conditions samplers) call them directly. No GPU is not an error: a reading says
+//! [`blocking::off_runtime`] (tokio's blocking pool; [`MachineReadings::read_off_runtime`] does),
+//! threads of their own (the conditions samplers) call them directly. No GPU is not an error: a reading says
 //! why it is unavailable.
 
+pub mod blocking;
 pub mod bounded;
 pub mod machine;
 pub mod nvidia_smi;

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::procinfo::{ProcFacts, ProcFs};
-use crate::readings::{ReadingSource, Readings};
+use crate::readings::Readings;
 
 /// What this machine says, read once (the module's doc says what and why).
 #[derive(Debug, Clone)]
@@ -58,27 +58,11 @@ impl MachineReadings {
         m
     }
 
-    /// [`MachineReadings::read`] on tokio's blocking pool (`tokio::task::spawn_blocking`), for
-    /// async callers. A panic while reading is the caller's, as if it had read inline; a read
-    /// cut short by the runtime shutting down is no reading, and says so.
+    /// [`MachineReadings::read`] on tokio's blocking pool ([`crate::blocking::off_runtime`]),
+    /// for async callers.
     pub async fn read_off_runtime(nvidia_smi: &str) -> Self {
         let bin = nvidia_smi.to_owned();
-        match tokio::task::spawn_blocking(move || Self::read(&bin)).await {
-            Ok(m) => m,
-            Err(e) => match e.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                Err(e) => {
-                    let why = format!("the GPU reading did not finish ({e})");
-                    Self {
-                        nvml: Readings::unavailable(ReadingSource::Nvml, why.clone()),
-                        nvidia_smi: Readings::unavailable(ReadingSource::NvidiaSmi, why),
-                        measured_from: None,
-                        facts: BTreeMap::new(),
-                        container_names: BTreeMap::new(),
-                    }
-                }
-            },
-        }
+        crate::blocking::off_runtime(move || Self::read(&bin)).await
     }
 
     /// The readings the plan measures from: NVML's when it read a GPU, else nvidia-smi's when
