@@ -7,8 +7,8 @@
 //! (never up together) and count once; seats on a CPU-only host claim no GPU memory.
 //!
 //! This crate reads checkpoint headers and never starts, stops or signals anything; the driver
-//! and `/proc` are read by bakeoff-gpu, whose readings the caller passes in. No GPU is not an error: NVML is reported unavailable and the plan still
-//! prints the claims. Every overhead that no file tells us is labelled an estimate.
+//! and `/proc` are read by bakeoff-gpu, whose readings the caller passes in. No GPU is not an
+//! error: NVML is reported unavailable and the plan still prints the claims. Every overhead that no file tells us is labelled an estimate.
 
 pub mod claims;
 pub mod coexist;

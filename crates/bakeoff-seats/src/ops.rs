@@ -196,16 +196,12 @@ fn share_a_gpu(a: &[String], b: &[String]) -> bool {
 /// `(fleet, seat, seats staying up beside it on a shared GPU)` → the answer and its arithmetic.
 /// A future, because the check reads the GPUs (nvidia-smi may take seconds): it is awaited,
 /// and does its blocking reads off the runtime's threads.
-pub type PlacementCheck = std::sync::Arc<
-    dyn Fn(
-            &Fleet,
-            &str,
-            &[String],
-        )
-            -> futures_util::future::BoxFuture<'static, bakeoff_artifact::campaign::FitCheck>
-        + Send
-        + Sync,
->;
+pub type PlacementCheck =
+    std::sync::Arc<dyn Fn(&Fleet, &str, &[String]) -> PlacementAnswer + Send + Sync>;
+
+/// What a [`PlacementCheck`] returns: the answer and its arithmetic, once the GPUs are read.
+pub type PlacementAnswer =
+    futures_util::future::BoxFuture<'static, bakeoff_artifact::campaign::FitCheck>;
 
 /// What an action would do to a seat, in words (for the `--confirm` refusal).
 pub fn describe(action: &str, seat: &Seat, fleet: &Fleet) -> String {
