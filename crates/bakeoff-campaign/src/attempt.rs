@@ -106,7 +106,8 @@ impl VariantRun<'_> {
             },
             self.c.margin_gib,
             &self.opts.nvidia_smi,
-        );
+        )
+        .await;
         let no_fit = fit.answer == "no";
         let verdict = fit.lines.last().cloned().unwrap_or_default();
         row.fit = Some(fit);

@@ -94,7 +94,8 @@ pub async fn plan(c: &Campaign, opts: &RunOptions) -> Vec<String> {
             },
             c.margin_gib,
             &opts.nvidia_smi,
-        );
+        )
+        .await;
         lines.push(format!("   memory check: {}", fit.answer));
         for l in &fit.lines {
             lines.push(format!("      {l}"));

@@ -13,10 +13,9 @@
 //! not counted either, as in `plan --coexist`.
 
 use bakeoff_artifact::campaign::FitCheck;
-use bakeoff_plan::gpu::gib_to_bytes;
-use bakeoff_plan::{
-    Answer, FleetView, MachineReadings, PlanOptions, PlanSeat, coexist_on_gpu, cpu_seats,
-};
+use bakeoff_gpu::MachineReadings;
+use bakeoff_gpu::units::gib_to_bytes;
+use bakeoff_plan::{Answer, FleetView, PlanOptions, PlanSeat, coexist_on_gpu, cpu_seats};
 use bakeoff_seats::Fleet;
 
 use crate::fleet_view::{ViewOptions, view_of};
@@ -69,7 +68,10 @@ impl Fit {
 /// The answer over several GPUs is the worst of theirs (no > not-checked > unknown > yes). The
 /// lines are every GPU's arithmetic, as `plan --coexist` prints it, with the deciding GPU's
 /// verdict moved to the last line.
-pub fn check(
+///
+/// The machine's readings (NVML, nvidia-smi: up to 15 s on a wedged driver) are taken on
+/// tokio's blocking pool, never on the caller's runtime thread, and only when a GPU is sized.
+pub async fn check(
     fleet: &Fleet,
     variant: &str,
     staying: &[String],
@@ -110,7 +112,7 @@ pub fn check(
     // processes of a displaced seat still serving that port would be taken for it.
     let mut fresh = v.clone();
     fresh.port = None;
-    let machine = MachineReadings::read(nvidia_smi_bin);
+    let machine = MachineReadings::read_off_runtime(nvidia_smi_bin).await;
     let plan_opts = PlanOptions {
         margin_bytes: gib_to_bytes(margin_gib),
         ..PlanOptions::default()

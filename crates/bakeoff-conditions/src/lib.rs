@@ -363,6 +363,17 @@ impl Sampler {
         }
     }
 
+    /// [`Sampler::start`] for async code: the first sample runs nvidia-smi (up to 15 s on a
+    /// wedged driver), so it is taken on tokio's blocking pool (`bakeoff_gpu::blocking`).
+    pub async fn start_off_runtime(ex: Exclude) -> Self {
+        bakeoff_gpu::blocking::off_runtime(move || Self::start(ex)).await
+    }
+
+    /// [`Sampler::finish`] for async code, its last sample on tokio's blocking pool.
+    pub async fn finish_off_runtime(self) -> Conditions {
+        bakeoff_gpu::blocking::off_runtime(move || self.finish()).await
+    }
+
     /// Leave out `pid` (with its descendants) as the engine from the next sample on: for a
     /// step that starts the engine itself (a seat load), whose pid is known only once it is
     /// spawned. `how`: how it was found, in words (recorded as `excluded.engine`).

@@ -351,9 +351,10 @@ impl<'a> StepContext<'a> {
         }
         self.progress
             .step_started(&spec.label, plan.bound.requests, plan.bound.duration);
-        let sampler = bakeoff_conditions::Sampler::start(self.exclude.clone());
+        let sampler = bakeoff_conditions::Sampler::start_off_runtime(self.exclude.clone()).await;
         // GPU power and energy over the step (docs/metrics.md, "GPU telemetry and tokens per joule").
-        let telemetry = bakeoff_conditions::telemetry::TelemetrySampler::start(&self.exclude);
+        let telemetry =
+            bakeoff_conditions::telemetry::TelemetrySampler::start_off_runtime(&self.exclude).await;
         // The engine's gauges, on a task of their own (docs/metrics.md, "Engine gauges through
         // a step").
         let gauges = plan
@@ -405,8 +406,8 @@ impl<'a> StepContext<'a> {
             None => None,
         };
         // First: the conditions' last nvidia-smi call must not count in the step's energy.
-        let gpu_telemetry = telemetry.finish();
-        let conditions = sampler.finish();
+        let gpu_telemetry = telemetry.finish_off_runtime().await;
+        let conditions = sampler.finish_off_runtime().await;
         let (ramp_tally, cancel_tally) = (acc.ramp_tally(), acc.cancel_tally());
         let after = if *metrics_ok {
             scrape_settled(client, cancel_tally.cancelled > 0).await

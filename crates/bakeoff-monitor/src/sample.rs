@@ -324,8 +324,8 @@ async fn read_gpus(
         Some(Ok(r)) => {
             gpus.here = GpuState::Answers;
             let label = match r.source {
-                bakeoff_plan::ReadingSource::Nvml => "NVML",
-                bakeoff_plan::ReadingSource::NvidiaSmi => "nvidia-smi",
+                bakeoff_gpu::ReadingSource::Nvml => "NVML",
+                bakeoff_gpu::ReadingSource::NvidiaSmi => "nvidia-smi",
             };
             out.insert(
                 String::new(),
@@ -540,12 +540,12 @@ async fn read_ssh_gpus(h: Host) -> (String, Result<GpuView, String>) {
     let bin = h.nvidia_smi.clone().unwrap_or_else(|| "nvidia-smi".into());
     let cmd = bakeoff_seats::docker::transport::ssh_command(
         &h,
-        &[&bakeoff_plan::remote::remote_command(&bin)],
+        &[&bakeoff_gpu::over_ssh::remote_command(&bin)],
     );
     let l = label.clone();
     let read =
-        tokio::task::spawn_blocking(move || cmd.map(|c| bakeoff_plan::remote::read_over(c, &l)));
-    let limit = bakeoff_plan::remote::SSH_READ_TIMEOUT + Duration::from_secs(5);
+        tokio::task::spawn_blocking(move || cmd.map(|c| bakeoff_gpu::over_ssh::read_over(c, &l)));
+    let limit = bakeoff_gpu::over_ssh::SSH_READ_TIMEOUT + Duration::from_secs(5);
     let r = match tokio::time::timeout(limit, read).await {
         Ok(Ok(Ok(r))) if !r.gpus.is_empty() => Ok(GpuView { readings: r, label }),
         Ok(Ok(Ok(r))) => Err(r.unavailable.unwrap_or_else(|| "no GPU listed".into())),

@@ -36,7 +36,7 @@ use bakeoff_model::{
 };
 
 use crate::fleet::{Engine, PlanSeat, flag_value, has_flag};
-use crate::gpu::{MIB, gib};
+use bakeoff_gpu::units::{MIB, gib};
 
 /// vLLM's current default `--gpu-memory-utilization` (vllm/config/cache.py).
 pub const VLLM_DEFAULT_UTILIZATION: f64 = 0.92;

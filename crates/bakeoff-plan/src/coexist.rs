@@ -13,8 +13,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::fleet::{Engine, PlanSeat};
-use crate::gpu::{gib, gib_signed};
 use crate::plan::SeatOnGpu;
+use bakeoff_gpu::units::{gib, gib_signed};
 
 /// One term of a footprint.
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]

@@ -11,7 +11,7 @@ use bakeoff_model::{
 };
 use serde_json::{Map, Value};
 
-use crate::gpu::{gib, gib_to_bytes};
+use bakeoff_gpu::units::{gib, gib_to_bytes};
 
 /// What went wrong while sizing the KV cache: the message names the thing and the fix.
 #[derive(Debug, thiserror::Error)]

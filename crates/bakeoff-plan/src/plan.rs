@@ -21,9 +21,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::claims::{Overheads, SeatClaim};
 use crate::fleet::PlanSeat;
-use crate::gpu::{GpuProcess, GpuReading, Readings, gib_to_bytes};
-use crate::procinfo::ProcFacts;
 use crate::remote::HostReadings;
+use bakeoff_gpu::procinfo::ProcFacts;
+use bakeoff_gpu::units::gib_to_bytes;
+use bakeoff_gpu::{GpuProcess, GpuReading, Readings};
 
 mod per_gpu;
 

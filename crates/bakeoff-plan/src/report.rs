@@ -1,5 +1,5 @@
-//! One call that reads everything (`run_plan`, through [`MachineReadings`]), the coexistence of
-//! seats on one GPU ([`coexist_on_gpu`]), the NVML-vs-nvidia-smi comparison, and the text
+//! The plan in one call (`run_plan`, from bakeoff-gpu's [`MachineReadings`], which the caller
+//! reads), the coexistence of seats on one GPU ([`coexist_on_gpu`]), the NVML-vs-nvidia-smi comparison, and the text
 //! rendering. Rendering is plain text built here; the binary only prints it.
 
 use std::collections::BTreeMap;
@@ -9,12 +9,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::coexist::{Answer, Coexistence, coexist, cpu_footprint, footprint};
 use crate::error::{PlanError, Result};
-use crate::gpu::{Readings, gib, gib_signed};
 use crate::plan::{
     CpuSeat, FleetView, GpuPlan, PlanOptions, SeatOnGpu, build_plan, build_plan_hosts, cpu_seats,
 };
-use crate::procinfo::{ProcFacts, ProcFs};
 use crate::remote::HostReadings;
+use bakeoff_gpu::MachineReadings;
+use bakeoff_gpu::Readings;
+use bakeoff_gpu::procinfo::ProcFacts;
+use bakeoff_gpu::units::{gib, gib_signed};
 
 /// NVML and nvidia-smi side by side for one GPU.
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
@@ -44,7 +46,7 @@ pub fn compare_readings(nvml: &Readings, smi: &Readings) -> Vec<ReadingCompariso
                 .collect();
             pids.sort_unstable();
             pids.dedup();
-            let used = |g: Option<&crate::gpu::GpuReading>, pid: u32| {
+            let used = |g: Option<&bakeoff_gpu::GpuReading>, pid: u32| {
                 g.and_then(|g| g.processes.iter().find(|p| p.pid == pid))
                     .and_then(|p| p.used_bytes)
             };
@@ -94,24 +96,6 @@ impl PlanReport {
     }
 }
 
-/// `docker ps` id → name, only asked when some GPU process lives in a container.
-fn docker_names() -> BTreeMap<String, String> {
-    let args = vec![
-        "ps".to_owned(),
-        "--no-trunc".to_owned(),
-        "--format".to_owned(),
-        "{{.ID}}\t{{.Names}}".to_owned(),
-    ];
-    crate::nvidia_smi::run("docker", &args)
-        .map(|t| {
-            t.lines()
-                .filter_map(|l| l.split_once('\t'))
-                .map(|(id, n)| (id.trim().to_owned(), n.trim().to_owned()))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// Inputs of [`run_plan`] that do not come from the machine.
 pub struct PlanRequest<'a> {
     /// The seats (from bakeoff-seats' fleet file, turned into [`crate::fleet::SeatSpec`]s).
@@ -119,81 +103,19 @@ pub struct PlanRequest<'a> {
     /// The fleet file's path, for the report.
     pub fleet: Option<&'a Path>,
     pub coexist: Option<(String, String, u32)>,
-    /// `nvidia-smi` binary (tests point it elsewhere).
-    pub nvidia_smi: Option<&'a str>,
     /// Other hosts' readings, by host name (read by the caller, which knows how to reach them:
     /// `bakeoff_campaign::host_readings`).
     pub remote: BTreeMap<String, HostReadings>,
 }
 
-/// What this machine says, read once: NVML and nvidia-smi, the `/proc` facts of every PID the
-/// source the plan measures from lists, and container names when one of them runs in a
-/// container. `bakeoff plan` and a campaign's memory check read the machine this one way.
-#[derive(Debug, Clone)]
-pub struct MachineReadings {
-    pub nvml: Readings,
-    pub nvidia_smi: Readings,
-    /// `nvml` when NVML read a GPU, else `nvidia-smi` when it did; `None` when neither did.
-    pub measured_from: Option<String>,
-    /// `/proc` facts by PID, for the PIDs of the source measured from.
-    pub facts: BTreeMap<u32, ProcFacts>,
-    /// `docker ps` id → name (asked only when some PID runs in a container).
-    pub container_names: BTreeMap<String, String>,
-}
-
-impl MachineReadings {
-    /// Reads NVML, then nvidia-smi (`nvidia_smi`: the binary; tests point it elsewhere), then
-    /// `/proc` and Docker. No GPU is not an error: the readings say why they are unavailable.
-    pub fn read(nvidia_smi: &str) -> Self {
-        let nvml = crate::nvml::read();
-        let smi = crate::nvidia_smi::read(nvidia_smi);
-        let measured_from = if !nvml.gpus.is_empty() {
-            Some("nvml".to_owned())
-        } else if !smi.gpus.is_empty() {
-            Some("nvidia-smi".to_owned())
-        } else {
-            None
-        };
-        let mut m = Self {
-            nvml,
-            nvidia_smi: smi,
-            measured_from,
-            facts: BTreeMap::new(),
-            container_names: BTreeMap::new(),
-        };
-        let procfs = ProcFs::default();
-        m.facts = m
-            .primary()
-            .gpus
-            .iter()
-            .flat_map(|g| g.processes.iter().map(|p| p.pid))
-            .map(|pid| (pid, procfs.facts(pid)))
-            .collect();
-        if m.facts.values().any(|f| f.container_id.is_some()) {
-            m.container_names = docker_names();
-        }
-        m
-    }
-
-    /// The readings the plan measures from: NVML's when it read a GPU, else nvidia-smi's when
-    /// it did, else NVML's (empty, with why).
-    pub fn primary(&self) -> &Readings {
-        match self.measured_from.as_deref() {
-            Some("nvidia-smi") => &self.nvidia_smi,
-            _ => &self.nvml,
-        }
-    }
-
-    /// The `/proc` facts of `pid` (empty when it was not read).
-    pub fn facts_of(&self, pid: u32) -> ProcFacts {
-        self.facts.get(&pid).cloned().unwrap_or_default()
-    }
-}
-
-/// Reads NVML, nvidia-smi and `/proc`, and builds the plan.
-pub fn run_plan(req: &PlanRequest<'_>, opts: &PlanOptions) -> Result<PlanReport> {
+/// Builds the plan from this machine's readings (NVML, nvidia-smi, `/proc`: `m`, read by the
+/// caller off the async runtime, as [`MachineReadings::read_off_runtime`] does) and `req`.
+pub fn run_plan(
+    req: &PlanRequest<'_>,
+    m: MachineReadings,
+    opts: &PlanOptions,
+) -> Result<PlanReport> {
     let view = &req.view;
-    let m = MachineReadings::read(req.nvidia_smi.unwrap_or("nvidia-smi"));
     let primary = m.primary();
     let facts = |pid: u32| m.facts_of(pid);
     let names = &m.container_names;

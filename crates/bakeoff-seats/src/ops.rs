@@ -194,9 +194,14 @@ fn share_a_gpu(a: &[String], b: &[String]) -> bool {
 /// The memory check before a start, supplied by the caller (the binary wires the plan's
 /// `coexist` arithmetic, `bakeoff_campaign::fits::check`, which this crate cannot depend on):
 /// `(fleet, seat, seats staying up beside it on a shared GPU)` → the answer and its arithmetic.
-pub type PlacementCheck = std::sync::Arc<
-    dyn Fn(&Fleet, &str, &[String]) -> bakeoff_artifact::campaign::FitCheck + Send + Sync,
->;
+/// A future, because the check reads the GPUs (nvidia-smi may take seconds): it is awaited,
+/// and does its blocking reads off the runtime's threads.
+pub type PlacementCheck =
+    std::sync::Arc<dyn Fn(&Fleet, &str, &[String]) -> PlacementAnswer + Send + Sync>;
+
+/// What a [`PlacementCheck`] returns: the answer and its arithmetic, once the GPUs are read.
+pub type PlacementAnswer =
+    futures_util::future::BoxFuture<'static, bakeoff_artifact::campaign::FitCheck>;
 
 /// What an action would do to a seat, in words (for the `--confirm` refusal).
 pub fn describe(action: &str, seat: &Seat, fleet: &Fleet) -> String {
@@ -344,7 +349,7 @@ impl Seats {
         if staying.is_empty() {
             return Ok(());
         }
-        let fit = check(&self.fleet, &seat.name, &staying);
+        let fit = check(&self.fleet, &seat.name, &staying).await;
         if fit.answer == "no" {
             return Err(OpsError::DoesNotFit {
                 seat: seat.name.clone(),

@@ -416,11 +416,11 @@ async fn wait_port_free(port: u16) -> bool {
 
 /// The GPU readings: NVML, else nvidia-smi; `Err(why)` when neither answers. Also the seat
 /// monitor's per-process GPU reading (bakeoff-monitor).
-pub async fn gpu_readings() -> Result<bakeoff_plan::Readings, String> {
-    let usable = |r: &bakeoff_plan::Readings| !r.gpus.is_empty() && r.unavailable.is_none();
+pub async fn gpu_readings() -> Result<bakeoff_gpu::Readings, String> {
+    let usable = |r: &bakeoff_gpu::Readings| !r.gpus.is_empty() && r.unavailable.is_none();
     if let Ok(Ok(r)) = tokio::time::timeout(
         GPU_READ_TIMEOUT,
-        tokio::task::spawn_blocking(bakeoff_plan::nvml::read),
+        tokio::task::spawn_blocking(bakeoff_gpu::nvml::read),
     )
     .await
         && usable(&r)
@@ -429,7 +429,7 @@ pub async fn gpu_readings() -> Result<bakeoff_plan::Readings, String> {
     }
     match tokio::time::timeout(
         GPU_READ_TIMEOUT,
-        tokio::task::spawn_blocking(|| bakeoff_plan::nvidia_smi::read("nvidia-smi")),
+        tokio::task::spawn_blocking(|| bakeoff_gpu::nvidia_smi::read("nvidia-smi")),
     )
     .await
     {
@@ -466,7 +466,7 @@ async fn gpu_release(procs: &[ProcEntry], proc: &ProcRoot) -> GpuRelease {
 /// The GPU processes of `readings` that are the seat's: one of `procs`, still the same process
 /// (pid and start time; the driver's list may lag behind a pid already reused).
 pub fn gpu_holders(
-    readings: &bakeoff_plan::Readings,
+    readings: &bakeoff_gpu::Readings,
     procs: &[ProcEntry],
     proc: &ProcRoot,
 ) -> Vec<GpuHolder> {

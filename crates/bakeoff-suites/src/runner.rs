@@ -420,7 +420,7 @@ pub async fn run_suites_with(
             planned,
             outcomes: Outcomes::new(),
         };
-        let sampler = bakeoff_conditions::Sampler::start(exclude.clone());
+        let sampler = bakeoff_conditions::Sampler::start_off_runtime(exclude.clone()).await;
         let result = match suite {
             SuiteName::Smoke => smoke::run(ctx, &mut rec).await,
             SuiteName::Tool => tool::run(ctx, &mut rec).await,
@@ -434,7 +434,7 @@ pub async fn run_suites_with(
         let stop = rec.interrupted.take();
         let (started, outcomes) = (rec.started, std::mem::take(&mut rec.outcomes));
         let mut result = result;
-        let conditions = sampler.finish();
+        let conditions = sampler.finish_off_runtime().await;
         result
             .summary
             .flags

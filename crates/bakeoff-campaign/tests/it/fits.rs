@@ -49,15 +49,15 @@ fn text(c: &FitCheck) -> String {
 }
 
 /// prod (0.5) stays up on GPU 0; the variant asks for 0.6 of the same 80 GiB card.
-#[test]
-fn a_variant_over_the_card_beside_a_staying_seat_does_not_fit() {
+#[tokio::test]
+async fn a_variant_over_the_card_beside_a_staying_seat_does_not_fit() {
     let f = fleet(&format!(
         "{}{}{}",
         remote_host(1),
         vllm_seat("prod", 8000, 0.5, 0),
         vllm_seat("cand", 8001, 0.6, 0)
     ));
-    let c = check(&f, "cand", &staying(&["prod"]), &card(80.0), 2.0, NO_SMI);
+    let c = check(&f, "cand", &staying(&["prod"]), &card(80.0), 2.0, NO_SMI).await;
     let t = text(&c);
     assert_eq!(c.answer, "no", "{t}");
     // Each term: vLLM ≥ 0.21 holds its budget (util × 80 GiB) plus the CUDA context outside it
@@ -84,15 +84,15 @@ fn a_variant_over_the_card_beside_a_staying_seat_does_not_fit() {
 /// the utilization flags and the 80 GiB card, the CUDA context is a labelled estimate, and the
 /// weights (`/models/…` is not a local path here) lie inside vLLM's budget, so they leave no
 /// term unpriced: 24.5 + 40.5 = 65 GiB, 15 GiB left, over the 2 GiB margin.
-#[test]
-fn a_variant_within_the_card_fits() {
+#[tokio::test]
+async fn a_variant_within_the_card_fits() {
     let f = fleet(&format!(
         "{}{}{}",
         remote_host(1),
         vllm_seat("prod", 8000, 0.5, 0),
         vllm_seat("cand", 8001, 0.3, 0)
     ));
-    let c = check(&f, "cand", &staying(&["prod"]), &card(80.0), 2.0, NO_SMI);
+    let c = check(&f, "cand", &staying(&["prod"]), &card(80.0), 2.0, NO_SMI).await;
     let t = text(&c);
     assert_eq!(c.answer, "yes", "{t}");
     assert!(
@@ -109,8 +109,8 @@ fn a_variant_within_the_card_fits() {
 
 /// Every staying seat on the GPU counts, not just one: three at 0.3 fit (73.5 GiB), a variant
 /// at 0.4 beside two at 0.3 does not (81.5 GiB).
-#[test]
-fn every_staying_seat_on_the_gpu_counts() {
+#[tokio::test]
+async fn every_staying_seat_on_the_gpu_counts() {
     let fleet_with = |util: f64| {
         fleet(&format!(
             "{}{}{}{}",
@@ -121,14 +121,14 @@ fn every_staying_seat_on_the_gpu_counts() {
         ))
     };
     let both = staying(&["prod", "neighbour"]);
-    let c = check(&fleet_with(0.3), "cand", &both, &card(80.0), 2.0, NO_SMI);
+    let c = check(&fleet_with(0.3), "cand", &both, &card(80.0), 2.0, NO_SMI).await;
     assert_eq!(c.answer, "yes", "{}", text(&c));
     assert!(
         text(&c).contains("sum 73.50 GiB of 80.00 GiB"),
         "{}",
         text(&c)
     );
-    let c = check(&fleet_with(0.4), "cand", &both, &card(80.0), 2.0, NO_SMI);
+    let c = check(&fleet_with(0.4), "cand", &both, &card(80.0), 2.0, NO_SMI).await;
     assert_eq!(c.answer, "no", "{}", text(&c));
     assert!(
         text(&c).contains("sum 81.50 GiB of 80.00 GiB"),
@@ -143,15 +143,16 @@ fn every_staying_seat_on_the_gpu_counts() {
         &card(80.0),
         2.0,
         NO_SMI,
-    );
+    )
+    .await;
     assert_eq!(c.answer, "yes", "{}", text(&c));
     assert!(!text(&c).contains("neighbour"), "{}", text(&c));
 }
 
 /// A seat on the variant's host and port is an alternative (never up beside it), and a seat
 /// on another GPU holds nothing on the variant's: neither counts.
-#[test]
-fn alternatives_and_other_gpus_are_not_counted() {
+#[tokio::test]
+async fn alternatives_and_other_gpus_are_not_counted() {
     let f = fleet(&format!(
         "{}{}{}{}",
         remote_host(2),
@@ -166,7 +167,8 @@ fn alternatives_and_other_gpus_are_not_counted() {
         &card(80.0),
         2.0,
         NO_SMI,
-    );
+    )
+    .await;
     let t = text(&c);
     assert_eq!(c.answer, "yes", "{t}");
     assert!(
@@ -178,13 +180,13 @@ fn alternatives_and_other_gpus_are_not_counted() {
 }
 
 /// A variant on a host with `gpus = 0` runs on the CPU: nothing to check.
-#[test]
-fn a_cpu_variant_is_not_checked() {
+#[tokio::test]
+async fn a_cpu_variant_is_not_checked() {
     let f = fleet(&format!(
         "{}host = \"local\"\n[seat.process]\ncommand = \"llama-server -m /models/x.gguf --port {{port}}\"\n",
         seat_header("cpu", "llama.cpp", "bench", 8100, "x")
     ));
-    let c = check(&f, "cpu", &[], &card(80.0), 2.0, NO_SMI);
+    let c = check(&f, "cpu", &[], &card(80.0), 2.0, NO_SMI).await;
     assert_eq!(c.answer, "not-checked");
     assert_eq!(c.lines.len(), 1, "{}", text(&c));
     assert!(
@@ -196,8 +198,8 @@ fn a_cpu_variant_is_not_checked() {
 }
 
 /// No reading of the card and no `gpu_memory_gib`: not checked, naming the GPU and the fix.
-#[test]
-fn an_unknown_card_is_not_checked_and_names_the_fix() {
+#[tokio::test]
+async fn an_unknown_card_is_not_checked_and_names_the_fix() {
     let f = fleet(&format!(
         "{}{}{}",
         remote_host(1),
@@ -211,7 +213,8 @@ fn an_unknown_card_is_not_checked_and_names_the_fix() {
         &ViewOptions::default(),
         2.0,
         NO_SMI,
-    );
+    )
+    .await;
     let t = text(&c);
     assert_eq!(c.answer, "not-checked", "{t}");
     assert!(t.contains("GPU 0 on gpu1: total memory unknown"), "{t}");
@@ -223,8 +226,8 @@ fn an_unknown_card_is_not_checked_and_names_the_fix() {
 
 /// A tensor-parallel variant on GPUs 0 and 1: each GPU is added up with the seats that stay up
 /// on it, and the worst decides — GPU 0 fits, GPU 1 does not, so NO, with GPU 1's verdict last.
-#[test]
-fn the_worst_gpu_decides() {
+#[tokio::test]
+async fn the_worst_gpu_decides() {
     let tp2 = format!(
         "{}host = \"gpu1\"\n[seat.docker]\nimage = \"vllm/vllm-openai:v0.26.0\"\ncommand = [\"--model\", \"/models/tp\", \"--gpu-memory-utilization\", \"0.5\", \"--tensor-parallel-size\", \"2\"]\ngpus = [\"0\", \"1\"]\n",
         seat_header("cand", "vllm", "bench", 8001, "tp")
@@ -242,7 +245,8 @@ fn the_worst_gpu_decides() {
         &card(80.0),
         2.0,
         NO_SMI,
-    );
+    )
+    .await;
     let t = text(&c);
     assert_eq!(c.answer, "no", "{t}");
     // 40 GiB budget + 0.5 context + 0.25 NCCL (est.) on each GPU, beside 24.5 or 40.5 GiB.

@@ -178,6 +178,18 @@ impl TelemetrySampler {
         }
     }
 
+    /// [`TelemetrySampler::start`] for async code: NVML's initialisation and the first reading
+    /// (nvidia-smi: up to 15 s on a wedged driver) on tokio's blocking pool.
+    pub async fn start_off_runtime(ex: &Exclude) -> Self {
+        let ex = ex.clone();
+        bakeoff_gpu::blocking::off_runtime(move || Self::start(&ex)).await
+    }
+
+    /// [`TelemetrySampler::finish`] for async code, its last reading on tokio's blocking pool.
+    pub async fn finish_off_runtime(self) -> GpuTelemetry {
+        bakeoff_gpu::blocking::off_runtime(move || self.finish()).await
+    }
+
     /// Stops the thread (at once), takes the last sample and sums the step up. Output tokens
     /// per joule are left to [`with_tokens`].
     pub fn finish(self) -> GpuTelemetry {

@@ -6,7 +6,7 @@ use nvml_wrapper::Nvml;
 use nvml_wrapper::error::NvmlError;
 
 use super::summary::GpuSample;
-use bakeoff_plan::nvidia_smi::{QUERY_APPS, parse_compute_apps, run};
+use bakeoff_gpu::nvidia_smi::{QUERY_APPS, parse_compute_apps, run};
 
 /// A source of GPU readings; tests put fake ones behind it.
 pub trait GpuSource: Send {

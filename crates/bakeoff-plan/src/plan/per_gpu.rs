@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use super::{FleetView, GpuPlan, MeasuredSeat, PlanOptions, SeatOnGpu, alternative_groups};
 use crate::claims::seat_claim;
 use crate::fleet::PlanSeat;
-use crate::gpu::{GpuProcess, GpuReading, gib, gib_signed, gib_to_bytes};
-use crate::procinfo::ProcFacts;
+use bakeoff_gpu::procinfo::ProcFacts;
+use bakeoff_gpu::units::{gib, gib_signed, gib_to_bytes};
+use bakeoff_gpu::{GpuProcess, GpuReading};
 
 /// The plan of GPU `index` of `host`: its seats' claims beside what was measured, the
 /// headrooms, and what they warn of.
@@ -124,7 +125,7 @@ impl GpuSite<'_> {
     fn reading_label(&self) -> String {
         match (self.label, self.reading.map(|r| r.source)) {
             (Some(l), _) => l.to_owned(),
-            (None, Some(crate::gpu::ReadingSource::Nvml)) => "nvml".to_owned(),
+            (None, Some(bakeoff_gpu::ReadingSource::Nvml)) => "nvml".to_owned(),
             (None, _) => "nvidia-smi".to_owned(),
         }
     }

@@ -1,22 +1,19 @@
-//! Plan arithmetic (the fleet field cases' (docs/field-cases.md) numbers), nvidia-smi CSV parsing, PID → seat mapping through a
-//! fake /proc, and the behaviour without NVML.
+//! Plan arithmetic (the fleet field cases' (docs/field-cases.md) numbers) and the behaviour
+//! without NVML. nvidia-smi CSV parsing and PID → container mapping through a fake /proc are
+//! bakeoff-gpu's, tested there.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use bakeoff_gpu::procinfo::ProcFacts;
+use bakeoff_gpu::units::{GIB, MIB, gib_to_bytes};
+use bakeoff_gpu::{GpuProcess, GpuReading, ReadingSource, Readings};
 use bakeoff_plan::fleet::{LaunchSpec, SeatSpec, StrOrList, cuda_visible_devices};
-use bakeoff_plan::gpu::{GIB, MIB, gib_to_bytes};
-use bakeoff_plan::nvidia_smi::{join, parse_compute_apps, parse_query_gpu};
-use bakeoff_plan::procinfo::{ProcFacts, ProcFs, container_id};
 use bakeoff_plan::report::coexist_question;
 use bakeoff_plan::{
-    Answer, Coexistence, FleetView, Footprint, GpuPlan, GpuProcess, GpuReading, PlanOptions,
-    ReadingSource, Readings, Term, build_plan, coexist, cpu_seats, vllm_graphs_inside_budget,
+    Answer, Coexistence, FleetView, Footprint, GpuPlan, PlanOptions, Term, build_plan, coexist,
+    cpu_seats, vllm_graphs_inside_budget,
 };
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
 
 fn vllm_seat(name: &str, util: f64, port: u16, version: &str) -> SeatSpec {
     SeatSpec {
@@ -322,61 +319,6 @@ fn llamacpp_seat_claims_weights_and_kv_from_the_real_gguf() {
             .iter()
             .any(|n| n.contains("measured usage unavailable"))
     );
-}
-
-#[test]
-fn nvidia_smi_csv_fixtures_parse() {
-    let gpus = std::fs::read_to_string(fixtures().join("nvidia-smi/query-gpu.csv")).unwrap();
-    let apps = std::fs::read_to_string(fixtures().join("nvidia-smi/compute-apps.csv")).unwrap();
-    let (g, bad) = parse_query_gpu(&gpus);
-    assert!(bad.is_empty());
-    assert_eq!(g.len(), 2);
-    assert_eq!((g[0].index, g[0].name.as_str()), (0, "NVIDIA H200"));
-    assert_eq!(g[0].total_bytes, 143_771 * MIB);
-    assert_eq!(g[0].used_bytes, 47_319 * MIB);
-    let (a, bad) = parse_compute_apps(&apps);
-    assert!(bad.is_empty());
-    assert_eq!(a[0].1.used_bytes, Some(46_694 * MIB));
-    // `[N/A]` is unavailable, not zero; a comma in the process name stays in the name.
-    assert_eq!(a[1].1.used_bytes, None);
-    assert_eq!(a[1].1.name.as_deref(), Some("llama-server, with a comma"));
-    let joined = join(g, a);
-    assert_eq!(joined[0].processes.len(), 2);
-    assert!(joined[1].processes.is_empty());
-    let (_, bad) = parse_query_gpu("0, GPU-x, H200, lots, 1, 2\n");
-    assert_eq!(bad.len(), 1);
-}
-
-#[test]
-fn pids_map_to_containers_and_ports_through_proc() {
-    let v2 = "0::/system.slice/docker-4f1c0e0b9a7d3e2c1b0a99887766554433221100ffeeddccbbaa998877665544.scope\n";
-    let v1 = "12:memory:/docker/4f1c0e0b9a7d3e2c1b0a99887766554433221100ffeeddccbbaa998877665544\n";
-    assert_eq!(
-        container_id(v2).as_deref(),
-        Some("4f1c0e0b9a7d3e2c1b0a99887766554433221100ffeeddccbbaa998877665544")
-    );
-    assert_eq!(container_id(v1), container_id(v2));
-    assert_eq!(
-        container_id("0::/user.slice/user-0.slice/session-3.scope\n"),
-        None
-    );
-
-    // A fake /proc: 200 is `vllm serve --port 8016`, 201 its EngineCore child (holds the GPU).
-    let root = tempfile::tempdir().unwrap();
-    let mk = |pid: u32, cmd: &[&str], ppid: u32, start: u64| {
-        let d = root.path().join(pid.to_string());
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join("cmdline"), cmd.join("\0") + "\0").unwrap();
-        std::fs::write(d.join("stat"), format!("{pid} (VLLM::Engine Core) S {ppid} {pid} {pid} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 {start} 0 0\n")).unwrap();
-        std::fs::write(d.join("cgroup"), "0::/user.slice\n").unwrap();
-    };
-    mk(200, &["vllm", "serve", "/m", "--port", "8016"], 1, 1000);
-    mk(201, &["VLLM::EngineCore"], 200, 1500);
-    std::fs::write(root.path().join("uptime"), "260000.00 1000.00\n").unwrap();
-    let f = ProcFs::new(root.path()).facts(201);
-    assert_eq!(f.ports, vec![8016]);
-    // 260000 s up, started at 1500 ticks / 100 Hz = 15 s after boot.
-    assert_eq!(f.uptime_s, Some(259_985));
 }
 
 fn no_flag_vllm(name: &str, port: u16, version: &str, gpu: &str) -> SeatSpec {

@@ -4,12 +4,11 @@
 
 use std::collections::BTreeMap;
 
+use bakeoff_gpu::nvidia_smi::{join, parse_compute_apps, parse_query_gpu};
+use bakeoff_gpu::procinfo::ProcFacts;
+use bakeoff_gpu::{ReadingSource, Readings};
 use bakeoff_plan::fleet::{LaunchSpec, SeatSpec, StrOrList};
-use bakeoff_plan::nvidia_smi::{join, parse_compute_apps, parse_query_gpu};
-use bakeoff_plan::procinfo::ProcFacts;
-use bakeoff_plan::{
-    FleetView, HostReadings, PlanOptions, ReadingSource, Readings, build_plan_hosts,
-};
+use bakeoff_plan::{FleetView, HostReadings, PlanOptions, build_plan_hosts};
 
 const LABEL: &str = "nvidia-smi over ssh ops@gpu2";
 

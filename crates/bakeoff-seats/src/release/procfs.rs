@@ -1,7 +1,7 @@
 //! The few facts a stop needs from `/proc`: a process's state, parent, process group and start
 //! time; a process group's members; a process's descendants; its command line and resident
 //! memory; which sockets listen on a port and which processes hold them. The root is a
-//! parameter (as `bakeoff_plan::procinfo`'s), so the zombie-loader logic is tested against a
+//! parameter (as `bakeoff_gpu::procinfo`'s), so the zombie-loader logic is tested against a
 //! fake `/proc` — a real process stuck in `D` cannot be made in a test without root tricks.
 
 use std::path::{Path, PathBuf};
@@ -147,7 +147,7 @@ impl ProcRoot {
 
     /// The Docker container a process belongs to (its cgroup), when it is in one.
     pub fn container_of(&self, pid: u32) -> Option<String> {
-        bakeoff_plan::procinfo::container_id(&self.read(pid, "cgroup")?)
+        bakeoff_gpu::procinfo::container_id(&self.read(pid, "cgroup")?)
     }
 
     /// The inodes of the sockets listening on `port` (`/proc/net/tcp` and `tcp6`, state

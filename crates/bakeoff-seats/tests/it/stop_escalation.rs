@@ -346,15 +346,15 @@ fn gpu_memory_is_held_only_by_the_seats_own_processes() {
     let proc = ProcRoot::new(root.path());
     fake_proc(root.path(), 4242, 'D', 4242, 777, &["python3"], 1);
     fake_proc(root.path(), 4300, 'S', 4300, 900, &["bash"], 1);
-    let (gpus, _) = bakeoff_plan::nvidia_smi::parse_query_gpu(
+    let (gpus, _) = bakeoff_gpu::nvidia_smi::parse_query_gpu(
         "0, GPU-aaaa, NVIDIA H200, 143771, 40000, 103771\n",
     );
-    let (apps, _) = bakeoff_plan::nvidia_smi::parse_compute_apps(
+    let (apps, _) = bakeoff_gpu::nvidia_smi::parse_compute_apps(
         "GPU-aaaa, 4242, 39000, python3\nGPU-aaaa, 4300, 1000, other\nGPU-aaaa, 5000, 10, gone\n",
     );
-    let readings = bakeoff_plan::Readings {
-        source: bakeoff_plan::ReadingSource::NvidiaSmi,
-        gpus: bakeoff_plan::nvidia_smi::join(gpus, apps),
+    let readings = bakeoff_gpu::Readings {
+        source: bakeoff_gpu::ReadingSource::NvidiaSmi,
+        gpus: bakeoff_gpu::nvidia_smi::join(gpus, apps),
         unavailable: None,
     };
     // The seat had 4242 and (another start of) 4300.

@@ -200,10 +200,10 @@ pub async fn evaluate_damage(
     let (cand_host, cand_port) = url_of(req.candidate);
     let (ref_host, ref_port) = url_of(req.reference);
     let sampler =
-        bakeoff_conditions::Sampler::start(bakeoff_conditions::Exclude::for_endpoints(&[
-            (&cand_host, cand_port),
-            (&ref_host, ref_port),
-        ]));
+        bakeoff_conditions::Sampler::start_off_runtime(bakeoff_conditions::Exclude::for_endpoints(
+            &[(&cand_host, cand_port), (&ref_host, ref_port)],
+        ))
+        .await;
     let mut journal = files.open_journal()?;
     let mut journal_error: Option<String> = None;
     let mut tally = Tally {
@@ -371,7 +371,7 @@ pub async fn evaluate_damage(
     let mut suite = suite_result(tally);
     // Recorded, and shown on the conditions line; not raised as the suite's flags: the
     // damage figures rest on the self-check and batch floor measured under the same conditions.
-    let conditions = sampler.finish();
+    let conditions = sampler.finish_off_runtime().await;
     suite.summary.conditions = Some(conditions);
     let damage = suite.summary.damage.as_ref();
     let withheld = damage.and_then(|d| d.withheld.clone());

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use bakeoff_client::discovery::{DiscoveryOptions, discover};
 use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
+use bakeoff_gpu::units::gib;
 use bakeoff_model::{Severity, blocks_start, check_serving_flag, inspect_checkpoint};
-use bakeoff_plan::gpu::gib;
 use bakeoff_report::escape::{for_terminal, for_terminal_keep_end};
 use bakeoff_text::{
     ExtractedTemplate, extract_templates, fixed_conversation, render_diff, template_table,

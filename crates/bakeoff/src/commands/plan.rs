@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use bakeoff_campaign::fleet_view::{ViewOptions, view_of};
 use bakeoff_campaign::host_readings::read_hosts;
+use bakeoff_gpu::MachineReadings;
+use bakeoff_gpu::units::gib_to_bytes;
 use bakeoff_model::parse_engine_log;
-use bakeoff_plan::gpu::gib_to_bytes;
 use bakeoff_plan::kv_report::kv_report;
 use bakeoff_plan::{Answer, FleetView, Overheads, PlanOptions, PlanRequest, render_text, run_plan};
 use bakeoff_seats::fleet::Fleet;
@@ -49,10 +50,11 @@ pub async fn run(a: PlanConfig) -> Result<Exit, Error> {
         view,
         fleet: a.fleet.as_deref(),
         coexist: a.coexist.clone(),
-        nvidia_smi: Some(&a.nvidia_smi),
         remote,
     };
-    let report = run_plan(&req, &opts)?;
+    // NVML and nvidia-smi (up to 15 s on a wedged driver) are read on the blocking pool.
+    let machine = MachineReadings::read_off_runtime(&a.nvidia_smi).await;
+    let report = run_plan(&req, machine, &opts)?;
     if a.json {
         println!(
             "{}",

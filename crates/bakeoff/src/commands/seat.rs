@@ -194,14 +194,19 @@ fn open(fleet: &Path, w: &WatchConfig) -> Result<(Seats, Out), Error> {
 /// machine, else by the host's `gpu_memory_gib`, with no margin (a NO is a claim over the card).
 fn placement() -> bakeoff_seats::ops::PlacementCheck {
     std::sync::Arc::new(|fleet, seat, staying| {
-        bakeoff_campaign::fits::check(
-            fleet,
-            seat,
-            staying,
-            &bakeoff_campaign::fleet_view::ViewOptions::default(),
-            0.0,
-            "nvidia-smi",
-        )
+        // Owned copies: the future outlives this call (seats awaits it).
+        let (fleet, seat, staying) = (fleet.clone(), seat.to_owned(), staying.to_vec());
+        Box::pin(async move {
+            bakeoff_campaign::fits::check(
+                &fleet,
+                &seat,
+                &staying,
+                &bakeoff_campaign::fleet_view::ViewOptions::default(),
+                0.0,
+                "nvidia-smi",
+            )
+            .await
+        })
     })
 }
 

@@ -560,7 +560,7 @@ fn llamacpp(seat: &Seat, build: &Build) -> SeatFinding {
 
 /// Run `cmd` to its end, killing it after `limit`; its stdout, or why it failed.
 fn run_with_timeout(mut cmd: std::process::Command, limit: Duration) -> Result<String, String> {
-    let out = bakeoff_plan::bounded::run_bounded(&mut cmd, limit).map_err(|e| e.to_string())?;
+    let out = bakeoff_gpu::bounded::run_bounded(&mut cmd, limit).map_err(|e| e.to_string())?;
     if out.status.success() {
         return Ok(out.stdout);
     }

@@ -1,5 +1,6 @@
 //! What a GPU really holds, as read from the driver: one shape for NVML and for nvidia-smi, so
-//! the plan and the side-by-side comparison do not care where a number came from.
+//! the plan, the seat monitor and the side-by-side comparison do not care where a number came
+//! from.
 
 use serde::{Deserialize, Serialize};
 
@@ -47,33 +48,12 @@ pub struct Readings {
 }
 
 impl Readings {
-    pub(crate) fn unavailable(source: ReadingSource, why: impl Into<String>) -> Self {
+    /// No readings from `source`, and why.
+    pub fn unavailable(source: ReadingSource, why: impl Into<String>) -> Self {
         Self {
             source,
             gpus: Vec::new(),
             unavailable: Some(why.into()),
         }
-    }
-}
-
-pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-pub const MIB: u64 = 1024 * 1024;
-
-/// Bytes as GiB with two decimals, the unit the field cases and the engines' logs use.
-pub fn gib(bytes: u64) -> String {
-    format!("{:.2} GiB", bytes as f64 / GIB)
-}
-
-/// Signed bytes as GiB with two decimals.
-pub fn gib_signed(bytes: i128) -> String {
-    format!("{:.2} GiB", bytes as f64 / GIB)
-}
-
-/// GiB (as written by an operator) to bytes, rounding to the byte.
-pub fn gib_to_bytes(g: f64) -> u64 {
-    if g.is_finite() && g > 0.0 {
-        (g * GIB).round() as u64
-    } else {
-        0
     }
 }

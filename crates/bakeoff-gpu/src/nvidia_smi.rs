@@ -15,7 +15,8 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::gpu::{GpuProcess, GpuReading, MIB, ReadingSource, Readings};
+use crate::readings::{GpuProcess, GpuReading, ReadingSource, Readings};
+use crate::units::MIB;
 
 pub const QUERY_GPU: &str = "index,uuid,name,memory.total,memory.used,memory.free";
 pub const QUERY_APPS: &str = "gpu_uuid,pid,used_memory,process_name";
@@ -158,5 +159,41 @@ pub fn read(bin: &str) -> Readings {
         source: ReadingSource::NvidiaSmi,
         gpus: join(gpus, apps),
         unavailable: None,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// `tests/fixtures/nvidia-smi` (its README says where the figures come from).
+    fn fixture(name: &str) -> String {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nvidia-smi");
+        std::fs::read_to_string(dir.join(name)).unwrap()
+    }
+
+    #[test]
+    fn nvidia_smi_csv_fixtures_parse() {
+        let gpus = fixture("query-gpu.csv");
+        let apps = fixture("compute-apps.csv");
+        let (g, bad) = parse_query_gpu(&gpus);
+        assert!(bad.is_empty());
+        assert_eq!(g.len(), 2);
+        assert_eq!((g[0].index, g[0].name.as_str()), (0, "NVIDIA H200"));
+        assert_eq!(g[0].total_bytes, 143_771 * MIB);
+        assert_eq!(g[0].used_bytes, 47_319 * MIB);
+        let (a, bad) = parse_compute_apps(&apps);
+        assert!(bad.is_empty());
+        assert_eq!(a[0].1.used_bytes, Some(46_694 * MIB));
+        // `[N/A]` is unavailable, not zero; a comma in the process name stays in the name.
+        assert_eq!(a[1].1.used_bytes, None);
+        assert_eq!(a[1].1.name.as_deref(), Some("llama-server, with a comma"));
+        let joined = join(g, a);
+        assert_eq!(joined[0].processes.len(), 2);
+        assert!(joined[1].processes.is_empty());
+        let (_, bad) = parse_query_gpu("0, GPU-x, H200, lots, 1, 2\n");
+        assert_eq!(bad.len(), 1);
     }
 }

@@ -148,3 +148,42 @@ pub fn ports_in_args(args: &[String]) -> Vec<u16> {
 pub fn is_procfs(root: &Path) -> bool {
     root.join("uptime").is_file()
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pids_map_to_containers_and_ports_through_proc() {
+        let v2 = "0::/system.slice/docker-4f1c0e0b9a7d3e2c1b0a99887766554433221100ffeeddccbbaa998877665544.scope\n";
+        let v1 =
+            "12:memory:/docker/4f1c0e0b9a7d3e2c1b0a99887766554433221100ffeeddccbbaa998877665544\n";
+        assert_eq!(
+            container_id(v2).as_deref(),
+            Some("4f1c0e0b9a7d3e2c1b0a99887766554433221100ffeeddccbbaa998877665544")
+        );
+        assert_eq!(container_id(v1), container_id(v2));
+        assert_eq!(
+            container_id("0::/user.slice/user-0.slice/session-3.scope\n"),
+            None
+        );
+
+        // A fake /proc: 200 is `vllm serve --port 8016`, 201 its EngineCore child (holds the GPU).
+        let root = tempfile::tempdir().unwrap();
+        let mk = |pid: u32, cmd: &[&str], ppid: u32, start: u64| {
+            let d = root.path().join(pid.to_string());
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("cmdline"), cmd.join("\0") + "\0").unwrap();
+            std::fs::write(d.join("stat"), format!("{pid} (VLLM::Engine Core) S {ppid} {pid} {pid} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 {start} 0 0\n")).unwrap();
+            std::fs::write(d.join("cgroup"), "0::/user.slice\n").unwrap();
+        };
+        mk(200, &["vllm", "serve", "/m", "--port", "8016"], 1, 1000);
+        mk(201, &["VLLM::EngineCore"], 200, 1500);
+        std::fs::write(root.path().join("uptime"), "260000.00 1000.00\n").unwrap();
+        let f = ProcFs::new(root.path()).facts(201);
+        assert_eq!(f.ports, vec![8016]);
+        // 260000 s up, started at 1500 ticks / 100 Hz = 15 s after boot.
+        assert_eq!(f.uptime_s, Some(259_985));
+    }
+}

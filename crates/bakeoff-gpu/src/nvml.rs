@@ -4,7 +4,7 @@
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enums::device::UsedGpuMemory;
 
-use crate::gpu::{GpuProcess, GpuReading, ReadingSource, Readings};
+use crate::readings::{GpuProcess, GpuReading, ReadingSource, Readings};
 
 /// Reads every GPU NVML sees: memory (`nvmlDeviceGetMemoryInfo`) and compute processes
 /// (`nvmlDeviceGetComputeRunningProcesses_v3`, host PIDs).
