@@ -219,8 +219,8 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SuiteScore {
     pub suite: String,
-    /// `complete`, `incomplete` or `failed`.
-    pub status: String,
+    /// `complete`, `incomplete` or `failed` (the suite's own status).
+    pub status: crate::SuiteStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<crate::Score>,
     /// Instrument flags, `severity:code`.

@@ -305,6 +305,23 @@ pub enum SuiteStatus {
     Failed,
 }
 
+impl SuiteStatus {
+    /// As the artifact spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SuiteStatus::Complete => "complete",
+            SuiteStatus::Incomplete => "incomplete",
+            SuiteStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for SuiteStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Summary numbers every suite reports; suite-specific figures go in `details`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SuiteSummary {

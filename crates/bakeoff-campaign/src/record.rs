@@ -179,12 +179,7 @@ pub fn measured(art: &Artifact, requested: &[String]) -> (Vec<SuiteScore>, Outco
         }
         scores.push(SuiteScore {
             suite: name.clone(),
-            status: match s.status {
-                SuiteStatus::Complete => "complete",
-                SuiteStatus::Incomplete => "incomplete",
-                SuiteStatus::Failed => "failed",
-            }
-            .to_string(),
+            status: s.status,
             score: s.summary.score.clone(),
             flags: s
                 .summary

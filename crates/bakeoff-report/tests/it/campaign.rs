@@ -58,7 +58,7 @@ fn row(candidate: &str, variant: &str, index: u32, axes: &[(&str, &str)]) -> Var
 fn smoke(passed: u64) -> SuiteScore {
     SuiteScore {
         suite: "smoke".into(),
-        status: "complete".into(),
+        status: bakeoff_artifact::SuiteStatus::Complete,
         score: Some(Score {
             successes: passed,
             n: 5,

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use bakeoff_artifact::{StoreError, SuiteStatus};
+use bakeoff_artifact::StoreError;
 use bakeoff_client::Client;
 use bakeoff_suites::evaluate::{EvalRequest, evaluate};
 use bakeoff_suites::{EvalEvent, EvalHook, Outcomes, PreflightPhase, SuiteOptions};
@@ -187,11 +187,7 @@ fn render(e: &EvalEvent) -> (bool, String) {
             elapsed,
             outcomes: o,
         } => {
-            let status = match status {
-                SuiteStatus::Complete => "complete",
-                SuiteStatus::Incomplete => "incomplete",
-                SuiteStatus::Failed => "failed",
-            };
+            let status = status.as_str();
             let of = planned.map(|n| format!("/{n}")).unwrap_or_default();
             let tally = if o.is_empty() {
                 String::new()
@@ -289,7 +285,7 @@ mod tests {
         }));
         hook(EvalEvent::SuiteFinished {
             suite: "smoke",
-            status: SuiteStatus::Complete,
+            status: bakeoff_artifact::SuiteStatus::Complete,
             done: 6,
             planned: Some(6),
             elapsed: s(150),
