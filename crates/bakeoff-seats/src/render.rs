@@ -339,12 +339,7 @@ pub fn status_lines_now(
             .map(str::to_string)
             .collect()
     };
-    if !left_out.is_empty() {
-        lines.push(format!(
-            "not shown at {width} columns: {} (a wider terminal or --json shows them)",
-            left_out.join(", ")
-        ));
-    }
+    lines.extend(term::left_out_line(&left_out, width, "--json"));
     lines.extend(notes);
     for r in routes.iter().filter(|r| r.seat.is_none()) {
         lines.push(format!(

@@ -491,10 +491,29 @@ pub fn width() -> u16 {
 
 /// `grid` drawn for `width` columns (no trailing newline): a [`Plan::Table`] by comfy-table at
 /// the planned column widths, or the list layout. The one drawing of every terminal table (the
-/// reporters' and `seat status`).
+/// reporters' and `seat status`). A column the table had to leave out at this width and that
+/// holds a figure is named under it ([`left_out_line`]): nothing disappears unannounced.
 #[cfg(feature = "table")]
 pub fn render(grid: &Grid, width: u16) -> String {
-    render_plan(grid.plan(width), width)
+    let plan = grid.plan(width);
+    let left_out = grid.left_out(&plan);
+    let mut s = render_plan(plan, width);
+    if let Some(line) = left_out_line(&left_out, width, "the artifact") {
+        s.push('\n');
+        s.push_str(&line);
+    }
+    s
+}
+
+/// The line under a table that left out `columns` at `width`; `full` names where every figure
+/// is kept (`--json`, the artifact). `None` when nothing was left out.
+pub fn left_out_line(columns: &[String], width: u16, full: &str) -> Option<String> {
+    (!columns.is_empty()).then(|| {
+        format!(
+            "not shown at {width} columns: {} (a wider terminal or {full} shows them)",
+            columns.join(", ")
+        )
+    })
 }
 
 /// [`render`] of a plan already made for `width` (a caller that also asks [`Grid::left_out`]).

@@ -524,10 +524,15 @@ fn a_capacity_finding_over_contaminated_steps_carries_a_caveat() {
     for w in [80u16, 100, 120, 160, 250] {
         let t = bakeoff_report::bench::sweep_at(&r, w);
         let legend = t.contains("\"decode c/s\" = ");
-        let column = t
-            .lines()
-            .any(|l| l.contains("decode") && !l.contains("\"decode c/s\" = "));
+        let column = t.lines().any(|l| {
+            l.contains("decode") && !l.contains("\"decode c/s\" = ") && !l.starts_with("not shown")
+        });
         assert_eq!(legend, column, "{w}: {t}");
+        // A column left out is named under the table, never dropped unannounced.
+        let named = t.lines().any(|l| {
+            l.starts_with(&format!("not shown at {w} columns: ")) && l.contains("decode c/s")
+        });
+        assert_eq!(named, !column, "{w}: {t}");
         left_out += usize::from(!column);
     }
     assert!(left_out > 0, "some width leaves the column out");
