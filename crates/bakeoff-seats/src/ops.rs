@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::backend::{Backend, BackendError, Observed, Status};
+use crate::backend::{Backend, BackendError, Status};
 use crate::fleet::{Fleet, Role, Seat};
 use crate::hooks;
 use crate::watchdog::{self, WatchOptions, WatchReport};
@@ -23,7 +23,11 @@ mod failure;
 pub mod host_status;
 pub mod load_conditions;
 pub mod page_cache;
+mod start_checks;
 mod start_record;
+mod status;
+
+pub use status::SeatStatus;
 
 pub(crate) use failure::error_report;
 pub use failure::failure_artifact;
@@ -133,34 +137,6 @@ impl SwapOutcome {
     }
 }
 
-/// One seat in `status`, with the gateway aliases that resolve to it: one outage is one
-/// finding however many aliases route to it (docs/field-cases.md F2).
-#[derive(Debug, Clone)]
-pub struct SeatStatus {
-    pub seat: String,
-    pub role: Role,
-    pub backend: &'static str,
-    pub url: String,
-    pub observed: Observed,
-    pub restart_count: Option<u64>,
-    pub id: Option<String>,
-    pub aliases: Vec<String>,
-    /// `Some(true)`: a real completion succeeded; `Some(false)`: it failed; `None`: not probed.
-    pub serving: Option<bool>,
-    /// How long the probe took (to its verdict), when probed.
-    pub probe_ms: Option<u64>,
-    pub detail: Option<String>,
-    /// When the running seat started (for its uptime).
-    pub started_at: Option<chrono::DateTime<chrono::Utc>>,
-    /// The model it serves (its first served name).
-    pub model: Option<String>,
-    /// The GPUs it is given (`--gpus` of a container, `CUDA_VISIBLE_DEVICES` of a process;
-    /// empty: none named).
-    pub gpus: Vec<String>,
-    /// How long its last watched start took to ready (its start record), when it got there.
-    pub last_load_ms: Option<u64>,
-}
-
 /// What `start_and_watch` checks before it starts a seat that is not up.
 enum Checks {
     /// The port check and the pre-start hooks (`up`, a swap's rollback).
@@ -178,17 +154,6 @@ pub struct Seats {
     pub placement: Option<PlacementCheck>,
     /// `seat up --warm-cache`: read the weight files once before each start.
     pub warm_cache: bool,
-}
-
-/// The GPUs a seat is given: a container's `gpus`, a process's `CUDA_VISIBLE_DEVICES`.
-fn seat_gpus(seat: &Seat) -> Vec<String> {
-    seat.gpu_ids()
-}
-
-/// Whether two seats' GPU lists name a GPU in common (`all` shares every GPU).
-fn share_a_gpu(a: &[String], b: &[String]) -> bool {
-    a.iter()
-        .any(|g| g == "all" || b.iter().any(|h| h == g || h == "all"))
 }
 
 /// The memory check before a start, supplied by the caller (the binary wires the plan's
@@ -271,99 +236,6 @@ impl Seats {
             // The backend could not be reached: its state is unknown, not "down".
             Err(e) => Status::unknown(e.to_string()),
         }
-    }
-
-    async fn port_check(&self, seat: &Seat) -> Result<(), OpsError> {
-        self.port_check_except(seat, None).await
-    }
-
-    /// The port check, ignoring `except` (a swap's OLD, which is stopped next). A sibling
-    /// whose state is unknown (its Docker engine does not answer) does not block: if it does
-    /// hold the port, the start fails as a classified `port-in-use` and nothing serving is
-    /// touched.
-    async fn port_check_except(&self, seat: &Seat, except: Option<&str>) -> Result<(), OpsError> {
-        // A process that outlived an earlier stop (a zombie loader) of any seat on this host
-        // with the same port or a shared GPU — the seat itself included, and a swap's OLD too —
-        // holds what this start needs: refuse while it lives (crate::release).
-        let gpus = seat_gpus(seat);
-        let proc = crate::release::ProcRoot::system();
-        for other in self.fleet.seats.iter().filter(|o| {
-            o.host == seat.host
-                && (o.port == seat.port || seat_gpus(o).iter().any(|g| gpus.contains(g)))
-        }) {
-            if let Some(z) = crate::release::live_zombie(&self.fleet.state_dir, &other.name, &proc)
-            {
-                return Err(OpsError::ZombieLoader {
-                    seat: seat.name.clone(),
-                    left_by: other.name.clone(),
-                    pid: z.pid,
-                    state: z.state,
-                    state_words: crate::release::state_words(z.state),
-                    held: z.held(),
-                    fix: z.fix(),
-                });
-            }
-        }
-        for other in self
-            .fleet
-            .port_siblings(seat)
-            .filter(|o| Some(o.name.as_str()) != except)
-        {
-            if self.status_of(other).await.observed.is_up() {
-                return Err(OpsError::PortTaken {
-                    seat: seat.name.clone(),
-                    other: other.name.clone(),
-                    port: seat.port,
-                    host: seat.host.clone(),
-                });
-            }
-        }
-        self.placement_check(seat, except).await
-    }
-
-    /// The memory check (`plan --coexist`'s arithmetic, per host): a seat whose claim does not
-    /// fit beside the seats already up on a GPU it shares is refused with the arithmetic. Only
-    /// seats on the same host and a shared GPU count; a swap's OLD (`except`) and the seat's
-    /// own port siblings (alternatives, never up beside it) do not. An answer other than NO
-    /// (`unknown`, `not-checked`: no size for the GPU) lets the start go ahead.
-    async fn placement_check(&self, seat: &Seat, except: Option<&str>) -> Result<(), OpsError> {
-        let Some(check) = &self.placement else {
-            return Ok(());
-        };
-        let mine = seat_gpus(seat);
-        if mine.is_empty() {
-            return Ok(());
-        }
-        let mut staying = Vec::new();
-        for o in self.fleet.seats.iter().filter(|o| {
-            o.name != seat.name
-                && Some(o.name.as_str()) != except
-                && o.host == seat.host
-                && o.port != seat.port
-                && share_a_gpu(&mine, &seat_gpus(o))
-        }) {
-            if self.status_of(o).await.observed.is_up() {
-                staying.push(o.name.clone());
-            }
-        }
-        if staying.is_empty() {
-            return Ok(());
-        }
-        let fit = check(&self.fleet, &seat.name, &staying).await;
-        if fit.answer == "no" {
-            return Err(OpsError::DoesNotFit {
-                seat: seat.name.clone(),
-                beside: staying.join(", "),
-                host: seat.host.clone(),
-                arithmetic: fit
-                    .lines
-                    .iter()
-                    .map(|l| l.trim())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            });
-        }
-        Ok(())
     }
 
     /// Bring one seat up and watch it to ready. A dormant seat is only created, unless
@@ -653,83 +525,6 @@ impl Seats {
             page_cache: None,
             conditions: None,
         }
-    }
-
-    /// Every seat with its state and its aliases. `probe`: also send a real completion to
-    /// each running seat.
-    pub async fn status(&self, probe: bool) -> Vec<SeatStatus> {
-        // Hosts concurrently, each within its timeout: an engine that does not answer makes
-        // only its own seats unknown, not "down" (host_status.rs).
-        let (states, starts): (Vec<Status>, Vec<_>) =
-            host_status::gather(&self.fleet).await.into_iter().unzip();
-        let up: std::collections::BTreeSet<&str> = self
-            .fleet
-            .seats
-            .iter()
-            .zip(&states)
-            .filter(|(_, st)| st.observed.is_up())
-            .map(|(s, _)| s.name.as_str())
-            .collect();
-        // Each alias under the seat that answers for it now (a swap moves a port's aliases).
-        let alias_seat: Vec<Option<String>> = self
-            .fleet
-            .routes
-            .iter()
-            .map(|r| self.fleet.route_seat_now(r, |n| up.contains(n)))
-            .collect();
-        let mut out = Vec::new();
-        for ((seat, st), started_at) in self.fleet.seats.iter().zip(states).zip(starts) {
-            let url = self.fleet.seat_url(seat);
-            let t_probe = Instant::now();
-            let (serving, detail) = if probe && st.observed == Observed::Running {
-                match watchdog::probe_client_for(&url, seat.api_key(), &seat.tls_options()) {
-                    Some(c) => {
-                        let o = bakeoff_client::preflight::run_preflight(
-                            &c,
-                            &bakeoff_client::preflight::PreflightOptions {
-                                model: seat.served_model_names.first().cloned(),
-                                max_model_len: None,
-                                ready_timeout: std::time::Duration::from_secs(20),
-                                probe_tools: false,
-                            },
-                        )
-                        .await;
-                        (
-                            Some(o.report.fit),
-                            o.unfit.map(|u| format!("{}: {}", u.class, u.message)),
-                        )
-                    }
-                    None => (None, None),
-                }
-            } else {
-                (None, None)
-            };
-            out.push(SeatStatus {
-                seat: seat.name.clone(),
-                role: seat.role,
-                backend: seat.backend_name(),
-                url,
-                observed: st.observed,
-                restart_count: st.restart_count,
-                id: st.id,
-                aliases: self
-                    .fleet
-                    .routes
-                    .iter()
-                    .zip(&alias_seat)
-                    .filter(|(_, s)| s.as_deref() == Some(seat.name.as_str()))
-                    .map(|(r, _)| r.alias.clone())
-                    .collect(),
-                probe_ms: serving.map(|_| t_probe.elapsed().as_millis() as u64),
-                serving,
-                detail,
-                started_at,
-                model: seat.served_model_names.first().cloned(),
-                gpus: seat_gpus(seat),
-                last_load_ms: last_load_ms(&self.fleet, &seat.name),
-            });
-        }
-        out
     }
 
     pub async fn logs(&self, name: &str, n: usize) -> Result<Vec<String>, OpsError> {
