@@ -101,7 +101,10 @@ pub(super) async fn measure(
                 );
             }
         }
-        print!("{}", super::bench_compare::text(&cmp, &paths[0], &paths[1]));
+        print!(
+            "{}",
+            bakeoff_load::compare_text::text(&cmp, &paths[0], &paths[1])
+        );
         println!("comparison: {}", cmp_path.display());
         for (name, art) in ["A", "B"].iter().zip(&arts) {
             println!("{name} {}", conditions_line(art));
