@@ -86,8 +86,14 @@ async fn measure(
                 &evaluated.path.display().to_string()
             )
         );
-        print!("{}", super::bench::suite_sweeps(&evaluated.artifact));
-        println!("{}", super::bench::conditions_line(&evaluated.artifact));
+        print!(
+            "{}",
+            bakeoff_report::bench_summary::suite_sweeps(&evaluated.artifact)
+        );
+        println!(
+            "{}",
+            bakeoff_report::bench_summary::conditions_line(&evaluated.artifact)
+        );
     }
     Ok(Exit::from_ok(evaluated.ok()))
 }
