@@ -14,6 +14,7 @@ pub mod llamacpp;
 pub mod locks;
 pub mod procinfo;
 pub mod redact;
+pub mod render;
 pub mod usage;
 
 pub use audit::{AuditOptions, CacheAudit, SCHEMA_VERSION, audit_paths};

@@ -14,6 +14,7 @@ pub mod claims;
 pub mod coexist;
 pub mod error;
 pub mod fleet;
+pub mod gpu_table;
 pub mod kv_report;
 pub mod plan;
 pub mod remote;

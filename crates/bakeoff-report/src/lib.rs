@@ -15,6 +15,7 @@
 
 pub mod adapter;
 pub mod bench;
+pub mod bench_summary;
 pub mod campaign;
 pub mod compare;
 pub mod comparison;

@@ -19,6 +19,7 @@ use serde::Serialize;
 pub mod contamination;
 pub mod damage;
 pub mod refusal;
+pub mod render;
 
 /// A difference between the runs that blocks a verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -231,3 +231,23 @@ fn a_family_that_failed_the_instrument_check_gets_no_verdict() {
     // The counts are still shown in items.
     assert!(f.lost.contains("items"));
 }
+
+/// The terminal text of a comparison with a verdict: the family table and one verdict line.
+#[test]
+fn text_with_a_verdict() {
+    let (a, b) = (
+        artifact(20, 10, "off", Some("aa")),
+        artifact(20, 12, "off", Some("aa")),
+    );
+    let c = compare(&a, &b, &[], "runs/a.json", "runs/b.json");
+    insta::assert_snapshot!(render::text(&c));
+}
+
+/// The terminal text of a refused comparison: the differences, the notice, and the reason
+/// instead of verdicts. A path with an escape sequence is shown escaped.
+#[test]
+fn text_refused() {
+    let (a, b) = (artifact(16, 8, "off", None), artifact(32, 16, "off", None));
+    let c = compare(&a, &b, &[], "runs/\u{1b}[2Ja.json", "runs/b.json");
+    insta::assert_snapshot!(render::text(&c));
+}

@@ -10,6 +10,7 @@ use bakeoff_artifact::{Artifact, ArtifactKind, EndpointRecord, LoadReport, LoadS
 use bakeoff_client::Client;
 use bakeoff_load::calibrate::{CalibrationOptions, CalibrationTarget, measure_ceiling};
 use bakeoff_load::{PinPolicy, Progress};
+use bakeoff_report::bench_summary;
 use bakeoff_suites::evaluate;
 use bakeoff_suites::{PreflightOutcome, run_preflight};
 
@@ -204,31 +205,6 @@ pub(crate) fn suite_progress(
     (load, steps)
 }
 
-/// The sweep tables of the load suites of an `eval run` artifact.
-pub(crate) fn suite_sweeps(art: &Artifact) -> String {
-    let mut out = String::new();
-    for name in ["throughput", "longgen"] {
-        let Some(s) = art.suites.get(name) else {
-            continue;
-        };
-        if let Ok(r) = serde_json::from_value::<LoadReport>(s.summary.details.clone()) {
-            out.push_str(&format!("\n{name}:\n{}", bakeoff_report::bench::sweep(&r)));
-        }
-        if let Some(p) = s.summary.details.get("probes").and_then(|p| p.as_array()) {
-            for p in p {
-                out.push_str(&format!(
-                    "longgen probe {}: {} tokens, decode {:.1} tok/s (server {:.1})\n",
-                    p["probe"],
-                    p["output_tokens"],
-                    p["decode_tokens_per_second"].as_f64().unwrap_or(0.0),
-                    p["server_decode_tokens_per_second"].as_f64().unwrap_or(0.0)
-                ));
-            }
-        }
-    }
-    out
-}
-
 async fn bench_run(cfg: BenchRunConfig) -> Result<Exit, Error> {
     let local =
         local_default::start_unless(cfg.endpoint.url.as_ref(), &cfg.naming.out, cfg.local).await?;
@@ -309,11 +285,11 @@ async fn measure(
         );
     } else if let Some(r) = art.load.get("throughput") {
         println!("{}", bakeoff_report::bench::sweep(r));
-        for line in workload_lines(r) {
+        for line in bench_summary::workload_lines(r) {
             println!("{line}");
         }
         println!("artifact: {}", path.display());
-        println!("{}", conditions_line(&art));
+        println!("{}", bench_summary::conditions_line(&art));
     }
     Ok(Exit::from_ok(measured_all(&art)))
 }
@@ -326,57 +302,6 @@ pub(crate) fn measured_all(art: &Artifact) -> bool {
             .load
             .values()
             .all(|r| !r.steps.is_empty() && r.steps.iter().all(|s| s.ok > 0))
-}
-
-/// Per step of a non-synthetic workload (docs/metrics.md, "Workloads"): first vs later turns
-/// and the prefix-cache hit rate with its source.
-fn workload_lines(r: &LoadReport) -> Vec<String> {
-    let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1} ms"));
-    let mut out = Vec::new();
-    for s in &r.steps {
-        if let Some(t) = &s.turns {
-            out.push(format!(
-                "{}: {} conversations; TTFT p50 first turns {} ({} ok), later turns {} ({} ok)",
-                s.label,
-                t.conversations,
-                ms(t.first_turn.ttft.p50_ms),
-                t.first_turn.ok,
-                ms(t.later_turns.ttft.p50_ms),
-                t.later_turns.ok
-            ));
-        }
-        if let Some(p) = &s.prefix_cache {
-            out.push(match p.hit_rate {
-                Some(h) => format!(
-                    "{}: prefix-cache hit rate {:.1} % ({})",
-                    s.label,
-                    h * 100.0,
-                    p.source
-                ),
-                None => format!(
-                    "{}: prefix-cache hit rate {}: {}",
-                    s.label, p.source, p.detail
-                ),
-            });
-        }
-    }
-    out
-}
-
-/// The last line of every `bench run` and `eval run` summary: the conditions of every measured
-/// bench step and eval suite, clean or what contaminated them (docs/metrics.md, "Conditions").
-/// Process names come from `/proc`, where anything can name itself: escaped.
-pub(crate) fn conditions_line(art: &Artifact) -> String {
-    let steps = art.load.values().flat_map(|r| {
-        r.steps
-            .iter()
-            .filter_map(|s| s.conditions.as_ref().map(|c| (s.label.as_str(), c)))
-    });
-    let suites = art
-        .suites
-        .iter()
-        .filter_map(|(name, s)| s.summary.conditions.as_ref().map(|c| (name.as_str(), c)));
-    bakeoff_wire::escape::for_terminal(&bakeoff_artifact::summary_line(steps.chain(suites)), 2000)
 }
 
 /// The harness ceiling with the default calibration, measured against a fresh loopback target

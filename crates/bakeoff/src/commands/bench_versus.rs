@@ -11,9 +11,10 @@ use bakeoff_suites::evaluate;
 use bakeoff_suites::{PreflightOutcome, run_preflight};
 use tokio::sync::watch;
 
-use super::bench::{StepProgress, artifact, conditions_line, measured_all};
+use super::bench::{StepProgress, artifact, measured_all};
 use crate::config::{BenchRunConfig, EndpointConfig};
 use crate::exit::{Error, Exit};
+use bakeoff_report::bench_summary::conditions_line;
 
 pub(super) async fn measure(
     cfg: &BenchRunConfig,
@@ -101,7 +102,10 @@ pub(super) async fn measure(
                 );
             }
         }
-        print!("{}", super::bench_compare::text(&cmp, &paths[0], &paths[1]));
+        print!(
+            "{}",
+            bakeoff_load::compare_text::text(&cmp, &paths[0], &paths[1])
+        );
         println!("comparison: {}", cmp_path.display());
         for (name, art) in ["A", "B"].iter().zip(&arts) {
             println!("{name} {}", conditions_line(art));

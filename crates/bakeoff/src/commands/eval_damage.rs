@@ -80,7 +80,7 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
                 &outcome.evaluated.path.display().to_string()
             )
         );
-        println!("{}", super::bench::conditions_line(art));
+        println!("{}", bakeoff_report::bench_summary::conditions_line(art));
     }
     match outcome.withheld {
         Some(reason) => {

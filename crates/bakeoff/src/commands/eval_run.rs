@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use bakeoff_artifact::StoreError;
 use bakeoff_client::Client;
+use bakeoff_report::bench_summary;
 use bakeoff_suites::evaluate::{EvalRequest, evaluate};
 use bakeoff_suites::{EvalEvent, EvalHook, Outcomes, PreflightPhase, SuiteOptions};
 use tokio::sync::watch;
@@ -86,8 +87,8 @@ async fn measure(
                 &evaluated.path.display().to_string()
             )
         );
-        print!("{}", super::bench::suite_sweeps(&evaluated.artifact));
-        println!("{}", super::bench::conditions_line(&evaluated.artifact));
+        print!("{}", bench_summary::suite_sweeps(&evaluated.artifact));
+        println!("{}", bench_summary::conditions_line(&evaluated.artifact));
     }
     Ok(Exit::from_ok(evaluated.ok()))
 }

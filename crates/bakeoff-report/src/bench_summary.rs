@@ -1,0 +1,87 @@
+//! The lines around a sweep table in `bench run`, `bench run --versus`, `eval run` and
+//! `eval damage`: the load suites' sweeps of an `eval run` artifact, the per-step workload lines,
+//! and the conditions line. Pure: each returns text and prints nothing.
+
+use bakeoff_artifact::{Artifact, LoadReport};
+
+use crate::escape::for_terminal;
+
+/// The sweep tables of the load suites of an `eval run` artifact.
+pub fn suite_sweeps(art: &Artifact) -> String {
+    let mut out = String::new();
+    for name in ["throughput", "longgen"] {
+        let Some(s) = art.suites.get(name) else {
+            continue;
+        };
+        if let Ok(r) = serde_json::from_value::<LoadReport>(s.summary.details.clone()) {
+            out.push_str(&format!("\n{name}:\n{}", crate::bench::sweep(&r)));
+        }
+        if let Some(p) = s.summary.details.get("probes").and_then(|p| p.as_array()) {
+            for p in p {
+                out.push_str(&format!(
+                    "longgen probe {}: {} tokens, decode {:.1} tok/s (server {:.1})\n",
+                    p["probe"],
+                    p["output_tokens"],
+                    p["decode_tokens_per_second"].as_f64().unwrap_or(0.0),
+                    p["server_decode_tokens_per_second"].as_f64().unwrap_or(0.0)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Per step of a non-synthetic workload (docs/metrics.md, "Workloads"): first vs later turns
+/// and the prefix-cache hit rate with its source.
+pub fn workload_lines(r: &LoadReport) -> Vec<String> {
+    let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1} ms"));
+    let mut out = Vec::new();
+    for s in &r.steps {
+        if let Some(t) = &s.turns {
+            out.push(format!(
+                "{}: {} conversations; TTFT p50 first turns {} ({} ok), later turns {} ({} ok)",
+                s.label,
+                t.conversations,
+                ms(t.first_turn.ttft.p50_ms),
+                t.first_turn.ok,
+                ms(t.later_turns.ttft.p50_ms),
+                t.later_turns.ok
+            ));
+        }
+        if let Some(p) = &s.prefix_cache {
+            out.push(match p.hit_rate {
+                Some(h) => format!(
+                    "{}: prefix-cache hit rate {:.1} % ({})",
+                    s.label,
+                    h * 100.0,
+                    p.source
+                ),
+                None => format!(
+                    "{}: prefix-cache hit rate {}: {}",
+                    s.label, p.source, p.detail
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// The last line of every `bench run` and `eval run` summary: the conditions of every measured
+/// bench step and eval suite, clean or what contaminated them (docs/metrics.md, "Conditions").
+/// Process names come from `/proc`, where anything can name itself: escaped.
+pub fn conditions_line(art: &Artifact) -> String {
+    let steps = art.load.values().flat_map(|r| {
+        r.steps
+            .iter()
+            .filter_map(|s| s.conditions.as_ref().map(|c| (s.label.as_str(), c)))
+    });
+    let suites = art
+        .suites
+        .iter()
+        .filter_map(|(name, s)| s.summary.conditions.as_ref().map(|c| (name.as_str(), c)));
+    for_terminal(&bakeoff_artifact::summary_line(steps.chain(suites)), 2000)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;
