@@ -498,7 +498,7 @@ pub fn render(grid: &Grid, width: u16) -> String {
     let plan = grid.plan(width);
     let left_out = grid.left_out(&plan);
     let mut s = render_plan(plan, width);
-    if let Some(line) = left_out_line(&left_out, width, "the artifact") {
+    if let Some(line) = left_out_line(&left_out, width, "the JSON") {
         s.push('\n');
         s.push_str(&line);
     }
