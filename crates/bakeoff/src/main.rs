@@ -37,7 +37,16 @@ mod progress;
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => match cli::refusal::one_line_refusal(&e) {
+            Some(line) => {
+                eprintln!("{}", bakeoff_report::escape::for_terminal(&line, 2000));
+                return std::process::ExitCode::from(2);
+            }
+            None => e.exit(),
+        },
+    };
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

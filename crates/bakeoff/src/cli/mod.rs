@@ -11,6 +11,7 @@ mod eval_adapter;
 mod eval_damage;
 mod gateway;
 mod plan;
+pub mod refusal;
 mod report;
 mod seat;
 mod values;
