@@ -228,25 +228,39 @@ pub async fn wait_idle(
     poll: Duration,
     stop: &mut watch::Receiver<bool>,
 ) -> IdleWait {
+    let access = SeatAccess {
+        api_key,
+        tls: Default::default(),
+    };
+    wait_idle_at(base_url, access, engine, idle_for, timeout, poll, stop).await
+}
+
+/// How a seat is read: its key (`api_key_env`) and how an `https://` seat is trusted (its
+/// `[seat.tls]`).
+#[derive(Debug, Clone, Default)]
+pub struct SeatAccess {
+    pub api_key: Option<bakeoff_client::ApiKey>,
+    pub tls: bakeoff_client::tls::TlsOptions,
+}
+
+/// [`wait_idle`] of a seat read as `access` says.
+pub async fn wait_idle_at(
+    base_url: &str,
+    access: SeatAccess,
+    engine: EngineKind,
+    idle_for: Duration,
+    timeout: Duration,
+    poll: Duration,
+    stop: &mut watch::Receiver<bool>,
+) -> IdleWait {
     let started = Instant::now();
-    match reading_client(base_url, engine, api_key, &Default::default()) {
+    match client(base_url, engine, READ_LIMIT, access.api_key, &access.tls) {
         Ok(c) => wait_idle_with(&c, engine, idle_for, timeout, poll, stop).await,
         Err(error) => IdleWait::Unreadable {
             waited: started.elapsed(),
             error,
         },
     }
-}
-
-/// The client [`wait_idle`] reads a seat through: the seat's key, an `https://` seat trusted
-/// as `tls` says (its `[seat.tls]`), each reading bounded as [`wait_idle`]'s.
-pub fn reading_client(
-    base_url: &str,
-    engine: EngineKind,
-    api_key: Option<bakeoff_client::ApiKey>,
-    tls: &bakeoff_client::tls::TlsOptions,
-) -> Result<Client, String> {
-    client(base_url, engine, READ_LIMIT, api_key, tls)
 }
 
 /// [`wait_idle`] through a client the caller built (see [`read_load_with`]).

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use crate::error::CampaignError;
 use crate::file::Window;
-use crate::idle::{IdleWait, reading_client, wait_idle_with};
+use crate::idle::{IdleWait, SeatAccess, wait_idle_at};
 use crate::journal::{Entry, Journal};
 use crate::run::Reporter;
 
@@ -77,28 +77,20 @@ pub async fn open(
         );
         let t0 = Instant::now();
         let left = deadline.saturating_duration_since(Instant::now());
-        let waited = match reading_client(
-            &seats.fleet.seat_url(seat),
-            seat.engine,
-            seat.api_key(),
-            &seat.tls_options(),
-        ) {
-            Ok(c) => {
-                wait_idle_with(
-                    &c,
-                    seat.engine,
-                    Duration::from_secs(w.idle_for_s),
-                    left,
-                    IDLE_POLL,
-                    stop,
-                )
-                .await
-            }
-            Err(error) => IdleWait::Unreadable {
-                waited: Duration::ZERO,
-                error,
-            },
+        let access = SeatAccess {
+            api_key: seat.api_key(),
+            tls: seat.tls_options(),
         };
+        let waited = wait_idle_at(
+            &seats.fleet.seat_url(seat),
+            access,
+            seat.engine,
+            Duration::from_secs(w.idle_for_s),
+            left,
+            IDLE_POLL,
+            stop,
+        )
+        .await;
         displaced[i].idle_wait_ms = t0.elapsed().as_millis() as u64;
         match waited {
             IdleWait::Idle { source, .. } => displaced[i]

@@ -98,6 +98,18 @@ pub struct FamilyComparison {
     pub measure: Option<&'static str>,
 }
 
+impl FamilyComparison {
+    /// The smallest detectable difference as a cell: `12 items`, or `none` when no number of
+    /// items of this size would detect one.
+    pub fn min_detectable_cell(&self) -> String {
+        self.min_detectable
+            .as_ref()
+            .and_then(|m| m.items)
+            .map(|i| format!("{i} items"))
+            .unwrap_or_else(|| "none".into())
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct RunComparison {
     pub a: String,

@@ -57,12 +57,7 @@ pub fn text(c: &RunComparison) -> String {
             ),
             None => (0, 0, "-".into()),
         };
-        let mdd = f
-            .min_detectable
-            .as_ref()
-            .and_then(|m| m.items)
-            .map(|i| format!("{i} items"))
-            .unwrap_or_else(|| "none".into());
+        let mdd = f.min_detectable_cell();
         s.push_str(&format!(
             "{:<14} {:<20} {:>5} {:>8} {:>8} {:>22} {:>22} {:>8} {:>10}\n",
             for_terminal(&f.suite, 14),
@@ -140,12 +135,7 @@ fn refusal_table(rows: &[&FamilyComparison]) -> String {
             ],
             None => ["-", "-", "-", "-", "-"].map(String::from),
         };
-        let mdd = f
-            .min_detectable
-            .as_ref()
-            .and_then(|m| m.items)
-            .map(|i| format!("{i} items"))
-            .unwrap_or_else(|| "none".into());
+        let mdd = f.min_detectable_cell();
         let [ra, rb, oa, ob, p] = cells;
         s.push_str(&format!(
             "{:<14} {:>5} {ra:>10} {rb:>10} {oa:>16} {ob:>16} {p:>8} {mdd:>10}\n",

@@ -440,12 +440,7 @@ fn comparisons(out: &mut String, reg: &Registry) {
                 ),
                 None => ("-".into(), "-".into(), "-".into()),
             };
-            let mdd = f
-                .min_detectable
-                .as_ref()
-                .and_then(|m| m.items)
-                .map(|i| format!("{i} items"))
-                .unwrap_or_else(|| "none".into());
+            let mdd = f.min_detectable_cell();
             let _ = write!(
                 body,
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",

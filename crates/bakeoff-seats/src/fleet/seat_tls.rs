@@ -86,11 +86,13 @@ pub(super) fn resolve(mut seats: Vec<Seat>, dir: &Path) -> Result<Vec<Seat>, Str
             *p = dir.join(&*p);
         }
         if let Err(e) = bakeoff_client::tls::Tls::new(&tls.options()) {
-            return Err(format!(
-                "seat {:?}: [seat.tls] {}",
-                s.name,
-                e.to_string().replace("--ca-cert ", "ca_cert ")
-            ));
+            let why = match e {
+                bakeoff_client::tls::TlsError::CaCert { path, message } => format!(
+                    "ca_cert {path}: {message}; give a PEM file with the CA's certificate (BEGIN CERTIFICATE)"
+                ),
+                other => other.to_string(),
+            };
+            return Err(format!("seat {:?}: [seat.tls] {why}", s.name));
         }
     }
     Ok(seats)
