@@ -70,7 +70,7 @@ impl VariantRun<'_> {
         let window = cand.and_then(|c| c.window.clone());
         let displaces: Vec<String> = window.iter().flat_map(|w| w.displaces.clone()).collect();
         self.report.phase(&v.slug, "checking");
-        if let Err(why) = bakeoff_seats::hooks::before_start(&seats.fleet, &v.seat) {
+        if let Err(why) = bakeoff_seats::hooks::before_start(&seats.fleet, &v.seat).await {
             return Ok(Outcome::skipped("pre-start", why));
         }
         // A flag the engine's own --help does not list: said before the start, not learned

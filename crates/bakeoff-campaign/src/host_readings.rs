@@ -96,11 +96,7 @@ async fn read_ssh_host(h: Host, containers: Vec<String>) -> HostReadings {
 }
 
 fn unavailable(why: String) -> Readings {
-    Readings {
-        source: ReadingSource::NvidiaSmi,
-        gpus: Vec::new(),
-        unavailable: Some(why),
-    }
+    Readings::unavailable(ReadingSource::NvidiaSmi, why)
 }
 
 /// The host PIDs of each container (by name) on `h`, and a line for each that could not be

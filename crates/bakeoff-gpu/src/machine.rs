@@ -2,7 +2,7 @@
 //! every PID the source measured from lists, and container names when one of them runs in a
 //! container. `bakeoff plan` and a campaign's memory check read the machine this one way.
 //!
-//! [`MachineReadings::read`] blocks (nvidia-smi and `docker ps` for up to 15 s each, NVML's
+//! [`MachineReadings::read`] blocks (nvidia-smi for up to 15 s, `docker ps` for up to 10 s, NVML's
 //! initialisation, `/proc`); async code calls [`MachineReadings::read_off_runtime`], which
 //! runs it on tokio's blocking pool so no runtime thread waits on a wedged driver.
 
@@ -80,22 +80,24 @@ impl MachineReadings {
     }
 }
 
-/// `docker ps` id → name, only asked when some GPU process lives in a container.
+/// How long `docker ps` may take: the daemon answers a local socket in well under a second; a
+/// wedged daemon must not hold a GPU reading for nvidia-smi's own, longer limit.
+const DOCKER_PS_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `docker ps` id → name, only asked when some GPU process lives in a container. Empty when
+/// Docker is missing, refuses or does not answer in time: the processes are then named by PID.
 fn docker_names() -> BTreeMap<String, String> {
-    let args = vec![
-        "ps".to_owned(),
-        "--no-trunc".to_owned(),
-        "--format".to_owned(),
-        "{{.ID}}\t{{.Names}}".to_owned(),
-    ];
-    crate::nvidia_smi::run("docker", &args)
-        .map(|t| {
-            t.lines()
-                .filter_map(|l| l.split_once('\t'))
-                .map(|(id, n)| (id.trim().to_owned(), n.trim().to_owned()))
-                .collect()
-        })
-        .unwrap_or_default()
+    let mut cmd = std::process::Command::new("docker");
+    cmd.args(["ps", "--no-trunc", "--format", "{{.ID}}\t{{.Names}}"]);
+    match crate::bounded::run_bounded(&mut cmd, DOCKER_PS_LIMIT) {
+        Ok(out) if out.status.success() => out
+            .stdout
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(id, n)| (id.trim().to_owned(), n.trim().to_owned()))
+            .collect(),
+        _ => BTreeMap::new(),
+    }
 }
 
 #[cfg(test)]

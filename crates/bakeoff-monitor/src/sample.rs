@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use bakeoff_artifact::monitor::{FootprintSample, MONITOR_VERSION, MonitorSample, ProbeSample};
+use bakeoff_client::Client;
 use bakeoff_seats::backend::{Backend, Observed, Status};
 use bakeoff_seats::docker::DockerBackend;
 use bakeoff_seats::fleet::{Fleet, Host, Launch, Seat};
@@ -66,6 +67,9 @@ enum GpuState {
 pub struct Sampler {
     fleet: Fleet,
     watched: Vec<Watched>,
+    /// Each watched seat's probe client (same order as `watched`), or why it cannot be built:
+    /// built once, so a tick neither rebuilds a connection pool nor re-reads a CA file.
+    clients: Vec<Result<Client, String>>,
     probe: ProbeOptions,
     proc: ProcRoot,
     gpus: GpuSources,
@@ -91,7 +95,19 @@ struct StateRead {
 
 impl Sampler {
     pub fn new(fleet: Fleet, watched: Vec<Watched>, probe: ProbeOptions) -> Self {
+        let clients = watched
+            .iter()
+            .map(|w| {
+                crate::probe::client(
+                    &w.url,
+                    probe.timeout,
+                    w.seat.api_key(),
+                    &w.seat.tls_options(),
+                )
+            })
+            .collect();
         Self {
+            clients,
             redactor: bakeoff_seats::redact::Redactor::for_fleet(&fleet),
             fleet,
             watched,
@@ -163,9 +179,9 @@ impl Sampler {
             .filter(|w| running(w) && self.ssh_host(&w.seat).is_some())
             .map(|w| w.seat.host.clone())
             .collect();
-        let probes = join_all(self.watched.iter().map(|w| {
+        let probes = join_all(self.watched.iter().zip(&self.clients).map(|(w, client)| {
             let st = states.get(&w.seat.name);
-            probe_seat(w, st.map(|s| &s.status.observed), self.probe)
+            probe_seat(w, client, st.map(|s| &s.status.observed), self.probe)
         }));
         let (gpu, probes) = tokio::join!(
             read_gpus(&mut self.gpus, &self.fleet, local_needed, &ssh_needed),
@@ -424,6 +440,7 @@ async fn docker_host_states(
 /// that runs, or whose state could not be read (its engine may well serve: the probe says).
 async fn probe_seat(
     w: &Watched,
+    client: &Result<Client, String>,
     observed: Option<&Observed>,
     opts: ProbeOptions,
 ) -> (
@@ -437,12 +454,7 @@ async fn probe_seat(
     if !send {
         return (None, None);
     }
-    let client = match crate::probe::client(
-        &w.url,
-        opts.timeout,
-        w.seat.api_key(),
-        &w.seat.tls_options(),
-    ) {
+    let client = match client {
         Ok(c) => c,
         Err(e) => {
             return (
@@ -454,14 +466,14 @@ async fn probe_seat(
                     content_chars: 0,
                     reasoning_chars: 0,
                     reasoning_only: false,
-                    error: Some(e),
+                    error: Some(e.clone()),
                 }),
                 None,
             );
         }
     };
-    let queue = crate::queue::read(&client).await;
-    let probe = crate::probe::probe(&client, &w.model, opts.max_tokens).await;
+    let queue = crate::queue::read(client).await;
+    let probe = crate::probe::probe(client, &w.model, opts.max_tokens).await;
     (Some(probe), Some(queue))
 }
 

@@ -15,10 +15,19 @@ use bakeoff_model::args::flag_value;
 
 use crate::process::substitute;
 
-/// Called by `Seats::up` (and so by `restart` and `swap`) before the backend starts `seat`.
-/// `Ok(findings)`: the start may go ahead, and these findings go into the seat record;
-/// `Err(reason)`: the start is refused.
-pub fn before_start(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, String> {
+/// Called by `Seats::up` (and so by `restart` and `swap`) and by a campaign before the backend
+/// starts `seat`. `Ok(findings)`: the start may go ahead, and these findings go into the seat
+/// record; `Err(reason)`: the start is refused.
+///
+/// The checks block: the engine-registry probe runs the engine's own Python for seconds (it
+/// imports vLLM), and the checkpoint audit reads the model's files. They run on tokio's blocking
+/// pool so no runtime thread waits on them (the monitor, the watchdog and Ctrl-C stay live).
+pub async fn before_start(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, String> {
+    let (fleet, seat) = (fleet.clone(), seat.clone());
+    bakeoff_gpu::blocking::off_runtime(move || before_start_blocking(&fleet, &seat)).await
+}
+
+fn before_start_blocking(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, String> {
     checkpoint_audit(fleet, seat)?;
     let findings = crate::checks::pre_start(fleet, seat);
     // The engine's own registry said it does not know the checkpoint: refused before anything
@@ -216,11 +225,11 @@ args = ["serve", "{ckpt}"]
         );
         let fleet = Fleet::parse(&text, &fleet_path).unwrap();
         let bad = fleet.seats.iter().find(|s| s.name == "trainee").unwrap();
-        let err = before_start(&fleet, bad).unwrap_err();
+        let err = before_start_blocking(&fleet, bad).unwrap_err();
         assert!(err.contains("quantization-mismatch"), "{err}");
         assert!(err.contains("CompressedTensorsConfig"), "{err}");
         let ok = fleet.seats.iter().find(|s| s.name == "trainee-ok").unwrap();
-        assert!(before_start(&fleet, ok).is_ok());
+        assert!(before_start_blocking(&fleet, ok).is_ok());
     }
 
     /// A hub id is not audited, but its `--quantization` is still the seat's (the failure

@@ -295,7 +295,9 @@ impl Seats {
         let pre = match checks {
             Checks::Run => {
                 self.port_check(seat).await?;
-                hooks::before_start(&self.fleet, seat).map_err(OpsError::PreStart)?
+                hooks::before_start(&self.fleet, seat)
+                    .await
+                    .map_err(OpsError::PreStart)?
             }
             Checks::Done(findings) => findings,
         };
@@ -428,7 +430,9 @@ impl Seats {
         // fleet file edited since the seat started (a new `--quantization`, another model) must
         // not take a serving seat down and then fail to bring it back. The port check cannot
         // run here: the seat itself holds its port until it stops.
-        let pre = hooks::before_start(&self.fleet, &seat).map_err(OpsError::PreStart)?;
+        let pre = hooks::before_start(&self.fleet, &seat)
+            .await
+            .map_err(OpsError::PreStart)?;
         let t0 = Instant::now();
         let mut backend = self.backend(&seat).await?;
         backend.stop(true).await?;
@@ -456,7 +460,9 @@ impl Seats {
         let mut new_backend = self.backend(&new_seat).await?;
         self.port_check_except(&new_seat, Some(&old_seat.name))
             .await?;
-        let pre = hooks::before_start(&self.fleet, &new_seat).map_err(OpsError::PreStart)?;
+        let pre = hooks::before_start(&self.fleet, &new_seat)
+            .await
+            .map_err(OpsError::PreStart)?;
         // Keep OLD created: it is the rollback. Whether it was up is reported: a swap from a
         // seat that was not running says so rather than claiming to have stopped it.
         let old_was_running = old_backend.status().await.observed.is_up();

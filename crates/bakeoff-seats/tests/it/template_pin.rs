@@ -196,7 +196,7 @@ async fn a_smollm2_seat_pinned_to_its_own_template_is_a_no_op_and_another_pin_an
 
     // Another template pinned on the same weights: a deliberate override, found before any start.
     let other = seats.fleet.seat("smol-gemma").unwrap();
-    let pre = hooks::before_start(&seats.fleet, other).unwrap();
+    let pre = hooks::before_start(&seats.fleet, other).await.unwrap();
     assert_eq!(
         codes(&pre),
         ["template-override", "template-pin-not-passed"],
