@@ -27,7 +27,8 @@ pub async fn before_start(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>
     bakeoff_gpu::blocking::off_runtime(move || before_start_blocking(&fleet, &seat)).await
 }
 
-fn before_start_blocking(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, String> {
+/// [`before_start`] for callers outside a runtime (`audit seat`): it blocks.
+pub fn before_start_blocking(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, String> {
     checkpoint_audit(fleet, seat)?;
     let findings = crate::checks::pre_start(fleet, seat);
     // The engine's own registry said it does not know the checkpoint: refused before anything

@@ -19,7 +19,7 @@ pub fn run(a: AuditSeatArgs) -> Result<Exit, Error> {
     let seat = fleet
         .require(&a.seat)
         .map_err(|e| Error::usage(e.to_string()))?;
-    let (refused, findings) = match hooks::before_start(&fleet, seat) {
+    let (refused, findings) = match hooks::before_start_blocking(&fleet, seat) {
         Ok(f) => (None, f),
         Err(reason) => (Some(reason), Vec::new()),
     };
