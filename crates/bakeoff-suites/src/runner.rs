@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bakeoff_artifact::{
-    EndpointFacts, FailureClass, InstrumentFlag, ItemRecord, Outcome, SuiteResult, SuiteStatus,
+    EndpointFacts, EngineKind, FailureClass, InstrumentFlag, ItemRecord, Outcome, SuiteResult,
+    SuiteStatus,
 };
 use bakeoff_client::{Client, Method};
 use tokio::sync::watch;
@@ -149,7 +150,7 @@ pub enum PreflightPhase {
     /// Fit to be measured.
     Ready {
         model: Option<String>,
-        engine: String,
+        engine: EngineKind,
         window: Option<u64>,
         elapsed: Duration,
     },
