@@ -18,8 +18,8 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::Artifact;
 use crate::versioned::Versioned;
+use crate::{Artifact, EngineKind};
 
 /// Version of the verdict and retraction formats. Readers refuse versions they do not know.
 pub const EVIDENCE_VERSION: u32 = 1;
@@ -80,7 +80,7 @@ impl std::fmt::Display for VerdictKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Scope {
     pub model: String,
-    pub engine: String,
+    pub engine: EngineKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,7 +140,7 @@ impl Scope {
         let c = &a.candidate;
         Scope {
             model: c.model.clone(),
-            engine: c.engine.to_string(),
+            engine: c.engine,
             engine_version: c.engine_version.clone(),
             quantization: c.quantization.clone(),
             window_tokens: c.context_window.tokens,
@@ -250,6 +250,18 @@ mod tests {
             VerdictKind::RejectUnderTestedConfiguration
         );
         assert!(VerdictKind::parse("maybe").unwrap_err().contains("watch"));
+    }
+
+    /// Verdicts written while `scope.engine` was a string hold the engine's display name, which
+    /// is also its JSON name: they read, and write back unchanged.
+    #[test]
+    fn a_scope_engine_reads_and_writes_as_the_string_did() {
+        for name in ["llama.cpp", "vllm", "sglang", "generic"] {
+            let json = serde_json::json!({"model": "m", "engine": name, "artifacts": []});
+            let scope: Scope = serde_json::from_value(json.clone()).unwrap();
+            assert_eq!(scope.engine.to_string(), name);
+            assert_eq!(serde_json::to_value(&scope).unwrap(), json);
+        }
     }
 
     /// The checked-in schemas match the types; `BAKEOFF_UPDATE_SCHEMA=1` regenerates them.

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Which engine serves the endpoint, as discovered (never assumed from a URL or a port).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EngineKind {
     #[serde(
@@ -16,10 +16,30 @@ pub enum EngineKind {
     LlamaCpp,
     Vllm,
     Sglang,
+    // Any other OpenAI-compatible server, or an engine not named (a plain comment: a documented
+    // variant would change the schema's enum into a oneOf).
+    #[default]
     Generic,
 }
 
 impl EngineKind {
+    /// The engines that export Prometheus metrics under a family of their own, in the order a
+    /// scrape is matched against them.
+    pub const WITH_METRICS: [EngineKind; 3] =
+        [EngineKind::Vllm, EngineKind::Sglang, EngineKind::LlamaCpp];
+
+    /// The family of the engine's Prometheus metric names, their prefix before `:` (vLLM
+    /// `vllm:generation_tokens_total`, SGLang `sglang:num_running_reqs`, llama.cpp `--metrics`
+    /// `llamacpp:requests_processing`); `None` for a generic server.
+    pub fn metrics_family(self) -> Option<&'static str> {
+        match self {
+            EngineKind::Vllm => Some("vllm"),
+            EngineKind::Sglang => Some("sglang"),
+            EngineKind::LlamaCpp => Some("llamacpp"),
+            EngineKind::Generic => None,
+        }
+    }
+
     /// An engine named by an operator (a fleet file's `engine`, a plan's seat): case, `_`/`-`
     /// and llama.cpp's several spellings forgiven; anything unknown is `Generic`.
     pub fn parse(s: &str) -> Self {

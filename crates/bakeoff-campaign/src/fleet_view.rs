@@ -54,7 +54,7 @@ pub fn view_of(fleet: &Fleet, opts: &ViewOptions) -> FleetView {
             let spec = SeatSpec {
                 name: s.name.clone(),
                 host: Some(s.host.clone()),
-                engine: s.engine.to_string(),
+                engine: s.engine,
                 engine_version: opts.engine_versions.get(&s.name).cloned(),
                 port: Some(s.port),
                 served_names: s.served_model_names.clone(),

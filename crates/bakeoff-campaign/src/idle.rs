@@ -79,28 +79,28 @@ pub enum IdleWait {
 const SLOTS: &str = "/slots";
 const SLOTS_AND_DEFERRED: &str = "/slots + /metrics (llamacpp:requests_deferred)";
 
-/// One engine's pair of Prometheus gauges.
+/// One engine's pair of Prometheus gauges: the first names of its row in the one table
+/// ([`prometheus::ENGINE_GAUGES`], which `bench run` and the seat monitor read too).
 struct Gauges {
     running: &'static str,
     waiting: &'static str,
-    source: &'static str,
+    /// `/metrics (vllm:num_requests_running, vllm:num_requests_waiting)`.
+    source: String,
 }
 
-const LLAMACPP: Gauges = Gauges {
-    running: "llamacpp:requests_processing",
-    waiting: "llamacpp:requests_deferred",
-    source: "/metrics (llamacpp:requests_processing, llamacpp:requests_deferred)",
-};
-const VLLM: Gauges = Gauges {
-    running: "vllm:num_requests_running",
-    waiting: "vllm:num_requests_waiting",
-    source: "/metrics (vllm:num_requests_running, vllm:num_requests_waiting)",
-};
-const SGLANG: Gauges = Gauges {
-    running: "sglang:num_running_reqs",
-    waiting: "sglang:num_queue_reqs",
-    source: "/metrics (sglang:num_running_reqs, sglang:num_queue_reqs)",
-};
+impl Gauges {
+    fn of(engine: EngineKind) -> Self {
+        let first = |names: &[&'static str]| names.first().copied().unwrap_or("?");
+        // Every engine with a metrics family has a row; a generic server has neither.
+        let (running, waiting) = prometheus::engine_gauges(engine)
+            .map_or(("?", "?"), |g| (first(g.running), first(g.waiting)));
+        Gauges {
+            running,
+            waiting,
+            source: format!("/metrics ({running}, {waiting})"),
+        }
+    }
+}
 
 /// The longest single reading inside [`wait_idle`] (capped further by the time left).
 const READ_LIMIT: Duration = Duration::from_secs(5);
@@ -152,13 +152,14 @@ pub async fn read_load_with(
                 fetch(client, "metrics", timeout)
             );
             let slots = slots.and_then(|t| slots_running(&t));
-            let metrics = metrics.and_then(|t| gauges(&prometheus::parse(&t), &LLAMACPP));
+            let g = Gauges::of(EngineKind::LlamaCpp);
+            let metrics = metrics.and_then(|t| gauges(&prometheus::parse(&t), &g));
             match (slots, metrics) {
                 (Ok(running), Ok(m)) => Ok(reading(running, m.waiting, SLOTS_AND_DEFERRED)),
                 (Ok(running), Err(_)) => Ok(reading(running, 0, SLOTS)),
                 (Err(_), Ok(load)) => Ok(Reading {
                     load,
-                    source: LLAMACPP.source.into(),
+                    source: g.source,
                 }),
                 (Err(s), Err(m)) => Err(unreadable(
                     both(
@@ -170,18 +171,19 @@ pub async fn read_load_with(
             }
         }
         EngineKind::Vllm | EngineKind::Sglang => {
-            let (g, hint): (&Gauges, Hint) = if engine == EngineKind::Vllm {
-                (&VLLM, vllm_hint)
+            let hint: Hint = if engine == EngineKind::Vllm {
+                vllm_hint
             } else {
-                (&SGLANG, sglang_hint)
+                sglang_hint
             };
+            let g = Gauges::of(engine);
             match fetch(client, "metrics", timeout)
                 .await
-                .and_then(|t| gauges(&prometheus::parse(&t), g))
+                .and_then(|t| gauges(&prometheus::parse(&t), &g))
             {
                 Ok(load) => Ok(Reading {
                     load,
-                    source: g.source.into(),
+                    source: g.source,
                 }),
                 Err(m) => Err(unreadable(m.describe("/metrics", hint), "")),
             }
@@ -510,15 +512,16 @@ fn gauges(s: &Scrape, g: &Gauges) -> Result<Load, Miss> {
 
 /// The first engine whose running gauge the scrape has.
 fn any_engine_gauges(s: &Scrape) -> Result<Reading, Miss> {
-    let g = [&VLLM, &SGLANG, &LLAMACPP]
+    let g = EngineKind::WITH_METRICS
         .into_iter()
+        .map(Gauges::of)
         .find(|g| s.values.contains_key(g.running))
         .ok_or(Miss::Absent(
             "vllm:num_requests_running, sglang:num_running_reqs or llamacpp:requests_processing",
         ))?;
     Ok(Reading {
-        load: gauges(s, g)?,
-        source: g.source.into(),
+        load: gauges(s, &g)?,
+        source: g.source,
     })
 }
 

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use bakeoff_artifact::{GaugeSample, GaugeSeries, GaugeStat};
+use bakeoff_artifact::{EngineKind, GaugeSample, GaugeSeries, GaugeStat};
 use bakeoff_client::{Client, Method};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -22,7 +22,7 @@ use crate::prometheus;
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Source {
     Unknown,
-    Metrics(&'static str),
+    Metrics(EngineKind),
     Slots,
     /// The first scrape was answered, and neither `/metrics` nor `/slots` has gauges (a
     /// gateway, the loopback target): sampling stops there.
@@ -33,7 +33,10 @@ impl Source {
     fn describe(self) -> String {
         match self {
             Source::Unknown | Source::Absent => "unavailable".into(),
-            Source::Metrics(f) => format!("{f} /metrics"),
+            // Every engine with a gauge table has a metrics family.
+            Source::Metrics(e) => e
+                .metrics_family()
+                .map_or_else(|| "unavailable".into(), |f| format!("{f} /metrics")),
             Source::Slots => "llama.cpp /slots".into(),
         }
     }
@@ -155,11 +158,11 @@ async fn read(
             let scrape = prometheus::parse(&text);
             match scrape.family().and_then(prometheus::engine_gauges) {
                 Some(g) => {
-                    if raw.source == Source::Unknown && g.family == "llamacpp" {
+                    if raw.source == Source::Unknown && g.engine == EngineKind::LlamaCpp {
                         // The slots in all, once: what "every slot busy" is measured against.
                         raw.slots = slot_states(client, timeout).await.ok().map(|s| s.1);
                     }
-                    raw.source = Source::Metrics(g.family);
+                    raw.source = Source::Metrics(g.engine);
                     return Ok(values(&scrape, g, raw));
                 }
                 None => {
@@ -305,7 +308,7 @@ mod tests {
     #[test]
     fn peaks_and_means_skip_the_ramp_and_preemptions_count_from_the_first_sample() {
         let raw = Raw {
-            source: Source::Metrics("vllm"),
+            source: Source::Metrics(EngineKind::Vllm),
             names: BTreeMap::new(),
             samples: vec![
                 sample(0.0, &[("waiting", 9.0), ("preemptions", 40.0)]),

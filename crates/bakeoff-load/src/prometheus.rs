@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use bakeoff_artifact::{MetricsDelta, SpecDecode};
+use bakeoff_artifact::{EngineKind, MetricsDelta, SpecDecode};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Scrape {
@@ -69,24 +69,23 @@ pub fn parse(text: &str) -> Scrape {
 }
 
 impl Scrape {
-    pub fn family(&self) -> Option<&'static str> {
-        for (prefix, fam) in [
-            ("vllm:", "vllm"),
-            ("sglang:", "sglang"),
-            ("llamacpp:", "llamacpp"),
-        ] {
-            if self.values.keys().any(|k| k.starts_with(prefix)) {
-                return Some(fam);
-            }
-        }
-        None
+    /// The engine whose metric family ([`EngineKind::metrics_family`]) the scrape carries.
+    pub fn family(&self) -> Option<EngineKind> {
+        EngineKind::WITH_METRICS.into_iter().find(|e| {
+            e.metrics_family().is_some_and(|f| {
+                self.values
+                    .keys()
+                    .any(|k| k.strip_prefix(f).is_some_and(|r| r.starts_with(':')))
+            })
+        })
     }
 }
 
 /// Counters differenced, gauges at their end value. `None` when the server exposes no engine
 /// metrics we know.
 pub fn delta(before: &Scrape, after: &Scrape, client_output_tokens: u64) -> Option<MetricsDelta> {
-    let family = after.family()?;
+    let engine = after.family()?;
+    let family = engine.metrics_family()?;
     let mut deltas = BTreeMap::new();
     for (k, v) in &after.values {
         if !k.starts_with(&format!("{family}:")) {
@@ -101,13 +100,13 @@ pub fn delta(before: &Scrape, after: &Scrape, client_output_tokens: u64) -> Opti
         deltas.insert(k.clone(), d);
     }
     let get = |k: &str| deltas.get(k).copied();
-    let generation_tokens = match family {
-        "vllm" => get("vllm:generation_tokens_total"),
-        "sglang" => get("sglang:generation_tokens_total"),
-        _ => get("llamacpp:tokens_predicted_total"),
+    let generation_tokens = match engine {
+        EngineKind::Vllm => get("vllm:generation_tokens_total"),
+        EngineKind::Sglang => get("sglang:generation_tokens_total"),
+        EngineKind::LlamaCpp | EngineKind::Generic => get("llamacpp:tokens_predicted_total"),
     };
-    let spec_decode = match family {
-        "vllm" | "llamacpp" => {
+    let spec_decode = match engine {
+        EngineKind::Vllm | EngineKind::LlamaCpp => {
             let drafts = get(&format!("{family}:spec_decode_num_drafts_total"));
             let draft_tokens = get(&format!("{family}:spec_decode_num_draft_tokens_total"));
             let accepted = get(&format!("{family}:spec_decode_num_accepted_tokens_total"));
@@ -122,7 +121,7 @@ pub fn delta(before: &Scrape, after: &Scrape, client_output_tokens: u64) -> Opti
                 _ => None,
             }
         }
-        _ => get("sglang:spec_accept_length")
+        EngineKind::Sglang | EngineKind::Generic => get("sglang:spec_accept_length")
             .filter(|v| *v > 0.0)
             .map(|len| SpecDecode {
                 source: "sglang /metrics".into(),
@@ -174,7 +173,7 @@ pub fn attach_client_ratios(
 /// read it.
 #[derive(Debug, Clone, Copy)]
 pub struct EngineGauges {
-    pub family: &'static str,
+    pub engine: EngineKind,
     /// Requests being decoded (slots or batch seats busy).
     pub running: &'static [&'static str],
     /// Requests queued for a slot or a batch seat.
@@ -198,21 +197,21 @@ pub struct EngineGauges {
 ///   was in older builds and is read when present), no preemptions (a slot keeps its context).
 pub const ENGINE_GAUGES: &[EngineGauges] = &[
     EngineGauges {
-        family: "vllm",
+        engine: EngineKind::Vllm,
         running: &["vllm:num_requests_running"],
         waiting: &["vllm:num_requests_waiting"],
         kv_cache_usage: &["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"],
         preemptions_total: &["vllm:num_preemptions_total"],
     },
     EngineGauges {
-        family: "sglang",
+        engine: EngineKind::Sglang,
         running: &["sglang:num_running_reqs"],
         waiting: &["sglang:num_queue_reqs"],
         kv_cache_usage: &["sglang:token_usage"],
         preemptions_total: &["sglang:num_retracted_requests_total"],
     },
     EngineGauges {
-        family: "llamacpp",
+        engine: EngineKind::LlamaCpp,
         running: &["llamacpp:requests_processing"],
         waiting: &["llamacpp:requests_deferred"],
         kv_cache_usage: &["llamacpp:kv_cache_usage_ratio"],
@@ -220,9 +219,9 @@ pub const ENGINE_GAUGES: &[EngineGauges] = &[
     },
 ];
 
-/// The gauge table of a family (`vllm`, `sglang`, `llamacpp`).
-pub fn engine_gauges(family: &str) -> Option<&'static EngineGauges> {
-    ENGINE_GAUGES.iter().find(|g| g.family == family)
+/// The gauge table of an engine (none for a generic server).
+pub fn engine_gauges(engine: EngineKind) -> Option<&'static EngineGauges> {
+    ENGINE_GAUGES.iter().find(|g| g.engine == engine)
 }
 
 impl EngineGauges {

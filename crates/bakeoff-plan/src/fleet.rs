@@ -37,7 +37,7 @@ pub struct LaunchSpec {
 pub struct SeatSpec {
     pub name: String,
     pub host: Option<String>,
-    pub engine: String,
+    pub engine: Engine,
     /// Engine version (`0.26.0`), when not readable from a Docker image tag.
     pub engine_version: Option<String>,
     /// The model path or id, when not in the launch arguments.
@@ -135,7 +135,6 @@ impl SeatSpec {
             }
             args.extend(l.args.iter().cloned());
         }
-        let engine = Engine::parse(&self.engine);
         let image = launches.iter().find_map(|l| l.image.as_deref());
         let model = self.model.clone().or_else(|| {
             // `--model` first: `python -m vllm.entrypoints.openai.api_server --model DIR`.
@@ -169,7 +168,7 @@ impl SeatSpec {
         PlanSeat {
             name: self.name.clone(),
             host,
-            engine,
+            engine: self.engine,
             engine_version: self
                 .engine_version
                 .clone()

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use bakeoff_artifact::{Artifact, ArtifactKind, SuiteStatus, slug::window_label};
+use bakeoff_artifact::{Artifact, ArtifactKind, EngineKind, SuiteStatus, slug::window_label};
 
 use crate::evidence::{VerdictKind, VerdictRecord};
 use crate::registry::{Entry, Registry};
@@ -58,11 +58,11 @@ pub fn is_bench(a: &Artifact) -> bool {
 
 /// The configuration a bench run is matched on: model (one name per model), engine,
 /// quantization, window.
-fn config_key(a: &Artifact) -> (String, String, Option<String>, Option<u64>) {
+fn config_key(a: &Artifact) -> (String, EngineKind, Option<String>, Option<u64>) {
     let c = &a.candidate;
     (
         model_name(&c.model),
-        c.engine.to_string(),
+        c.engine,
         c.quantization.as_ref().map(|q| q.to_lowercase()),
         c.context_window.tokens,
     )
@@ -245,8 +245,9 @@ pub struct Row {
     pub slug: String,
     /// One name per model ([`model_name`]).
     pub model: String,
-    /// Engine and version, e.g. `llama.cpp b11434`.
-    pub engine: String,
+    /// The newest artifact's engine (none without one); [`Row::engine_text`] adds the version.
+    pub engine: Option<EngineKind>,
+    pub engine_version: Option<String>,
     pub quantization: String,
     pub window: String,
     pub hardware: String,
@@ -271,6 +272,19 @@ pub struct Row {
 }
 
 impl Row {
+    /// Engine and version, e.g. `llama.cpp b11434`; empty when no artifact says.
+    pub fn engine_text(&self) -> String {
+        match self.engine {
+            Some(e) => format!(
+                "{e} {}",
+                self.engine_version
+                    .as_deref()
+                    .unwrap_or("(version unknown)")
+            ),
+            None => String::new(),
+        }
+    }
+
     pub fn verdict_text(&self) -> String {
         match self.verdict {
             Some(v) => v.as_words().to_string(),
@@ -403,16 +417,13 @@ fn row_for(slug: &str, entries: &[&Entry], verdict: Option<&VerdictRecord>) -> R
         .rev()
         .find_map(|e| e.artifact.failure.as_ref())
         .map(|f| format!("{}: {}", f.class, f.message));
-    let (model, engine, quantization, window, hardware) = match newest {
+    let (model, engine, engine_version, quantization, window, hardware) = match newest {
         Some(e) => {
             let c = &e.artifact.candidate;
             (
                 model_name(&c.model),
-                format!(
-                    "{} {}",
-                    c.engine,
-                    c.engine_version.as_deref().unwrap_or("(version unknown)")
-                ),
+                Some(c.engine),
+                c.engine_version.clone(),
                 c.quantization.clone().unwrap_or_else(|| "-".into()),
                 c.context_window
                     .tokens
@@ -427,6 +438,7 @@ fn row_for(slug: &str, entries: &[&Entry], verdict: Option<&VerdictRecord>) -> R
         slug: slug.to_string(),
         model,
         engine,
+        engine_version,
         quantization,
         window,
         hardware,

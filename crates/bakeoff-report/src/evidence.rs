@@ -132,6 +132,8 @@ pub fn retract(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use bakeoff_artifact::EngineKind;
+
     use super::*;
 
     fn entry(v: VerdictKind, reason: &str) -> VerdictEntry {
@@ -141,7 +143,7 @@ mod tests {
             date: Utc::now(),
             scope: Scope {
                 model: "m".into(),
-                engine: "llama.cpp".into(),
+                engine: EngineKind::LlamaCpp,
                 engine_version: None,
                 quantization: None,
                 window_tokens: Some(8192),

@@ -359,7 +359,7 @@ pub fn comparison_table(c: &CandidateTable) -> String {
             "| {} | {} | {} | {} | {} | {} |",
             md(&r.slug),
             md(&r.model),
-            md(&r.engine),
+            md(&r.engine_text()),
             md(&r.quantization),
             r.window,
             md(&r.hardware)

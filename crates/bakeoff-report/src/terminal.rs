@@ -401,7 +401,7 @@ pub fn comparison_at(c: &crate::comparison::CandidateTable, width: u16) -> Strin
         let mut row = vec![
             for_terminal(&r.slug, 200),
             for_terminal(&r.model, 60),
-            for_terminal(&r.engine, 40),
+            for_terminal(&r.engine_text(), 40),
             for_terminal(&r.quantization, 20),
             r.window.clone(),
             for_terminal(&r.hardware, 40),

@@ -103,7 +103,7 @@ pub async fn evaluate(
         },
         None => PreflightPhase::Ready {
             model: pre.report.model.clone(),
-            engine: pre.discovered.facts.engine.to_string(),
+            engine: pre.discovered.facts.engine,
             window: pre.discovered.facts.context_window.tokens,
             elapsed: start.elapsed(),
         },

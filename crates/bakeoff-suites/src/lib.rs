@@ -20,6 +20,7 @@ pub mod refusal;
 pub mod runner;
 pub mod session;
 pub mod smoke;
+pub mod suite_choice;
 pub mod summary;
 pub mod thinking;
 pub mod throughput;
@@ -30,4 +31,5 @@ pub use runner::{
     EvalEvent, EvalHook, ItemProgress, Outcomes, PreflightPhase, Recorder, RunOutcome,
     SuiteContext, SuiteName, SuiteOptions, nothing_valid, run_suites, run_suites_with,
 };
+pub use suite_choice::SuiteChoice;
 pub use thinking::ThinkingMode;

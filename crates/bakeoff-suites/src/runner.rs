@@ -12,11 +12,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bakeoff_artifact::{
-    EndpointFacts, FailureClass, InstrumentFlag, ItemRecord, Outcome, SuiteResult, SuiteStatus,
+    EndpointFacts, EngineKind, FailureClass, InstrumentFlag, ItemRecord, Outcome, SuiteResult,
+    SuiteStatus,
 };
 use bakeoff_client::{Client, Method};
 use tokio::sync::watch;
 
+use crate::suite_choice::SuiteChoice;
 use crate::{intelligence, refusal, session, smoke, summary, tool};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -60,7 +62,7 @@ impl SuiteName {
         }
     }
 
-    fn available_list() -> String {
+    pub(crate) fn available_list() -> String {
         AVAILABLE
             .iter()
             .map(|s| s.as_str())
@@ -68,18 +70,12 @@ impl SuiteName {
             .join(", ")
     }
 
+    /// A comma-separated list of [`SuiteChoice`] names (blank items skipped), expanded by
+    /// [`SuiteChoice::expand`].
     pub fn parse_list(list: &str) -> Result<Vec<SuiteName>, String> {
-        let mut out = Vec::new();
+        let mut choices = Vec::new();
         for raw in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            if raw == "all" {
-                for s in AVAILABLE {
-                    if !out.contains(s) {
-                        out.push(*s);
-                    }
-                }
-                continue;
-            }
-            let Some(s) = AVAILABLE.iter().copied().find(|s| s.as_str() == raw) else {
+            let Some(c) = SuiteChoice::named(raw) else {
                 return Err(if PLANNED.contains(&raw) {
                     format!(
                         "suite {raw:?} is not in this build yet; available: {}",
@@ -92,17 +88,9 @@ impl SuiteName {
                     )
                 });
             };
-            if !out.contains(&s) {
-                out.push(s);
-            }
+            choices.push(c);
         }
-        if out.is_empty() {
-            return Err(format!(
-                "--suite is empty; available: {}",
-                Self::available_list()
-            ));
-        }
-        Ok(out)
+        SuiteChoice::expand(choices)
     }
 }
 
@@ -162,7 +150,7 @@ pub enum PreflightPhase {
     /// Fit to be measured.
     Ready {
         model: Option<String>,
-        engine: String,
+        engine: EngineKind,
         window: Option<u64>,
         elapsed: Duration,
     },

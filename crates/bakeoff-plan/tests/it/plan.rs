@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use bakeoff_gpu::procinfo::ProcFacts;
 use bakeoff_gpu::units::{GIB, MIB, gib_to_bytes};
 use bakeoff_gpu::{GpuProcess, GpuReading, ReadingSource, Readings};
-use bakeoff_plan::fleet::{LaunchSpec, SeatSpec, StrOrList, cuda_visible_devices};
+use bakeoff_plan::fleet::{Engine, LaunchSpec, SeatSpec, StrOrList, cuda_visible_devices};
 use bakeoff_plan::report::coexist_question;
 use bakeoff_plan::{
     Answer, Coexistence, FleetView, Footprint, GpuPlan, PlanOptions, Term, build_plan, coexist,
@@ -19,7 +19,7 @@ fn vllm_seat(name: &str, util: f64, port: u16, version: &str) -> SeatSpec {
     SeatSpec {
         name: name.into(),
         host: Some("ana-ml2".into()),
-        engine: "vllm".into(),
+        engine: Engine::Vllm,
         port: Some(port),
         gpu_memory_utilization: Some(util),
         docker: Some(LaunchSpec {
@@ -280,7 +280,7 @@ fn llamacpp_seat_claims_weights_and_kv_from_the_real_gguf() {
     );
     let seat = SeatSpec {
         name: "bench".into(),
-        engine: "llama.cpp".into(),
+        engine: Engine::LlamaCpp,
         port: Some(8080),
         process: Some(LaunchSpec {
             command: Some(StrOrList::One("llama-server".into())),
@@ -325,7 +325,7 @@ fn no_flag_vllm(name: &str, port: u16, version: &str, gpu: &str) -> SeatSpec {
     SeatSpec {
         name: name.into(),
         host: Some("gpu-box".into()),
-        engine: "vllm".into(),
+        engine: Engine::Vllm,
         port: Some(port),
         host_gpus: Some(2),
         docker: Some(LaunchSpec {
@@ -409,7 +409,7 @@ fn a_vllm_seat_without_the_flag_claims_the_default_budget_everywhere() {
 fn sglang_without_its_fraction_is_unknown_not_yes() {
     let sglang = SeatSpec {
         name: "sg".into(),
-        engine: "sglang".into(),
+        engine: Engine::Sglang,
         ..no_flag_vllm("sg", 30000, "0.5.0", "0")
     };
     let small = SeatSpec {
@@ -473,7 +473,7 @@ fn seats_on_a_cpu_only_host_claim_no_gpu_memory() {
     let proc_seat = SeatSpec {
         name: "gemma-proc".into(),
         host: Some("local".into()),
-        engine: "llama.cpp".into(),
+        engine: Engine::LlamaCpp,
         port: Some(8181),
         host_gpus: Some(0),
         process: Some(LaunchSpec {

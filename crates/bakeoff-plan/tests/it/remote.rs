@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use bakeoff_gpu::nvidia_smi::{join, parse_compute_apps, parse_query_gpu};
 use bakeoff_gpu::procinfo::ProcFacts;
 use bakeoff_gpu::{ReadingSource, Readings};
-use bakeoff_plan::fleet::{LaunchSpec, SeatSpec, StrOrList};
+use bakeoff_plan::fleet::{Engine, LaunchSpec, SeatSpec, StrOrList};
 use bakeoff_plan::{FleetView, HostReadings, PlanOptions, build_plan_hosts};
 
 const LABEL: &str = "nvidia-smi over ssh ops@gpu2";
@@ -16,7 +16,7 @@ fn llama_seat(name: &str, host: &str, container: &str) -> SeatSpec {
     SeatSpec {
         name: name.into(),
         host: Some(host.into()),
-        engine: "llama.cpp".into(),
+        engine: Engine::LlamaCpp,
         port: Some(8080),
         docker: Some(LaunchSpec {
             image: Some("ghcr.io/ggml-org/llama.cpp:server-cuda".into()),

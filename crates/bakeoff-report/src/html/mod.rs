@@ -64,7 +64,7 @@ fn summary_table(out: &mut String, c: &CandidateTable) {
             out,
             "<tr><td><a href=\"#cand-{slug}\">{slug}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             h(&r.model),
-            h(&r.engine),
+            h(&r.engine_text()),
             h(&r.quantization),
             h(&r.window),
             h(&r.hardware),

@@ -378,7 +378,7 @@ pub(crate) fn write_dir(dir: &Path, rec: &CampaignRecord) {
             date: at("2026-07-10T12:00:00Z"),
             scope: Scope {
                 model: "google/gemma-3-27b-it".into(),
-                engine: "vllm".into(),
+                engine: EngineKind::Vllm,
                 engine_version: Some("0.19.0".into()),
                 quantization: Some("bf16".into()),
                 window_tokens: Some(32768),

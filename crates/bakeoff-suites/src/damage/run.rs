@@ -485,7 +485,7 @@ fn preflight_phase(pre: &PreflightOutcome, start: Instant) -> PreflightPhase {
         },
         None => PreflightPhase::Ready {
             model: pre.report.model.clone(),
-            engine: pre.discovered.facts.engine.to_string(),
+            engine: pre.discovered.facts.engine,
             window: pre.discovered.facts.context_window.tokens,
             elapsed: start.elapsed(),
         },

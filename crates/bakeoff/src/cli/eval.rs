@@ -3,12 +3,12 @@
 use std::path::PathBuf;
 
 use bakeoff_client::Timeouts;
-use bakeoff_suites::PreflightOptions;
 use bakeoff_suites::longgen::LonggenOptions;
 use bakeoff_suites::throughput::ThroughputOptions;
+use bakeoff_suites::{PreflightOptions, SuiteChoice};
 use clap::{Args, Subcommand};
 
-use super::{Allow, Reading, Suite, Thinking, choice, item};
+use super::{Allow, Reading, Thinking, choice, item};
 
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
@@ -148,9 +148,9 @@ pub struct RunArgs {
         value_name = "LIST",
         default_value = "smoke",
         value_delimiter = ',',
-        value_parser = item::<Suite>(Reading::Trimmed)
+        value_parser = item::<SuiteChoice>(Reading::Trimmed)
     )]
-    pub suite: Vec<Option<Suite>>,
+    pub suite: Vec<Option<SuiteChoice>>,
     #[command(flatten)]
     pub naming: NamingArgs,
     /// Print JSON instead of text (the artifact, instead of the table).

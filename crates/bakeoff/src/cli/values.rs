@@ -1,14 +1,15 @@
 //! The values of the fixed-choice flags, as clap value enums so `--help` lists them. Where a
 //! library owns the meaning (its crate has no clap), the enum here is a thin mirror converted
 //! once by an exhaustive `From`; the tests check each name against the library's own parser, so
-//! the spellings cannot drift. Variants carry `//` comments, not doc comments: a documented value
+//! the spellings cannot drift. A library that has a `clap` feature (bakeoff-suites: `--suite`'s
+//! `SuiteChoice`) implements `ValueEnum` itself, and needs no mirror. Variants carry `//` comments, not doc comments: a documented value
 //! would turn clap's one-line `[possible values: …]` into a block.
 
 use bakeoff_artifact::evidence::VerdictKind;
 use bakeoff_load::Arrival;
 use bakeoff_model::kv::KvCacheDtype;
 use bakeoff_report::compare::Confound;
-use bakeoff_suites::{SuiteName, ThinkingMode};
+use bakeoff_suites::ThinkingMode;
 use clap::ValueEnum;
 
 /// `--thinking`.
@@ -48,38 +49,6 @@ impl From<Verdict> for VerdictKind {
             Verdict::Reject => VerdictKind::RejectUnderTestedConfiguration,
             Verdict::NotEnoughEvidence => VerdictKind::NotEnoughEvidence,
             Verdict::Watch => VerdictKind::Watch,
-        }
-    }
-}
-
-/// `eval run --suite`: one item of the list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Suite {
-    Smoke,
-    Tool,
-    Session,
-    Intelligence,
-    Context,
-    Throughput,
-    Longgen,
-    Refusal,
-    // Every suite of this build, in the library's order.
-    All,
-}
-
-impl Suite {
-    /// The name the library's list reader takes (`SuiteName::parse_list`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Suite::All => "all",
-            Suite::Smoke => SuiteName::Smoke.as_str(),
-            Suite::Tool => SuiteName::Tool.as_str(),
-            Suite::Session => SuiteName::Session.as_str(),
-            Suite::Intelligence => SuiteName::Intelligence.as_str(),
-            Suite::Context => SuiteName::Context.as_str(),
-            Suite::Throughput => SuiteName::Throughput.as_str(),
-            Suite::Longgen => SuiteName::Longgen.as_str(),
-            Suite::Refusal => SuiteName::Refusal.as_str(),
         }
     }
 }
@@ -246,10 +215,6 @@ mod tests {
         for (v, s) in spellings::<KvDtype>() {
             assert_eq!(KvCacheDtype::parse(&s), Some(v.into()), "{s}");
         }
-        for (v, s) in spellings::<Suite>() {
-            assert_eq!(s, v.as_str());
-            assert!(SuiteName::parse_list(&s).is_ok(), "{s}");
-        }
         for (_, s) in spellings::<CacheType>() {
             assert!(
                 bakeoff_model::ggml_types::cache_type_id(&s).is_some(),
@@ -262,9 +227,6 @@ mod tests {
     fn every_library_value_has_a_flag_value() {
         for k in VerdictKind::ALL {
             assert!(Verdict::value_variants().iter().any(|v| k == (*v).into()));
-        }
-        for s in bakeoff_suites::runner::AVAILABLE {
-            assert!(Suite::from_str(s.as_str(), false).is_ok(), "{s:?}");
         }
         for t in [
             "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl",

@@ -52,7 +52,7 @@ pub fn run(a: VerdictConfig) -> Result<Exit, Error> {
         record.current.verdict,
         record.current.date.format("%Y-%m-%d"),
         t(&s.model),
-        t(&s.engine),
+        s.engine,
         t(s.engine_version.as_deref().unwrap_or("(version unknown)")),
         t(s.quantization.as_deref().unwrap_or("unknown")),
         s.window_tokens

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use bakeoff_suites::context::{self, ContextOptions};
 use bakeoff_suites::longgen::LonggenOptions;
 use bakeoff_suites::throughput::ThroughputOptions;
-use bakeoff_suites::{SuiteName, SuiteOptions};
+use bakeoff_suites::{SuiteChoice, SuiteName, SuiteOptions};
 
 use super::{EndpointConfig, LocalConfig, RunNaming};
 use crate::cli::{CompareArgs, LoadSuiteArgs, PreflightArgs, RunArgs};
@@ -54,8 +54,8 @@ impl RunArgs {
     pub fn validate(self) -> Result<RunConfig, Error> {
         // Everything is validated before anything starts or is written.
         // The library reads the list: `all` expanded in its order, repeats once, none refused.
-        let names: Vec<&str> = self.suite.iter().flatten().map(|s| s.as_str()).collect();
-        let suites = SuiteName::parse_list(&names.join(",")).map_err(Error::usage)?;
+        let suites =
+            SuiteChoice::expand(self.suite.iter().flatten().copied()).map_err(Error::usage)?;
         let naming = RunNaming::new(self.naming.clone())?;
         let mut endpoint = self.endpoint.clone().validate()?;
         endpoint.preflight.probe_tools = suites.contains(&SuiteName::Tool);

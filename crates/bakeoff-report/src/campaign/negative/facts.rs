@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use bakeoff_artifact::Artifact;
 use bakeoff_artifact::campaign::{LadderMode, OutcomeKind, VariantRow};
+use bakeoff_artifact::{Artifact, EngineKind};
 
 use super::super::cause::is_failure;
 use super::super::{Group, counts, duration, figure, image_of};
@@ -62,12 +62,9 @@ pub(super) fn engine(out: &mut String, g: &Group<'_>, files: &Files<'_>) {
     // A failed variant that never served has no version: it is the same engine as the variants
     // that did, not a second one. "(version unknown)" stands only for an engine no artifact
     // gave a version of.
-    let mut named: Vec<(String, Option<&str>)> = Vec::new();
+    let mut named: Vec<(EngineKind, Option<&str>)> = Vec::new();
     for a in files.artifacts() {
-        let k = (
-            a.candidate.engine.to_string(),
-            a.candidate.engine_version.as_deref(),
-        );
+        let k = (a.candidate.engine, a.candidate.engine_version.as_deref());
         if !named.contains(&k) {
             named.push(k);
         }

@@ -1,0 +1,116 @@
+//! What `--suite` (and a campaign file's `suites`) may name: one suite, or `all` of them. The
+//! names are [`SuiteName::as_str`]'s, so the command line's value list (the `clap` feature's
+//! `ValueEnum`) and the library's list reader cannot drift apart.
+
+use crate::runner::{AVAILABLE, SuiteName};
+
+/// One item of a suite list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SuiteChoice {
+    One(SuiteName),
+    /// Every suite of this build, in [`AVAILABLE`]'s order.
+    All,
+}
+
+/// Every choice, in the order `--help` lists them: the suites, then `all`.
+const CHOICES: [SuiteChoice; AVAILABLE.len() + 1] = {
+    let mut out = [SuiteChoice::All; AVAILABLE.len() + 1];
+    let mut i = 0;
+    while i < AVAILABLE.len() {
+        out[i] = SuiteChoice::One(AVAILABLE[i]);
+        i += 1;
+    }
+    out
+};
+
+impl SuiteChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SuiteChoice::One(s) => s.as_str(),
+            SuiteChoice::All => "all",
+        }
+    }
+
+    /// The choice spelled `name` exactly, if any.
+    pub fn named(name: &str) -> Option<Self> {
+        CHOICES.iter().copied().find(|c| c.as_str() == name)
+    }
+
+    /// The suites a list of choices names: `all` expanded in [`AVAILABLE`]'s order, each suite
+    /// once, in the order first named. An empty list is refused.
+    pub fn expand(
+        choices: impl IntoIterator<Item = SuiteChoice>,
+    ) -> Result<Vec<SuiteName>, String> {
+        let mut out = Vec::new();
+        for c in choices {
+            let named: &[SuiteName] = match &c {
+                SuiteChoice::One(s) => std::slice::from_ref(s),
+                SuiteChoice::All => AVAILABLE,
+            };
+            for s in named {
+                if !out.contains(s) {
+                    out.push(*s);
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(format!(
+                "--suite is empty; available: {}",
+                SuiteName::available_list()
+            ));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(feature = "clap")]
+mod value_enum {
+    use clap::builder::PossibleValue;
+
+    use super::{CHOICES, SuiteChoice};
+    use crate::runner::{AVAILABLE, SuiteName};
+
+    impl clap::ValueEnum for SuiteName {
+        fn value_variants<'a>() -> &'a [Self] {
+            AVAILABLE
+        }
+
+        fn to_possible_value(&self) -> Option<PossibleValue> {
+            Some(PossibleValue::new(self.as_str()))
+        }
+    }
+
+    impl clap::ValueEnum for SuiteChoice {
+        fn value_variants<'a>() -> &'a [Self] {
+            &CHOICES
+        }
+
+        fn to_possible_value(&self) -> Option<PossibleValue> {
+            Some(PossibleValue::new(self.as_str()))
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_choice_is_named_by_its_own_spelling() {
+        assert_eq!(CHOICES.last(), Some(&SuiteChoice::All));
+        for c in CHOICES {
+            assert_eq!(SuiteChoice::named(c.as_str()), Some(c));
+        }
+        assert_eq!(SuiteChoice::named("nonsense"), None);
+    }
+
+    #[test]
+    fn all_expands_once_in_order() {
+        let got = SuiteChoice::expand([SuiteChoice::One(SuiteName::Tool), SuiteChoice::All]);
+        let mut want = vec![SuiteName::Tool];
+        want.extend(AVAILABLE.iter().filter(|s| **s != SuiteName::Tool));
+        assert_eq!(got.unwrap(), want);
+        assert!(SuiteChoice::expand(Vec::new()).is_err());
+    }
+}
