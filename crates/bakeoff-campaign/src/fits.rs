@@ -204,3 +204,25 @@ fn names(seats: &[&PlanSeat]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// The memory check `bakeoff seat up|restart|swap` runs before a start
+/// ([`bakeoff_seats::ops::PlacementCheck`]): `bakeoff plan --coexist`'s arithmetic through
+/// [`check`] (the one code path the campaigns use), GPUs sized by NVML or nvidia-smi on this
+/// machine, else by the host's `gpu_memory_gib`, with no margin (a NO is a claim over the card).
+pub fn placement_check() -> bakeoff_seats::ops::PlacementCheck {
+    std::sync::Arc::new(|fleet, seat, staying| {
+        // Owned copies: the future outlives this call (seats awaits it).
+        let (fleet, seat, staying) = (fleet.clone(), seat.to_owned(), staying.to_vec());
+        Box::pin(async move {
+            check(
+                &fleet,
+                &seat,
+                &staying,
+                &ViewOptions::default(),
+                0.0,
+                "nvidia-smi",
+            )
+            .await
+        })
+    })
+}

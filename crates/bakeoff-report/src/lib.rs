@@ -35,4 +35,5 @@ pub mod registry;
 pub mod steps;
 pub mod svg;
 pub mod table;
+pub mod template_audit;
 pub mod terminal;

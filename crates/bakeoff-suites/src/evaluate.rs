@@ -18,7 +18,7 @@ use bakeoff_artifact::{
 use bakeoff_client::Client;
 use tokio::sync::watch;
 
-use crate::preflight::{PreflightOptions, PreflightOutcome, run_preflight};
+use crate::preflight::{PreflightOptions, PreflightOutcome, Unfit, run_preflight};
 use crate::runner::{
     EvalEvent, EvalHook, PreflightPhase, RunOutcome, SuiteContext, SuiteName, SuiteOptions,
     nothing_valid, run_suites_with,
@@ -111,17 +111,11 @@ pub async fn evaluate(
     let mut candidate = candidate(req.naming, req.slug_suffix, client, &pre);
     // The run's file names, claimed now: a later run of the slug never overwrites this one.
     let mut files = run_files(req.out, &candidate.slug, req.replace)?;
-    let endpoint = EndpointRecord {
-        url: client.url().redacted(),
-        facts: Some(pre.discovered.facts.clone()),
-    };
 
     if let Some(unfit) = &pre.unfit {
-        let mut art = Artifact::new(ArtifactKind::Failure, candidate, endpoint);
-        art.preflight = Some(pre.report.clone());
-        art.instrument_flags = pre.report.flags.clone();
+        let elapsed_ms = start.elapsed().as_millis() as u64;
+        let mut art = unfit_artifact(candidate, client, &pre, unfit, elapsed_ms);
         art.run = req.run_record;
-        art.failure = Some(unfit.failure(start.elapsed().as_millis() as u64));
         return finish(&mut files, art);
     }
 
@@ -170,10 +164,8 @@ pub async fn evaluate(
     } else {
         ArtifactKind::Failure
     };
-    let mut art = Artifact::new(kind, candidate, endpoint);
-    art.preflight = Some(pre.report.clone());
+    let mut art = preflighted(kind, candidate, client, &pre);
     art.run = req.run_record;
-    art.instrument_flags = pre.report.flags.clone();
     for s in outcome.suites.values() {
         art.instrument_flags.extend(s.summary.flags.iter().cloned());
     }
@@ -201,6 +193,39 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 fn finish(files: &mut RunFiles, mut artifact: Artifact) -> Result<Evaluated, EvalError> {
     let path = write_run_artifact(files, &mut artifact)?;
     Ok(Evaluated { artifact, path })
+}
+
+/// A run's artifact before its results: `kind`, the candidate, the endpoint as preflight found
+/// it, the preflight report and its flags — ONE builder for `eval run`, `eval damage`,
+/// `eval adapter` and `bench run`, so no path leaves out the preflight's flags.
+pub fn preflighted(
+    kind: ArtifactKind,
+    candidate: Candidate,
+    client: &Client,
+    pre: &PreflightOutcome,
+) -> Artifact {
+    let endpoint = EndpointRecord {
+        url: client.url().redacted(),
+        facts: Some(pre.discovered.facts.clone()),
+    };
+    let mut art = Artifact::new(kind, candidate, endpoint);
+    art.preflight = Some(pre.report.clone());
+    art.instrument_flags = pre.report.flags.clone();
+    art
+}
+
+/// The failure artifact of an endpoint its preflight found unfit, `elapsed_ms` into the run
+/// ([`Unfit::failure`]): the class, the evidence and the fix (docs/artifacts.md).
+pub fn unfit_artifact(
+    candidate: Candidate,
+    client: &Client,
+    pre: &PreflightOutcome,
+    unfit: &Unfit,
+    elapsed_ms: u64,
+) -> Artifact {
+    let mut art = preflighted(ArtifactKind::Failure, candidate, client, pre);
+    art.failure = Some(unfit.failure(elapsed_ms));
+    art
 }
 
 /// The candidate a run measured — ONE builder for `eval run` and `bench run`: the slug is

@@ -7,8 +7,10 @@
 //! [`ItemRecord`]: bakeoff_artifact::ItemRecord
 
 pub mod adapter;
+pub mod bench;
 pub mod context;
 pub mod damage;
+pub mod describe;
 pub mod evaluate;
 pub mod instrument;
 pub mod intelligence;

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use bakeoff_artifact::StoreError;
 use bakeoff_campaign::CampaignError;
+use bakeoff_client::adapter::AdapterError;
 use bakeoff_load::LoadError;
 use bakeoff_model::ModelError;
 use bakeoff_plan::PlanError;
@@ -20,6 +21,8 @@ use bakeoff_report::evidence::EvidenceError;
 use bakeoff_report::logbook::LogbookError;
 use bakeoff_report::registry::RegistryError;
 use bakeoff_seats::fleet::FleetError;
+use bakeoff_suites::adapter::AdapterRunError;
+use bakeoff_suites::bench::BenchError;
 use bakeoff_suites::evaluate::EvalError;
 use bakeoff_text::TemplateSourceError;
 
@@ -109,6 +112,10 @@ pub enum Error {
     Load(#[from] LoadError),
     #[error(transparent)]
     Campaign(#[from] CampaignError),
+    #[error(transparent)]
+    Adapter(#[from] AdapterRunError),
+    #[error(transparent)]
+    Bench(#[from] BenchError),
 }
 
 impl Error {
@@ -164,10 +171,7 @@ impl Error {
                 KvError::Json(_) => INTERNAL,
                 _ => USAGE,
             },
-            Error::Load(e) => match e {
-                LoadError::Config(_) => USAGE,
-                LoadError::Stats(_) | LoadError::Internal(_) => INTERNAL,
-            },
+            Error::Load(e) => load_code(e),
             Error::Campaign(e) => match e {
                 // The campaign file, its fleet and the names given are the operator's input.
                 CampaignError::Read { .. }
@@ -178,6 +182,21 @@ impl Error {
                 CampaignError::NeedsConfirm { .. } | CampaignError::Provision { .. } => FAILED,
                 CampaignError::Store(s) => store_code(s),
                 CampaignError::Io { .. } | CampaignError::Journal { .. } => IO,
+            },
+            Error::Adapter(e) => match e {
+                AdapterRunError::InterruptedInPreflight | AdapterRunError::Unfit { .. } => FAILED,
+                // A listing that cannot be read is the endpoint's; an adapter it does not serve
+                // is the operator's to name.
+                AdapterRunError::Route(AdapterError::Listing { .. }) => FAILED,
+                AdapterRunError::Route(_) => USAGE,
+                AdapterRunError::Store(s) => store_code(s),
+            },
+            Error::Bench(e) => match e {
+                BenchError::Unfit { .. } | BenchError::VersusUnfit { .. } => FAILED,
+                // The harness's own loopback target did not start.
+                BenchError::CalibrationTarget(_) | BenchError::TlsCalibrationTarget(_) => INTERNAL,
+                BenchError::Load(l) => load_code(l),
+                BenchError::Store(s) => store_code(s),
             },
         }
     }
@@ -194,6 +213,14 @@ impl From<EvalError> for Error {
             EvalError::InterruptedInPreflight => Error::failed(e),
             EvalError::Store(s) => Error::Store(s),
         }
+    }
+}
+
+/// A bad plan is the operator's (2); the load engine's own failures are internal (4).
+fn load_code(e: &LoadError) -> i32 {
+    match e {
+        LoadError::Config(_) => exit_codes::USAGE,
+        LoadError::Stats(_) | LoadError::Internal(_) => exit_codes::INTERNAL,
     }
 }
 
@@ -247,6 +274,32 @@ mod tests {
             source: io(),
         }));
         assert_eq!(journal.exit_code(), exit_codes::IO);
+    }
+
+    #[test]
+    fn adapter_and_bench_errors_keep_their_codes() {
+        let listing = AdapterRunError::Route(AdapterError::Listing {
+            path: "/v1/models".into(),
+            message: "timed out".into(),
+        });
+        assert_eq!(Error::from(listing).exit_code(), exit_codes::FAILED);
+        let missing = AdapterRunError::Route(AdapterError::NoLoraLoaded);
+        assert_eq!(Error::from(missing).exit_code(), exit_codes::USAGE);
+        let e = Error::from(AdapterRunError::InterruptedInPreflight);
+        assert_eq!(e.exit_code(), exit_codes::FAILED);
+        assert_eq!(
+            e.to_string(),
+            "interrupted by the operator during preflight; nothing was measured"
+        );
+        let target = Error::from(BenchError::CalibrationTarget(io()));
+        assert_eq!(target.exit_code(), exit_codes::INTERNAL);
+        assert_eq!(
+            target.to_string(),
+            "cannot start the loopback calibration target: denied"
+        );
+        let plan = Error::from(BenchError::Load(LoadError::Config("bad".into())));
+        assert_eq!(plan.exit_code(), exit_codes::USAGE);
+        assert_eq!(plan.to_string(), "bad");
     }
 
     #[test]

@@ -92,15 +92,8 @@ impl Progress {
     }
 }
 
-/// A duration for a progress line: "42 s" below two minutes, else "3 min 5 s".
-pub fn secs(d: Duration) -> String {
-    let s = d.as_secs_f64().round() as u64;
-    if s < 120 {
-        format!("{s} s")
-    } else {
-        format!("{} min {} s", s / 60, s % 60)
-    }
-}
+/// A duration for a progress line (the measurements' words: `bakeoff_suites::describe`).
+pub use bakeoff_suites::describe::secs;
 
 impl Drop for Progress {
     fn drop(&mut self) {

@@ -15,9 +15,11 @@
 //! request and the estimator are `eval damage`'s ([`crate::damage`]).
 
 mod measure;
+mod run;
 mod verdict;
 
 pub use measure::{AdapterInput, AdapterMeasured, check};
+pub use run::{AdapterEvent, AdapterRequest, AdapterRunError, applied, run};
 pub use verdict::decide;
 
 /// The suite's name in the artifact (`suites.adapter`).

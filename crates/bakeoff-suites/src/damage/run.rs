@@ -13,8 +13,7 @@ use std::time::{Duration, Instant};
 
 use bakeoff_artifact::failure_table::remediation;
 use bakeoff_artifact::{
-    Artifact, ArtifactKind, DamageReference, EndpointRecord, Evidence, Failure, FailureClass,
-    RunStatus,
+    Artifact, ArtifactKind, DamageReference, Evidence, Failure, FailureClass, RunStatus,
 };
 use bakeoff_client::Client;
 use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, Unfit, run_preflight};
@@ -27,7 +26,9 @@ use super::first_token::{
 };
 use super::record::{Tally, candidate_item, self_check_item, suite_result};
 use super::{Prompt, SUITE};
-use crate::evaluate::{EvalError, Evaluated, Naming, candidate, run_files, write_run_artifact};
+use crate::evaluate::{
+    EvalError, Evaluated, Naming, candidate, preflighted, run_files, write_run_artifact,
+};
 use crate::runner::PreflightPhase;
 
 /// Which endpoint an event is about.
@@ -165,13 +166,7 @@ pub async fn evaluate_damage(
     }
     let cand = candidate(req.naming, "", req.candidate, &cand_pre);
     let mut files = run_files(req.out, &cand.slug, req.replace)?;
-    let endpoint = EndpointRecord {
-        url: req.candidate.url().redacted(),
-        facts: Some(cand_pre.discovered.facts.clone()),
-    };
-    let mut art = Artifact::new(ArtifactKind::Failure, cand, endpoint);
-    art.preflight = Some(cand_pre.report.clone());
-    art.instrument_flags = cand_pre.report.flags.clone();
+    let mut art = preflighted(ArtifactKind::Failure, cand, req.candidate, &cand_pre);
     art.run = req.run_record.clone();
     let reference = reference_record(req.reference, &ref_pre);
     if let Some(run) = art.run.as_object_mut() {

@@ -7,10 +7,9 @@ use bakeoff_client::discovery::{DiscoveryOptions, discover};
 use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
 use bakeoff_gpu::units::gib;
 use bakeoff_model::{Severity, blocks_start, check_serving_flag, inspect_checkpoint};
-use bakeoff_report::escape::{for_terminal, for_terminal_keep_end};
-use bakeoff_text::{
-    ExtractedTemplate, extract_templates, fixed_conversation, render_diff, template_table,
-};
+use bakeoff_report::escape::for_terminal;
+use bakeoff_report::template_audit;
+use bakeoff_text::{ExtractedTemplate, extract_templates, fixed_conversation, template_table};
 
 use crate::cli::{AuditCheckpointArgs, AuditCommand, AuditTemplateArgs};
 use crate::exit::{Error, Exit};
@@ -75,125 +74,12 @@ async fn template(a: AuditTemplateArgs) -> Result<Exit, Error> {
     let (refrow, rows) = template_table(&all, reference.as_ref(), &input);
     let any_mismatch = rows.iter().any(|r| r.matches_reference == Some(false));
     if a.json {
-        let row_json = |r: &bakeoff_text::TemplateRow| {
-            serde_json::json!({
-                "build": r.label, "source": r.source, "lines": r.fingerprint.lines,
-                "sha256": r.fingerprint.sha256, "short": r.fingerprint.short,
-                "matches_reference": r.matches_reference,
-                "rendered": r.rendered.as_ref().ok(),
-                "render_error": r.rendered.as_ref().err().map(|e| e.to_string()),
-            })
-        };
-        let v = serde_json::json!({
-            "reference": refrow.as_ref().map(row_json),
-            "templates": rows.iter().map(row_json).collect::<Vec<_>>(),
-        });
+        let v = template_audit::json(refrow.as_ref(), &rows);
         println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
     } else {
-        let mut table: Vec<Vec<String>> = Vec::new();
-        if let Some(r) = &refrow {
-            table.push(vec![
-                format!("{} (reference)", r.label),
-                r.fingerprint.lines.to_string(),
-                r.fingerprint.short.clone(),
-                "—".into(),
-                render_state(r),
-            ]);
-        }
-        for r in &rows {
-            table.push(vec![
-                r.label.clone(),
-                r.fingerprint.lines.to_string(),
-                r.fingerprint.short.clone(),
-                match r.matches_reference {
-                    Some(true) => "yes".into(),
-                    Some(false) => "NO".into(),
-                    None => "—".into(),
-                },
-                render_state(r),
-            ]);
-        }
-        print_table(
-            &[
-                "build",
-                "lines",
-                "sha256 (normalized)",
-                "matches reference",
-                "render",
-            ],
-            &table,
-        );
-        // Diffs: against the reference, else against the first template.
-        let base = refrow.as_ref().or(rows.first());
-        if let Some(base) = base {
-            println!();
-            println!(
-                "rendered prompt of the fixed conversation (system, user, assistant, user; one tool), compared with {}:",
-                for_terminal_keep_end(&base.label, 200)
-            );
-            for r in &rows {
-                if std::ptr::eq(r, base) {
-                    continue;
-                }
-                match render_diff(base, r) {
-                    None => println!(
-                        "  {}: identical prompt",
-                        for_terminal_keep_end(&r.label, 200)
-                    ),
-                    Some(d) => {
-                        println!("  {}: prompt differs", for_terminal_keep_end(&r.label, 200));
-                        for l in d.lines() {
-                            println!("    {}", for_terminal(l, 400));
-                        }
-                    }
-                }
-            }
-        }
+        print!("{}", template_audit::terminal(refrow.as_ref(), &rows));
     }
     Ok(Exit::from_ok(!any_mismatch))
-}
-
-fn render_state(r: &bakeoff_text::TemplateRow) -> String {
-    match &r.rendered {
-        Ok(s) => format!("{} chars", s.chars().count()),
-        Err(e) => e.to_string(),
-    }
-}
-
-/// A plain aligned table (cells escaped: paths and template text come from files). The first
-/// column is a path or URL: a long one keeps its end, where the file name is.
-fn print_table(header: &[&str], rows: &[Vec<String>]) {
-    let cells: Vec<Vec<String>> = std::iter::once(header.iter().map(|h| (*h).to_owned()).collect())
-        .chain(rows.iter().map(|r| {
-            r.iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    if i == 0 {
-                        for_terminal_keep_end(c, 120)
-                    } else {
-                        for_terminal(c, 120)
-                    }
-                })
-                .collect()
-        }))
-        .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            cells
-                .iter()
-                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for r in &cells {
-        let line: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        println!("{}", line.join("  ").trim_end());
-    }
 }
 
 fn checkpoint(a: AuditCheckpointArgs) -> Result<Exit, Error> {

@@ -3,16 +3,18 @@
 //! it is measured; a spinner on a terminal, plain lines otherwise), write the artifact, print
 //! the table.
 
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use bakeoff_artifact::{Artifact, ArtifactKind, EndpointRecord, LoadReport, LoadStep, RunStatus};
+use bakeoff_artifact::{Artifact, HarnessCeiling, LoadStep};
 use bakeoff_client::Client;
-use bakeoff_load::calibrate::{CalibrationOptions, CalibrationTarget, measure_ceiling};
-use bakeoff_load::{PinPolicy, Progress};
+use bakeoff_load::Progress;
+use bakeoff_load::calibrate::CalibrationOptions;
+use bakeoff_load::compare::SweepComparison;
 use bakeoff_report::bench_summary;
-use bakeoff_suites::evaluate;
-use bakeoff_suites::{PreflightOutcome, run_preflight};
+use bakeoff_suites::bench::{self, BenchProgress, BenchRequest, Benched, Versus};
+use bakeoff_suites::evaluate::Evaluated;
 
 use crate::cli::BenchCommand;
 use crate::config::{BenchRunConfig, CalibrateConfig};
@@ -222,66 +224,60 @@ async fn measure(
     client: &Client,
     local: Option<&local_default::LocalServer>,
 ) -> Result<Exit, Error> {
-    let pre = run_preflight(client, &cfg.endpoint.preflight).await;
-    if let Some(unfit) = &pre.unfit {
-        // `--out` promises a failure artifact: the class, the evidence and the fix, as
-        // `eval run` writes one (docs/artifacts.md).
-        let path = failure_artifact(cfg, client, &pre, local, unfit)?;
-        return Err(Error::failed(format!(
-            "endpoint is not fit to be measured ({}): {}: {}; failure artifact {}",
-            unfit.class,
-            unfit.message,
-            unfit
-                .remediation
-                .as_deref()
-                .unwrap_or("run `bakeoff eval preflight` for the evidence"),
-            path.display()
-        )));
-    }
-    let mut plan = cfg.plan.clone();
-    plan.model = pre.report.model.clone().unwrap_or_else(|| "default".into());
-    if !cfg.no_pin {
-        plan.pin = PinPolicy::for_engine(pre.discovered.facts.engine);
-    }
-    // Progress on stderr (stdout stays the table, or pure JSON with --json).
-    let display = Arc::new(crate::progress::Progress::new(false));
-    if cfg.calibrate {
-        plan.ceiling = Some(harness_ceiling(&display, is_https(client)).await?);
-    }
-
+    let client_b = match &cfg.versus {
+        Some(vs) => {
+            let Some(url_b) = vs.url.clone() else {
+                return Err(Error::internal("--versus without a URL"));
+            };
+            Some((vs, vs.client_for(url_b)?))
+        }
+        None => None,
+    };
+    let naming = super::naming(&cfg.naming, local);
+    // Progress on stderr (stdout stays the table, or pure JSON with --json), drawn from the
+    // ceiling or the sweep on.
+    let display = BenchDisplay::default();
+    let req = BenchRequest {
+        client,
+        preflight: &cfg.endpoint.preflight,
+        plan: &cfg.plan,
+        pin: !cfg.no_pin,
+        calibrate: cfg.calibrate,
+        naming: &naming,
+        out: &cfg.naming.out,
+        replace: cfg.naming.replace,
+        embedded_default: local.is_some(),
+        versus: client_b.as_ref().map(|(vs, c)| Versus {
+            client: c,
+            preflight: &vs.preflight,
+            allow_contaminated: cfg.allow_contaminated,
+        }),
+        progress: &display,
+    };
     // Ctrl-C or SIGTERM ends the step in flight; the steps measured are kept.
-    let stop = super::stop_signal::watch();
-    // A rate search decides its steps as it goes: no count to show.
-    let steps = plan
-        .find_capacity
-        .is_none()
-        .then(|| plan.levels() * plan.repeat.max(1) as usize);
-    if let Some(vs) = &cfg.versus {
-        // Both sides alternate: twice the steps.
-        let progress = Arc::new(StepProgress::new(
-            display.clone(),
-            "bench",
-            steps.map(|n| n * 2),
-        ));
-        let r =
-            super::bench_versus::measure(cfg, vs, client, &pre, plan, progress, stop.rx.clone())
-                .await;
-        display.finish();
-        return r;
+    let run = bench::run(req, || {
+        let stop = super::stop_signal::watch();
+        (stop.rx.clone(), stop)
+    })
+    .await;
+    if let Some(d) = display.0.get() {
+        d.finish();
     }
-    let progress = Arc::new(StepProgress::new(display.clone(), "bench", steps));
-    let report = bakeoff_load::run(client, &plan, progress, stop.rx.clone()).await;
-    drop(stop);
-    display.finish();
-    let report = report?;
+    let benched = run?;
+    match &benched {
+        Benched::One(e) => print_one(cfg.json, &e.artifact, &e.path)?,
+        Benched::Versus(v) => {
+            print_versus(cfg.json, [&v.a, &v.b], &v.comparison, &v.comparison_path)?
+        }
+    }
+    Ok(Exit::from_ok(benched.ok()))
+}
 
-    let mut art = artifact(cfg, client, &pre, local, report);
-    let mut files = evaluate::run_files(&cfg.naming.out, &art.candidate.slug, cfg.naming.replace)?;
-    let path = evaluate::write_run_artifact(&mut files, &mut art)?;
-    if cfg.json {
+fn print_one(json: bool, art: &Artifact, path: &Path) -> Result<(), Error> {
+    if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&art).map_err(Error::json)?
+            serde_json::to_string_pretty(art).map_err(Error::json)?
         );
     } else if let Some(r) = art.load.get("throughput") {
         println!("{}", bakeoff_report::bench::sweep(r));
@@ -289,131 +285,103 @@ async fn measure(
             println!("{line}");
         }
         println!("artifact: {}", path.display());
-        println!("{}", bench_summary::conditions_line(&art));
+        println!("{}", bench_summary::conditions_line(art));
     }
-    Ok(Exit::from_ok(measured_all(&art)))
+    Ok(())
 }
 
-/// A complete run whose every sweep has steps and every step a success: a step that measured
-/// nothing is a failure, never a pass.
-pub(crate) fn measured_all(art: &Artifact) -> bool {
-    art.status == RunStatus::Complete
-        && art
-            .load
-            .values()
-            .all(|r| !r.steps.is_empty() && r.steps.iter().all(|s| s.ok > 0))
+fn print_versus(
+    json: bool,
+    sides: [&Evaluated; 2],
+    cmp: &SweepComparison,
+    cmp_path: &Path,
+) -> Result<(), Error> {
+    if json {
+        let v = serde_json::json!({
+            "a": sides[0].artifact,
+            "b": sides[1].artifact,
+            "comparison": cmp,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
+        return Ok(());
+    }
+    for (name, side) in ["A", "B"].iter().zip(sides) {
+        if let Some(r) = side.artifact.load.get("throughput") {
+            println!(
+                "{name}: {}\n{}",
+                bakeoff_report::escape::for_terminal(&side.artifact.endpoint.url, 300),
+                bakeoff_report::bench::sweep(r)
+            );
+        }
+    }
+    print!(
+        "{}",
+        bakeoff_load::compare_text::text(cmp, &sides[0].path, &sides[1].path)
+    );
+    println!("comparison: {}", cmp_path.display());
+    for (name, side) in ["A", "B"].iter().zip(sides) {
+        println!("{name} {}", bench_summary::conditions_line(&side.artifact));
+    }
+    Ok(())
+}
+
+/// `bench run`'s progress: the display starts with the ceiling or the sweep, whichever is
+/// first (nothing is drawn during preflight).
+#[derive(Default)]
+struct BenchDisplay(OnceLock<Arc<crate::progress::Progress>>);
+
+impl BenchDisplay {
+    fn display(&self) -> &Arc<crate::progress::Progress> {
+        self.0
+            .get_or_init(|| Arc::new(crate::progress::Progress::new(false)))
+    }
+}
+
+impl BenchProgress for BenchDisplay {
+    fn ceiling_started(&self, https: bool) {
+        announce_ceiling(self.display(), https);
+    }
+
+    fn ceiling_measured(&self, c: &HarnessCeiling) {
+        show_ceiling(self.display(), c);
+    }
+
+    fn sweep(&self, steps: Option<usize>) -> Arc<dyn Progress> {
+        Arc::new(StepProgress::new(self.display().clone(), "bench", steps))
+    }
 }
 
 /// The harness ceiling with the default calibration, measured against a fresh loopback target
-/// (what `bench run` and `eval run`'s load suites measure first): announced on `progress`, and
-/// its result printed as a lasting line as soon as it is known.
+/// (what `eval run`'s load suites measure first): announced on `progress`, and its result
+/// printed as a lasting line as soon as it is known.
 pub(crate) async fn harness_ceiling(
     progress: &crate::progress::Progress,
     https: bool,
-) -> Result<bakeoff_artifact::HarnessCeiling, Error> {
+) -> Result<HarnessCeiling, Error> {
+    announce_ceiling(progress, https);
+    let c = bench::ceiling(CalibrationOptions::default(), https).await?;
+    show_ceiling(progress, &c);
+    Ok(c)
+}
+
+fn announce_ceiling(progress: &crate::progress::Progress, https: bool) {
     progress.status(if https {
         "[harness] measuring the harness ceiling against the loopback target over TLS …"
     } else {
         "[harness] measuring the harness ceiling against the loopback target …"
     });
-    let c = if https {
-        tls_ceiling(CalibrationOptions::default()).await?
-    } else {
-        ceiling(CalibrationOptions::default()).await?
-    };
+}
+
+fn show_ceiling(progress: &crate::progress::Progress, c: &HarnessCeiling) {
     progress.line(&format!(
         "[harness] ceiling: {:.0} req/s, {:.0} streamed tokens/s, {} concurrent streams; \
          steps above half of these are flagged client-bound",
         c.requests_per_second, c.streamed_tokens_per_second, c.concurrent_streams
     ));
-    Ok(c)
-}
-
-/// Whether the endpoint is `https://`: its ceiling is then measured over TLS (a TLS handshake
-/// per request costs the client ×4 the CPU of a plain one: docs/performance.md "TLS").
-pub(crate) fn is_https(client: &Client) -> bool {
-    client.url().root_path("").scheme() == "https"
-}
-
-/// The ceiling against the TLS loopback target (a throwaway CA, made in memory).
-async fn tls_ceiling(o: CalibrationOptions) -> Result<bakeoff_artifact::HarnessCeiling, Error> {
-    let (target, url, tls) = CalibrationTarget::start_tls().await.map_err(|e| {
-        Error::internal(format!(
-            "cannot start the TLS loopback calibration target: {e}"
-        ))
-    })?;
-    let c = bakeoff_load::calibrate::measure_ceiling_with(&url, o, tls).await?;
-    drop(target);
-    Ok(c)
-}
-
-async fn ceiling(o: CalibrationOptions) -> Result<bakeoff_artifact::HarnessCeiling, Error> {
-    let target = CalibrationTarget::start().await.map_err(|e| {
-        Error::internal(format!("cannot start the loopback calibration target: {e}"))
-    })?;
-    Ok(measure_ceiling(&target.url(), o).await?)
-}
-
-pub(crate) fn artifact(
-    cfg: &BenchRunConfig,
-    client: &Client,
-    pre: &PreflightOutcome,
-    local: Option<&local_default::LocalServer>,
-    report: LoadReport,
-) -> Artifact {
-    let facts = &pre.discovered.facts;
-    let candidate = evaluate::candidate(&super::naming(&cfg.naming, local), "-bench", client, pre);
-    let endpoint = EndpointRecord {
-        url: client.url().redacted(),
-        facts: Some(facts.clone()),
-    };
-    let mut art = Artifact::new(ArtifactKind::Bakeoff, candidate, endpoint);
-    art.preflight = Some(pre.report.clone());
-    art.instrument_flags = pre.report.flags.clone();
-    art.instrument_flags
-        .extend(report.flags.iter().cloned().map(|mut f| {
-            f.suite = Some("throughput".into());
-            f
-        }));
-    art.run = serde_json::json!({ "command": "bench run", "embedded_default": local.is_some() });
-    if let Some(i) = &report.interrupted {
-        art.status = RunStatus::Incomplete;
-        art.incomplete_reason = Some(i.clone());
-    }
-    art.load.insert("throughput".into(), report);
-    art
-}
-
-/// `DIR/<slug>-bench.failure.json` for an endpoint that is not fit: nothing was measured.
-fn failure_artifact(
-    cfg: &BenchRunConfig,
-    client: &Client,
-    pre: &PreflightOutcome,
-    local: Option<&local_default::LocalServer>,
-    unfit: &bakeoff_suites::preflight::Unfit,
-) -> Result<std::path::PathBuf, Error> {
-    let candidate = evaluate::candidate(&super::naming(&cfg.naming, local), "-bench", client, pre);
-    let endpoint = EndpointRecord {
-        url: client.url().redacted(),
-        facts: Some(pre.discovered.facts.clone()),
-    };
-    let mut art = Artifact::new(ArtifactKind::Failure, candidate, endpoint);
-    art.preflight = Some(pre.report.clone());
-    art.instrument_flags = pre.report.flags.clone();
-    art.run = serde_json::json!({ "command": "bench run", "embedded_default": local.is_some() });
-    art.failure = Some(bakeoff_artifact::Failure {
-        class: unfit.class,
-        message: unfit.message.clone(),
-        evidence: unfit.evidence.clone(),
-        elapsed_ms: pre.report.elapsed_ms,
-        remediation: unfit.remediation.clone(),
-    });
-    let mut files = evaluate::run_files(&cfg.naming.out, &art.candidate.slug, cfg.naming.replace)?;
-    Ok(evaluate::write_run_artifact(&mut files, &mut art)?)
 }
 
 async fn calibrate(cfg: CalibrateConfig) -> Result<Exit, Error> {
-    let c = ceiling(cfg.options).await?;
+    let c = bench::ceiling(cfg.options, false).await?;
     if cfg.json {
         println!("{}", serde_json::to_string_pretty(&c).map_err(Error::json)?);
     } else {

@@ -15,7 +15,7 @@ use bakeoff_suites::evaluate::Naming;
 
 use crate::config::DamageConfig;
 use crate::exit::{Error, Exit};
-use crate::progress::{Progress, secs};
+use crate::progress::Progress;
 
 pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
     std::fs::create_dir_all(&cfg.naming.out).map_err(|source| StoreError::CreateDir {
@@ -59,12 +59,7 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
     let result = evaluate_damage(req, &mut stop.rx).await;
     drop(stop);
     display.finish();
-    let outcome = result.map_err(|e| match e {
-        bakeoff_suites::evaluate::EvalError::InterruptedInPreflight => {
-            Error::failed("interrupted by the operator during preflight; nothing was measured")
-        }
-        bakeoff_suites::evaluate::EvalError::Store(s) => Error::Store(s),
-    })?;
+    let outcome = result?;
     let art = &outcome.evaluated.artifact;
     if cfg.json {
         println!(
@@ -104,97 +99,11 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
 /// Progress lines: each endpoint's preflight, each phase's items, the self-check's verdict.
 fn hook(display: Arc<Progress>) -> DamageHook {
     Arc::new(move |e: DamageEvent| {
-        let (lasting, text) = render(&e);
+        let (lasting, text) = bakeoff_suites::describe::damage_event(&e);
         if lasting {
             display.line(&text);
         } else {
             display.status(&text);
         }
     })
-}
-
-fn render(e: &DamageEvent) -> (bool, String) {
-    use bakeoff_suites::PreflightPhase as P;
-    match e {
-        DamageEvent::Preflight { side, phase } => {
-            let side = side.as_str();
-            match phase {
-                P::Probing { ready_timeout } => (
-                    false,
-                    format!(
-                        "[{side} preflight] probing with a real completion (up to {}) …",
-                        secs(*ready_timeout)
-                    ),
-                ),
-                P::Ready {
-                    model,
-                    engine,
-                    elapsed,
-                    ..
-                } => (
-                    true,
-                    format!(
-                        "[{side} preflight] ready in {}: {} on {engine}",
-                        secs(*elapsed),
-                        bakeoff_report::escape::for_terminal(
-                            model.as_deref().unwrap_or("(no model id)"),
-                            200
-                        )
-                    ),
-                ),
-                P::Unfit { class, message, .. } => (
-                    true,
-                    format!(
-                        "[{side} preflight] unfit ({class}): {}",
-                        bakeoff_report::escape::for_terminal(message, 400)
-                    ),
-                ),
-                P::CheckingThinking { .. } => (false, format!("[{side} preflight] …")),
-            }
-        }
-        DamageEvent::Started { phase, planned } => (
-            false,
-            format!("[{}] starting: {planned} prompts", phase.as_str()),
-        ),
-        DamageEvent::Item {
-            phase,
-            done,
-            planned,
-            elapsed,
-            kl,
-        } => (
-            false,
-            format!(
-                "[{} {done}/{planned}] {} elapsed{}",
-                phase.as_str(),
-                secs(*elapsed),
-                kl.map(|k| format!(" — KL {k:.4}")).unwrap_or_default()
-            ),
-        ),
-        DamageEvent::SelfCheck { passed, high } => (
-            true,
-            if *passed {
-                format!(
-                    "[self-check] passed: the reference agrees with itself (KL ≤ {high:.1e} nats)"
-                )
-            } else {
-                format!(
-                    "[self-check] FAILED: the reference disagrees with itself (KL up to {high:.3e} nats); the candidate is not measured"
-                )
-            },
-        ),
-        DamageEvent::AlongItem {
-            phase,
-            done,
-            planned,
-            elapsed,
-        } => (
-            false,
-            format!(
-                "[{} {done}/{planned}] {} elapsed",
-                phase.as_str(),
-                secs(*elapsed)
-            ),
-        ),
-    }
 }

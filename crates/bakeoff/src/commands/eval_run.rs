@@ -7,15 +7,16 @@ use std::sync::Arc;
 use bakeoff_artifact::StoreError;
 use bakeoff_client::Client;
 use bakeoff_report::bench_summary;
+use bakeoff_suites::describe;
 use bakeoff_suites::evaluate::{EvalRequest, evaluate};
-use bakeoff_suites::{EvalEvent, EvalHook, Outcomes, PreflightPhase, SuiteOptions};
+use bakeoff_suites::{EvalEvent, EvalHook, SuiteOptions};
 use tokio::sync::watch;
 
 use super::bench::StepProgress;
 use crate::config::RunConfig;
 use crate::exit::{Error, Exit};
 use crate::local_default;
-use crate::progress::{Progress, secs};
+use crate::progress::Progress;
 
 pub async fn run(mut cfg: RunConfig) -> Result<Exit, Error> {
     // An output directory that cannot be made fails now, before minutes of measuring.
@@ -57,7 +58,7 @@ async fn measure(
     display: &Progress,
     hook: EvalHook,
 ) -> Result<Exit, Error> {
-    let options = with_ceiling(cfg, display, super::bench::is_https(client)).await?;
+    let options = with_ceiling(cfg, display, bakeoff_suites::bench::is_https(client)).await?;
     let naming = super::naming(&cfg.naming, local);
     let req = EvalRequest {
         client,
@@ -143,7 +144,7 @@ fn eval_hook(display: Arc<Progress>, steps: Arc<StepProgress>) -> EvalHook {
         if let EvalEvent::SuiteStarted { suite, .. } = &e {
             steps.set_prefix(suite);
         }
-        let (lasting, text) = render(&e);
+        let (lasting, text) = describe::eval_event(&e);
         if lasting {
             display.line(&text);
         } else {
@@ -152,111 +153,13 @@ fn eval_hook(display: Arc<Progress>, steps: Arc<StepProgress>) -> EvalHook {
     })
 }
 
-/// One event as a progress line; `true`: it lasts (a suite's end), else a status.
-fn render(e: &EvalEvent) -> (bool, String) {
-    match e {
-        EvalEvent::Preflight(p) => (false, preflight_line(p)),
-        EvalEvent::SuiteStarted { suite, planned } => (
-            false,
-            match planned {
-                Some(n) => format!("[{suite}] starting: {n} item{}", plural(*n)),
-                None => format!("[{suite}] starting"),
-            },
-        ),
-        EvalEvent::ItemFinished(i) => {
-            let of = i.planned.map(|n| format!("/{n}")).unwrap_or_default();
-            let left = i
-                .eta
-                .map(|t| format!(", ~{} left", secs(t)))
-                .unwrap_or_default();
-            (
-                false,
-                format!(
-                    "[{} {}{of}] {} elapsed{left} — {}",
-                    i.suite,
-                    i.done,
-                    secs(i.elapsed),
-                    outcomes(&i.outcomes)
-                ),
-            )
-        }
-        EvalEvent::SuiteFinished {
-            suite,
-            status,
-            done,
-            planned,
-            elapsed,
-            outcomes: o,
-        } => {
-            let status = status.as_str();
-            let of = planned.map(|n| format!("/{n}")).unwrap_or_default();
-            let tally = if o.is_empty() {
-                String::new()
-            } else {
-                format!(" — {}", outcomes(o))
-            };
-            (
-                true,
-                format!(
-                    "[{suite}] {status}: {done}{of} items in {}{tally}",
-                    secs(*elapsed)
-                ),
-            )
-        }
-    }
-}
-
-fn preflight_line(p: &PreflightPhase) -> String {
-    match p {
-        PreflightPhase::Probing { ready_timeout } => format!(
-            "[preflight] discovering the endpoint, then probing readiness with a real completion \
-             (up to {}) …",
-            secs(*ready_timeout)
-        ),
-        PreflightPhase::Ready {
-            model,
-            engine,
-            window,
-            elapsed,
-        } => format!(
-            "[preflight] ready in {}: {} on {engine}, window {}",
-            secs(*elapsed),
-            model.as_deref().unwrap_or("(no model id)"),
-            window.map_or_else(|| "unknown".to_string(), |w| w.to_string())
-        ),
-        PreflightPhase::Unfit {
-            class,
-            message,
-            elapsed,
-        } => format!(
-            "[preflight] unfit after {} ({class}): {message}",
-            secs(*elapsed)
-        ),
-        PreflightPhase::CheckingThinking { mode } => {
-            format!("[preflight] checking that --thinking {mode} takes effect …")
-        }
-    }
-}
-
-/// "ok 1, wrong 2": the outcome classes so far.
-fn outcomes(o: &Outcomes) -> String {
-    o.iter()
-        .map(|(k, n)| format!("{} {n}", k.as_str()))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use std::time::Duration;
 
     use bakeoff_artifact::Outcome;
-    use bakeoff_suites::ItemProgress;
+    use bakeoff_suites::{ItemProgress, Outcomes, PreflightPhase};
 
     use super::*;
 

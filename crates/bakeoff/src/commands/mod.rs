@@ -5,7 +5,6 @@ mod audit_cache;
 mod audit_seat;
 mod bench;
 mod bench_compare;
-mod bench_versus;
 mod campaign;
 mod eval_adapter;
 mod eval_compare;

@@ -184,30 +184,10 @@ fn open(fleet: &Path, w: &WatchConfig) -> Result<(Seats, Out), Error> {
         redactor: Redactor::for_fleet(&fleet),
     };
     Ok((
-        Seats::new(fleet, w.out.clone(), w.options.clone()).with_placement(placement()),
+        Seats::new(fleet, w.out.clone(), w.options.clone())
+            .with_placement(bakeoff_campaign::fits::placement_check()),
         out,
     ))
-}
-
-/// The memory check before a start: `bakeoff plan --coexist`'s arithmetic through the one code
-/// path the campaigns use (`bakeoff_campaign::fits`), GPUs sized by NVML or nvidia-smi on this
-/// machine, else by the host's `gpu_memory_gib`, with no margin (a NO is a claim over the card).
-fn placement() -> bakeoff_seats::ops::PlacementCheck {
-    std::sync::Arc::new(|fleet, seat, staying| {
-        // Owned copies: the future outlives this call (seats awaits it).
-        let (fleet, seat, staying) = (fleet.clone(), seat.to_owned(), staying.to_vec());
-        Box::pin(async move {
-            bakeoff_campaign::fits::check(
-                &fleet,
-                &seat,
-                &staying,
-                &bakeoff_campaign::fleet_view::ViewOptions::default(),
-                0.0,
-                "nvidia-smi",
-            )
-            .await
-        })
-    })
 }
 
 /// Prints the seat commands' output with the fleet's secrets redacted.
