@@ -375,7 +375,7 @@ pub(crate) fn artifact(
             f.suite = Some("throughput".into());
             f
         }));
-    art.run = serde_json::json!({ "command": "bench run", "embedded_default": local.is_some() });
+    art.run = bakeoff_artifact::RunRecord::bench_run(local.is_some());
     if let Some(i) = &report.interrupted {
         art.status = RunStatus::Incomplete;
         art.incomplete_reason = Some(i.clone());
@@ -400,7 +400,7 @@ fn failure_artifact(
     let mut art = Artifact::new(ArtifactKind::Failure, candidate, endpoint);
     art.preflight = Some(pre.report.clone());
     art.instrument_flags = pre.report.flags.clone();
-    art.run = serde_json::json!({ "command": "bench run", "embedded_default": local.is_some() });
+    art.run = bakeoff_artifact::RunRecord::bench_run(local.is_some());
     art.failure = Some(bakeoff_artifact::Failure {
         class: unfit.class,
         message: unfit.message.clone(),

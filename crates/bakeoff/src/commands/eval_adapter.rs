@@ -176,17 +176,18 @@ async fn measure(
 }
 
 /// What the operator asked for, as recorded in the artifact.
-fn run_record(cfg: &AdapterConfig, seed: Option<u64>) -> serde_json::Value {
-    serde_json::json!({
-        "command": "eval adapter",
-        "adapter": cfg.adapter,
-        "base": cfg.base,
-        "prompts": cfg.prompts_source,
-        "top_k": cfg.options.top_k,
-        "max_tokens": cfg.options.max_tokens,
-        "seed": seed,
-        "ready_timeout_s": cfg.endpoint.preflight.ready_timeout.as_secs(),
-    })
+fn run_record(cfg: &AdapterConfig, seed: Option<u64>) -> bakeoff_artifact::RunRecord {
+    bakeoff_artifact::RunRecord {
+        command: Some("eval adapter".into()),
+        adapter: Some(cfg.adapter.clone()),
+        base: Some(cfg.base.clone()),
+        prompts: Some(cfg.prompts_source.clone()),
+        top_k: Some(cfg.options.top_k),
+        max_tokens: Some(cfg.options.max_tokens),
+        seed: Some(seed),
+        ready_timeout_s: Some(cfg.endpoint.preflight.ready_timeout.as_secs()),
+        ..Default::default()
+    }
 }
 
 /// The failure of a check that measured nothing: every request failed, or none carried
