@@ -139,7 +139,7 @@ fn config(e: &Entry) -> Vec<String> {
         format!("endpoint {}", md(&a.endpoint.url)),
     ];
     if let Some(s) = &a.run.suites {
-        let names: Vec<String> = s.iter().map(|x| md(x)).collect();
+        let names: Vec<String> = s.iter().map(String::as_str).map(md).collect();
         config.push(format!("suites requested: {}", names.join(", ")));
     }
     for note in &c.notes {
