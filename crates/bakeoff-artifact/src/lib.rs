@@ -19,6 +19,7 @@ pub mod adapter;
 pub mod campaign;
 pub mod conditions;
 pub mod damage;
+pub mod details;
 pub mod evidence;
 pub mod facts;
 pub mod failure;
@@ -29,6 +30,7 @@ pub mod load;
 pub mod load_shapes;
 pub mod monitor;
 pub mod page_cache;
+pub mod run_record;
 pub mod seat;
 pub mod slug;
 pub mod store;
@@ -38,6 +40,7 @@ pub mod versioned;
 pub use adapter::*;
 pub use conditions::*;
 pub use damage::*;
+pub use details::*;
 pub use facts::*;
 pub use failure::*;
 pub use gpu_telemetry::*;
@@ -45,6 +48,7 @@ pub use item::*;
 pub use load::*;
 pub use load_shapes::*;
 pub use page_cache::*;
+pub use run_record::RunRecord;
 pub use seat::*;
 pub use store::{
     Journal, RunFiles, StoreError, artifact_path, journal_of, read_artifact, run_id_now,
@@ -56,7 +60,19 @@ pub use versioned::{Versioned, read_versioned};
 /// Version of the artifact format. Readers refuse versions they do not know.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// The JSON Schema of [`Artifact`], as checked in.
+/// The JSON Schema of [`Artifact`], as checked in, with each suite's details shape added to its
+/// definitions after the artifact's own ([`details`]).
 pub fn json_schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(Artifact)).unwrap_or(serde_json::Value::Null)
+    let mut schema =
+        serde_json::to_value(schemars::schema_for!(Artifact)).unwrap_or(serde_json::Value::Null);
+    let mut generator = schemars::SchemaGenerator::default();
+    details::define_details(&mut generator);
+    if let Some(defs) = schema.get_mut("$defs").and_then(|d| d.as_object_mut()) {
+        for (name, def) in generator.definitions() {
+            if !defs.contains_key(name) {
+                defs.insert(name.clone(), def.clone());
+            }
+        }
+    }
+    schema
 }

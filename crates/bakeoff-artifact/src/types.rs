@@ -336,6 +336,8 @@ pub struct SuiteSummary {
     pub score: Option<Score>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<InstrumentFlag>,
+    /// The suite's own figures, stored as JSON; read them typed with
+    /// [`SuiteSummary::details_as`] (each suite's shape is in [`crate::details`]).
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub details: serde_json::Value,
     /// The `damage` suite's figures (`bakeoff eval damage`).
@@ -420,8 +422,8 @@ pub struct Artifact {
     /// Flags of the whole run (each suite's flags are also in its summary).
     pub instrument_flags: Vec<InstrumentFlag>,
     /// What the operator asked for, verbatim where harmless (never a key).
-    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
-    pub run: serde_json::Value,
+    #[serde(default, skip_serializing_if = "crate::RunRecord::is_empty")]
+    pub run: crate::RunRecord,
     /// Load-test sweeps of `bakeoff bench run`, by name (`throughput`); docs/metrics.md.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub load: BTreeMap<String, crate::LoadReport>,
@@ -450,7 +452,7 @@ impl Artifact {
             incomplete_reason: None,
             failure: None,
             instrument_flags: Vec::new(),
-            run: serde_json::Value::Null,
+            run: crate::RunRecord::default(),
             load: BTreeMap::new(),
             seat: None,
             adapter: None,

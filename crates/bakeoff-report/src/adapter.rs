@@ -3,7 +3,7 @@
 //! `summary.details`, where the check writes its verdict sentence). First tokens are model
 //! output: escaped like any reply.
 
-use bakeoff_artifact::{AdapterReport, AdapterRouteKind, SuiteResult};
+use bakeoff_artifact::{AdapterDetails, AdapterReport, AdapterRouteKind, SuiteResult};
 
 use crate::escape::for_terminal;
 use crate::table::{Grid, Kind, render};
@@ -17,12 +17,11 @@ pub fn cell_text(name: &str, s: &SuiteResult) -> Option<String> {
     if name != SUITE {
         return None;
     }
-    let d = &s.summary.details;
-    let message = d.get("message").and_then(|m| m.as_str());
-    let verdict = d.get("verdict").and_then(|v| v.as_str())?;
-    Some(match message {
-        Some(m) if !m.is_empty() => for_terminal(m, 160),
-        _ => for_terminal(verdict, 40),
+    let d: AdapterDetails = s.summary.details_as().ok()?;
+    Some(if d.message.is_empty() {
+        for_terminal(&d.verdict, 40)
+    } else {
+        for_terminal(&d.message, 160)
     })
 }
 

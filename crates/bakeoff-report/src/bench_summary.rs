@@ -2,7 +2,7 @@
 //! `eval damage`: the load suites' sweeps of an `eval run` artifact, the per-step workload lines,
 //! and the conditions line. Pure: each returns text and prints nothing.
 
-use bakeoff_artifact::{Artifact, LoadReport};
+use bakeoff_artifact::{Artifact, LoadReport, LonggenDetails};
 
 use crate::escape::for_terminal;
 
@@ -13,19 +13,20 @@ pub fn suite_sweeps(art: &Artifact) -> String {
         let Some(s) = art.suites.get(name) else {
             continue;
         };
-        if let Ok(r) = serde_json::from_value::<LoadReport>(s.summary.details.clone()) {
+        if let Ok(r) = s.summary.details_as::<LoadReport>() {
             out.push_str(&format!("\n{name}:\n{}", crate::bench::sweep(&r)));
         }
-        if let Some(p) = s.summary.details.get("probes").and_then(|p| p.as_array()) {
-            for p in p {
-                out.push_str(&format!(
-                    "longgen probe {}: {} tokens, decode {:.1} tok/s (server {:.1})\n",
-                    p["probe"],
-                    p["output_tokens"],
-                    p["decode_tokens_per_second"].as_f64().unwrap_or(0.0),
-                    p["server_decode_tokens_per_second"].as_f64().unwrap_or(0.0)
-                ));
-            }
+        // A missing figure prints as the JSON it was (`null`), as it always has.
+        let or_null = |v: Option<u64>| v.map_or("null".into(), |v| v.to_string());
+        let probes = s.summary.details_as::<LonggenDetails>().unwrap_or_default();
+        for p in probes.probes {
+            out.push_str(&format!(
+                "longgen probe {}: {} tokens, decode {:.1} tok/s (server {:.1})\n",
+                or_null(p.probe),
+                or_null(p.output_tokens),
+                p.decode_tokens_per_second.unwrap_or(0.0),
+                p.server_decode_tokens_per_second.unwrap_or(0.0)
+            ));
         }
     }
     out

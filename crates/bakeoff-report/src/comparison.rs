@@ -545,17 +545,7 @@ pub fn build(reg: &Registry) -> CandidateTable {
     let mut suites: Vec<String> = reg
         .counted()
         .flat_map(|e| {
-            let requested = e
-                .artifact
-                .run
-                .get("suites")
-                .and_then(|v| v.as_array())
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|x| x.as_str().map(str::to_string))
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default();
+            let requested = e.artifact.run.suites.clone().unwrap_or_default();
             e.artifact.suites.keys().cloned().chain(requested)
         })
         .collect();

@@ -4,60 +4,36 @@
 //! shows them beside the suite score, so a family flagged `instrument-failure` (left out of the
 //! score) is visible where the score is read.
 
-use bakeoff_artifact::{Score, SuiteResult};
-use serde::Deserialize;
+use bakeoff_artifact::{ScoredDetails, SuiteResult};
 
-/// One family of one suite. Unknown or missing fields read as empty: an artifact written by
-/// another version still renders.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct FamilyRow {
-    pub family: String,
-    #[serde(default)]
-    pub items: u64,
-    #[serde(default)]
-    pub score: Option<Score>,
-    #[serde(default)]
-    pub chance_floor: f64,
-    #[serde(default)]
-    pub versus_chance: String,
-    #[serde(default)]
-    pub flag: Option<bakeoff_artifact::FlagCode>,
-    #[serde(default = "counted_by_default")]
-    pub counted: bool,
-    #[serde(default)]
-    pub extraction_failures: Vec<String>,
-    #[serde(default)]
-    pub thinking_artifacts: u64,
-}
-
-fn counted_by_default() -> bool {
-    true
-}
+/// One family of one suite (bakeoff-artifact's `FamilyRow`). Unknown or missing fields read as
+/// empty: an artifact written by another version still renders.
+pub use bakeoff_artifact::FamilyRow;
 
 /// The suite's families, in the order the suite stored them; none when it stores none.
 pub fn of(suite: &SuiteResult) -> Vec<FamilyRow> {
     suite
         .summary
-        .details
-        .get("families")
-        .and_then(|v| v.as_array())
-        .map(|rows| {
-            rows.iter()
-                .filter_map(|r| FamilyRow::deserialize(r).ok())
-                .collect()
-        })
+        .details_as::<ScoredDetails>()
+        .map(|d| d.families)
         .unwrap_or_default()
 }
 
-impl FamilyRow {
+/// A family row as a report shows it.
+pub trait FamilyText {
     /// The chance floor as a percentage (`0%` for open answers).
-    pub fn chance_text(&self) -> String {
+    fn chance_text(&self) -> String;
+    /// What else a reader must know: the flag, whether the family counts, how many answers
+    /// could not be extracted and how many replies never left their reasoning.
+    fn notes(&self) -> String;
+}
+
+impl FamilyText for FamilyRow {
+    fn chance_text(&self) -> String {
         format!("{:.1}%", self.chance_floor * 100.0)
     }
 
-    /// What else a reader must know: the flag, whether the family counts, how many answers
-    /// could not be extracted and how many replies never left their reasoning.
-    pub fn notes(&self) -> String {
+    fn notes(&self) -> String {
         let mut notes = Vec::new();
         if let Some(f) = self.flag {
             notes.push(f.to_string());

@@ -7,7 +7,6 @@
 use std::fmt::Write as _;
 
 use bakeoff_artifact::{GaugeSeries, LoadReport};
-use serde::Deserialize;
 
 use crate::escape::for_html as h;
 use crate::registry::Registry;
@@ -75,7 +74,7 @@ fn reports(a: &bakeoff_artifact::Artifact) -> Vec<(String, LoadReport)> {
         .map(|(n, l)| (format!("bench {n}"), l.clone()))
         .collect();
     for (n, s) in &a.suites {
-        if let Ok(l) = LoadReport::deserialize(&s.summary.details) {
+        if let Ok(l) = s.summary.details_as::<LoadReport>() {
             out.push((n.clone(), l));
         }
     }

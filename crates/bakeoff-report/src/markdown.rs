@@ -138,8 +138,8 @@ fn config(e: &Entry) -> Vec<String> {
         ),
         format!("endpoint {}", md(&a.endpoint.url)),
     ];
-    if let Some(s) = a.run.get("suites").and_then(|v| v.as_array()) {
-        let names: Vec<String> = s.iter().filter_map(|x| x.as_str()).map(md).collect();
+    if let Some(s) = &a.run.suites {
+        let names: Vec<String> = s.iter().map(String::as_str).map(md).collect();
         config.push(format!("suites requested: {}", names.join(", ")));
     }
     for note in &c.notes {

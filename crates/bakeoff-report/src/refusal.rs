@@ -9,50 +9,16 @@
 
 use std::fmt::Write as _;
 
-use bakeoff_artifact::{Score, SuiteResult};
-use serde::Deserialize;
+use bakeoff_artifact::{RefusalDetails, Score, SuiteResult};
 
 use crate::escape::{for_html as h, for_terminal};
 
 /// The suite's name in artifacts.
 pub const SUITE: &str = "refusal";
 
-#[derive(Debug, Clone, Default, Deserialize)]
-struct Counts {
-    #[serde(default)]
-    answered: u64,
-    #[serde(default)]
-    neither: u64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-struct Category {
-    category: String,
-    #[serde(default)]
-    items: u64,
-    #[serde(default)]
-    refused: u64,
-    #[serde(default)]
-    answered: u64,
-    #[serde(default)]
-    neither: u64,
-}
-
-fn counts(s: &SuiteResult) -> Option<Counts> {
-    Counts::deserialize(s.summary.details.get("refusal")?).ok()
-}
-
-fn categories(s: &SuiteResult) -> Vec<Category> {
-    s.summary
-        .details
-        .get("categories")
-        .and_then(|v| v.as_array())
-        .map(|rows| {
-            rows.iter()
-                .filter_map(|r| Category::deserialize(r).ok())
-                .collect()
-        })
-        .unwrap_or_default()
+/// The suite's figures; details that do not read leave its counts empty.
+fn details(s: &SuiteResult) -> RefusalDetails {
+    s.summary.details_as().unwrap_or_default()
 }
 
 /// `3/48 refused = 6% [2–17%]`, or `no reply could be judged`.
@@ -80,14 +46,16 @@ pub fn terminal_lines(name: &str, s: &SuiteResult) -> Option<String> {
     if name != SUITE {
         return None;
     }
-    let c = counts(s).unwrap_or_default();
+    let d = details(s);
+    let c = d.refusal.unwrap_or_default();
     let mut out = format!(
         "refusal: {} (Wilson 95%) — {} answered, {} neither (no visible answer or a failed request, not counted); markers on the visible answer only, the reasoning is never scored\n",
         rate_text(&s.summary.score),
         c.answered,
         c.neither
     );
-    let cats: Vec<String> = categories(s)
+    let cats: Vec<String> = d
+        .categories
         .iter()
         .map(|k| {
             format!(
@@ -101,7 +69,7 @@ pub fn terminal_lines(name: &str, s: &SuiteResult) -> Option<String> {
     if !cats.is_empty() {
         let _ = writeln!(out, "  refused per category: {}", cats.join(", "));
     }
-    if let Some(b) = s.summary.details.get("battery").and_then(|v| v.as_str()) {
+    if let Some(b) = &d.battery {
         let _ = writeln!(out, "  battery: {}", for_terminal(b, 200));
     }
     Some(out)
@@ -116,7 +84,8 @@ pub fn html_section(slug: &str, name: &str, s: &SuiteResult) -> Option<String> {
     if name != SUITE {
         return None;
     }
-    let c = counts(s).unwrap_or_default();
+    let d = details(s);
+    let c = d.refusal.unwrap_or_default();
     let mut out = format!(
         "<p class=\"refusal\">{}: {} (Wilson 95%); {} answered, {} neither (no visible answer or a failed request: not counted). Refusal markers are read on the visible answer only; the reasoning is never scored.</p>",
         h(slug),
@@ -124,7 +93,7 @@ pub fn html_section(slug: &str, name: &str, s: &SuiteResult) -> Option<String> {
         c.answered,
         c.neither
     );
-    let cats = categories(s);
+    let cats = d.categories;
     if !cats.is_empty() {
         out.push_str("<table class=\"refusal-categories\"><thead><tr><th>candidate</th><th>category</th><th>items</th><th>refused</th><th>answered</th><th>neither</th></tr></thead><tbody>");
         for k in &cats {

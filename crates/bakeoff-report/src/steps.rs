@@ -8,7 +8,6 @@
 //! means "no throughput data", never an invented number.
 
 use bakeoff_artifact::{ItemRecord, SuiteResult};
-use serde::Deserialize;
 use serde_json::Value;
 
 /// One load step as the report shows it.
@@ -172,7 +171,7 @@ fn item_concurrency(i: &ItemRecord) -> Option<f64> {
 /// the same `extra.concurrency`.
 pub fn steps_of(suite: &SuiteResult) -> Vec<Step> {
     // Read in place: the details of a throughput suite hold every request record.
-    if let Ok(report) = bakeoff_artifact::LoadReport::deserialize(&suite.summary.details) {
+    if let Ok(report) = suite.summary.details_as::<bakeoff_artifact::LoadReport>() {
         return steps_of_load(&report);
     }
     steps_in(&suite.summary.details, &suite.items)
@@ -196,7 +195,7 @@ pub fn sweeps_of(a: &bakeoff_artifact::Artifact) -> impl Iterator<Item = (String
 pub fn load_of(a: &bakeoff_artifact::Artifact, name: &str) -> Option<bakeoff_artifact::LoadReport> {
     match name.strip_prefix("bench ") {
         Some(n) if a.load.contains_key(n) => a.load.get(n).cloned(),
-        _ => bakeoff_artifact::LoadReport::deserialize(&a.suites.get(name)?.summary.details).ok(),
+        _ => a.suites.get(name)?.summary.details_as().ok(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Human tables for the terminal.
 
 use crate::escape::for_terminal;
+use crate::families::FamilyText;
 use crate::table::{Grid, Kind, render, width};
 use bakeoff_artifact::{
     Artifact, ArtifactKind, EndpointFacts, EngineKind, FailureClass, PreflightReport, Score,

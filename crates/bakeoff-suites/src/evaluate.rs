@@ -45,7 +45,7 @@ pub struct EvalRequest<'a> {
     pub out: &'a Path,
     pub replace: bool,
     /// What the operator asked for, recorded as `artifact.run`.
-    pub run_record: serde_json::Value,
+    pub run_record: bakeoff_artifact::RunRecord,
     /// Where progress goes (the preflight's phases, each suite's start and end, every
     /// finished item); `None`: nowhere.
     pub progress: Option<EvalHook>,

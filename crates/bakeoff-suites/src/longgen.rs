@@ -7,7 +7,9 @@
 //! `vllm:spec_decode_num_accepted_tokens_total / …_num_draft_tokens_total`, llama.cpp
 //! `llamacpp:spec_decode_*`, SGLang `sglang:spec_accept_length`) or llama.cpp `timings`.
 
-use bakeoff_artifact::{FlagCode, FlagSeverity, InstrumentFlag, SuiteResult};
+use bakeoff_artifact::{
+    FlagCode, FlagSeverity, InstrumentFlag, LoadReport, LonggenProbe, RequestRecord, SuiteResult,
+};
 use bakeoff_load::{LengthSpec, LoadPlan, Mode, PinPolicy, StepBound};
 
 use crate::runner::{Recorder, SuiteContext};
@@ -60,34 +62,23 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     let o = &ctx.options.longgen;
     let mut result = run_steps(ctx, rec, plan(ctx, o), "longgen").await;
     // Decode tok/s per probe, from the per-request records.
-    let mut probes = Vec::new();
-    if let Some(steps) = result
+    let probes: Vec<LonggenProbe> = result
         .summary
-        .details
-        .get("steps")
-        .and_then(|s| s.as_array())
-    {
-        for step in steps {
-            for r in step
-                .get("requests")
-                .and_then(|r| r.as_array())
-                .into_iter()
-                .flatten()
-            {
-                let tpot = r.get("tpot_ms").and_then(serde_json::Value::as_f64);
-                probes.push(serde_json::json!({
-                    "probe": r.get("i"),
-                    "output_tokens": r.get("output_tokens"),
-                    "decode_tokens_per_second": tpot.filter(|t| *t > 0.0).map(|t| 1000.0 / t),
-                    "server_decode_tokens_per_second": r.get("server_decode_tps"),
-                    "ttft_ms": r.get("ttft_ms"),
-                    "error": r.get("error"),
-                }));
-            }
-        }
-    }
+        .details_as::<LoadReport>()
+        .map(|r| {
+            r.steps
+                .iter()
+                .flat_map(|s| &s.requests)
+                .map(probe)
+                .collect()
+        })
+        .unwrap_or_default();
+    // Added beside the load report's own fields (`LonggenDetails`), as the last two keys.
     if let Some(obj) = result.summary.details.as_object_mut() {
-        obj.insert("probes".into(), serde_json::Value::Array(probes));
+        obj.insert(
+            "probes".into(),
+            serde_json::to_value(&probes).unwrap_or_default(),
+        );
         obj.insert(
             "note".into(),
             serde_json::Value::String(SHORT_COMPLETIONS_NOTE.into()),
@@ -101,4 +92,16 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         count: None,
     });
     result
+}
+
+/// One probe's figures from its request record: the decode rate from the client's TPOT.
+fn probe(r: &RequestRecord) -> LonggenProbe {
+    LonggenProbe {
+        probe: Some(r.i),
+        output_tokens: r.output_tokens,
+        decode_tokens_per_second: r.tpot_ms.filter(|t| *t > 0.0).map(|t| 1000.0 / t),
+        server_decode_tokens_per_second: r.server_decode_tps,
+        ttft_ms: r.ttft_ms,
+        error: r.error.clone(),
+    }
 }

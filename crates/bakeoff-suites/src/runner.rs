@@ -458,11 +458,9 @@ pub async fn run_suites_with(
 /// Every family of a scored suite failed the instrument check (`instrument-failure`, severity
 /// `invalid`): its `details.families_not_scored` lists each of its `details.families`.
 pub fn nothing_valid(r: &SuiteResult) -> bool {
-    let d = &r.summary.details;
-    let count = |k: &str| d.get(k).and_then(|v| v.as_array()).map(Vec::len);
-    match (count("families"), count("families_not_scored")) {
-        (Some(all), Some(excluded)) => all > 0 && excluded >= all,
-        _ => false,
+    match r.summary.details_as::<bakeoff_artifact::ScoredDetails>() {
+        Ok(d) => !d.families.is_empty() && d.families_not_scored.len() >= d.families.len(),
+        Err(_) => false,
     }
 }
 

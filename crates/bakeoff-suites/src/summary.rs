@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use bakeoff_artifact::{ItemRecord, Outcome, Score, SuiteStatus, SuiteSummary};
+use bakeoff_artifact::{ItemRecord, Outcome, ReasoningTotals, Score, SuiteStatus, SuiteSummary};
 use bakeoff_stats::Proportion;
 
 /// A Wilson 95 % score, or none when nothing was scored.
@@ -43,7 +43,7 @@ pub fn summarize(planned: usize, items: &[ItemRecord]) -> SuiteSummary {
 /// Reasoning spent by a suite, counted apart from the answers: items whose reply carried
 /// reasoning, its characters, and the server's `completion_tokens_details.reasoning_tokens`
 /// summed (`null` when the server reported none).
-pub fn reasoning_totals(items: &[ItemRecord]) -> serde_json::Value {
+pub fn reasoning_totals(items: &[ItemRecord]) -> ReasoningTotals {
     let with_reasoning = items
         .iter()
         .filter(|i| !i.response.reasoning.trim().is_empty())
@@ -56,12 +56,12 @@ pub fn reasoning_totals(items: &[ItemRecord]) -> serde_json::Value {
         .iter()
         .filter_map(|i| i.response.usage.as_ref()?.reasoning_tokens())
         .collect();
-    serde_json::json!({
-        "items_with_reasoning": with_reasoning,
-        "reasoning_chars": chars,
-        "reasoning_tokens": if tokens.is_empty() { None } else { Some(tokens.iter().sum::<u64>()) },
-        "items_reporting_reasoning_tokens": tokens.len(),
-    })
+    ReasoningTotals {
+        items_with_reasoning: with_reasoning as u64,
+        reasoning_chars: chars as u64,
+        reasoning_tokens: (!tokens.is_empty()).then(|| tokens.iter().sum::<u64>()),
+        items_reporting_reasoning_tokens: tokens.len() as u64,
+    }
 }
 
 /// A suite summary's `details` as an object to insert into; anything else there (`null` from
@@ -78,7 +78,8 @@ pub fn details_mut(summary: &mut SuiteSummary) -> &mut serde_json::Map<String, s
 
 /// Put [`reasoning_totals`] into `details.reasoning` of a suite summary.
 pub fn add_reasoning(summary: &mut SuiteSummary, items: &[ItemRecord]) {
-    details_mut(summary).insert("reasoning".into(), reasoning_totals(items));
+    let totals = serde_json::to_value(reasoning_totals(items)).unwrap_or_default();
+    details_mut(summary).insert("reasoning".into(), totals);
 }
 
 /// `failed` when nothing was measured, `incomplete` when interrupted, else `complete`.

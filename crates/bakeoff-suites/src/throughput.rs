@@ -201,7 +201,7 @@ pub async fn run_steps(
                 count: Some(r.pinning.finished - r.pinning.exact_length),
             });
         }
-        result.summary.details = serde_json::to_value(&r).unwrap_or(serde_json::Value::Null);
+        result.summary.set_details(&r);
     }
     result
 }

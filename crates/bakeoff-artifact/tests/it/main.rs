@@ -2,4 +2,5 @@
 //! module with its path as the filter: `cargo test -p bakeoff-artifact --test it schema::`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod details;
 mod schema;

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use bakeoff_artifact::{Artifact, ItemRecord};
+use bakeoff_artifact::{Artifact, ItemRecord, ScoredDetails};
 use bakeoff_stats::{
     MinDetectableDifference, PairedComparison, format_effect, min_detectable_difference,
 };
@@ -223,29 +223,16 @@ fn asked(it: &ItemRecord) -> serde_json::Value {
 fn family_flags(a: &Artifact) -> BTreeMap<Key, String> {
     let mut m = BTreeMap::new();
     for (suite, s) in &a.suites {
-        let Some(fams) = s.summary.details.get("families").and_then(|f| f.as_array()) else {
+        let Ok(d) = s.summary.details_as::<ScoredDetails>() else {
             continue;
         };
-        for f in fams {
-            if let (Some(name), Some(flag)) = (
-                f.get("family").and_then(|v| v.as_str()),
-                f.get("flag").and_then(|v| v.as_str()),
-            ) {
-                m.insert((suite.clone(), name.to_string()), flag.to_string());
+        for f in &d.families {
+            if let Some(flag) = f.flag {
+                m.insert((suite.clone(), f.family.clone()), flag.to_string());
             }
         }
-        if let Some(not) = s
-            .summary
-            .details
-            .get("families_not_scored")
-            .and_then(|v| v.as_array())
-        {
-            for name in not.iter().filter_map(|v| v.as_str()) {
-                m.insert(
-                    (suite.clone(), name.to_string()),
-                    INSTRUMENT_FAILURE.to_string(),
-                );
-            }
+        for name in d.families_not_scored {
+            m.insert((suite.clone(), name), INSTRUMENT_FAILURE.to_string());
         }
     }
     m
@@ -260,11 +247,7 @@ fn short_hash(t: &Option<String>) -> String {
 
 /// The thinking mode a run used: `run.thinking`, else `default` (runs before the flag).
 pub fn thinking_of(a: &Artifact) -> String {
-    a.run
-        .get("thinking")
-        .and_then(|v| v.as_str())
-        .unwrap_or("default")
-        .to_string()
+    a.run.thinking_or_default().to_string()
 }
 
 pub fn compare(

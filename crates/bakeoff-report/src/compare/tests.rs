@@ -80,7 +80,7 @@ fn artifact(n: usize, ok: usize, thinking: &str, template: Option<&str>) -> Arti
         });
         a.endpoint.facts = Some(serde_json::from_value(facts).unwrap());
     }
-    a.run = json!({ "thinking": thinking });
+    a.run.thinking = Some(thinking.to_string());
     let items: Vec<ItemRecord> = (0..n)
         .map(|i| item(&format!("q-{i}"), "f", i < ok, &format!("question {i}")))
         .collect();

@@ -10,6 +10,7 @@ use bakeoff_artifact::{ArtifactKind, ItemRecord, SuiteResult, SuiteStatus};
 
 use crate::comparison::{self, CandidateTable};
 use crate::escape::for_html as h;
+use crate::families::FamilyText;
 use crate::registry::{Entry, Registry};
 use crate::steps::{percentile, steps_of, ttfts};
 use crate::svg;

@@ -110,7 +110,10 @@ pub fn failure_artifact(fleet: &Fleet, seat: &Seat, r: &WatchReport) -> Artifact
         readiness: Some(r.readiness.clone()),
         findings: r.findings.clone(),
     });
-    art.run = serde_json::json!({ "fleet": fleet.path.display().to_string() });
+    art.run = bakeoff_artifact::RunRecord {
+        fleet: Some(fleet.path.display().to_string()),
+        ..Default::default()
+    };
     art
 }
 

@@ -162,9 +162,9 @@ pub async fn check(
     s.score = None;
     s.flags = verdict::flags(&report);
     // The verdict beside the counts, so every report can show it in the suite's own cell.
-    s.details = serde_json::json!({
-        "verdict": report.verdict.as_str(),
-        "message": &report.message,
+    s.set_details(&bakeoff_artifact::AdapterDetails {
+        verdict: report.verdict.as_str().into(),
+        message: report.message.clone(),
     });
     let status = summary::status(planned, &items, interrupted.is_some());
     AdapterMeasured {

@@ -193,17 +193,18 @@ pub fn applied(art: &bakeoff_artifact::Artifact) -> bool {
 }
 
 /// What the operator asked for, as recorded in the artifact.
-fn run_record(req: &AdapterRequest<'_>, seed: Option<u64>) -> serde_json::Value {
-    serde_json::json!({
-        "command": "eval adapter",
-        "adapter": req.adapter,
-        "base": req.base,
-        "prompts": req.prompts_source,
-        "top_k": req.options.top_k,
-        "max_tokens": req.options.max_tokens,
-        "seed": seed,
-        "ready_timeout_s": req.preflight.ready_timeout.as_secs(),
-    })
+fn run_record(req: &AdapterRequest<'_>, seed: Option<u64>) -> bakeoff_artifact::RunRecord {
+    bakeoff_artifact::RunRecord {
+        command: Some("eval adapter".into()),
+        adapter: Some(req.adapter.to_owned()),
+        base: Some(req.base.map(str::to_owned)),
+        prompts: Some(req.prompts_source.to_owned()),
+        top_k: Some(req.options.top_k),
+        max_tokens: Some(req.options.max_tokens),
+        seed: Some(seed),
+        ready_timeout_s: Some(req.preflight.ready_timeout.as_secs()),
+        ..Default::default()
+    }
 }
 
 /// The failure of a check that measured nothing: every request failed, or none carried

@@ -249,6 +249,6 @@ fn artifact(
 }
 
 /// What the operator asked for, as recorded in the artifact.
-fn run_record(embedded_default: bool) -> serde_json::Value {
-    serde_json::json!({ "command": "bench run", "embedded_default": embedded_default })
+fn run_record(embedded_default: bool) -> bakeoff_artifact::RunRecord {
+    bakeoff_artifact::RunRecord::bench_run(embedded_default)
 }

@@ -453,18 +453,13 @@ fn result_with_misses(
 
 /// The edge probe's reaction as an endpoint fact, from a context suite result.
 pub fn overflow_fact(result: &SuiteResult) -> Option<bakeoff_artifact::OverflowFact> {
-    let o = result.summary.details.get("overflow")?;
-    if o.get("sent")?.as_bool() != Some(true) {
-        return None;
-    }
+    let details: bakeoff_artifact::ContextDetails = result.summary.details_as().ok()?;
+    let o = details.overflow.filter(|o| o.sent)?;
     Some(bakeoff_artifact::OverflowFact {
-        behaviour: o.get("behaviour")?.as_str()?.to_string(),
-        prompt_tokens_sent: o.get("prompt_tokens_sent")?.as_u64()?,
-        http_status: o
-            .get("http_status")
-            .and_then(|v| v.as_u64())
-            .and_then(|v| u16::try_from(v).ok()),
-        server_prompt_tokens: o.get("server_prompt_tokens").and_then(|v| v.as_u64()),
+        behaviour: o.behaviour?,
+        prompt_tokens_sent: o.prompt_tokens_sent?,
+        http_status: o.http_status.and_then(|v| u16::try_from(v).ok()),
+        server_prompt_tokens: o.server_prompt_tokens,
     })
 }
 

@@ -118,7 +118,7 @@ pub struct DamageRequest<'a> {
     pub naming: &'a Naming,
     pub out: &'a Path,
     pub replace: bool,
-    pub run_record: serde_json::Value,
+    pub run_record: bakeoff_artifact::RunRecord,
     pub progress: Option<DamageHook>,
 }
 
@@ -169,12 +169,7 @@ pub async fn evaluate_damage(
     let mut art = preflighted(ArtifactKind::Failure, cand, req.candidate, &cand_pre);
     art.run = req.run_record.clone();
     let reference = reference_record(req.reference, &ref_pre);
-    if let Some(run) = art.run.as_object_mut() {
-        run.insert(
-            "reference".into(),
-            serde_json::to_value(&reference).unwrap_or_default(),
-        );
-    }
+    art.run.reference = Some(reference.clone());
     if let Some(unfit) = &cand_pre.unfit {
         return fail(&mut files, art, unfit_failure(unfit, None, start));
     }

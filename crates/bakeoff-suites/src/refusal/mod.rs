@@ -16,10 +16,9 @@ pub mod markers;
 
 use std::collections::BTreeMap;
 
-use bakeoff_artifact::{ItemRecord, Outcome, SuiteResult};
+use bakeoff_artifact::{ItemRecord, Outcome, RefusalCounts, SuiteResult};
 use bakeoff_client::Exchange;
 use bakeoff_wire::{ChatRequest, Message};
-use serde::Serialize;
 use serde_json::json;
 
 use crate::instrument::{Tally, thinking_artifacts_flag};
@@ -122,16 +121,8 @@ pub fn judge(ex: &Exchange) -> Judged {
     }
 }
 
-/// One category's counts, as stored in `details.categories`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CategoryCounts {
-    pub category: String,
-    pub items: u64,
-    pub refused: u64,
-    pub answered: u64,
-    /// No visible answer, or the request failed.
-    pub neither: u64,
-}
+/// One category's counts, as stored in `details.categories` (bakeoff-artifact's type).
+pub type CategoryCounts = bakeoff_artifact::RefusalCategory;
 
 /// Counts per category in first-seen order: (category, refused) per finished item.
 pub fn categories(judged: &[(String, Option<bool>)]) -> Vec<CategoryCounts> {
@@ -181,16 +172,17 @@ pub fn summarize(result: &mut SuiteResult, cats: &[(String, Option<bool>)], batt
         result.status = bakeoff_artifact::SuiteStatus::Failed;
     }
     let details = crate::summary::details_mut(s);
+    let counts = RefusalCounts {
+        refused,
+        answered,
+        neither,
+        n,
+        score_counts: "refusals".into(),
+        window_chars: markers::WINDOW_CHARS as u64,
+    };
     details.insert(
         "refusal".into(),
-        json!({
-            "refused": refused,
-            "answered": answered,
-            "neither": neither,
-            "n": n,
-            "score_counts": "refusals",
-            "window_chars": markers::WINDOW_CHARS,
-        }),
+        serde_json::to_value(counts).unwrap_or_default(),
     );
     details.insert(
         "categories".into(),
@@ -360,9 +352,9 @@ mod tests {
         let s = result.summary.score.as_ref().unwrap();
         assert_eq!((s.successes, s.n), (1, 4));
         assert_eq!((result.summary.passed, result.summary.scored), (3, 4));
-        let d = &result.summary.details;
-        assert_eq!(d["refusal"]["neither"], 1);
-        assert_eq!(d["categories"][0]["category"], "a");
-        assert_eq!(d["categories"][1]["neither"], 1);
+        let d: bakeoff_artifact::RefusalDetails = result.summary.details_as().unwrap();
+        assert_eq!(d.refusal.unwrap().neither, 1);
+        assert_eq!(d.categories[0].category, "a");
+        assert_eq!(d.categories[1].neither, 1);
     }
 }

@@ -9,7 +9,9 @@ pub mod landing;
 
 use std::collections::BTreeMap;
 
-use bakeoff_artifact::{FlagCode, FlagSeverity, InstrumentFlag, ItemRecord, Outcome, SuiteResult};
+use bakeoff_artifact::{
+    FlagCode, FlagSeverity, InstrumentFlag, ItemRecord, Outcome, SuiteResult, ToolDiagnosis,
+};
 use bakeoff_client::Exchange;
 use bakeoff_wire::{ChatRequest, Message, Tool, ToolFunction};
 use serde::Deserialize;
@@ -357,9 +359,14 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     let (code, message) = diagnose(&landing_counts);
     let details = crate::summary::details_mut(&mut result.summary);
     details.insert("landing".into(), json!(landing_counts));
+    let diagnosis = ToolDiagnosis {
+        code: code.into(),
+        message: message.clone(),
+        text_calls_that_would_pass: Some(would_pass),
+    };
     details.insert(
         "diagnosis".into(),
-        json!({ "code": code, "message": message, "text_calls_that_would_pass": would_pass }),
+        serde_json::to_value(diagnosis).unwrap_or_default(),
     );
     let flag = match code {
         "server-lacks-tool-parser" | "tool-parser-unreliable" => {
@@ -404,9 +411,14 @@ fn refused_by_server(ctx: &SuiteContext<'_>, planned: usize) -> Option<SuiteResu
         suite: Some("tool".into()),
         count: None,
     });
+    let diagnosis = ToolDiagnosis {
+        code: "server-refuses-tools".into(),
+        message,
+        text_calls_that_would_pass: None,
+    };
     crate::summary::details_mut(&mut summary).insert(
         "diagnosis".into(),
-        json!({ "code": "server-refuses-tools", "message": message }),
+        serde_json::to_value(diagnosis).unwrap_or_default(),
     );
     Some(SuiteResult {
         status: bakeoff_artifact::SuiteStatus::Failed,

@@ -17,7 +17,7 @@ fn sweep_of(path: &std::path::Path, suite: &str) -> Result<LoadReport, Error> {
     }
     art.suites
         .get(suite)
-        .and_then(|s| serde_json::from_value::<LoadReport>(s.summary.details.clone()).ok())
+        .and_then(|s| s.summary.details_as::<LoadReport>().ok())
         .ok_or_else(|| {
             Error::usage(format!(
                 "{} holds no `{suite}` sweep: give two `bakeoff bench run` artifacts, or two \

@@ -46,14 +46,15 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
         naming: &naming,
         out: &cfg.naming.out,
         replace: cfg.naming.replace,
-        run_record: serde_json::json!({
-            "command": "eval damage",
-            "prompts": cfg.prompts_source,
-            "prompt_count": cfg.prompts.len(),
-            "top_k": cfg.top_k,
-            "tokens": cfg.tokens,
-            "seed": seed,
-        }),
+        run_record: bakeoff_artifact::RunRecord {
+            command: Some("eval damage".into()),
+            prompts: Some(cfg.prompts_source.clone()),
+            prompt_count: Some(cfg.prompts.len() as u64),
+            top_k: Some(cfg.top_k),
+            tokens: Some(cfg.tokens),
+            seed: Some(Some(seed)),
+            ..Default::default()
+        },
         progress: Some(hook(display.clone())),
     };
     let result = evaluate_damage(req, &mut stop.rx).await;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use bakeoff_artifact::StoreError;
+use bakeoff_artifact::{RunRecord, StoreError};
 use bakeoff_client::Client;
 use bakeoff_report::bench_summary;
 use bakeoff_suites::describe;
@@ -95,25 +95,29 @@ async fn measure(
 }
 
 /// What the run was asked to do, as recorded in the artifact.
-fn run_record(cfg: &RunConfig, embedded_default: bool) -> serde_json::Value {
+fn run_record(cfg: &RunConfig, embedded_default: bool) -> RunRecord {
     let opts = &cfg.endpoint.preflight;
     let suite_options = &cfg.suite_options;
-    serde_json::json!({
-        "suites": cfg.suites.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-        "max_model_len_hint": opts.max_model_len,
-        "ready_timeout_s": opts.ready_timeout.as_secs(),
-        "embedded_default": embedded_default,
-        "thinking": suite_options.thinking.as_str(),
-        "battery": suite_options.battery.as_ref().map(|p| p.display().to_string()),
-        "refusal_battery": suite_options.refusal_battery.as_ref().map(|p| p.display().to_string()),
-        "limit": suite_options.limit,
-        "seed": suite_options.context.seed,
-        "tokenizer": suite_options
-            .context
-            .tokenizer
-            .as_ref()
-            .map(|t| t.path().display().to_string()),
-    })
+    let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    RunRecord {
+        suites: Some(cfg.suites.iter().map(|s| s.as_str().to_string()).collect()),
+        max_model_len_hint: Some(opts.max_model_len),
+        ready_timeout_s: Some(opts.ready_timeout.as_secs()),
+        embedded_default: Some(embedded_default),
+        thinking: Some(suite_options.thinking.as_str().to_string()),
+        battery: Some(path(&suite_options.battery)),
+        refusal_battery: Some(path(&suite_options.refusal_battery)),
+        limit: Some(suite_options.limit.map(|l| l as u64)),
+        seed: Some(Some(suite_options.context.seed)),
+        tokenizer: Some(
+            suite_options
+                .context
+                .tokenizer
+                .as_ref()
+                .map(|t| t.path().display().to_string()),
+        ),
+        ..Default::default()
+    }
 }
 
 /// The harness ceiling for the load suites, measured once per run against the built-in
