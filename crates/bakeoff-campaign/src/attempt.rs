@@ -7,16 +7,17 @@ use std::time::{Duration, Instant};
 
 use bakeoff_artifact::FailureClass;
 use bakeoff_artifact::campaign::{Outcome, OutcomeKind, VariantRow};
-use bakeoff_seats::{OpsError, Seats};
+use bakeoff_seats::{OpsError, Seats, UpOutcome};
 use chrono::Utc;
 use tokio::sync::{mpsc, watch};
 
+use crate::candidate::Window;
 use crate::error::CampaignError;
 use crate::file::Campaign;
 use crate::journal::{Entry, Journal};
+use crate::options::RunOptions;
 use crate::progress::{Reporter, forward_events};
-use crate::record::{self, relative};
-use crate::run::{RunOptions, start_row};
+use crate::record::{self, relative, start_row};
 use crate::variant::{Variant, fleet_with};
 use crate::window::{self, NotOpened};
 
@@ -66,17 +67,47 @@ impl VariantRun<'_> {
         v: &Variant,
         row: &mut VariantRow,
     ) -> Result<Outcome, CampaignError> {
-        let cand = self.c.candidate(&v.candidate);
-        let window = cand.and_then(|c| c.window.clone());
-        let displaces: Vec<String> = window.iter().flat_map(|w| w.displaces.clone()).collect();
+        let window = self
+            .c
+            .candidate(&v.candidate)
+            .and_then(|c| c.window.clone());
         self.report.phase(&v.slug, "checking");
+        let staying = match self.pre_start(seats, v, window.as_ref()).await {
+            Ok(staying) => staying,
+            Err(skipped) => return Ok(skipped),
+        };
+        if let Err(no_fit) = self.check_fit(seats, v, &staying, row).await {
+            return Ok(no_fit);
+        }
+        if let Some(w) = &window
+            && let Err(not_opened) = self.open_window(seats, v, w, row).await?
+        {
+            return Ok(not_opened);
+        }
+        let up = match self.start_seat(seats, v, row).await? {
+            Ok(up) => up,
+            Err(not_ready) => return Ok(not_ready),
+        };
+        self.measure_seat(seats, v, row, &up).await
+    }
+
+    /// The checks before a start: the hooks, the engine's own flags, and the port. `Ok`: the
+    /// seats that stay up beside the candidate (for the memory check); `Err`: the variant is
+    /// skipped.
+    async fn pre_start(
+        &self,
+        seats: &Seats,
+        v: &Variant,
+        window: Option<&Window>,
+    ) -> Result<Vec<String>, Outcome> {
+        let displaces: Vec<String> = window.iter().flat_map(|w| w.displaces.clone()).collect();
         if let Err(why) = bakeoff_seats::hooks::before_start(&seats.fleet, &v.seat).await {
-            return Ok(Outcome::skipped("pre-start", why));
+            return Err(Outcome::skipped("pre-start", why));
         }
         // A flag the engine's own --help does not list: said before the start, not learned
         // from a bad-argument exit (crate::engine_help).
         if let Some(why) = crate::engine_help::unknown_flags(&self.c.fleet, v).await {
-            return Ok(Outcome::skipped("pre-start", why));
+            return Err(Outcome::skipped("pre-start", why));
         }
         let mut staying = Vec::new();
         for s in &self.c.fleet.seats {
@@ -85,7 +116,7 @@ impl VariantRun<'_> {
             }
             if seats.status_of(s).await.observed.is_up() {
                 if s.host == v.seat.host && s.port == v.seat.port {
-                    return Ok(Outcome::skipped(
+                    return Err(Outcome::skipped(
                         "port-taken",
                         format!(
                             "seat {} is up on port {} of host {} and the candidate does not displace it (add it to [candidate.window] displaces)",
@@ -96,10 +127,22 @@ impl VariantRun<'_> {
                 staying.push(s.name.clone());
             }
         }
+        Ok(staying)
+    }
+
+    /// The memory check beside the seats that stay up, recorded on the row; `Err`: it does not
+    /// fit.
+    async fn check_fit(
+        &self,
+        seats: &Seats,
+        v: &Variant,
+        staying: &[String],
+        row: &mut VariantRow,
+    ) -> Result<(), Outcome> {
         let fit = crate::fits::check(
             &seats.fleet,
             &v.slug,
-            &staying,
+            staying,
             &crate::fleet_view::ViewOptions {
                 gpu_memory_gib: self.c.gpu_memory_gib,
                 ..Default::default()
@@ -112,29 +155,47 @@ impl VariantRun<'_> {
         let verdict = fit.lines.last().cloned().unwrap_or_default();
         row.fit = Some(fit);
         if no_fit {
-            return Ok(Outcome::of(OutcomeKind::DoesNotFit, verdict));
+            return Err(Outcome::of(OutcomeKind::DoesNotFit, verdict));
         }
-        if let Some(w) = &window {
-            let t = Instant::now();
-            let opened = window::open(
-                seats,
-                self.journal,
-                &v.slug,
-                w,
-                self.stop,
-                self.report,
-                &mut row.displaced,
-            )
-            .await?;
-            row.timings.idle_wait_ms = Some(t.elapsed().as_millis() as u64);
-            match opened {
-                Ok(()) => {}
-                Err(NotOpened::Skip(reason, message)) => {
-                    return Ok(Outcome::skipped(reason, message));
-                }
-                Err(NotOpened::Stopped) => return Ok(interrupted("while waiting for idle")),
-            }
-        }
+        Ok(())
+    }
+
+    /// The bench window: the displaced seats idle, then stopped. The inner `Err`: the variant is
+    /// skipped or interrupted.
+    async fn open_window(
+        &mut self,
+        seats: &Seats,
+        v: &Variant,
+        w: &Window,
+        row: &mut VariantRow,
+    ) -> Result<Result<(), Outcome>, CampaignError> {
+        let t = Instant::now();
+        let opened = window::open(
+            seats,
+            self.journal,
+            &v.slug,
+            w,
+            self.stop,
+            self.report,
+            &mut row.displaced,
+        )
+        .await?;
+        row.timings.idle_wait_ms = Some(t.elapsed().as_millis() as u64);
+        Ok(match opened {
+            Ok(()) => Ok(()),
+            Err(NotOpened::Skip(reason, message)) => Err(Outcome::skipped(reason, message)),
+            Err(NotOpened::Stopped) => Err(interrupted("while waiting for idle")),
+        })
+    }
+
+    /// Start the seat through the watchdog, journaled first, and record the start on the row.
+    /// The inner `Err`: it did not come up ready (skipped, failed with a class, interrupted).
+    async fn start_seat(
+        &mut self,
+        seats: &Seats,
+        v: &Variant,
+        row: &mut VariantRow,
+    ) -> Result<Result<UpOutcome, Outcome>, CampaignError> {
         self.journal.append(Entry::SeatStarting {
             at: Utc::now(),
             variant: v.slug.clone(),
@@ -143,18 +204,18 @@ impl VariantRun<'_> {
         self.report.phase(&v.slug, "starting");
         let up = tokio::select! {
             r = seats.up(&v.slug, true, false) => r,
-            _ = self.stop.changed() => return Ok(interrupted("while the seat was starting")),
+            _ = self.stop.changed() => return Ok(Err(interrupted("while the seat was starting"))),
         };
         let up = match up {
             Ok(o) => o,
             Err(OpsError::PortTaken { other, port, .. }) => {
-                return Ok(Outcome::skipped(
+                return Ok(Err(Outcome::skipped(
                     "port-taken",
                     format!("seat {other} holds port {port}"),
-                ));
+                )));
             }
-            Err(OpsError::PreStart(why)) => return Ok(Outcome::skipped("pre-start", why)),
-            Err(e) => return Ok(Outcome::skipped("backend", e.to_string())),
+            Err(OpsError::PreStart(why)) => return Ok(Err(Outcome::skipped("pre-start", why))),
+            Err(e) => return Ok(Err(Outcome::skipped("backend", e.to_string()))),
         };
         row.timings.start_ms = Some(up.elapsed_ms);
         row.conditions = record::conditions(up.conditions.as_ref(), None);
@@ -166,11 +227,22 @@ impl VariantRun<'_> {
             if let Some(r) = r {
                 row.log_lines = notable_lines(r);
             }
-            return Ok(Outcome::failed(
+            return Ok(Err(Outcome::failed(
                 r.and_then(|r| r.class).unwrap_or(FailureClass::Exited),
                 r.map(|r| r.message.clone()).unwrap_or_default(),
-            ));
+            )));
         }
+        Ok(Ok(up))
+    }
+
+    /// The suites against the ready seat, their artifact and scores recorded on the row.
+    async fn measure_seat(
+        &mut self,
+        seats: &Seats,
+        v: &Variant,
+        row: &mut VariantRow,
+        up: &UpOutcome,
+    ) -> Result<Outcome, CampaignError> {
         self.report.phase(&v.slug, "ready; measuring");
         let t = Instant::now();
         let url = match bakeoff_client::EndpointUrl::parse(&seats.fleet.seat_url(&v.seat)) {
@@ -266,16 +338,15 @@ impl VariantRun<'_> {
             slug_suffix: "",
             out: &self.c.out,
             replace: false,
-            run_record: bakeoff_artifact::RunRecord {
-                campaign: Some(self.c.name.clone()),
-                variant: Some(v.slug.clone()),
-                candidate: Some(v.candidate.clone()),
-                suites: Some(self.c.suites.iter().map(|s| s.as_str().into()).collect()),
-                limit: Some(self.c.limit.map(u64::from)),
-                delta: Some(v.delta.clone()),
-                seed: Some(Some(options.context.seed)),
-                ..Default::default()
-            },
+            run_record: serde_json::json!({
+                "campaign": self.c.name,
+                "variant": v.slug,
+                "candidate": v.candidate,
+                "suites": self.c.suites.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+                "limit": self.c.limit,
+                "delta": v.delta,
+                "seed": options.context.seed,
+            }),
             progress: None,
         };
         let e = bakeoff_suites::evaluate::evaluate(req, self.stop).await?;

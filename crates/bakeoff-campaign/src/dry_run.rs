@@ -7,7 +7,7 @@ use bakeoff_seats::{Role, Seats};
 use crate::file::Campaign;
 use crate::fleet_view::ViewOptions;
 use crate::journal::{JOURNAL, replay};
-use crate::run::RunOptions;
+use crate::options::RunOptions;
 use crate::variant::fleet_with;
 
 /// The plan, one line per fact.

@@ -14,6 +14,7 @@
 //! is a failed outcome, never a pass.
 
 mod attempt;
+pub mod candidate;
 pub mod dry_run;
 pub mod engine_help;
 pub mod error;
@@ -23,6 +24,7 @@ pub mod fleet_view;
 pub mod host_readings;
 pub mod idle;
 pub mod journal;
+pub mod options;
 pub mod progress;
 pub mod record;
 mod recover;

@@ -2,6 +2,7 @@
 //! every variant (atomically: a reader never sees half a file).
 
 use std::path::Path;
+use std::time::Instant;
 
 use bakeoff_artifact::campaign::{
     Axis, CAMPAIGN_VERSION, CampaignRecord, CandidatePlan, Outcome, OutcomeKind, SuiteScore,
@@ -12,7 +13,7 @@ use chrono::Utc;
 
 use crate::error::CampaignError;
 use crate::file::Campaign;
-use crate::journal::State;
+use crate::journal::{Journal, State};
 use crate::variant::{Variant, launch_line};
 
 pub const RECORD: &str = "campaign.json";
@@ -230,4 +231,33 @@ fn severity(s: bakeoff_artifact::FlagSeverity) -> &'static str {
         bakeoff_artifact::FlagSeverity::Warning => "warning",
         bakeoff_artifact::FlagSeverity::Invalid => "invalid",
     }
+}
+
+/// A variant's row as an attempt begins: its earlier row (artifacts of earlier attempts are
+/// kept) or a fresh one.
+pub(crate) fn start_row(journal: &Journal, v: &Variant, t_campaign: Instant) -> VariantRow {
+    let state = journal.state();
+    let mut row = state
+        .rows
+        .get(&v.slug)
+        .cloned()
+        .unwrap_or_else(|| pending_row(v));
+    // The campaign file may have changed since: what runs now is what the row says.
+    row.axes = v.axis_values();
+    row.delta = v.delta.clone();
+    row.launch = v.launch_line();
+    row.index = v.index;
+    row.attempts = state.attempts.get(&v.slug).copied().unwrap_or(0) + 1;
+    row.started_at = Some(Utc::now());
+    row.finished_at = None;
+    row.displaced.clear();
+    row.suites.clear();
+    row.log_lines.clear();
+    row.fit = None;
+    row.conditions = None;
+    row.timings = bakeoff_artifact::campaign::Timings {
+        queued_ms: t_campaign.elapsed().as_millis() as u64,
+        ..Default::default()
+    };
+    row
 }

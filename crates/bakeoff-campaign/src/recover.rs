@@ -11,9 +11,9 @@ use chrono::Utc;
 use crate::error::CampaignError;
 use crate::file::Campaign;
 use crate::journal::{Entry, JOURNAL, Journal};
+use crate::options::RunOptions;
 use crate::progress::Reporter;
 use crate::record::{self, blank_row, pending_row};
-use crate::run::RunOptions;
 use crate::variant::fleet_with;
 use crate::window;
 

@@ -5,40 +5,21 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use bakeoff_artifact::campaign::{CampaignRecord, Outcome, OutcomeKind, VariantRow};
-use bakeoff_seats::WatchOptions;
+use bakeoff_artifact::campaign::{CampaignRecord, Outcome, OutcomeKind};
 use chrono::Utc;
 use tokio::sync::watch;
 
+pub use crate::options::RunOptions;
 pub use crate::progress::{Progress, Reporter};
 pub use crate::recover::restore;
 
 use crate::attempt::VariantRun;
 use crate::error::CampaignError;
 use crate::file::Campaign;
-use crate::journal::{Entry, JOURNAL, Journal};
-use crate::record::{self, pending_row};
+use crate::journal::{Entry, JOURNAL};
+use crate::record::{self, start_row};
 use crate::recover::{open_journal, recover, recover_with};
 use crate::variant::Variant;
-
-/// What `campaign run` was asked to do.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    /// Displaced production seats may be stopped.
-    pub confirm: bool,
-    /// Start over: the old files move under `previous-<time>/` first.
-    pub fresh: bool,
-    /// Only these candidates or variants (empty: all).
-    pub only: Vec<String>,
-    pub watch: WatchOptions,
-    /// The suites' options (thinking, …); the campaign sets `limit` and the context seed.
-    pub suite_options: bakeoff_suites::SuiteOptions,
-    /// `nvidia-smi` for the memory check's GPU readings.
-    pub nvidia_smi: String,
-    /// `--allow contaminated`: suggest verdicts for variants measured under contaminated
-    /// conditions too (they stay marked); without it those verdicts are withheld.
-    pub allow_contaminated: bool,
-}
 
 /// How a `campaign run` ended.
 #[derive(Debug)]
@@ -225,35 +206,6 @@ fn ladder_won(c: &Campaign, state: &crate::journal::State, v: &Variant) -> Optio
                 .is_some_and(|r| r.outcome.kind == OutcomeKind::Completed)
         })
         .map(|o| o.slug.clone())
-}
-
-/// A variant's row as an attempt begins: its earlier row (artifacts of earlier attempts are
-/// kept) or a fresh one.
-pub(crate) fn start_row(journal: &Journal, v: &Variant, t_campaign: Instant) -> VariantRow {
-    let state = journal.state();
-    let mut row = state
-        .rows
-        .get(&v.slug)
-        .cloned()
-        .unwrap_or_else(|| pending_row(v));
-    // The campaign file may have changed since: what runs now is what the row says.
-    row.axes = v.axis_values();
-    row.delta = v.delta.clone();
-    row.launch = v.launch_line();
-    row.index = v.index;
-    row.attempts = state.attempts.get(&v.slug).copied().unwrap_or(0) + 1;
-    row.started_at = Some(Utc::now());
-    row.finished_at = None;
-    row.displaced.clear();
-    row.suites.clear();
-    row.log_lines.clear();
-    row.fit = None;
-    row.conditions = None;
-    row.timings = bakeoff_artifact::campaign::Timings {
-        queued_ms: t_campaign.elapsed().as_millis() as u64,
-        ..Default::default()
-    };
-    row
 }
 
 /// Move a directory's files under `previous-<time>/` (kept, never deleted).

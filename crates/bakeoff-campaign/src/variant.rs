@@ -12,7 +12,7 @@ use bakeoff_artifact::slug::sanitize;
 use bakeoff_seats::fleet::Launch;
 use bakeoff_seats::{Fleet, Role, Seat};
 
-use crate::file::{CandidateSpec, FlagValue};
+use crate::candidate::{CandidateSpec, FlagValue};
 
 /// One configuration to bring up and measure.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,11 +10,11 @@ use bakeoff_seats::Seats;
 use chrono::Utc;
 use tokio::sync::watch;
 
+use crate::candidate::Window;
 use crate::error::CampaignError;
-use crate::file::Window;
 use crate::idle::{IdleWait, SeatAccess, wait_idle_at};
 use crate::journal::{Entry, Journal};
-use crate::run::Reporter;
+use crate::progress::Reporter;
 
 /// How often a displaced seat's load is read while waiting for it to be idle.
 pub const IDLE_POLL: Duration = Duration::from_millis(500);

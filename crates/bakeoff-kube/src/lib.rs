@@ -11,6 +11,7 @@
 
 pub use k8s_openapi;
 
+mod error;
 mod manifest;
 mod names;
 mod probe;
@@ -22,32 +23,12 @@ use std::collections::BTreeSet;
 
 use bakeoff_seats::fleet::Launch;
 use bakeoff_seats::{Fleet, Role};
-use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Service;
 
+pub use error::KubeError;
+pub use manifest::SeatManifests;
 pub use probe::{DEFAULT_STARTUP_BUDGET_S, MIN_STARTUP_BUDGET_S, PROBE_PERIOD_S, StartupBudget};
 pub use secrets::SecretKey;
 pub use yaml::{Manifest, parse_documents};
-
-#[derive(Debug, thiserror::Error)]
-pub enum KubeError {
-    #[error(transparent)]
-    UnknownSeat(#[from] bakeoff_seats::fleet::UnknownSeat),
-    #[error("seat {0}: a process seat has no image; give it a [seat.docker] launch to export it")]
-    ProcessSeat(String),
-    #[error("seat {seat}: {message}")]
-    Seat { seat: String, message: String },
-    #[error("{0}")]
-    Namespace(String),
-    #[error(
-        "the fleet has no Docker seat to export (process seats have no image): give a seat a [seat.docker] launch"
-    )]
-    NothingToExport,
-    #[error("cannot render a manifest as YAML: {0}")]
-    Yaml(String),
-    #[error("document {index}: {message}")]
-    Parse { index: usize, message: String },
-}
 
 /// What to export.
 #[derive(Debug, Clone, Default)]
@@ -65,29 +46,6 @@ pub struct Export {
     /// One line each: seats skipped, production seats, Secrets to create, how each startup
     /// probe was sized. Never a secret value.
     pub notes: Vec<String>,
-}
-
-/// One seat's Deployment and Service.
-#[derive(Debug, Clone)]
-pub struct SeatManifests {
-    pub seat: String,
-    pub role: Role,
-    pub deployment: Deployment,
-    pub service: Service,
-    /// The Secret the seat's secret values come from, when it has any.
-    pub secret_name: Option<String>,
-    /// The keys that Secret must hold (what each is for; never its value).
-    pub secret_keys: Vec<SecretKey>,
-    pub startup: StartupBudget,
-    /// `#` comment lines written above the Deployment: what did not map one to one.
-    pub comments: Vec<String>,
-}
-
-impl SeatManifests {
-    /// The seat's two documents, its comments first.
-    pub fn yaml(&self) -> Result<String, KubeError> {
-        yaml::seat_documents(self)
-    }
 }
 
 impl Export {

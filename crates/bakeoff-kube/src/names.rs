@@ -2,7 +2,7 @@
 //! label in its characters; a Service name must also start with a letter and every name and
 //! label value here has at most 63 characters.
 
-use crate::KubeError;
+use crate::error::KubeError;
 
 /// The longest DNS-1123 label (a Service name, a namespace, a label value).
 const MAX_LABEL: usize = 63;

@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::{
     HostPathVolumeSource, PersistentVolumeClaimVolumeSource, Volume, VolumeMount,
 };
 
-use crate::KubeError;
+use crate::error::KubeError;
 
 pub(crate) struct Mounts {
     pub volumes: Vec<Volume>,

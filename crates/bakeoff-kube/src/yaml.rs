@@ -7,7 +7,8 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 use serde::Serialize;
 
-use crate::{KubeError, SeatManifests};
+use crate::error::KubeError;
+use crate::manifest::SeatManifests;
 
 /// One document of an exported stream.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,6 +143,13 @@ fn split_documents(text: &str) -> Vec<String> {
         }
     }
     docs
+}
+
+impl SeatManifests {
+    /// The seat's two documents, its comments first.
+    pub fn yaml(&self) -> Result<String, KubeError> {
+        seat_documents(self)
+    }
 }
 
 #[cfg(test)]

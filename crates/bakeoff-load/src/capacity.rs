@@ -10,6 +10,8 @@ use bakeoff_artifact::{
     Capacity, CapacityVerdict, LevelSummary, LoadReport, LoadStep, SloCapacity,
 };
 
+pub use crate::schedule::rate_text;
+
 /// Differences below this share of a level's throughput are never a rise: two steps of one
 /// sweep run minutes apart, and a host's background moves throughput by a few percent.
 pub const RELATIVE_FLOOR: f64 = 0.03;
@@ -316,12 +318,6 @@ pub fn meets_slo(s: &LoadStep) -> bool {
     s.goodput
         .as_ref()
         .is_some_and(|g| g.of > 0 && g.met as f64 >= SLO_SHARE * g.of as f64)
-}
-
-/// A rate as a label prints it: at most three decimals, no trailing zeros.
-pub fn rate_text(r: f64) -> String {
-    let s = format!("{r:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The state of a `--find-capacity` search ([`crate::plan::CapacitySearch`]).

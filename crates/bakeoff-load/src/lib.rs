@@ -20,6 +20,7 @@ pub mod calibrate;
 pub mod capacity;
 pub mod compare;
 pub mod compare_text;
+pub mod difference;
 pub mod gauges;
 pub mod lengths;
 pub mod limit;

@@ -19,7 +19,7 @@ fn level_of(s: &LoadStep) -> Option<f64> {
 fn at(kind: &str, s: &LoadStep) -> String {
     match (kind, level_of(s)) {
         ("concurrency", Some(l)) => format!("c = {l}"),
-        (_, Some(l)) => format!("{} req/s", crate::capacity::rate_text(l)),
+        (_, Some(l)) => format!("{} req/s", crate::schedule::rate_text(l)),
         _ => s.label.clone(),
     }
 }

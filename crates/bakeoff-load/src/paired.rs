@@ -10,7 +10,7 @@ use bakeoff_artifact::{LoadReport, LoadStep};
 use bakeoff_stats::repeats::t_975;
 
 use crate::capacity::base_label;
-use crate::compare::{Difference, Estimate, LevelComparison, difference};
+use crate::difference::{Difference, Estimate, LevelComparison, difference};
 
 /// One figure of a step, by name.
 type Figure = fn(&LoadStep) -> Option<f64>;
@@ -125,7 +125,7 @@ fn single(metric: &'static str, f: Figure, (x, y): (&LoadStep, &LoadStep)) -> Di
             (
                 s.output_tokens_per_second_se,
                 s.output_tokens_per_second_se
-                    .map(|_| crate::compare::BATCH_DF),
+                    .map(|_| crate::difference::BATCH_DF),
             )
         } else {
             (None, None)

@@ -6,77 +6,32 @@
 //! (`bakeoff_client::Client::chat_stream`); requests are never retried and never dropped — an
 //! open-loop request that cannot go on time goes late, and its lateness is recorded.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use bakeoff_artifact::{FlagCode, LoadReport, LoadStep, PinningRecord};
 use bakeoff_client::Client;
-use bakeoff_wire::{ChatRequest, Message};
 use tokio::sync::watch;
 
-use crate::measure::StepAccumulator;
 use crate::plan::{LoadPlan, Mode};
-use crate::prng::SplitMix64;
 use crate::workload::Workload;
-use crate::{LoadError, prometheus, prompt, reconcile, schedule, shapes};
+use crate::{LoadError, prometheus, reconcile, shapes};
 
 mod closed;
 mod conversations;
 mod open;
+mod step;
 mod step_flags;
 mod versus;
 
 use closed::closed_step;
 use open::open_step;
-pub(crate) use open::{Planned, dispatch_open};
 
+use step::StepSpec;
+pub use step::{NoProgress, Progress, SPEC_DECODE_MIN_TOKENS, build_request};
 pub use step_flags::flag_step;
 use step_flags::{attach_timings_spec, pinning};
 pub use versus::{Side, VERSUS_NO_SEARCH, run_versus};
-
-/// Below this many mean output tokens a step cannot show what speculative decoding does: its
-/// overhead never amortizes over short completions (docs/field-cases.md B7: 10–31
-/// token completions could not measure it; 3 × 1024-token probes could).
-pub const SPEC_DECODE_MIN_TOKENS: f64 = 256.0;
-
-/// What a person watching a sweep sees; the binary draws it (indicatif), tests ignore it.
-pub trait Progress: Send + Sync {
-    fn step_started(&self, _label: &str, _planned: Option<u64>, _duration: Option<Duration>) {}
-    fn request_finished(&self, _ok: bool) {}
-    fn step_finished(&self, _step: &LoadStep) {}
-}
-
-/// No progress display.
-pub struct NoProgress;
-impl Progress for NoProgress {}
-
-/// One request of a step: its body and the output length it asks for.
-pub fn build_request(plan: &LoadPlan, run_nonce: u64, step: usize, i: u64) -> (ChatRequest, u32) {
-    // Per-request generator: lengths do not depend on which worker picks the request up.
-    let mut rng = SplitMix64::new(plan.seed ^ ((step as u64) << 48) ^ i.wrapping_mul(0x9E37_79B9));
-    let ptoks = plan.prompt_tokens.sample(i, &mut rng);
-    let otoks = plan.output_tokens.sample(i, &mut rng);
-    let prefix = (!plan.allow_prefix_cache).then(|| prompt::unique_prefix(run_nonce, step, i));
-    let text = match &plan.workload {
-        Workload::ShareGpt(s) => crate::workload::sharegpt_prompt(s, prefix.as_deref(), i),
-        // Multi-turn and trace steps build their own; their warm-up is synthetic.
-        _ => prompt::build(ptoks, prefix.as_deref()),
-    };
-    let mut req = ChatRequest::new(&plan.model, vec![Message::user(text)], otoks, true);
-    crate::workload::finish_request(plan, &mut req, otoks);
-    (req, otoks)
-}
-
-struct StepSpec {
-    index: usize,
-    label: String,
-    concurrency: Option<u32>,
-    rate: Option<(f64, schedule::Arrival, Option<usize>)>,
-    /// Which repeat of its level (1-based), when the plan repeats.
-    repeat: Option<u32>,
-    /// `--ramp-up` before the measured window (never on the warm-up).
-    ramp: Option<Duration>,
-}
 
 /// Repeats of one level get step indexes this far apart: fresh prompt prefixes, lengths and
 /// arrival seeds for each (the index feeds all three).
@@ -319,7 +274,7 @@ impl<'a> StepContext<'a> {
             }
             let spec = StepSpec {
                 index: report.steps.len() + 1,
-                label: format!("{} {}/s", arrival.label(), crate::capacity::rate_text(r)),
+                label: format!("{} {}/s", arrival.label(), crate::schedule::rate_text(r)),
                 concurrency: None,
                 rate: Some((r, arrival, cap)),
                 repeat: None,
@@ -512,10 +467,3 @@ async fn scrape_settled(client: &Client, settle: bool) -> Option<prometheus::Scr
 /// How often and how long [`scrape_settled`] waits for the server's counters to settle.
 const SETTLE_INTERVAL: Duration = Duration::from_millis(250);
 const SETTLE_TRIES: u32 = 8;
-
-fn unwrap_acc(acc: Arc<Mutex<StepAccumulator>>) -> Result<StepAccumulator, LoadError> {
-    Arc::try_unwrap(acc)
-        .map_err(|_| LoadError::Internal("a request task outlived its step".into()))?
-        .into_inner()
-        .map_err(|_| LoadError::Internal("a request task panicked".into()))
-}

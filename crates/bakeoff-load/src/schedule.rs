@@ -194,3 +194,9 @@ pub fn gap_stats(offsets: &[Duration]) -> Option<(f64, f64)> {
     let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / n;
     Some((mean, var.sqrt() / mean))
 }
+
+/// A rate as a label prints it: at most three decimals, no trailing zeros.
+pub fn rate_text(r: f64) -> String {
+    let s = format!("{r:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}

@@ -14,8 +14,9 @@ use bakeoff_artifact::{Artifact, ArtifactKind, EngineKind, SuiteStatus, slug::wi
 
 use crate::evidence::{VerdictKind, VerdictRecord};
 use crate::registry::{Entry, Registry};
+use crate::score::score_text;
+pub use crate::steps::level_text;
 use crate::steps::{Step, steps_of, steps_of_load};
-use crate::terminal::score_text;
 
 /// The order suites appear in; suites this list does not know follow alphabetically.
 const SUITE_ORDER: &[&str] = &[
@@ -88,18 +89,6 @@ pub struct BenchCell {
     /// Steps measured on a contaminated host, of all steps (docs/metrics.md "Conditions").
     pub contaminated_steps: usize,
     pub steps: usize,
-}
-
-/// `c=8`, or the step's label when it has no concurrency (`poisson 20/s`); under `--repeat` the
-/// round too (`c=8 #2`), so two rounds of one level are never two rows of the same name.
-pub fn level_text(st: &Step) -> String {
-    match (st.concurrency, &st.label, st.repeat) {
-        (Some(c), _, Some(r)) => format!("c={c} #{r}"),
-        (Some(c), _, None) => format!("c={c}"),
-        (None, Some(l), _) => l.clone(),
-        (None, None, Some(r)) => format!("step {} #{r}", st.index),
-        (None, None, None) => format!("step {}", st.index),
-    }
 }
 
 /// A rate as the capacity finding prints it below 100 (`6.0`), whole above (`412`).

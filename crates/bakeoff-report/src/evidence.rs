@@ -86,7 +86,7 @@ pub fn claims_of(a: &Artifact) -> Vec<Claim> {
         .iter()
         .map(|(name, s)| Claim {
             suite: name.clone(),
-            claimed: crate::terminal::score_text(&s.summary.score),
+            claimed: crate::score::score_text(&s.summary.score),
         })
         .collect();
     if let Some(f) = &a.failure {

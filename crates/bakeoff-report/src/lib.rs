@@ -32,6 +32,7 @@ pub mod markdown;
 pub mod monitor;
 pub mod refusal;
 pub mod registry;
+pub mod score;
 pub mod steps;
 pub mod svg;
 pub mod table;

@@ -88,7 +88,7 @@ fn run_summary(e: &Entry) -> String {
         .map(|(n, s)| {
             format!(
                 "{n} {}",
-                crate::terminal::score_text(&s.summary.score).replace('|', "/")
+                crate::score::score_text(&s.summary.score).replace('|', "/")
             )
         })
         .collect();

@@ -290,7 +290,7 @@ pub struct Figure {
 
 /// The label of a step without its round (`c=4 #2` → `c=4`).
 fn base_label(st: &Step) -> String {
-    let l = crate::comparison::level_text(&Step {
+    let l = level_text(&Step {
         repeat: None,
         ..st.clone()
     });
@@ -364,6 +364,18 @@ fn steps_in(details: &Value, items: &[ItemRecord]) -> Vec<Step> {
         }
     }
     out
+}
+
+/// `c=8`, or the step's label when it has no concurrency (`poisson 20/s`); under `--repeat` the
+/// round too (`c=8 #2`), so two rounds of one level are never two rows of the same name.
+pub fn level_text(st: &Step) -> String {
+    match (st.concurrency, &st.label, st.repeat) {
+        (Some(c), _, Some(r)) => format!("c={c} #{r}"),
+        (Some(c), _, None) => format!("c={c}"),
+        (None, Some(l), _) => l.clone(),
+        (None, None, Some(r)) => format!("step {} #{r}", st.index),
+        (None, None, None) => format!("step {}", st.index),
+    }
 }
 
 #[cfg(test)]

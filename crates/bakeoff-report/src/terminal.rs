@@ -2,30 +2,17 @@
 
 use crate::escape::for_terminal;
 use crate::families::FamilyText;
+pub use crate::score::score_text;
 use crate::table::{Grid, Kind, render, width};
 use bakeoff_artifact::{
-    Artifact, ArtifactKind, EndpointFacts, EngineKind, FailureClass, PreflightReport, Score,
-    SuiteStatus, SuiteSummary,
+    Artifact, ArtifactKind, EndpointFacts, EngineKind, FailureClass, PreflightReport, SuiteStatus,
+    SuiteSummary,
 };
 
 /// A suite's outcome counts, as `outcome count` joined by `, `.
 pub(crate) fn outcomes_text(s: &SuiteSummary) -> String {
     let outcomes: Vec<String> = s.outcomes.iter().map(|(k, v)| format!("{k} {v}")).collect();
     outcomes.join(", ")
-}
-
-pub fn score_text(s: &Option<Score>) -> String {
-    match s {
-        Some(s) => format!(
-            "{}/{} = {:.0}% [{:.0}–{:.0}%]",
-            s.successes,
-            s.n,
-            s.estimate * 100.0,
-            s.low * 100.0,
-            s.high * 100.0
-        ),
-        None => "not scored".into(),
-    }
 }
 
 /// Why an endpoint is unfit, as the terminal shows it: the failure class and the fix (the same

@@ -510,6 +510,14 @@ impl Fleet {
     }
 }
 
+/// Placeholders in a seat's command, args and env: `{port}` (the seat's port), `{seat}` (its
+/// name) and `{cache}` (bakeoff's cache, where scripts/provision.sh puts the engine and model).
+pub fn substitute(s: &str, seat: &Seat) -> String {
+    s.replace("{port}", &seat.port.to_string())
+        .replace("{seat}", &seat.name)
+        .replace("{cache}", &bakeoff_local::cache_dir().display().to_string())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

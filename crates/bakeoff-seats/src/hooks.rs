@@ -13,7 +13,7 @@ use crate::fleet::{Fleet, Launch, Seat};
 use bakeoff_artifact::SeatFinding;
 use bakeoff_model::args::flag_value;
 
-use crate::process::substitute;
+use crate::fleet::substitute;
 
 /// Called by `Seats::up` (and so by `restart` and `swap`) and by a campaign before the backend
 /// starts `seat`. `Ok(findings)`: the start may go ahead, and these findings go into the seat

@@ -21,6 +21,7 @@ pub mod docker;
 pub mod fleet;
 pub mod gateway;
 pub mod hooks;
+mod observed;
 pub mod ops;
 pub mod process;
 pub mod progress;

@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use crate::backend::{BackendError, FOLLOW_POLL, LineSplitter, Observed, Status};
+pub use crate::fleet::substitute;
 use crate::fleet::{Fleet, Launch, ProcessLaunch, Seat};
+use crate::observed::{BackendError, FOLLOW_POLL, LineSplitter, Observed, Status};
 use crate::redact::Redactor;
 use crate::release::{ProcEntry, ProcRoot, Stopped};
 
@@ -45,14 +46,6 @@ pub struct ProcessBackend {
     /// Every line read back from the log goes through it: an engine that echoes its
     /// arguments does not put its key into the evidence.
     redactor: Redactor,
-}
-
-/// Placeholders in a seat's command, args and env: `{port}` (the seat's port), `{seat}` (its
-/// name) and `{cache}` (bakeoff's cache, where scripts/provision.sh puts the engine and model).
-pub fn substitute(s: &str, seat: &Seat) -> String {
-    s.replace("{port}", &seat.port.to_string())
-        .replace("{seat}", &seat.name)
-        .replace("{cache}", &bakeoff_local::cache_dir().display().to_string())
 }
 
 impl ProcessBackend {

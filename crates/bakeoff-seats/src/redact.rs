@@ -124,7 +124,7 @@ impl Redactor {
             launch_into(&seat.launch, &mut found);
             // The process sees the values with `{port}`/`{seat}`/`{cache}` filled in.
             for v in found {
-                let sub = crate::process::substitute(&v, seat);
+                let sub = crate::fleet::substitute(&v, seat);
                 if sub != v {
                     known.push(sub);
                 }

@@ -11,7 +11,8 @@ use bakeoff_client::Client;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::{Progress, StepSpec, build_request, conversations, unwrap_acc};
+use super::conversations;
+use super::step::{Progress, StepSpec, build_request, unwrap_acc};
 use crate::measure::{StepAccumulator, measure};
 use crate::plan::LoadPlan;
 use crate::workload::Workload;

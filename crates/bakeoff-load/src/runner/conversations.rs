@@ -9,7 +9,8 @@ use bakeoff_client::Client;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::{Planned, Progress, dispatch_open, unwrap_acc};
+use super::open::{Planned, dispatch_open};
+use super::step::{Progress, unwrap_acc};
 use crate::LoadError;
 use crate::measure::{StepAccumulator, measure};
 use crate::plan::{LoadPlan, Mode, StepBound};

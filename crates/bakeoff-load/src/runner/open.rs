@@ -10,7 +10,7 @@ use bakeoff_client::Client;
 use bakeoff_wire::ChatRequest;
 use tokio::sync::{Semaphore, watch};
 
-use super::{Progress, StepSpec, build_request, unwrap_acc};
+use super::step::{Progress, StepSpec, build_request, unwrap_acc};
 use crate::measure::{StepAccumulator, measure};
 use crate::plan::LoadPlan;
 use crate::{LoadError, schedule, shapes};

@@ -3,7 +3,7 @@
 
 use bakeoff_artifact::{FlagCode, FlagSeverity, InstrumentFlag, LoadStep, PinningRecord};
 
-use super::SPEC_DECODE_MIN_TOKENS;
+use super::step::SPEC_DECODE_MIN_TOKENS;
 use crate::plan::LoadPlan;
 
 /// llama.cpp reports drafts per request in `timings` too; use them when `/metrics` is off.

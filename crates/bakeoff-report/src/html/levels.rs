@@ -6,11 +6,11 @@
 
 use std::fmt::Write as _;
 
-use super::{fixed, ms, num, percentile, ttfts};
-use crate::comparison;
+use super::figures::{fixed, ms, num};
 use crate::escape::for_html as h;
 use crate::registry::Registry;
 use crate::steps::Step;
+use crate::steps::{percentile, ttfts};
 use crate::svg;
 
 /// Words every name shares, in the first name's order, and each name without them — so a
@@ -198,7 +198,7 @@ pub(super) fn level_table(out: &mut String, steps: &[Step]) {
         let _ = write!(
             out,
             "<tr><td>{}{mark}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
-            h(&comparison::level_text(st)),
+            h(&crate::steps::level_text(st)),
             num(st.requests),
             fixed(st.tok_per_s, 1)
         );

@@ -12,11 +12,13 @@ use crate::comparison::{self, CandidateTable};
 use crate::escape::for_html as h;
 use crate::families::FamilyText;
 use crate::registry::{Entry, Registry};
-use crate::steps::{percentile, steps_of, ttfts};
+use crate::steps::steps_of;
 use crate::svg;
 
+mod figures;
 mod levels;
 
+use figures::num;
 pub use levels::shared_words;
 use levels::{charts, level_table};
 
@@ -202,7 +204,7 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
                 h(&crate::refusal::cell_text(s, sr)
                     .or_else(|| crate::damage::cell_text(s, sr))
                     .or_else(|| crate::adapter::cell_text(s, sr))
-                    .unwrap_or_else(|| crate::terminal::score_text(&sr.summary.score))),
+                    .unwrap_or_else(|| crate::score::score_text(&sr.summary.score))),
                 score_bar(&sr.summary.score),
                 h(&crate::terminal::outcomes_text(&sr.summary))
             );
@@ -245,7 +247,7 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
                     "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
                     h(&e.artifact.candidate.slug),
                     h(&f.family),
-                    h(&crate::terminal::score_text(&f.score)),
+                    h(&crate::score::score_text(&f.score)),
                     score_bar(&f.score),
                     h(&f.chance_text()),
                     h(&f.versus_chance),
@@ -262,24 +264,6 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
             );
         }
     }
-}
-
-/// A latency in ms: one decimal below 100 ms, none above.
-fn ms(v: Option<f64>) -> String {
-    match v {
-        Some(x) if x < 100.0 => format!("{x:.1}"),
-        Some(x) => format!("{x:.0}"),
-        None => "-".into(),
-    }
-}
-
-fn fixed(v: Option<f64>, digits: usize) -> String {
-    v.map(|x| format!("{x:.digits$}"))
-        .unwrap_or_else(|| "-".into())
-}
-
-fn num(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into())
 }
 
 fn item_row(out: &mut String, it: &ItemRecord) {
@@ -321,7 +305,7 @@ fn suite_details(out: &mut String, name: &str, s: &SuiteResult) {
         out,
         "<details class=\"suite\"><summary>{} — {} — {} items</summary>",
         h(name),
-        h(&crate::terminal::score_text(&s.summary.score)),
+        h(&crate::score::score_text(&s.summary.score)),
         s.items.len()
     );
     let steps = steps_of(s);

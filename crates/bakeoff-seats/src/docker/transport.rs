@@ -9,6 +9,11 @@ use crate::fleet::{Host, SshAddress};
 
 use super::ssh::SshTarget;
 
+/// The API version the client speaks (Docker 20.10 = 1.41).
+pub const DOCKER_API: bollard::ClientVersion = bollard::ClientVersion {
+    major_version: 1,
+    minor_version: 41,
+};
 /// The timeout of one Engine API request (bollard's own is per request).
 const REQUEST_TIMEOUT_S: u64 = 30;
 
@@ -25,7 +30,7 @@ pub fn label(host: Option<&Host>) -> String {
 /// version negotiated: an error when nothing answers.
 pub async fn connect(host: Option<&Host>) -> Result<Docker, String> {
     let label = label(host);
-    let api = &super::DOCKER_API;
+    let api = &DOCKER_API;
     let d = match host.and_then(|h| h.docker.as_deref()) {
         None => Docker::connect_with_unix("unix:///var/run/docker.sock", REQUEST_TIMEOUT_S, api),
         Some(a) if a.starts_with("unix://") => Docker::connect_with_unix(a, REQUEST_TIMEOUT_S, api),

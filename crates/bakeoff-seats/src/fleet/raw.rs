@@ -356,7 +356,7 @@ fn docker_launch(d: &DockerLaunch, host: &Host) -> Result<DockerLaunch, String> 
         _ => {}
     }
     if let Some(r) = &d.restart {
-        crate::docker::restart_policy(r)?;
+        crate::docker::restart::restart_policy(r)?;
     }
     for m in &d.mounts {
         if m.split(':').count() < 2 {

@@ -68,7 +68,7 @@ pub fn plan(seat: &Seat) -> DiskPlan {
             let named: Vec<PathBuf> = ["HF_HOME", "HF_HUB_CACHE", "LLAMA_CACHE"]
                 .iter()
                 .filter_map(|k| p.env.get(*k))
-                .map(|v| PathBuf::from(crate::process::substitute(v, seat)))
+                .map(|v| PathBuf::from(crate::fleet::substitute(v, seat)))
                 .collect();
             let caches = if !named.is_empty() {
                 named

@@ -11,12 +11,13 @@ use std::time::{Duration, Instant};
 use bakeoff_artifact::{PreflightReport, SeatPhase};
 use bakeoff_client::preflight::PreflightOutcome;
 
+pub use super::event::{Ending, Event};
 use super::readings::{DiskSample, ReadingLimits, Readings};
-use super::verdict::{Evidence, refined_verdict, verdict};
+use super::verdict::{Evidence, ms, refined_verdict, verdict};
 use super::{ProbeTarget, State, TAIL_LINES, WatchOptions, WatchReport, state_signal};
-use crate::backend::{Observed, Status};
 use crate::classify;
-use crate::progress::{self, Reading};
+use crate::observed::{Observed, Status};
+use crate::progress::reading::{self, Reading};
 use crate::readiness::Tally;
 
 /// What the watch can see.
@@ -33,53 +34,6 @@ pub enum Observation {
     /// The disk the seat writes while loading: its container's writable layer, its mounted
     /// caches ([`super::readings`]).
     Disk(DiskSample),
-}
-
-/// What an observation caused.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Event {
-    /// The seat reached a phase (loading, warming, ready), as recorded in the report.
-    Phase(SeatPhase),
-    /// A note for the operator (a load over budget, a state that could not be read).
-    Note(String),
-    /// A load-progress reading was parsed from the log.
-    Progress(Reading),
-    /// The watch began (the driver's first event): `model` is the id its probes ask for, so a
-    /// display drawing two watches in one operation (a swap and its rollback) can tell them
-    /// apart.
-    Began { model: Option<String> },
-    /// Docker's `RestartCount` rose: `restarts` since the watch began, `restart_count` as
-    /// Docker reports it, `at_ms` after the start.
-    Restarted {
-        restarts: u64,
-        restart_count: u64,
-        at_ms: u64,
-    },
-    /// The silence timer, at most once a second on a tick while not ready: no log line for
-    /// `silent_ms`; `limit_ms` (`silence_timeout`) is when it becomes an `init-wedge`.
-    Silence { silent_ms: u64, limit_ms: u64 },
-    /// The watch is decided: stop observing (lines still queued are evidence only), then
-    /// [`Watchdog::finish`] gives the verdict — ready, or failed with its class, message and
-    /// remediation.
-    Decided(Ending),
-}
-
-/// Why the watch ended, before the evidence is weighed ([`Watchdog::finish`] refines a
-/// silence or a timeout by what the probes saw, and an exit by the log's root cause).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
-    /// A real completion succeeded.
-    Ready,
-    /// The backend reports the seat exited (or gone).
-    Exited,
-    /// `RestartCount` rose by this many within the crash-loop window.
-    CrashLoop { restarts: u64 },
-    /// No log line for `silence_timeout` while not ready.
-    Silent,
-    /// `ready_timeout` passed.
-    Timeout,
-    /// The probes showed a misconfiguration no wait can fix ([`Tally::refine`] names it).
-    Misconfigured,
 }
 
 /// Everything the watch knows: the state machine's one struct.
@@ -113,10 +67,6 @@ pub struct Watchdog {
 
 /// The most often the silence timer is sent.
 const SILENCE_EVERY: Duration = Duration::from_secs(1);
-
-pub(super) fn ms(d: Duration) -> u64 {
-    d.as_millis() as u64
-}
 
 impl Watchdog {
     /// A watch that began at `start` (the start command), with the backend's first state read
@@ -246,7 +196,7 @@ impl Watchdog {
             self.state = s;
             self.phase(s.as_str(), now, Some(line.clone()), events);
         }
-        if let Some(r) = progress::parse(&line) {
+        if let Some(r) = reading::parse(&line) {
             let budget_s = self.budget_s();
             let rec = r.to_record(budget_s);
             if rec.over_budget

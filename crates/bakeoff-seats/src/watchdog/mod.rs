@@ -37,10 +37,11 @@ use bakeoff_client::tls::TlsOptions;
 use bakeoff_client::{ApiKey, Client, ClientOptions, EndpointUrl, Timeouts};
 
 use crate::classify::Cause;
-use crate::progress::Reading;
+use crate::progress::reading::Reading;
 
 pub mod disk;
 pub mod drive;
+pub mod event;
 pub mod machine;
 pub mod readings;
 #[cfg(test)]
@@ -48,7 +49,8 @@ mod tests;
 mod verdict;
 
 pub use drive::watch;
-pub use machine::{Ending, Event, Observation, Watchdog};
+pub use event::{Ending, Event};
+pub use machine::{Observation, Watchdog};
 
 /// How much of the log is kept as evidence: vLLM's real cause sits above a ~40-line traceback
 /// and the wrapper (vLLM v1/engine/utils.py `wait_for_engine_startup`), so the tail must be

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use bakeoff_artifact::{FindingSeverity, SeatFinding};
 
-use super::machine::Event;
+use super::event::Event;
 
 pub const LAYER_CODE: &str = "download-in-writable-layer";
 pub const PROGRESS_CODE: &str = "download-progress";
@@ -554,7 +554,7 @@ mod tests {
             writable_layer_limit: 100 * MB,
             ..WatchOptions::default()
         };
-        let first = crate::backend::Status::missing();
+        let first = crate::observed::Status::missing();
         let mut wd = Watchdog::new(ProbeTarget::default(), opts, t0, first);
         wd.set_layer_fix("mount it".into());
         assert!(wd.step(Observation::Disk(layer(0)), t0).is_empty());

@@ -13,7 +13,7 @@ use bakeoff_client::preflight::{PreflightOutcome, Unfit};
 
 use super::machine::{Ending, Event, Observation, Watchdog, progress_budget_note};
 use super::{ProbeTarget, State, WatchOptions, WatchReport};
-use crate::backend::{Observed, Status};
+use crate::observed::{Observed, Status};
 use crate::progress;
 
 #[test]

@@ -6,9 +6,14 @@ use std::time::Duration;
 
 use bakeoff_artifact::FailureClass;
 
-use super::machine::{Ending, ms};
+use super::event::Ending;
 use super::{State, WatchOptions};
 use crate::classify::{self, Cause};
+
+/// Milliseconds, as reports and events record a duration.
+pub(super) fn ms(d: Duration) -> u64 {
+    d.as_millis() as u64
+}
 
 fn secs(ms: u64) -> f64 {
     ms as f64 / 1000.0

@@ -6,12 +6,14 @@
 //! ([`prompts`]) and the instrument's noise rule ([`noise`]) — are what `eval adapter` reuses.
 
 pub mod along;
+mod events;
 pub mod first_token;
 pub mod noise;
 pub mod prompts;
 mod record;
 mod run;
 
+pub use events::{DamageEvent, DamageHook, Phase, Side};
 pub use first_token::{
     FirstToken, FirstTokenError, TokenProb, TopK, first_token_distribution, first_token_request,
     kl, read_top_k, same_top1, send, unique_prefix, with_prefix,
@@ -21,9 +23,7 @@ pub use noise::{
     within_noise,
 };
 pub use prompts::{Prompt, PromptsError};
-pub use run::{
-    DamageEvent, DamageHook, DamageOutcome, DamageRequest, Phase, Side, evaluate_damage,
-};
+pub use run::{DamageOutcome, DamageRequest, evaluate_damage};
 
 /// The suite's name in artifacts.
 pub const SUITE: &str = "damage";

@@ -8,12 +8,12 @@
 //! also carries its engine's no-prompt-cache fields under a salt of its own.
 
 use std::path::Path;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bakeoff_artifact::failure_table::remediation;
 use bakeoff_artifact::{
-    Artifact, ArtifactKind, DamageReference, Evidence, Failure, FailureClass, RunStatus,
+    Artifact, ArtifactKind, DamageReference, EndpointRecord, Evidence, Failure, FailureClass,
+    ItemRecord, Journal, RunFiles, RunStatus,
 };
 use bakeoff_client::Client;
 use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, Unfit, run_preflight};
@@ -21,6 +21,7 @@ use bakeoff_text::SplitMix64;
 use tokio::sync::watch;
 
 use super::along::{AlongPhase, AlongRequest, measure_along};
+use super::events::{DamageEvent, DamageHook, Phase, Side};
 use super::first_token::{
     FirstToken, FirstTokenError, TopK, first_token_request, send, unique_prefix,
 };
@@ -30,75 +31,6 @@ use crate::evaluate::{
     EvalError, Evaluated, Naming, candidate, preflighted, run_files, write_run_artifact,
 };
 use crate::runner::PreflightPhase;
-
-/// Which endpoint an event is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    Candidate,
-    Reference,
-}
-
-impl Side {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Side::Candidate => "candidate",
-            Side::Reference => "reference",
-        }
-    }
-}
-
-/// The two phases of the measurement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// The reference against itself.
-    SelfCheck,
-    /// The candidate against the reference.
-    Candidate,
-}
-
-impl Phase {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::SelfCheck => "self-check",
-            Phase::Candidate => "candidate",
-        }
-    }
-}
-
-/// What a damage measurement reports as it goes (the binary draws it).
-#[derive(Debug, Clone)]
-pub enum DamageEvent {
-    Preflight {
-        side: Side,
-        phase: PreflightPhase,
-    },
-    Started {
-        phase: Phase,
-        planned: usize,
-    },
-    Item {
-        phase: Phase,
-        done: usize,
-        planned: usize,
-        elapsed: Duration,
-        /// The prompt's KL, when measured.
-        kl: Option<f64>,
-    },
-    /// The self-check's verdict: passed, and its upper bound.
-    SelfCheck {
-        passed: bool,
-        high: f64,
-    },
-    /// An item of the measurement along the reply.
-    AlongItem {
-        phase: AlongPhase,
-        done: usize,
-        planned: usize,
-        elapsed: Duration,
-    },
-}
-
-pub type DamageHook = Arc<dyn Fn(DamageEvent) + Send + Sync>;
 
 /// What to measure and where to write it.
 pub struct DamageRequest<'a> {
@@ -143,6 +75,99 @@ pub async fn evaluate_damage(
             h(e);
         }
     };
+    let (cand_pre, ref_pre) = preflight_both(&req, stop, start, &emit).await?;
+    let cand = candidate(req.naming, "", req.candidate, &cand_pre);
+    let mut files = run_files(req.out, &cand.slug, req.replace)?;
+    let mut art = preflighted(ArtifactKind::Failure, cand, req.candidate, &cand_pre);
+    art.run = req.run_record.clone();
+    let reference = reference_record(req.reference, &ref_pre);
+    art.run.reference = Some(reference.clone());
+    if let Some(unfit) = &cand_pre.unfit {
+        return fail(&mut files, art, unfit_failure(unfit, None, start));
+    }
+    if let Some(unfit) = &ref_pre.unfit {
+        let url = req.reference.url().redacted();
+        return fail(&mut files, art, unfit_failure(unfit, Some(&url), start));
+    }
+
+    let sampler = conditions_sampler(&req).await;
+    let journal = ItemJournal {
+        journal: files.open_journal()?,
+        error: None,
+    };
+    let tally = Tally {
+        reference,
+        top_k: req.top_k,
+        prompts: req.prompts.len(),
+        items: Vec::new(),
+        self_kls: Vec::new(),
+        self_top1_differs: 0,
+        measured: Vec::new(),
+        interrupted: false,
+        notes: model_notes(&art.candidate.model, &ref_pre),
+        along: None,
+        along_items: 0,
+    };
+    let mut rng = SplitMix64::new(req.seed);
+    let prefixes: Vec<String> = req
+        .prompts
+        .iter()
+        .map(|_| unique_prefix(&mut rng))
+        .collect();
+    let mut m = Measurement {
+        req: &req,
+        sides: Sides {
+            reference: (req.reference, engine_and_model(&ref_pre)),
+            candidate: (req.candidate, engine_and_model(&cand_pre)),
+            top_k: req.top_k,
+        },
+        prefixes,
+        rng,
+        journal,
+        tally,
+        emit: &emit,
+        start,
+    };
+
+    let references = match m.self_check(stop).await {
+        Ok(references) => references,
+        Err(gap) => return fail(&mut files, art, gap),
+    };
+    let check = super::noise::self_check(&m.tally.self_kls, m.tally.self_top1_differs);
+    if let Some(c) = &check {
+        emit(DamageEvent::SelfCheck {
+            passed: c.passed,
+            high: c.kl.high,
+        });
+    }
+    // Phase 2: the candidate, only when the check passed — a figure it would not vouch for is
+    // never measured, let alone reported.
+    if check.as_ref().is_some_and(|c| c.passed)
+        && !m.tally.interrupted
+        && let Err(gap) = m.candidate(&references, stop).await
+    {
+        return fail(&mut files, art, gap);
+    }
+    if req.tokens > 0 && !m.tally.interrupted && !m.tally.self_kls.is_empty() {
+        m.along(stop).await;
+    }
+    let Measurement { tally, journal, .. } = m;
+    if let Some(e) = journal.error {
+        art.candidate
+            .notes
+            .push(format!("journal write failed: {e}"));
+    }
+    conclude(&mut files, art, tally, sampler, start).await
+}
+
+/// Both preflights at once, each announced and its outcome reported. Ctrl-C here ends the run
+/// with nothing written.
+async fn preflight_both(
+    req: &DamageRequest<'_>,
+    stop: &mut watch::Receiver<bool>,
+    start: Instant,
+    emit: &(dyn Fn(DamageEvent) + Sync),
+) -> Result<(PreflightOutcome, PreflightOutcome), EvalError> {
     for side in [Side::Candidate, Side::Reference] {
         emit(DamageEvent::Preflight {
             side,
@@ -164,22 +189,12 @@ pub async fn evaluate_damage(
             phase: preflight_phase(pre, start),
         });
     }
-    let cand = candidate(req.naming, "", req.candidate, &cand_pre);
-    let mut files = run_files(req.out, &cand.slug, req.replace)?;
-    let mut art = preflighted(ArtifactKind::Failure, cand, req.candidate, &cand_pre);
-    art.run = req.run_record.clone();
-    let reference = reference_record(req.reference, &ref_pre);
-    art.run.reference = Some(reference.clone());
-    if let Some(unfit) = &cand_pre.unfit {
-        return fail(&mut files, art, unfit_failure(unfit, None, start));
-    }
-    if let Some(unfit) = &ref_pre.unfit {
-        let url = req.reference.url().redacted();
-        return fail(&mut files, art, unfit_failure(unfit, Some(&url), start));
-    }
+    Ok((cand_pre, ref_pre))
+}
 
-    // What else ran on this host while the two endpoints were measured (docs/metrics.md
-    // "Conditions"): both engines are the measurement's own and are left out.
+/// What else ran on this host while the two endpoints were measured (docs/metrics.md
+/// "Conditions"): both engines are the measurement's own and are left out.
+async fn conditions_sampler(req: &DamageRequest<'_>) -> bakeoff_conditions::Sampler {
     let url_of = |c: &Client| {
         let u = c.url().root_path("");
         (
@@ -189,133 +204,145 @@ pub async fn evaluate_damage(
     };
     let (cand_host, cand_port) = url_of(req.candidate);
     let (ref_host, ref_port) = url_of(req.reference);
-    let sampler =
-        bakeoff_conditions::Sampler::start_off_runtime(bakeoff_conditions::Exclude::for_endpoints(
-            &[(&cand_host, cand_port), (&ref_host, ref_port)],
-        ))
-        .await;
-    let mut journal = files.open_journal()?;
-    let mut journal_error: Option<String> = None;
-    let mut tally = Tally {
-        reference,
-        top_k: req.top_k,
-        prompts: req.prompts.len(),
-        items: Vec::new(),
-        self_kls: Vec::new(),
-        self_top1_differs: 0,
-        measured: Vec::new(),
-        interrupted: false,
-        notes: model_notes(&art.candidate.model, &ref_pre),
-        along: None,
-        along_items: 0,
-    };
-    let mut rng = SplitMix64::new(req.seed);
-    let prefixes: Vec<String> = req
-        .prompts
-        .iter()
-        .map(|_| unique_prefix(&mut rng))
-        .collect();
-    let sides = Sides {
-        reference: (req.reference, engine_and_model(&ref_pre)),
-        candidate: (req.candidate, engine_and_model(&cand_pre)),
-        top_k: req.top_k,
-    };
+    bakeoff_conditions::Sampler::start_off_runtime(bakeoff_conditions::Exclude::for_endpoints(&[
+        (&cand_host, cand_port),
+        (&ref_host, ref_port),
+    ]))
+    .await
+}
 
-    // Phase 1: the instrument check.
-    let planned = req.prompts.len();
-    emit(DamageEvent::Started {
-        phase: Phase::SelfCheck,
-        planned,
-    });
-    let phase_start = Instant::now();
-    let mut references: Vec<Option<TopK>> = Vec::with_capacity(planned);
-    for (i, (p, prefix)) in req.prompts.iter().zip(&prefixes).enumerate() {
-        if *stop.borrow() {
-            tally.interrupted = true;
-            break;
+/// The run's journal, and the first write that failed: noted on the artifact, never fatal.
+struct ItemJournal {
+    journal: Journal,
+    error: Option<String>,
+}
+
+impl ItemJournal {
+    fn append(&mut self, item: &ItemRecord) {
+        if let Err(e) = self.journal.append(SUITE, item) {
+            self.error.get_or_insert(e.to_string());
         }
-        let run1 = sides.ask(Side::Reference, p, prefix, &mut rng).await;
-        let run2 = sides.ask(Side::Reference, p, prefix, &mut rng).await;
-        if let Some(gap) = endpoint_gap(&[&run1, &run2]) {
-            let url = req.reference.url().redacted();
-            return fail(&mut files, art, gap_failure(&gap, &url, start));
-        }
-        let (item, figures) = self_check_item(&p.id, prefix, &run1, &run2);
-        if let Err(e) = journal.append(SUITE, &item) {
-            journal_error.get_or_insert(e.to_string());
-        }
-        if let Some((kl, differs)) = figures {
-            tally.self_kls.push(kl);
-            tally.self_top1_differs += u64::from(differs);
-        }
-        tally.items.push(item);
-        references.push(run1.top.ok());
-        emit(DamageEvent::Item {
+    }
+}
+
+/// What the three phases share: the endpoints, each prompt's prefix, the seeded salts, the
+/// journal and the tally.
+struct Measurement<'a> {
+    req: &'a DamageRequest<'a>,
+    sides: Sides<'a>,
+    prefixes: Vec<String>,
+    rng: SplitMix64,
+    journal: ItemJournal,
+    tally: Tally,
+    emit: &'a (dyn Fn(DamageEvent) + Sync),
+    start: Instant,
+}
+
+impl Measurement<'_> {
+    /// Phase 1, the instrument check: every prompt twice to the reference. The top-K of its
+    /// first run per prompt, for the candidate; `Err`: the reference cannot be measured.
+    async fn self_check(
+        &mut self,
+        stop: &watch::Receiver<bool>,
+    ) -> Result<Vec<Option<TopK>>, Failure> {
+        let prompts = self.req.prompts;
+        let planned = prompts.len();
+        (self.emit)(DamageEvent::Started {
             phase: Phase::SelfCheck,
-            done: i + 1,
             planned,
-            elapsed: phase_start.elapsed(),
-            kl: figures.map(|f| f.0),
         });
-    }
-    let check = super::noise::self_check(&tally.self_kls, tally.self_top1_differs);
-    if let Some(c) = &check {
-        emit(DamageEvent::SelfCheck {
-            passed: c.passed,
-            high: c.kl.high,
-        });
+        let phase_start = Instant::now();
+        let mut references: Vec<Option<TopK>> = Vec::with_capacity(planned);
+        for (i, (p, prefix)) in prompts.iter().zip(&self.prefixes).enumerate() {
+            if *stop.borrow() {
+                self.tally.interrupted = true;
+                break;
+            }
+            let run1 = self
+                .sides
+                .ask(Side::Reference, p, prefix, &mut self.rng)
+                .await;
+            let run2 = self
+                .sides
+                .ask(Side::Reference, p, prefix, &mut self.rng)
+                .await;
+            if let Some(gap) = endpoint_gap(&[&run1, &run2]) {
+                let url = self.req.reference.url().redacted();
+                return Err(gap_failure(&gap, &url, self.start));
+            }
+            let (item, figures) = self_check_item(&p.id, prefix, &run1, &run2);
+            self.journal.append(&item);
+            if let Some((kl, differs)) = figures {
+                self.tally.self_kls.push(kl);
+                self.tally.self_top1_differs += u64::from(differs);
+            }
+            self.tally.items.push(item);
+            references.push(run1.top.ok());
+            (self.emit)(DamageEvent::Item {
+                phase: Phase::SelfCheck,
+                done: i + 1,
+                planned,
+                elapsed: phase_start.elapsed(),
+                kl: figures.map(|f| f.0),
+            });
+        }
+        Ok(references)
     }
 
-    // Phase 2: the candidate, only when the check passed — a figure it would not vouch for is
-    // never measured, let alone reported.
-    if check.as_ref().is_some_and(|c| c.passed) && !tally.interrupted {
+    /// Phase 2: the candidate on every prompt the reference answered. `Err`: the candidate
+    /// cannot be measured.
+    async fn candidate(
+        &mut self,
+        references: &[Option<TopK>],
+        stop: &watch::Receiver<bool>,
+    ) -> Result<(), Failure> {
         let todo: Vec<(usize, &TopK)> = references
             .iter()
             .enumerate()
             .filter_map(|(i, r)| r.as_ref().map(|r| (i, r)))
             .collect();
-        emit(DamageEvent::Started {
+        (self.emit)(DamageEvent::Started {
             phase: Phase::Candidate,
             planned: todo.len(),
         });
         let phase_start = Instant::now();
         for (n, (i, reference)) in todo.iter().enumerate() {
             if *stop.borrow() {
-                tally.interrupted = true;
+                self.tally.interrupted = true;
                 break;
             }
-            let p = &req.prompts[*i];
-            let prefix = &prefixes[*i];
-            let cand = sides.ask(Side::Candidate, p, prefix, &mut rng).await;
+            let p = &self.req.prompts[*i];
+            let prefix = &self.prefixes[*i];
+            let cand = self
+                .sides
+                .ask(Side::Candidate, p, prefix, &mut self.rng)
+                .await;
             if let Some(gap) = endpoint_gap(&[&cand]) {
-                let url = req.candidate.url().redacted();
-                return fail(&mut files, art, gap_failure(&gap, &url, start));
+                let url = self.req.candidate.url().redacted();
+                return Err(gap_failure(&gap, &url, self.start));
             }
             let (item, measured) = candidate_item(&p.id, prefix, reference, &cand);
-            if let Err(e) = journal.append(SUITE, &item) {
-                journal_error.get_or_insert(e.to_string());
-            }
-            emit(DamageEvent::Item {
+            self.journal.append(&item);
+            (self.emit)(DamageEvent::Item {
                 phase: Phase::Candidate,
                 done: n + 1,
                 planned: todo.len(),
                 elapsed: phase_start.elapsed(),
                 kl: measured.as_ref().map(|m| m.kl),
             });
-            tally.items.push(item);
-            tally.measured.extend(measured);
+            self.tally.items.push(item);
+            self.tally.measured.extend(measured);
         }
+        Ok(())
     }
-    // Phase 3: along the reply (its own self-check and batch floor, then the candidate).
-    if req.tokens > 0 && !tally.interrupted && !tally.self_kls.is_empty() {
+
+    /// Phase 3: along the reply (its own self-check and batch floor, then the candidate).
+    async fn along(&mut self, stop: &watch::Receiver<bool>) {
         let along_start = Instant::now();
-        let mut on_item = |phase: AlongPhase,
-                           item: &bakeoff_artifact::ItemRecord,
-                           done: usize,
-                           planned: usize| {
-            if let Err(e) = journal.append(SUITE, item) {
-                journal_error.get_or_insert(e.to_string());
-            }
+        let emit = self.emit;
+        let journal = &mut self.journal;
+        let mut on_item = |phase: AlongPhase, item: &ItemRecord, done: usize, planned: usize| {
+            journal.append(item);
             emit(DamageEvent::AlongItem {
                 phase,
                 done,
@@ -323,40 +350,46 @@ pub async fn evaluate_damage(
                 elapsed: along_start.elapsed(),
             });
         };
-        let (ref_engine, ref_model) = &sides.reference.1;
-        let (cand_engine, cand_model) = &sides.candidate.1;
+        let (ref_engine, ref_model) = &self.sides.reference.1;
+        let (cand_engine, cand_model) = &self.sides.candidate.1;
         let outcome = measure_along(
             AlongRequest {
                 reference: super::along::Side {
-                    client: req.reference,
+                    client: self.req.reference,
                     engine: *ref_engine,
                     model: ref_model,
                 },
                 candidate: super::along::Side {
-                    client: req.candidate,
+                    client: self.req.candidate,
                     engine: *cand_engine,
                     model: cand_model,
                 },
-                prompts: req.prompts,
-                prefixes: &prefixes,
-                tokens: req.tokens,
-                top_k: req.top_k,
+                prompts: self.req.prompts,
+                prefixes: &self.prefixes,
+                tokens: self.req.tokens,
+                top_k: self.req.top_k,
             },
-            &mut rng,
+            &mut self.rng,
             stop,
             &mut on_item,
         )
         .await;
-        tally.interrupted |= outcome.interrupted;
-        tally.along_items = outcome.items.len();
-        tally.items.extend(outcome.items);
-        tally.along = Some(outcome.summary);
+        self.tally.interrupted |= outcome.interrupted;
+        self.tally.along_items = outcome.items.len();
+        self.tally.items.extend(outcome.items);
+        self.tally.along = Some(outcome.summary);
     }
-    if let Some(e) = journal_error {
-        art.candidate
-            .notes
-            .push(format!("journal write failed: {e}"));
-    }
+}
+
+/// The suite from the tally, with the conditions it was measured under, into the artifact: a
+/// result, or a failure when one side answered nothing; `incomplete` when interrupted.
+async fn conclude(
+    files: &mut RunFiles,
+    mut art: Artifact,
+    tally: Tally,
+    sampler: bakeoff_conditions::Sampler,
+    start: Instant,
+) -> Result<DamageOutcome, EvalError> {
     let interrupted = tally.interrupted;
     let mut suite = suite_result(tally);
     // Recorded, and shown on the conditions line; not raised as the suite's flags: the
@@ -401,7 +434,7 @@ pub async fn evaluate_damage(
         }
     }
     art.suites.insert(SUITE.into(), suite);
-    let path = write_run_artifact(&mut files, &mut art)?;
+    let path = write_run_artifact(files, &mut art)?;
     let withheld =
         withheld.or_else(|| interrupted.then(|| "interrupted by the operator".to_string()));
     Ok(DamageOutcome {
@@ -514,7 +547,7 @@ fn gap_failure(gap: &FirstTokenError, url: &str, start: Instant) -> Failure {
     }
 }
 
-fn first_errors(items: &[bakeoff_artifact::ItemRecord]) -> Vec<Evidence> {
+fn first_errors(items: &[ItemRecord]) -> Vec<Evidence> {
     let mut out: Vec<Evidence> = Vec::new();
     for it in items {
         if let Some(e) = &it.error
@@ -531,7 +564,7 @@ fn first_errors(items: &[bakeoff_artifact::ItemRecord]) -> Vec<Evidence> {
 
 /// Write a failure artifact; no figure stands.
 fn fail(
-    files: &mut bakeoff_artifact::RunFiles,
+    files: &mut RunFiles,
     mut art: Artifact,
     failure: Failure,
 ) -> Result<DamageOutcome, EvalError> {

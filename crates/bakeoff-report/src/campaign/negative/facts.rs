@@ -9,7 +9,7 @@ use bakeoff_artifact::{Artifact, EngineKind};
 
 use super::super::cause::is_failure;
 use super::super::{Group, counts, duration, figure, image_of};
-use super::{MAX_LOG_LINES, bullet, code, distinct, md, read_artifact};
+use super::text::{MAX_LOG_LINES, bullet, code, distinct, md, read_artifact};
 use crate::escape::for_markdown;
 
 /// The artifacts of a candidate's variants, each read or with why not.

@@ -10,7 +10,7 @@ use bakeoff_artifact::read_versioned;
 use bakeoff_artifact::slug::validate_slug;
 
 use super::super::{Group, contaminated, duration, store_reason};
-use super::{axes_text, bullet, code, distinct, md};
+use super::text::{axes_text, bullet, code, distinct, md};
 
 /// The verdict recorded on `slug`, when its file exists (a slug that is not a safe file name
 /// names no file).

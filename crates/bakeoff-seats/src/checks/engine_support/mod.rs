@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use bakeoff_artifact::{EngineKind, FindingSeverity, SeatFinding};
 
+use crate::fleet::substitute;
 use crate::fleet::{Fleet, Launch, Seat};
 use crate::hooks::model_and_quantization;
-use crate::process::substitute;
 
 /// The finding that refuses a start.
 pub const UNSUPPORTED: &str = "engine-unsupported-checkpoint";

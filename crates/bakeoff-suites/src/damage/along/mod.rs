@@ -132,66 +132,142 @@ pub async fn measure_along(
         .route
         .no_forcing(req.reference.engine)
         .or_else(|| candidate.route.no_forcing(req.candidate.engine));
-    let forcing = forcing_missing.is_none();
-    let mut items = Vec::new();
-    let mut interrupted = false;
-    let planned = req.prompts.len();
-    let chats: Vec<_> = req
-        .prompts
-        .iter()
-        .zip(req.prefixes)
-        .map(|(p, prefix)| with_prefix(&p.messages, prefix))
-        .collect();
+    let mut run = Phases {
+        prompts: req.prompts,
+        chats: req
+            .prompts
+            .iter()
+            .zip(req.prefixes)
+            .map(|(p, prefix)| with_prefix(&p.messages, prefix))
+            .collect(),
+        tokens: req.tokens,
+        forcing: forcing_missing.is_none(),
+        stop,
+        items: Vec::new(),
+        interrupted: false,
+    };
 
-    // Phase 1: the reference's first run, and its second, one request at a time.
-    let mut refs: Vec<Option<Reference>> = Vec::with_capacity(planned);
-    let mut self_checks: Vec<Compared> = Vec::new();
-    for (i, p) in req.prompts.iter().enumerate() {
-        if *stop.borrow() {
-            interrupted = true;
-            break;
-        }
-        let started = Instant::now();
-        let first = reference_run(&reference, &chats[i], req.tokens, forcing, rng).await;
-        let (item, first) = match first {
-            Ok(r) => {
-                let second = rerun(&reference, &r, &chats[i], req.tokens, forcing, rng).await;
-                let item = compared_item(
-                    &format!("along/self-check/{}", p.id),
-                    "along-self-check",
-                    &p.id,
-                    &r,
-                    second.as_ref().map(|(reply, c)| (reply.as_slice(), c)),
-                    started,
-                );
-                if let Ok((_, c)) = second {
-                    self_checks.push(c);
-                }
-                (item, Some(r))
-            }
-            Err(e) => (
-                error_item(&format!("along/self-check/{}", p.id), &p.id, &e, started),
-                None,
-            ),
-        };
-        on_item(AlongPhase::SelfCheck, &item, i + 1, planned);
-        items.push(item);
-        refs.push(first);
-    }
-
-    // Phase 2: the reference again, IN_FLIGHT requests at a time.
-    let mut batch: Vec<Compared> = Vec::new();
+    let (refs, self_checks) = run.self_check(&reference, rng, on_item).await;
     let measured: Vec<usize> = refs
         .iter()
         .enumerate()
         .filter_map(|(i, r)| r.as_ref().map(|_| i))
         .collect();
-    if !interrupted && !measured.is_empty() {
+    let batch = if !run.interrupted && !measured.is_empty() {
+        run.batch_floor(&reference, &refs, &measured, rng, on_item)
+            .await
+    } else {
+        Vec::new()
+    };
+    let check_passed = summary::self_check(&self_checks, measured.len()).passed == Some(true);
+    let (cands, render_mismatch) = if !run.interrupted && check_passed {
+        run.candidate(&candidate, &refs, &measured, rng, on_item)
+            .await
+    } else {
+        (Vec::new(), 0)
+    };
+    let forcing_missing = forcing_missing.or_else(|| {
+        (render_mismatch > 0).then(|| {
+            format!(
+                "the candidate rendered {render_mismatch} prompt(s) into other tokens than the reference: teacher forcing needs one tokenizer and one chat template, so those prompts have greedy agreement only"
+            )
+        })
+    });
+    let summary = summary::build(summary::Inputs {
+        tokens: req.tokens,
+        route: route_words(reference.route, candidate.route),
+        forcing_missing,
+        prompts: measured.len(),
+        self_checks: &self_checks,
+        batch: &batch,
+        candidates: &cands,
+        interrupted: run.interrupted,
+    });
+    AlongOutcome {
+        summary,
+        items: run.items,
+        interrupted: run.interrupted,
+    }
+}
+
+/// What the three phases share: the prompts with their prefixes, whether teacher forcing is
+/// on, and every item so far.
+struct Phases<'a> {
+    prompts: &'a [Prompt],
+    chats: Vec<Vec<bakeoff_wire::Message>>,
+    tokens: u32,
+    forcing: bool,
+    stop: &'a watch::Receiver<bool>,
+    items: Vec<ItemRecord>,
+    interrupted: bool,
+}
+
+impl Phases<'_> {
+    /// Phase 1: the reference's first run, and its second, one request at a time. Each
+    /// prompt's first run (`None` where it failed) and the self-check comparisons.
+    async fn self_check(
+        &mut self,
+        reference: &Asker<'_>,
+        rng: &mut SplitMix64,
+        on_item: &mut OnItem<'_>,
+    ) -> (Vec<Option<Reference>>, Vec<Compared>) {
+        let planned = self.prompts.len();
+        let mut refs: Vec<Option<Reference>> = Vec::with_capacity(planned);
+        let mut self_checks: Vec<Compared> = Vec::new();
+        for (i, p) in self.prompts.iter().enumerate() {
+            if *self.stop.borrow() {
+                self.interrupted = true;
+                break;
+            }
+            let started = Instant::now();
+            let chat = &self.chats[i];
+            let first = reference_run(reference, chat, self.tokens, self.forcing, rng).await;
+            let (item, first) = match first {
+                Ok(r) => {
+                    let second = rerun(reference, &r, chat, self.tokens, self.forcing, rng).await;
+                    let item = compared_item(
+                        &format!("along/self-check/{}", p.id),
+                        "along-self-check",
+                        &p.id,
+                        &r,
+                        second.as_ref().map(|(reply, c)| (reply.as_slice(), c)),
+                        started,
+                    );
+                    if let Ok((_, c)) = second {
+                        self_checks.push(c);
+                    }
+                    (item, Some(r))
+                }
+                Err(e) => (
+                    error_item(&format!("along/self-check/{}", p.id), &p.id, &e, started),
+                    None,
+                ),
+            };
+            on_item(AlongPhase::SelfCheck, &item, i + 1, planned);
+            self.items.push(item);
+            refs.push(first);
+        }
+        (refs, self_checks)
+    }
+
+    /// Phase 2: the reference again, IN_FLIGHT requests at a time: the comparisons with each
+    /// measured prompt's first run.
+    async fn batch_floor(
+        &mut self,
+        reference: &Asker<'_>,
+        refs: &[Option<Reference>],
+        measured: &[usize],
+        rng: &mut SplitMix64,
+        on_item: &mut OnItem<'_>,
+    ) -> Vec<Compared> {
+        let mut batch: Vec<Compared> = Vec::new();
         let width = IN_FLIGHT as usize;
+        let tokens = self.tokens;
+        let forcing = self.forcing;
         let mut done = 0;
         for round in measured.chunks(width) {
-            if *stop.borrow() {
-                interrupted = true;
+            if *self.stop.borrow() {
+                self.interrupted = true;
                 break;
             }
             // Fill the round up to IN_FLIGHT with repeats of measured prompts (answers unused).
@@ -204,11 +280,10 @@ pub async fn measure_along(
             let salts: Vec<String> = sent.iter().map(|_| salt(rng)).collect();
             let replies = join_all(sent.iter().zip(&salts).map(|(i, s)| {
                 let ids = refs[*i].as_ref().and_then(|r| r.ids.clone());
-                let chat = &chats[*i];
-                let reference = &reference;
+                let chat = &self.chats[*i];
                 async move {
                     reference
-                        .greedy(ids.as_deref(), chat, req.tokens, s)
+                        .greedy(ids.as_deref(), chat, tokens, s)
                         .await
                         .map(|g| g.steps)
                 }
@@ -218,7 +293,6 @@ pub async fn measure_along(
             // prefill's arithmetic depends on the batch as a decode's does.
             let along_salts: Vec<String> = round.iter().map(|_| salt(rng)).collect();
             let compared_all = join_all(round.iter().enumerate().map(|(slot, i)| {
-                let reference = &reference;
                 let first = refs[*i].as_ref();
                 let reply = &replies[slot];
                 let s = &along_salts[slot];
@@ -237,7 +311,7 @@ pub async fn measure_along(
                 let (Some(compared), Some(r)) = (compared, refs[*i].as_ref()) else {
                     continue;
                 };
-                let p = &req.prompts[*i];
+                let p = &self.prompts[*i];
                 let id = format!("along/batch/{}", p.id);
                 let item = compared_item(
                     &id,
@@ -252,27 +326,36 @@ pub async fn measure_along(
                 }
                 done += 1;
                 on_item(AlongPhase::BatchFloor, &item, done, measured.len());
-                items.push(item);
+                self.items.push(item);
             }
         }
+        batch
     }
 
-    // Phase 3: the candidate, one request at a time as the reference's first run was.
-    let mut cands: Vec<Compared> = Vec::new();
-    let mut render_mismatch = 0usize;
-    let check_passed = summary::self_check(&self_checks, measured.len()).passed == Some(true);
-    if !interrupted && check_passed {
+    /// Phase 3: the candidate, one request at a time as the reference's first run was. Its
+    /// comparisons, and how many prompts it rendered into other tokens (no forcing for them).
+    async fn candidate(
+        &mut self,
+        candidate: &Asker<'_>,
+        refs: &[Option<Reference>],
+        measured: &[usize],
+        rng: &mut SplitMix64,
+        on_item: &mut OnItem<'_>,
+    ) -> (Vec<Compared>, usize) {
+        let mut cands: Vec<Compared> = Vec::new();
+        let mut render_mismatch = 0usize;
         for (n, i) in measured.iter().enumerate() {
-            if *stop.borrow() {
-                interrupted = true;
+            if *self.stop.borrow() {
+                self.interrupted = true;
                 break;
             }
             let Some(r) = refs[*i].as_ref() else { continue };
-            let p = &req.prompts[*i];
+            let p = &self.prompts[*i];
             let started = Instant::now();
-            let result = candidate_run(&candidate, r, &chats[*i], req.tokens, forcing, rng).await;
+            let chat = &self.chats[*i];
+            let result = candidate_run(candidate, r, chat, self.tokens, self.forcing, rng).await;
             if let Ok((_, c)) = &result
-                && forcing
+                && self.forcing
                 && c.along.is_none()
             {
                 render_mismatch += 1;
@@ -289,30 +372,9 @@ pub async fn measure_along(
                 cands.push(c);
             }
             on_item(AlongPhase::Candidate, &item, n + 1, measured.len());
-            items.push(item);
+            self.items.push(item);
         }
-    }
-    let forcing_missing = forcing_missing.or_else(|| {
-        (render_mismatch > 0).then(|| {
-            format!(
-                "the candidate rendered {render_mismatch} prompt(s) into other tokens than the reference: teacher forcing needs one tokenizer and one chat template, so those prompts have greedy agreement only"
-            )
-        })
-    });
-    let summary = summary::build(summary::Inputs {
-        tokens: req.tokens,
-        route: route_words(reference.route, candidate.route),
-        forcing_missing,
-        prompts: measured.len(),
-        self_checks: &self_checks,
-        batch: &batch,
-        candidates: &cands,
-        interrupted,
-    });
-    AlongOutcome {
-        summary,
-        items,
-        interrupted,
+        (cands, render_mismatch)
     }
 }
 
