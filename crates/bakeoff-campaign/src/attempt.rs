@@ -71,7 +71,7 @@ impl VariantRun<'_> {
         let displaces: Vec<String> = window.iter().flat_map(|w| w.displaces.clone()).collect();
         self.report.phase(&v.slug, "checking");
         if let Err(why) = bakeoff_seats::hooks::before_start(&seats.fleet, &v.seat) {
-            return Ok(Outcome::skipped("pre-start", why));
+            return Ok(Outcome::skipped("pre-start", why.to_string()));
         }
         // A flag the engine's own --help does not list: said before the start, not learned
         // from a bad-argument exit (crate::engine_help).
@@ -153,7 +153,9 @@ impl VariantRun<'_> {
                     format!("seat {other} holds port {port}"),
                 ));
             }
-            Err(OpsError::PreStart(why)) => return Ok(Outcome::skipped("pre-start", why)),
+            Err(OpsError::PreStart(why)) => {
+                return Ok(Outcome::skipped("pre-start", why.to_string()));
+            }
             Err(e) => return Ok(Outcome::skipped("backend", e.to_string())),
         };
         row.timings.start_ms = Some(up.elapsed_ms);

@@ -428,7 +428,7 @@ async fn probe_seat(
     opts: ProbeOptions,
 ) -> (
     Option<ProbeSample>,
-    Option<Result<bakeoff_artifact::monitor::QueueSample, String>>,
+    Option<Result<bakeoff_artifact::monitor::QueueSample, crate::queue::QueueError>>,
 ) {
     let send = matches!(
         observed,
@@ -454,7 +454,7 @@ async fn probe_seat(
                     content_chars: 0,
                     reasoning_chars: 0,
                     reasoning_only: false,
-                    error: Some(e),
+                    error: Some(e.to_string()),
                 }),
                 None,
             );
@@ -480,7 +480,7 @@ async fn footprint_of(
         Launch::Process(_) => {
             let pid = st.status.id.as_deref().and_then(|p| p.parse::<u32>().ok());
             match pid {
-                Some(pid) => footprint::of_process(pid, proc, gpu),
+                Some(pid) => footprint::of_process(pid, proc, gpu).map_err(|e| e.to_string()),
                 None => Err("the seat's process id is not recorded".into()),
             }
         }
@@ -556,10 +556,11 @@ async fn read_ssh_gpus(h: Host) -> (String, Result<GpuView, String>) {
     (h.name.clone(), r)
 }
 
-fn split<T>(r: Option<Result<T, String>>) -> (Option<T>, Option<String>) {
+/// A reading, or why there is none as the sample records it (text).
+fn split<T, E: std::fmt::Display>(r: Option<Result<T, E>>) -> (Option<T>, Option<String>) {
     match r {
         Some(Ok(v)) => (Some(v), None),
-        Some(Err(e)) => (None, Some(e)),
+        Some(Err(e)) => (None, Some(e.to_string())),
         None => (None, None),
     }
 }

@@ -15,10 +15,23 @@ use bakeoff_model::args::flag_value;
 
 use crate::process::substitute;
 
+/// Why a start is refused before anything runs (the command exits 1).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PreStartRefusal {
+    /// The local checkpoint's quantization config against the seat's flag: `code (path):
+    /// message[; fix: …]` of the first error finding.
+    #[error("checkpoint audit refused the start: {0}")]
+    CheckpointAudit(String),
+    /// The engine's own registry does not know the checkpoint: `code: message (evidence);
+    /// fix: …` of its finding.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
 /// Called by `Seats::up` (and so by `restart` and `swap`) before the backend starts `seat`.
 /// `Ok(findings)`: the start may go ahead, and these findings go into the seat record;
 /// `Err(reason)`: the start is refused.
-pub fn before_start(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, String> {
+pub fn before_start(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, PreStartRefusal> {
     checkpoint_audit(fleet, seat)?;
     let findings = crate::checks::pre_start(fleet, seat);
     // The engine's own registry said it does not know the checkpoint: refused before anything
@@ -27,7 +40,7 @@ pub fn before_start(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, Stri
         .iter()
         .find(|f| f.code == crate::checks::engine_support::UNSUPPORTED)
     {
-        return Err(format!(
+        return Err(PreStartRefusal::Unsupported(format!(
             "{}: {}{}{}",
             f.code,
             f.message,
@@ -39,7 +52,7 @@ pub fn before_start(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, Stri
                 .as_deref()
                 .map(|x| format!("; fix: {x}"))
                 .unwrap_or_default()
-        ));
+        )));
     }
     Ok(findings)
 }
@@ -51,7 +64,7 @@ pub async fn after_ready(fleet: &Fleet, seat: &Seat, url: &str) -> Vec<SeatFindi
 }
 
 /// The checkpoint audit: a local model's quantization config against the seat's flag.
-fn checkpoint_audit(_fleet: &Fleet, seat: &Seat) -> Result<(), String> {
+fn checkpoint_audit(_fleet: &Fleet, seat: &Seat) -> Result<(), PreStartRefusal> {
     let Some((path, quant)) = model_and_quantization(seat) else {
         return Ok(());
     };
@@ -71,7 +84,7 @@ fn checkpoint_audit(_fleet: &Fleet, seat: &Seat) -> Result<(), String> {
                 None => format!("{} ({}): {}", f.code, path.display(), f.message),
             })
             .unwrap_or_default();
-        return Err(format!("checkpoint audit refused the start: {first}"));
+        return Err(PreStartRefusal::CheckpointAudit(first));
     }
     Ok(())
 }
@@ -216,7 +229,7 @@ args = ["serve", "{ckpt}"]
         );
         let fleet = Fleet::parse(&text, &fleet_path).unwrap();
         let bad = fleet.seats.iter().find(|s| s.name == "trainee").unwrap();
-        let err = before_start(&fleet, bad).unwrap_err();
+        let err = before_start(&fleet, bad).unwrap_err().to_string();
         assert!(err.contains("quantization-mismatch"), "{err}");
         assert!(err.contains("CompressedTensorsConfig"), "{err}");
         let ok = fleet.seats.iter().find(|s| s.name == "trainee-ok").unwrap();
