@@ -155,21 +155,21 @@ pub enum Error {
     Ops {
         message: String,
         #[source]
-        source: OpsError,
+        source: Box<OpsError>,
     },
     /// A Kubernetes export's error; `message` is its text through the fleet's redactor.
     #[error("{message}")]
     Kube {
         message: String,
         #[source]
-        source: KubeError,
+        source: Box<KubeError>,
     },
     /// A monitor's error; `message` is its text through the fleet's redactor.
     #[error("{message}")]
     Monitor {
         message: String,
         #[source]
-        source: MonitorError,
+        source: Box<MonitorError>,
     },
 }
 
@@ -261,7 +261,7 @@ impl Error {
             // A PATH that is missing, unreadable or no cache is what the operator named.
             Error::Cache(_) => USAGE,
             Error::Ops { source, .. } => ops_code(source),
-            Error::Kube { source, .. } => match source {
+            Error::Kube { source, .. } => match source.as_ref() {
                 KubeError::Yaml(_) => INTERNAL,
                 KubeError::UnknownSeat(_)
                 | KubeError::ProcessSeat(_)
@@ -270,7 +270,7 @@ impl Error {
                 | KubeError::NothingToExport
                 | KubeError::Parse { .. } => USAGE,
             },
-            Error::Monitor { source, .. } => match source {
+            Error::Monitor { source, .. } => match source.as_ref() {
                 MonitorError::UnknownSeat(_)
                 | MonitorError::NoSeats
                 | MonitorError::Listen(_)
@@ -335,6 +335,7 @@ impl From<Exit> for ExitCode {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use bakeoff_seats::hooks::PreStartRefusal;
@@ -424,7 +425,7 @@ mod tests {
     fn ops(e: OpsError) -> Error {
         Error::Ops {
             message: e.to_string(),
-            source: e,
+            source: Box::new(e),
         }
     }
 
@@ -449,10 +450,10 @@ mod tests {
         );
         let confirm = Error::Ops {
             message: "nothing was done".into(),
-            source: OpsError::NeedsConfirm {
+            source: Box::new(OpsError::NeedsConfirm {
                 seat: "a".into(),
                 would: "vllm serve".into(),
-            },
+            }),
         };
         assert_eq!(confirm.exit_code(), exit_codes::FAILED);
         assert_eq!(confirm.to_string(), "nothing was done");
@@ -463,7 +464,7 @@ mod tests {
     fn an_export_and_a_monitor_are_classified_by_their_variant() {
         let kube = |e: KubeError| Error::Kube {
             message: e.to_string(),
-            source: e,
+            source: Box::new(e),
         };
         assert_eq!(
             kube(KubeError::Yaml("x".into())).exit_code(),
@@ -479,7 +480,7 @@ mod tests {
         );
         let monitor = |e: MonitorError| Error::Monitor {
             message: e.to_string(),
-            source: e,
+            source: Box::new(e),
         };
         assert_eq!(
             monitor(MonitorError::NoSeats).exit_code(),

@@ -42,9 +42,7 @@ pub async fn start(out: &Path, ctx: u32, parallel: u32) -> Result<LocalServer, E
         server.url(),
         spec.log.display()
     );
-    server
-        .wait_healthy(Duration::from_secs(120))
-        .await?;
+    server.wait_healthy(Duration::from_secs(120)).await?;
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);

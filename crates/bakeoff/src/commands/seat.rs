@@ -296,7 +296,10 @@ fn ops_error(out: &Out, e: OpsError) -> Error {
         }
         _ => out.text(&e.to_string()),
     };
-    Error::Ops { message, source: e }
+    Error::Ops {
+        message,
+        source: Box::new(e),
+    }
 }
 
 fn print_up(out: &Out, o: &UpOutcome) {

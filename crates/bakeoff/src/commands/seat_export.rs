@@ -94,6 +94,6 @@ fn write_new(dir: &Path, files: &[(PathBuf, String)]) -> Result<(), Error> {
 fn kube_error(redactor: &Redactor, e: KubeError) -> Error {
     Error::Kube {
         message: redactor.text(&e.to_string()),
-        source: e,
+        source: Box::new(e),
     }
 }

@@ -51,7 +51,7 @@ pub async fn run(a: SeatMonitorArgs) -> Result<Exit, Error> {
     .await
     .map_err(|e| Error::Monitor {
         message: redactor.text(&e.to_string()),
-        source: e,
+        source: Box::new(e),
     })?;
     progress.finish();
     let s = &outcome.summary;
