@@ -54,7 +54,7 @@ impl VerdictKind {
 
     /// `accept`, `reject` / `reject-under-tested-configuration`, `not-enough-evidence`,
     /// `watch` (spaces or dashes, any case).
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, UnknownVerdict> {
         let norm = s.trim().to_ascii_lowercase().replace([' ', '_'], "-");
         match norm.as_str() {
             "accept" => Ok(VerdictKind::Accept),
@@ -63,12 +63,17 @@ impl VerdictKind {
             }
             "not-enough-evidence" => Ok(VerdictKind::NotEnoughEvidence),
             "watch" => Ok(VerdictKind::Watch),
-            _ => Err(format!(
-                "unknown verdict {s:?}; use one of: accept, reject (under tested configuration), not-enough-evidence, watch"
-            )),
+            _ => Err(UnknownVerdict(s.to_string())),
         }
     }
 }
+
+/// A verdict word [`VerdictKind::parse`] does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown verdict {0:?}; use one of: accept, reject (under tested configuration), not-enough-evidence, watch"
+)]
+pub struct UnknownVerdict(pub String);
 
 impl std::fmt::Display for VerdictKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -249,7 +254,12 @@ mod tests {
             VerdictKind::parse("reject").unwrap(),
             VerdictKind::RejectUnderTestedConfiguration
         );
-        assert!(VerdictKind::parse("maybe").unwrap_err().contains("watch"));
+        assert!(
+            VerdictKind::parse("maybe")
+                .unwrap_err()
+                .to_string()
+                .contains("watch")
+        );
     }
 
     /// Verdicts written while `scope.engine` was a string hold the engine's display name, which

@@ -59,13 +59,21 @@ pub fn sanitize(s: &str) -> String {
     out.trim_matches('-').to_string()
 }
 
+/// A `--slug` that is not already safe; `suggested` is what sanitizing it gives.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("slug {given:?} must be lower-case letters, digits and single dashes (e.g. {suggested:?})")]
+pub struct BadSlug {
+    pub given: String,
+    pub suggested: String,
+}
+
 /// A user-given `--slug` must already be safe: it names files.
-pub fn validate_slug(s: &str) -> Result<(), String> {
+pub fn validate_slug(s: &str) -> Result<(), BadSlug> {
     if s.is_empty() || s.len() > 200 || sanitize(s) != s {
-        return Err(format!(
-            "slug {s:?} must be lower-case letters, digits and single dashes (e.g. {:?})",
-            sanitize(s)
-        ));
+        return Err(BadSlug {
+            given: s.to_string(),
+            suggested: sanitize(s),
+        });
     }
     Ok(())
 }

@@ -102,7 +102,7 @@ impl VariantRun<'_> {
     ) -> Result<Vec<String>, Outcome> {
         let displaces: Vec<String> = window.iter().flat_map(|w| w.displaces.clone()).collect();
         if let Err(why) = bakeoff_seats::hooks::before_start(&seats.fleet, &v.seat).await {
-            return Err(Outcome::skipped("pre-start", why));
+            return Err(Outcome::skipped("pre-start", why.to_string()));
         }
         // A flag the engine's own --help does not list: said before the start, not learned
         // from a bad-argument exit (crate::engine_help).
@@ -214,7 +214,7 @@ impl VariantRun<'_> {
                     format!("seat {other} holds port {port}"),
                 )));
             }
-            Err(OpsError::PreStart(why)) => return Ok(Err(Outcome::skipped("pre-start", why))),
+            Err(OpsError::PreStart(why)) => return Ok(Err(Outcome::skipped("pre-start", why.to_string()))),
             Err(e) => return Ok(Err(Outcome::skipped("backend", e.to_string()))),
         };
         row.timings.start_ms = Some(up.elapsed_ms);

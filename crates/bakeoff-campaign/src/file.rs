@@ -107,7 +107,7 @@ impl Campaign {
             }
             candidates.push(spec);
         }
-        let variants = variant::expand(&candidates, &fleet).map_err(invalid)?;
+        let variants = variant::expand(&candidates, &fleet).map_err(|e| invalid(e.to_string()))?;
         let out = lexical(
             &c.out
                 .map(|o| dir.join(o))

@@ -83,23 +83,34 @@ pub fn launch_line(seat: &Seat) -> String {
     }
 }
 
+/// Why a campaign's candidates do not expand into variants (the campaign file is invalid).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VariantError {
+    #[error("candidate {candidate}: seat {seat:?} is not in the fleet")]
+    UnknownSeat { candidate: String, seat: String },
+    #[error(
+        "variant {slug:?} (candidate {candidate}) collides with another variant or a fleet seat of that name; rename the candidate"
+    )]
+    Collides { slug: String, candidate: String },
+}
+
 /// Every variant of every candidate, in campaign order.
-pub fn expand(candidates: &[CandidateSpec], fleet: &Fleet) -> Result<Vec<Variant>, String> {
+pub fn expand(candidates: &[CandidateSpec], fleet: &Fleet) -> Result<Vec<Variant>, VariantError> {
     let mut out: Vec<Variant> = Vec::new();
     for c in candidates {
-        let base = fleet.seat(&c.seat).ok_or_else(|| {
-            format!(
-                "candidate {}: seat {:?} is not in the fleet",
-                c.name, c.seat
-            )
-        })?;
+        let base = fleet
+            .seat(&c.seat)
+            .ok_or_else(|| VariantError::UnknownSeat {
+                candidate: c.name.clone(),
+                seat: c.seat.clone(),
+            })?;
         for axes in product(&c.ladder) {
             let slug = variant_slug(&c.name, &axes);
             if out.iter().any(|v| v.slug == slug) || fleet.seat(&slug).is_some() {
-                return Err(format!(
-                    "variant {slug:?} (candidate {}) collides with another variant or a fleet seat of that name; rename the candidate",
-                    c.name
-                ));
+                return Err(VariantError::Collides {
+                    slug,
+                    candidate: c.name.clone(),
+                });
             }
             let (seat, delta) = derive(base, c, &axes, &slug);
             out.push(Variant {

@@ -50,16 +50,25 @@ pub fn gpu_bytes(view: &GpuView, pids: &[u32]) -> Option<FootprintSample> {
     })
 }
 
+/// Why a process seat has no footprint reading (recorded in the sample as its text).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FootprintError {
+    #[error("process {0} is not in /proc any more")]
+    Gone(u32),
+    #[error("no resident memory readable for pid{} {}", if .0.len() == 1 { "" } else { "s" }, list(.0))]
+    NoRss(Vec<u32>),
+}
+
 /// A process seat's footprint: the GPU memory of its process tree when the driver lists it,
 /// else the tree's resident memory.
 pub fn of_process(
     pid: u32,
     proc: &ProcRoot,
     gpu: Option<&GpuView>,
-) -> Result<FootprintSample, String> {
+) -> Result<FootprintSample, FootprintError> {
     let tree = proc.with_descendants(pid);
     if tree.is_empty() {
-        return Err(format!("process {pid} is not in /proc any more"));
+        return Err(FootprintError::Gone(pid));
     }
     let pids: Vec<u32> = tree.iter().map(|e| e.pid).collect();
     if let Some(s) = gpu.and_then(|v| gpu_bytes(v, &pids)) {
@@ -69,17 +78,13 @@ pub fn of_process(
 }
 
 /// The resident memory of `pids`, summed; an error when none of them could be read.
-pub fn rss_of(pids: &[u32], proc: &ProcRoot) -> Result<FootprintSample, String> {
+pub fn rss_of(pids: &[u32], proc: &ProcRoot) -> Result<FootprintSample, FootprintError> {
     let read: Vec<(u32, u64)> = pids
         .iter()
         .filter_map(|p| proc.rss_bytes(*p).map(|b| (*p, b)))
         .collect();
     if read.is_empty() {
-        return Err(format!(
-            "no resident memory readable for pid{} {}",
-            if pids.len() == 1 { "" } else { "s" },
-            list(pids)
-        ));
+        return Err(FootprintError::NoRss(pids.to_vec()));
     }
     let pids: Vec<u32> = read.iter().map(|(p, _)| *p).collect();
     Ok(FootprintSample {

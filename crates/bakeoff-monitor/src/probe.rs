@@ -18,6 +18,23 @@ pub const PROMPT: &str = "Say hello.";
 /// second on a serving seat.
 pub const DEFAULT_MAX_TOKENS: u32 = 32;
 
+/// Why a seat has no probe client (recorded in the probe sample as its text).
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeClientError {
+    #[error("seat {url}: [seat.tls] {source}")]
+    Tls {
+        url: String,
+        source: bakeoff_client::tls::TlsError,
+    },
+    #[error("seat URL {url}: {source}")]
+    Url {
+        url: String,
+        source: bakeoff_client::UrlError,
+    },
+    #[error(transparent)]
+    Build(#[from] bakeoff_client::ClientBuildError),
+}
+
 /// The client the probes of a seat use: the seat's key when it names one (`api_key_env`, as
 /// `seat status --probe`), an `https://` seat trusted as its `[seat.tls]` says, every wait
 /// bounded by `timeout`.
@@ -26,11 +43,16 @@ pub fn client(
     timeout: Duration,
     api_key: Option<bakeoff_client::ApiKey>,
     tls: &bakeoff_client::tls::TlsOptions,
-) -> Result<Client, String> {
-    let tls =
-        bakeoff_client::tls::Tls::new(tls).map_err(|e| format!("seat {url}: [seat.tls] {e}"))?;
-    let url = EndpointUrl::parse(url).map_err(|e| format!("seat URL {url}: {e}"))?;
-    Client::try_new(
+) -> Result<Client, ProbeClientError> {
+    let tls = bakeoff_client::tls::Tls::new(tls).map_err(|source| ProbeClientError::Tls {
+        url: url.to_string(),
+        source,
+    })?;
+    let url = EndpointUrl::parse(url).map_err(|source| ProbeClientError::Url {
+        url: url.to_string(),
+        source,
+    })?;
+    Ok(Client::try_new(
         url,
         ClientOptions {
             timeouts: Timeouts {
@@ -42,8 +64,7 @@ pub fn client(
             api_key,
             tls,
         },
-    )
-    .map_err(|e| e.to_string())
+    )?)
 }
 
 /// One probe of `model` (the seat's first served name; `default` when it names none).

@@ -12,39 +12,58 @@
 use std::time::Duration;
 
 use bakeoff_artifact::monitor::QueueSample;
-use bakeoff_client::Client;
+use bakeoff_client::{Client, RequestError};
 
 /// How long a scrape may take.
 pub const SCRAPE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Why the queue could not be read (recorded in the sample as its text).
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    #[error(
+        "/metrics answered 501: the engine exposes no metrics \
+         (llama.cpp: start it with --metrics; SGLang: --enable-metrics)"
+    )]
+    NoMetrics,
+    #[error("/metrics answered HTTP {0}")]
+    Status(u16),
+    #[error("/metrics: {0}")]
+    Request(#[source] RequestError),
+    #[error("/metrics has no llama.cpp, vLLM or SGLang metrics")]
+    NoFamily,
+    #[error("/metrics: no queue gauges known for {0}")]
+    NoGauges(String),
+    #[error("/metrics has neither {waiting} nor {running}")]
+    NoQueueGauge {
+        waiting: &'static str,
+        running: &'static str,
+    },
+}
+
 /// The queue now, or why it cannot be read.
-pub async fn read(client: &Client) -> Result<QueueSample, String> {
+pub async fn read(client: &Client) -> Result<QueueSample, QueueError> {
     let url = client.url().root_path("metrics");
     match client.get_text(url, SCRAPE_TIMEOUT).await {
         Ok((200, text)) => from_text(&text),
-        Ok((501, _)) => Err("/metrics answered 501: the engine exposes no metrics \
-             (llama.cpp: start it with --metrics; SGLang: --enable-metrics)"
-            .into()),
-        Ok((status, _)) => Err(format!("/metrics answered HTTP {status}")),
-        Err(e) => Err(format!("/metrics: {e}")),
+        Ok((501, _)) => Err(QueueError::NoMetrics),
+        Ok((status, _)) => Err(QueueError::Status(status)),
+        Err(e) => Err(QueueError::Request(e)),
     }
 }
 
 /// The queue gauges of a scrape's text.
-pub fn from_text(text: &str) -> Result<QueueSample, String> {
+pub fn from_text(text: &str) -> Result<QueueSample, QueueError> {
     let scrape = bakeoff_load::prometheus::parse(text);
-    let family = scrape
-        .family()
-        .ok_or("/metrics has no llama.cpp, vLLM or SGLang metrics")?;
+    let family = scrape.family().ok_or(QueueError::NoFamily)?;
     // The one table of engine gauges, shared with `bench run`'s gauge sampler.
     let g = bakeoff_load::prometheus::engine_gauges(family)
-        .ok_or_else(|| format!("/metrics: no queue gauges known for {family}"))?;
+        .ok_or_else(|| QueueError::NoGauges(family.to_string()))?;
     let name = |names: &[&'static str]| names.first().copied().unwrap_or("?");
     let (waiting, running) = (name(g.waiting), name(g.running));
     let w = scrape.first_of(g.waiting).map(|x| x.1);
     let r = scrape.first_of(g.running).map(|x| x.1);
     if w.is_none() && r.is_none() {
-        return Err(format!("/metrics has neither {waiting} nor {running}"));
+        return Err(QueueError::NoQueueGauge { waiting, running });
     }
     Ok(QueueSample {
         waiting: w,

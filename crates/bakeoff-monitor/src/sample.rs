@@ -69,7 +69,7 @@ pub struct Sampler {
     watched: Vec<Watched>,
     /// Each watched seat's probe client (same order as `watched`), or why it cannot be built:
     /// built once, so a tick neither rebuilds a connection pool nor re-reads a CA file.
-    clients: Vec<Result<Client, String>>,
+    clients: Vec<Result<Client, crate::probe::ProbeClientError>>,
     probe: ProbeOptions,
     proc: ProcRoot,
     gpus: GpuSources,
@@ -440,12 +440,12 @@ async fn docker_host_states(
 /// that runs, or whose state could not be read (its engine may well serve: the probe says).
 async fn probe_seat(
     w: &Watched,
-    client: &Result<Client, String>,
+    client: &Result<Client, crate::probe::ProbeClientError>,
     observed: Option<&Observed>,
     opts: ProbeOptions,
 ) -> (
     Option<ProbeSample>,
-    Option<Result<bakeoff_artifact::monitor::QueueSample, String>>,
+    Option<Result<bakeoff_artifact::monitor::QueueSample, crate::queue::QueueError>>,
 ) {
     let send = matches!(
         observed,
@@ -466,7 +466,7 @@ async fn probe_seat(
                     content_chars: 0,
                     reasoning_chars: 0,
                     reasoning_only: false,
-                    error: Some(e.clone()),
+                    error: Some(e.to_string()),
                 }),
                 None,
             );
@@ -492,7 +492,7 @@ async fn footprint_of(
         Launch::Process(_) => {
             let pid = st.status.id.as_deref().and_then(|p| p.parse::<u32>().ok());
             match pid {
-                Some(pid) => footprint::of_process(pid, proc, gpu),
+                Some(pid) => footprint::of_process(pid, proc, gpu).map_err(|e| e.to_string()),
                 None => Err("the seat's process id is not recorded".into()),
             }
         }
@@ -568,10 +568,11 @@ async fn read_ssh_gpus(h: Host) -> (String, Result<GpuView, String>) {
     (h.name.clone(), r)
 }
 
-fn split<T>(r: Option<Result<T, String>>) -> (Option<T>, Option<String>) {
+/// A reading, or why there is none as the sample records it (text).
+fn split<T, E: std::fmt::Display>(r: Option<Result<T, E>>) -> (Option<T>, Option<String>) {
     match r {
         Some(Ok(v)) => (Some(v), None),
-        Some(Err(e)) => (None, Some(e)),
+        Some(Err(e)) => (None, Some(e.to_string())),
         None => (None, None),
     }
 }

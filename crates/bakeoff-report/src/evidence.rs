@@ -23,7 +23,7 @@ pub enum EvidenceError {
     /// The slug names the verdict file: one from a hostile artifact (`../x`) must not choose
     /// where it is written.
     #[error("{0}; fix: give the verdict to an artifact whose slug is safe (re-run it with --slug)")]
-    BadSlug(String),
+    BadSlug(#[from] bakeoff_artifact::slug::BadSlug),
 }
 
 pub fn sha256_file(path: &Path) -> Result<String, EvidenceError> {
@@ -51,7 +51,7 @@ pub fn set_verdict(
     if entry.reason.trim().is_empty() {
         return Err(EvidenceError::NoReason);
     }
-    bakeoff_artifact::slug::validate_slug(slug).map_err(EvidenceError::BadSlug)?;
+    bakeoff_artifact::slug::validate_slug(slug)?;
     let path = verdict_path(dir, slug);
     let record = if path.exists() {
         let mut old = read_verdict(&path)?;

@@ -348,7 +348,8 @@ impl Fleet {
 
         let hosts = raw.hosts(&dir).map_err(invalid)?;
         let seats = raw.seats(&hosts).map_err(invalid)?;
-        let seats = crate::checks::template_pin::resolve_pins(seats, &dir).map_err(invalid)?;
+        let seats = crate::checks::template_pin::resolve_pins(seats, &dir)
+            .map_err(|e| invalid(e.to_string()))?;
         let seats = seat_tls::resolve(seats, &dir).map_err(invalid)?;
         let mut fleet = Fleet {
             name: raw.name(),

@@ -15,6 +15,19 @@ use bakeoff_model::args::flag_value;
 
 use crate::fleet::substitute;
 
+/// Why a start is refused before anything runs (the command exits 1).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PreStartRefusal {
+    /// The local checkpoint's quantization config against the seat's flag: `code (path):
+    /// message[; fix: …]` of the first error finding.
+    #[error("checkpoint audit refused the start: {0}")]
+    CheckpointAudit(String),
+    /// The engine's own registry does not know the checkpoint: `code: message (evidence);
+    /// fix: …` of its finding.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
 /// Called by `Seats::up` (and so by `restart` and `swap`) and by a campaign before the backend
 /// starts `seat`. `Ok(findings)`: the start may go ahead, and these findings go into the seat
 /// record; `Err(reason)`: the start is refused.
@@ -22,13 +35,19 @@ use crate::fleet::substitute;
 /// The checks block: the engine-registry probe runs the engine's own Python for seconds (it
 /// imports vLLM), and the checkpoint audit reads the model's files. They run on tokio's blocking
 /// pool so no runtime thread waits on them (the monitor, the watchdog and Ctrl-C stay live).
-pub async fn before_start(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, String> {
+pub async fn before_start(
+    fleet: &Fleet,
+    seat: &Seat,
+) -> Result<Vec<SeatFinding>, PreStartRefusal> {
     let (fleet, seat) = (fleet.clone(), seat.clone());
     bakeoff_gpu::blocking::off_runtime(move || before_start_blocking(&fleet, &seat)).await
 }
 
 /// [`before_start`] for callers outside a runtime (`audit seat`): it blocks.
-pub fn before_start_blocking(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, String> {
+pub fn before_start_blocking(
+    fleet: &Fleet,
+    seat: &Seat,
+) -> Result<Vec<SeatFinding>, PreStartRefusal> {
     checkpoint_audit(fleet, seat)?;
     let findings = crate::checks::pre_start(fleet, seat);
     // The engine's own registry said it does not know the checkpoint: refused before anything
@@ -37,7 +56,7 @@ pub fn before_start_blocking(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFindi
         .iter()
         .find(|f| f.code == crate::checks::engine_support::UNSUPPORTED)
     {
-        return Err(format!(
+        return Err(PreStartRefusal::Unsupported(format!(
             "{}: {}{}{}",
             f.code,
             f.message,
@@ -49,7 +68,7 @@ pub fn before_start_blocking(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFindi
                 .as_deref()
                 .map(|x| format!("; fix: {x}"))
                 .unwrap_or_default()
-        ));
+        )));
     }
     Ok(findings)
 }
@@ -61,7 +80,7 @@ pub async fn after_ready(fleet: &Fleet, seat: &Seat, url: &str) -> Vec<SeatFindi
 }
 
 /// The checkpoint audit: a local model's quantization config against the seat's flag.
-fn checkpoint_audit(_fleet: &Fleet, seat: &Seat) -> Result<(), String> {
+fn checkpoint_audit(_fleet: &Fleet, seat: &Seat) -> Result<(), PreStartRefusal> {
     let Some((path, quant)) = model_and_quantization(seat) else {
         return Ok(());
     };
@@ -81,7 +100,7 @@ fn checkpoint_audit(_fleet: &Fleet, seat: &Seat) -> Result<(), String> {
                 None => format!("{} ({}): {}", f.code, path.display(), f.message),
             })
             .unwrap_or_default();
-        return Err(format!("checkpoint audit refused the start: {first}"));
+        return Err(PreStartRefusal::CheckpointAudit(first));
     }
     Ok(())
 }
@@ -226,7 +245,7 @@ args = ["serve", "{ckpt}"]
         );
         let fleet = Fleet::parse(&text, &fleet_path).unwrap();
         let bad = fleet.seats.iter().find(|s| s.name == "trainee").unwrap();
-        let err = before_start_blocking(&fleet, bad).unwrap_err();
+        let err = before_start_blocking(&fleet, bad).unwrap_err().to_string();
         assert!(err.contains("quantization-mismatch"), "{err}");
         assert!(err.contains("CompressedTensorsConfig"), "{err}");
         let ok = fleet.seats.iter().find(|s| s.name == "trainee-ok").unwrap();

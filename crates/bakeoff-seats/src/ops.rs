@@ -52,7 +52,7 @@ pub enum OpsError {
         host: String,
     },
     #[error("refused before start: {0}")]
-    PreStart(String),
+    PreStart(#[source] crate::hooks::PreStartRefusal),
     #[error(
         "refused: {seat} cannot start while pid {pid}, left by the stop of {left_by}, is still alive ({state_words}, holding {held}); {fix}"
     )]

@@ -20,15 +20,18 @@ pub enum ThinkingMode {
     Default,
 }
 
+/// A `--thinking` value that is not a mode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--thinking {0:?} is not a mode; use on, off or default")]
+pub struct UnknownThinkingMode(pub String);
+
 impl ThinkingMode {
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, UnknownThinkingMode> {
         match s.trim().to_ascii_lowercase().as_str() {
             "on" => Ok(Self::On),
             "off" => Ok(Self::Off),
             "default" => Ok(Self::Default),
-            other => Err(format!(
-                "--thinking {other:?} is not a mode; use on, off or default"
-            )),
+            other => Err(UnknownThinkingMode(other.to_string())),
         }
     }
 

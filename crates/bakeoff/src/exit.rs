@@ -10,10 +10,18 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bakeoff_artifact::StoreError;
+use bakeoff_artifact::slug::BadSlug;
+use bakeoff_cache::CacheError;
 use bakeoff_campaign::CampaignError;
 use bakeoff_client::adapter::AdapterError;
+use bakeoff_client::UrlError;
+use bakeoff_client::tls::TlsError;
+use bakeoff_kube::KubeError;
 use bakeoff_load::LoadError;
+use bakeoff_local::LocalError;
 use bakeoff_model::ModelError;
+use bakeoff_monitor::MonitorError;
+use bakeoff_monitor::export::alert::AlertUrlError;
 use bakeoff_plan::PlanError;
 use bakeoff_plan::kv_report::KvError;
 use bakeoff_report::csv_export::CsvError;
@@ -23,8 +31,14 @@ use bakeoff_report::registry::RegistryError;
 use bakeoff_seats::fleet::FleetError;
 use bakeoff_suites::adapter::AdapterRunError;
 use bakeoff_suites::bench::BenchError;
+use bakeoff_seats::OpsError;
+use bakeoff_seats::fleet::{FleetError, UnknownSeat};
+use bakeoff_seats::gateway::GatewayError;
+use bakeoff_suites::context::ContextFlagError;
+use bakeoff_suites::damage::PromptsError;
 use bakeoff_suites::evaluate::EvalError;
-use bakeoff_text::TemplateSourceError;
+use bakeoff_suites::{intelligence, refusal};
+use bakeoff_text::{LocalTokenizerError, TemplateSourceError};
 
 /// The exit codes of `bakeoff`, one constant each (as nextest-metadata's `NextestExitCode`).
 pub mod exit_codes {
@@ -116,6 +130,55 @@ pub enum Error {
     Adapter(#[from] AdapterRunError),
     #[error(transparent)]
     Bench(#[from] BenchError),
+    #[error(transparent)]
+    UnknownSeat(#[from] UnknownSeat),
+    #[error(transparent)]
+    Slug(#[from] BadSlug),
+    #[error(transparent)]
+    ContextFlag(#[from] ContextFlagError),
+    #[error(transparent)]
+    Battery(#[from] intelligence::battery::BatteryError),
+    #[error(transparent)]
+    RefusalBattery(#[from] refusal::battery::BatteryError),
+    #[error(transparent)]
+    Prompts(#[from] PromptsError),
+    #[error(transparent)]
+    Tokenizer(#[from] LocalTokenizerError),
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    #[error(transparent)]
+    AlertUrl(#[from] AlertUrlError),
+    /// The embedded default server (provision, start, health).
+    #[error(transparent)]
+    Local(#[from] LocalError),
+    #[error(transparent)]
+    Gateway(#[from] GatewayError),
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    /// A seat operation's error; `message` is what the operator reads: its text through the
+    /// fleet's redactor, or the one line that follows a refusal already printed.
+    #[error("{message}")]
+    Ops {
+        message: String,
+        #[source]
+        source: Box<OpsError>,
+    },
+    /// A Kubernetes export's error; `message` is its text through the fleet's redactor.
+    #[error("{message}")]
+    Kube {
+        message: String,
+        #[source]
+        source: Box<KubeError>,
+    },
+    /// A monitor's error; `message` is its text through the fleet's redactor.
+    #[error("{message}")]
+    Monitor {
+        message: String,
+        #[source]
+        source: Box<MonitorError>,
+    },
 }
 
 impl Error {
@@ -198,6 +261,42 @@ impl Error {
                 BenchError::Load(l) => load_code(l),
                 BenchError::Store(s) => store_code(s),
             },
+            // A flag's value or a file the operator named, parsed by the library.
+            Error::UnknownSeat(_)
+            | Error::Slug(_)
+            | Error::ContextFlag(_)
+            | Error::Battery(_)
+            | Error::RefusalBattery(_)
+            | Error::Prompts(_)
+            | Error::Tokenizer(_)
+            | Error::Url(_)
+            | Error::Tls(_)
+            | Error::AlertUrl(_) => USAGE,
+            // The embedded default could not be had: checked, and it failed.
+            Error::Local(_) => FAILED,
+            Error::Gateway(e) => match e {
+                GatewayError::Exists { .. } | GatewayError::KeyEnv { .. } => USAGE,
+                GatewayError::Write { .. } | GatewayError::Render(_) => IO,
+            },
+            // A PATH that is missing, unreadable or no cache is what the operator named.
+            Error::Cache(_) => USAGE,
+            Error::Ops { source, .. } => ops_code(source),
+            Error::Kube { source, .. } => match source.as_ref() {
+                KubeError::Yaml(_) => INTERNAL,
+                KubeError::UnknownSeat(_)
+                | KubeError::ProcessSeat(_)
+                | KubeError::Seat { .. }
+                | KubeError::Namespace(_)
+                | KubeError::NothingToExport
+                | KubeError::Parse { .. } => USAGE,
+            },
+            Error::Monitor { source, .. } => match source.as_ref() {
+                MonitorError::UnknownSeat(_)
+                | MonitorError::NoSeats
+                | MonitorError::Listen(_)
+                | MonitorError::Alert(_) => USAGE,
+                MonitorError::Store(s) => store_code(s),
+            },
         }
     }
 
@@ -221,6 +320,21 @@ fn load_code(e: &LoadError) -> i32 {
     match e {
         LoadError::Config(_) => exit_codes::USAGE,
         LoadError::Stats(_) | LoadError::Internal(_) => exit_codes::INTERNAL,
+    }
+}
+
+/// A seat the fleet does not declare is a usage error (2); a refusal or a backend failure a
+/// failed check (1); a failure artifact that could not be written an I/O failure (3).
+fn ops_code(e: &OpsError) -> i32 {
+    match e {
+        OpsError::UnknownSeat(_) | OpsError::SameSeat(_) => exit_codes::USAGE,
+        OpsError::Artifact(_) => exit_codes::IO,
+        OpsError::NeedsConfirm { .. }
+        | OpsError::PortTaken { .. }
+        | OpsError::PreStart(_)
+        | OpsError::ZombieLoader { .. }
+        | OpsError::DoesNotFit { .. }
+        | OpsError::Backend(_) => exit_codes::FAILED,
     }
 }
 
@@ -249,8 +363,10 @@ impl From<Exit> for ExitCode {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use bakeoff_seats::hooks::PreStartRefusal;
 
     fn io() -> std::io::Error {
         std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied")
@@ -319,5 +435,146 @@ mod tests {
         let e = Error::from(LoadError::Config("bad".into()));
         assert_eq!(e.exit_code(), exit_codes::USAGE);
         assert_eq!(e.to_string(), "bad");
+    }
+
+    #[test]
+    fn gateway_and_cache_errors_keep_their_text_and_their_code() {
+        let exists = Error::from(GatewayError::Exists {
+            path: PathBuf::from("litellm.yaml"),
+        });
+        assert_eq!(exists.exit_code(), exit_codes::USAGE);
+        assert!(
+            exists
+                .to_string()
+                .starts_with("litellm.yaml already exists")
+        );
+        let key = Error::from(GatewayError::KeyEnv { name: "1x".into() });
+        assert_eq!(key.exit_code(), exit_codes::USAGE);
+        let write = Error::from(GatewayError::Write {
+            path: PathBuf::from("litellm.yaml"),
+            source: io(),
+        });
+        assert_eq!(write.exit_code(), exit_codes::IO);
+        assert_eq!(write.to_string(), "cannot write litellm.yaml: denied");
+        assert!(std::error::Error::source(&write).is_some());
+        assert_eq!(
+            Error::from(GatewayError::Render("x".into())).exit_code(),
+            exit_codes::IO
+        );
+        let cache = Error::from(CacheError::Missing {
+            path: PathBuf::from("/nope"),
+        });
+        assert_eq!(cache.exit_code(), exit_codes::USAGE);
+        assert!(cache.to_string().starts_with("/nope: does not exist"));
+    }
+
+    fn unknown_seat() -> UnknownSeat {
+        UnknownSeat {
+            name: "b".into(),
+            fleet: PathBuf::from("fleet.toml"),
+            known: "a".into(),
+        }
+    }
+
+    fn ops(e: OpsError) -> Error {
+        Error::Ops {
+            message: e.to_string(),
+            source: Box::new(e),
+        }
+    }
+
+    #[test]
+    fn a_seat_operation_is_classified_by_its_variant() {
+        assert_eq!(Error::from(unknown_seat()).exit_code(), exit_codes::USAGE);
+        assert_eq!(
+            ops(OpsError::UnknownSeat(unknown_seat())).exit_code(),
+            exit_codes::USAGE
+        );
+        assert_eq!(
+            ops(OpsError::SameSeat("a".into())).exit_code(),
+            exit_codes::USAGE
+        );
+        assert_eq!(
+            ops(OpsError::PreStart(PreStartRefusal::Unsupported("x".into()))).exit_code(),
+            exit_codes::FAILED
+        );
+        assert_eq!(
+            ops(OpsError::Artifact("x".into())).exit_code(),
+            exit_codes::IO
+        );
+        let confirm = Error::Ops {
+            message: "nothing was done".into(),
+            source: Box::new(OpsError::NeedsConfirm {
+                seat: "a".into(),
+                would: "vllm serve".into(),
+            }),
+        };
+        assert_eq!(confirm.exit_code(), exit_codes::FAILED);
+        assert_eq!(confirm.to_string(), "nothing was done");
+        assert!(std::error::Error::source(&confirm).is_some());
+    }
+
+    #[test]
+    fn an_export_and_a_monitor_are_classified_by_their_variant() {
+        let kube = |e: KubeError| Error::Kube {
+            message: e.to_string(),
+            source: Box::new(e),
+        };
+        assert_eq!(
+            kube(KubeError::Yaml("x".into())).exit_code(),
+            exit_codes::INTERNAL
+        );
+        assert_eq!(
+            kube(KubeError::NothingToExport).exit_code(),
+            exit_codes::USAGE
+        );
+        assert_eq!(
+            kube(KubeError::ProcessSeat("a".into())).exit_code(),
+            exit_codes::USAGE
+        );
+        let monitor = |e: MonitorError| Error::Monitor {
+            message: e.to_string(),
+            source: Box::new(e),
+        };
+        assert_eq!(
+            monitor(MonitorError::NoSeats).exit_code(),
+            exit_codes::USAGE
+        );
+        let write = monitor(MonitorError::Store(StoreError::Write {
+            path: PathBuf::from("results/s.json"),
+            source: io(),
+        }));
+        assert_eq!(write.exit_code(), exit_codes::IO);
+    }
+
+    #[test]
+    fn operator_input_a_library_refuses_is_usage() {
+        let slug = Error::from(bakeoff_artifact::slug::validate_slug("Upper").unwrap_err());
+        assert_eq!(slug.exit_code(), exit_codes::USAGE);
+        assert_eq!(
+            slug.to_string(),
+            "slug \"Upper\" must be lower-case letters, digits and single dashes (e.g. \"upper\")"
+        );
+        let depth = Error::from(bakeoff_suites::context::parse_depths("120").unwrap_err());
+        assert_eq!(depth.exit_code(), exit_codes::USAGE);
+        assert_eq!(
+            depth.to_string(),
+            "context depth \"120\" is not a percentage 0–100"
+        );
+        let battery = Error::from(intelligence::battery::BatteryError::Empty("b.jsonl".into()));
+        assert_eq!(battery.exit_code(), exit_codes::USAGE);
+        let refusal = Error::from(refusal::battery::BatteryError::Empty("r.jsonl".into()));
+        assert_eq!(refusal.exit_code(), exit_codes::USAGE);
+        let prompts = Error::from(PromptsError("p".into()));
+        assert_eq!(prompts.exit_code(), exit_codes::USAGE);
+    }
+
+    #[test]
+    fn a_url_or_tls_flag_is_usage_and_the_embedded_default_failed() {
+        let url = Error::from(bakeoff_client::EndpointUrl::parse("ftp://x").unwrap_err());
+        assert_eq!(url.exit_code(), exit_codes::USAGE);
+        let local = Error::from(LocalError::Provision("no network".into()));
+        assert_eq!(local.exit_code(), exit_codes::FAILED);
+        assert_eq!(local.to_string(), "no network");
     }
 }

@@ -24,7 +24,7 @@ pub async fn start(out: &Path, ctx: u32, parallel: u32) -> Result<LocalServer, E
         "[bakeoff] embedded default: provisioning under {}",
         cache.display()
     );
-    let engine = provision(&cache).await.map_err(Error::failed)?;
+    let engine = provision(&cache).await?;
     let spec = LlamaServerSpec {
         bin: engine.llama_server.clone(),
         model: engine.model.clone(),
@@ -34,7 +34,7 @@ pub async fn start(out: &Path, ctx: u32, parallel: u32) -> Result<LocalServer, E
         extra_args: vec![],
         log: out.join("local-llama-server.log"),
     };
-    let mut server = LlamaServer::start(&spec).await.map_err(Error::failed)?;
+    let mut server = LlamaServer::start(&spec).await?;
     eprintln!(
         "[bakeoff] started llama-server {} (pid {}) on {} (-c {ctx} -np {parallel}); log {}",
         engine.build,
@@ -42,10 +42,7 @@ pub async fn start(out: &Path, ctx: u32, parallel: u32) -> Result<LocalServer, E
         server.url(),
         spec.log.display()
     );
-    server
-        .wait_healthy(Duration::from_secs(120))
-        .await
-        .map_err(Error::failed)?;
+    server.wait_healthy(Duration::from_secs(120)).await?;
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);

@@ -220,7 +220,7 @@ async fn tls_fact(
             not_before: c.not_before,
             not_after: c.not_after,
         }),
-        error: read.err(),
+        error: read.err().map(|e| e.to_string()),
     })
 }
 

@@ -18,6 +18,40 @@ pub struct CertSummary {
     pub not_after: DateTime<Utc>,
 }
 
+/// Why a certificate's DER does not parse (the reader is strict about what it reads).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CertError {
+    #[error("truncated")]
+    Truncated,
+    #[error("truncated length")]
+    TruncatedLength,
+    #[error("unsupported length")]
+    UnsupportedLength,
+    #[error("length overflow")]
+    LengthOverflow,
+    #[error("truncated element")]
+    TruncatedElement,
+    #[error("{what}: tag {found:#04x}, expected {expected:#04x}")]
+    Tag {
+        what: &'static str,
+        found: u8,
+        expected: u8,
+    },
+    #[error("time is not text")]
+    TimeNotText,
+    #[error("bad UTCTime")]
+    BadUtcTime,
+    #[error("time: tag {0:#04x}")]
+    TimeTag(u8),
+    #[error("time is not UTC (Z)")]
+    TimeNotUtc,
+    #[error("time {full:?}: {source}")]
+    Time {
+        full: String,
+        source: chrono::ParseError,
+    },
+}
+
 /// One DER element: tag and contents.
 struct Tlv<'a> {
     tag: u8,
@@ -25,10 +59,10 @@ struct Tlv<'a> {
 }
 
 /// Reads the next element of `input`, advancing it.
-fn next<'a>(input: &mut &'a [u8]) -> Result<Tlv<'a>, String> {
+fn next<'a>(input: &mut &'a [u8]) -> Result<Tlv<'a>, CertError> {
     let b = *input;
     if b.len() < 2 {
-        return Err("truncated".into());
+        return Err(CertError::Truncated);
     }
     let tag = b[0];
     let (len, head) = match b[1] {
@@ -36,18 +70,18 @@ fn next<'a>(input: &mut &'a [u8]) -> Result<Tlv<'a>, String> {
         0x81..=0x84 => {
             let k = (b[1] & 0x7f) as usize;
             if b.len() < 2 + k {
-                return Err("truncated length".into());
+                return Err(CertError::TruncatedLength);
             }
             let len = b[2..2 + k]
                 .iter()
                 .fold(0usize, |acc, x| (acc << 8) | *x as usize);
             (len, 2 + k)
         }
-        _ => return Err("unsupported length".into()),
+        _ => return Err(CertError::UnsupportedLength),
     };
-    let end = head.checked_add(len).ok_or("length overflow")?;
+    let end = head.checked_add(len).ok_or(CertError::LengthOverflow)?;
     if b.len() < end {
-        return Err("truncated element".into());
+        return Err(CertError::TruncatedElement);
     }
     *input = &b[end..];
     Ok(Tlv {
@@ -56,10 +90,14 @@ fn next<'a>(input: &mut &'a [u8]) -> Result<Tlv<'a>, String> {
     })
 }
 
-fn expect<'a>(input: &mut &'a [u8], tag: u8, what: &str) -> Result<&'a [u8], String> {
+fn expect<'a>(input: &mut &'a [u8], tag: u8, what: &'static str) -> Result<&'a [u8], CertError> {
     let t = next(input)?;
     if t.tag != tag {
-        return Err(format!("{what}: tag {:#04x}, expected {tag:#04x}", t.tag));
+        return Err(CertError::Tag {
+            what,
+            found: t.tag,
+            expected: tag,
+        });
     }
     Ok(t.body)
 }
@@ -68,7 +106,7 @@ const SEQUENCE: u8 = 0x30;
 const SET: u8 = 0x31;
 
 /// The summary of a DER certificate.
-pub fn summary(der: &[u8]) -> Result<CertSummary, String> {
+pub fn summary(der: &[u8]) -> Result<CertSummary, CertError> {
     let mut input = der;
     let mut cert = expect(&mut input, SEQUENCE, "certificate")?;
     let mut tbs = expect(&mut cert, SEQUENCE, "tbsCertificate")?;
@@ -133,7 +171,7 @@ pub fn summary(der: &[u8]) -> Result<CertSummary, String> {
 }
 
 /// A Name (RDNSequence) as `CN=…,O=…`, attributes in their order in the certificate.
-fn name(mut rdns: &[u8]) -> Result<String, String> {
+fn name(mut rdns: &[u8]) -> Result<String, CertError> {
     let mut parts = Vec::new();
     while !rdns.is_empty() {
         let mut set = expect(&mut rdns, SET, "relative distinguished name")?;
@@ -163,23 +201,23 @@ fn name(mut rdns: &[u8]) -> Result<String, String> {
 
 /// UTCTime (`YYMMDDHHMMSSZ`, years 1950–2049, RFC 5280 §4.1.2.5.1) or GeneralizedTime
 /// (`YYYYMMDDHHMMSSZ`).
-fn time(t: Tlv<'_>) -> Result<DateTime<Utc>, String> {
-    let s = std::str::from_utf8(t.body).map_err(|_| "time is not text")?;
+fn time(t: Tlv<'_>) -> Result<DateTime<Utc>, CertError> {
+    let s = std::str::from_utf8(t.body).map_err(|_| CertError::TimeNotText)?;
     let full = match t.tag {
         0x17 => {
             let yy: u32 = s
                 .get(..2)
                 .and_then(|y| y.parse().ok())
-                .ok_or("bad UTCTime")?;
+                .ok_or(CertError::BadUtcTime)?;
             format!("{}{s}", if yy >= 50 { "19" } else { "20" })
         }
         0x18 => s.to_string(),
-        other => return Err(format!("time: tag {other:#04x}")),
+        other => return Err(CertError::TimeTag(other)),
     };
-    let digits = full.strip_suffix('Z').ok_or("time is not UTC (Z)")?;
+    let digits = full.strip_suffix('Z').ok_or(CertError::TimeNotUtc)?;
     NaiveDateTime::parse_from_str(digits, "%Y%m%d%H%M%S")
         .map(|n| n.and_utc())
-        .map_err(|e| format!("time {full:?}: {e}"))
+        .map_err(|source| CertError::Time { full, source })
 }
 
 fn hex(b: &[u8]) -> String {

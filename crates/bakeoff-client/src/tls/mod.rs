@@ -26,7 +26,7 @@ use rustls::pki_types::{CertificateDer, ServerName};
 use tokio::net::TcpStream;
 use url::Url;
 
-pub use cert::CertSummary;
+pub use cert::{CertError, CertSummary};
 
 /// What the operator asked of TLS (`--ca-cert FILE`, `--insecure`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -255,29 +255,47 @@ pub(crate) fn is_tls_failure(message: &str) -> bool {
         || message.contains("corrupt message")
 }
 
+/// Why the endpoint's certificate could not be read (recorded in the endpoint facts as text).
+#[derive(Debug, thiserror::Error)]
+pub enum PeerCertError {
+    #[error("{0}")]
+    Connect(#[source] std::io::Error),
+    /// The handshake's error, already worded by [`refusal`] (with the fix when untrusted).
+    #[error("{0}")]
+    Handshake(String),
+    #[error("the server presented no certificate")]
+    NoCertificate,
+    #[error("its certificate does not parse: {0}")]
+    Parse(#[source] CertError),
+    #[error("no TLS handshake within {}", crate::seconds(*.0))]
+    Timeout(Duration),
+}
+
 /// The certificate `url`'s server presents, read in one handshake within `limit` (verified as
 /// every other call verifies it: an untrusted one is an error naming the fix).
 pub async fn peer_certificate(
     tls: &Tls,
     url: &Url,
     limit: Duration,
-) -> Result<CertSummary, String> {
+) -> Result<CertSummary, PeerCertError> {
     let work = async {
-        let tcp = crate::h1::connect(url).await.map_err(|e| e.to_string())?;
+        let tcp = crate::h1::connect(url)
+            .await
+            .map_err(PeerCertError::Connect)?;
         let s = tls
             .connect(url, tcp)
             .await
-            .map_err(|e| refusal(&e.to_string()))?;
+            .map_err(|e| PeerCertError::Handshake(refusal(&e.to_string())))?;
         let (_, conn) = s.get_ref();
         let der = conn
             .peer_certificates()
             .and_then(|c| c.first())
-            .ok_or("the server presented no certificate")?;
-        cert::summary(der.as_ref()).map_err(|e| format!("its certificate does not parse: {e}"))
+            .ok_or(PeerCertError::NoCertificate)?;
+        cert::summary(der.as_ref()).map_err(PeerCertError::Parse)
     };
     match tokio::time::timeout(limit, work).await {
         Ok(r) => r,
-        Err(_) => Err(format!("no TLS handshake within {}", crate::seconds(limit))),
+        Err(_) => Err(PeerCertError::Timeout(limit)),
     }
 }
 

@@ -83,12 +83,19 @@ pub fn scope(
 /// The energy between the first and last counter readings, mJ; an error when the counter went
 /// backwards (a driver reload resets it; a wrap would too) — then nothing about the step's
 /// energy can be said from it.
-pub fn counter_delta(first: u64, last: u64) -> Result<u64, String> {
-    last.checked_sub(first).ok_or_else(|| {
-        format!(
-            "the energy counter went backwards ({first} → {last} mJ: driver reload or wrap); energy unavailable"
-        )
-    })
+pub fn counter_delta(first: u64, last: u64) -> Result<u64, CounterBackwards> {
+    last.checked_sub(first)
+        .ok_or(CounterBackwards { first, last })
+}
+
+/// The energy counter's last reading below its first, mJ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the energy counter went backwards ({first} → {last} mJ: driver reload or wrap); energy unavailable"
+)]
+pub struct CounterBackwards {
+    pub first: u64,
+    pub last: u64,
 }
 
 /// Trapezoids over `(t_s, watts)` points, mJ; `None` below two points.
@@ -135,7 +142,7 @@ fn per_gpu(uuid: &str, samples: &[Sample], in_scope: bool) -> GpuStepTelemetry {
                 energy_mj = Some(d as f64);
                 energy_method = Some(EnergyMethod::NvmlEnergyCounter);
             }
-            Err(e) => energy_unavailable = Some(e),
+            Err(e) => energy_unavailable = Some(e.to_string()),
         }
     } else if let Some(e) = integrate_mj(&power) {
         energy_mj = Some(e);

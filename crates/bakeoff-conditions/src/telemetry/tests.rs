@@ -27,7 +27,7 @@ fn all() -> Scope {
 #[test]
 fn the_counter_delta_is_the_energy_and_a_backwards_counter_is_unavailable() {
     assert_eq!(counter_delta(1_000, 51_000), Ok(50_000));
-    let e = counter_delta(51_000, 200).unwrap_err();
+    let e = counter_delta(51_000, 200).unwrap_err().to_string();
     assert!(e.contains("backwards") && e.contains("unavailable"), "{e}");
 
     // The counter wins over the power samples: 300 J by the counter, whatever power said.

@@ -39,17 +39,20 @@ pub enum Confound {
     Contaminated,
 }
 
+/// An `--allow` value that is not a difference [`Confound::parse`] knows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--allow {0:?} is not a difference; use item-set, n, template, thinking or contaminated")]
+pub struct UnknownConfound(pub String);
+
 impl Confound {
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, UnknownConfound> {
         match s.trim() {
             "item-set" | "items" => Ok(Self::ItemSet),
             "n" | "n-confound" => Ok(Self::N),
             "template" | "chat-template" => Ok(Self::Template),
             "thinking" => Ok(Self::Thinking),
             "contaminated" => Ok(Self::Contaminated),
-            o => Err(format!(
-                "--allow {o:?} is not a difference; use item-set, n, template, thinking or contaminated"
-            )),
+            o => Err(UnknownConfound(o.to_string())),
         }
     }
     pub fn as_str(self) -> &'static str {

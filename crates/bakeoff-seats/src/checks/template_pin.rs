@@ -42,62 +42,104 @@ const DIFF_LINES: usize = 20;
 /// The largest pin read: a chat template is kilobytes; anything this size is the wrong file.
 const MAX_PIN_BYTES: u64 = 4 * 1024 * 1024;
 
+/// What is wrong with a pin file; the text follows its path (`the pin P is empty`).
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    #[error("cannot be read: {0}")]
+    Unreadable(#[source] std::io::Error),
+    #[error("is not a regular file")]
+    NotAFile,
+    #[error("is {0} bytes, too large for a chat template")]
+    TooLarge(u64),
+    #[error("is not UTF-8 text")]
+    NotUtf8,
+    #[error("is empty")]
+    Empty,
+}
+
+/// A seat's `chat_template` that does not name a readable template file.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "seat {seat:?}: chat_template {written:?} ({}) {why}; fix: point chat_template at the template file (a .jinja text file), relative to the fleet file's directory",
+    path.display()
+)]
+pub struct BadPin {
+    pub seat: String,
+    /// As the fleet file wrote it.
+    pub written: String,
+    /// Resolved against the fleet file's directory.
+    pub path: PathBuf,
+    #[source]
+    pub why: PinError,
+}
+
+/// Why the checkpoint's own template is not there to compare a pin with.
+#[derive(Debug, thiserror::Error)]
+pub enum NoCheckpointTemplate {
+    #[error(
+        "the model is not a local path here (a hub id, or a container path outside the mounts)"
+    )]
+    NotLocal,
+    #[error("{} is not on this machine", .0.display())]
+    NotHere(PathBuf),
+    #[error(transparent)]
+    Unreadable(#[from] bakeoff_text::TemplateSourceError),
+    #[error("{} carries no chat template", .0.display())]
+    NoTemplate(PathBuf),
+}
+
 /// Resolve every seat's `chat_template` against the fleet file's directory `dir` and check
 /// that it is a readable text file. The message names the seat, the path and the fix.
-pub fn resolve_pins(mut seats: Vec<Seat>, dir: &Path) -> Result<Vec<Seat>, String> {
+pub fn resolve_pins(mut seats: Vec<Seat>, dir: &Path) -> Result<Vec<Seat>, BadPin> {
     for seat in &mut seats {
         let Some(written) = seat.chat_template.take() else {
             continue;
         };
         let path = dir.join(&written);
-        read_pin(&path).map_err(|why| {
-            format!(
-                "seat {:?}: chat_template {:?} ({}) {why}; fix: point chat_template at the template file (a .jinja text file), relative to the fleet file's directory",
-                seat.name,
-                written.display().to_string(),
-                path.display()
-            )
-        })?;
+        if let Err(why) = read_pin(&path) {
+            return Err(BadPin {
+                seat: seat.name.clone(),
+                written: written.display().to_string(),
+                path,
+                why,
+            });
+        }
         seat.chat_template = Some(path);
     }
     Ok(seats)
 }
 
 /// The pin's text; the error says what is wrong with the file (`cannot be read: …`).
-pub fn read_pin(path: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot be read: {e}"))?;
+pub fn read_pin(path: &Path) -> Result<String, PinError> {
+    let meta = std::fs::metadata(path).map_err(PinError::Unreadable)?;
     if !meta.is_file() {
-        return Err("is not a regular file".into());
+        return Err(PinError::NotAFile);
     }
     if meta.len() > MAX_PIN_BYTES {
-        return Err(format!(
-            "is {} bytes, too large for a chat template",
-            meta.len()
-        ));
+        return Err(PinError::TooLarge(meta.len()));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| "is not UTF-8 text".to_string())?;
+    let bytes = std::fs::read(path).map_err(PinError::Unreadable)?;
+    let text = String::from_utf8(bytes).map_err(|_| PinError::NotUtf8)?;
     if text.trim().is_empty() {
-        return Err("is empty".into());
+        return Err(PinError::Empty);
     }
     Ok(text)
 }
 
 /// The checkpoint's own template (its default), or why there is none to compare with.
-pub fn checkpoint_template(seat: &Seat) -> Result<(PathBuf, ExtractedTemplate), String> {
+pub fn checkpoint_template(
+    seat: &Seat,
+) -> Result<(PathBuf, ExtractedTemplate), NoCheckpointTemplate> {
     let Some((path, _)) = crate::hooks::model_and_quantization(seat) else {
-        return Err(
-            "the model is not a local path here (a hub id, or a container path outside the mounts)"
-                .into(),
-        );
+        return Err(NoCheckpointTemplate::NotLocal);
     };
     // Only regular files and directories: a FIFO or device would block the read.
     if !std::fs::metadata(&path).is_ok_and(|m| m.is_dir() || m.is_file()) {
-        return Err(format!("{} is not on this machine", path.display()));
+        return Err(NoCheckpointTemplate::NotHere(path));
     }
-    let mut found = extract_templates(&path).map_err(|e| e.to_string())?;
+    let mut found = extract_templates(&path)?;
     if found.is_empty() {
-        return Err(format!("{} carries no chat template", path.display()));
+        return Err(NoCheckpointTemplate::NoTemplate(path));
     }
     Ok((path, found.swap_remove(0)))
 }
@@ -491,18 +533,30 @@ fn record(
     }
 }
 
+/// Why a good start could not be recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("seat {0:?} has no chat_template")]
+    NoPin(String),
+    #[error(transparent)]
+    Pin(#[from] PinError),
+    /// The record's finding (the state file could not be written).
+    #[error("{0}")]
+    NotRecorded(String),
+}
+
 /// Record a good start of `seat` now (as `after_ready` does), for tests and `audit seat`'s
 /// callers that started the seat themselves.
-pub fn record_good_start(fleet: &Fleet, seat: &Seat) -> Result<(), String> {
+pub fn record_good_start(fleet: &Fleet, seat: &Seat) -> Result<(), RecordError> {
     let pin = seat
         .chat_template
         .as_deref()
-        .ok_or_else(|| format!("seat {:?} has no chat_template", seat.name))?;
+        .ok_or_else(|| RecordError::NoPin(seat.name.clone()))?;
     let pin_fp = fingerprint(&read_pin(pin)?);
     let mut findings = Vec::new();
     record(fleet, seat, pin, &pin_fp, None, &mut findings);
     match findings.first() {
-        Some(f) => Err(f.message.clone()),
+        Some(f) => Err(RecordError::NotRecorded(f.message.clone())),
         None => Ok(()),
     }
 }

@@ -257,7 +257,8 @@ impl RawSeat {
     /// The checked seat; `seats` are those declared before it. The message says what is wrong
     /// (the caller names the seat).
     fn check(&self, hosts: &BTreeMap<String, Host>, seats: &[Seat]) -> Result<Seat, String> {
-        bakeoff_artifact::slug::validate_slug(&self.name).map_err(|e| e.replace("slug", "name"))?;
+        bakeoff_artifact::slug::validate_slug(&self.name)
+            .map_err(|e| e.to_string().replace("slug", "name"))?;
         if seats.iter().any(|o| o.name == self.name) {
             return Err("declared twice (seat names are unique)".into());
         }

@@ -62,6 +62,23 @@ impl GatewayView {
 
 const LIST_LIMIT: Duration = Duration::from_secs(10);
 
+/// Why the gateway's own view could not be had (recorded as the view's error, as text).
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayViewError {
+    #[error(transparent)]
+    Url(#[from] bakeoff_client::UrlError),
+    #[error("[gateway] {0}")]
+    Tls(#[source] bakeoff_client::tls::TlsError),
+    #[error(transparent)]
+    Build(#[from] bakeoff_client::ClientBuildError),
+    #[error("GET /model/info answered {0}")]
+    Status(u16),
+    #[error("GET /model/info: {0}")]
+    Request(#[source] bakeoff_client::RequestError),
+    #[error("/model/info has no data list (not a LiteLLM proxy?)")]
+    NoData,
+}
+
 /// The gateway's client; its key (`[gateway] api_key_env`) travels only in the header. An
 /// `https://` gateway is trusted by the system's roots, plus `[gateway] ca_cert`, or not
 /// verified with `[gateway] insecure = true`; `Err` says why no client could be had.
@@ -69,15 +86,15 @@ fn client(
     url: &str,
     key_env: Option<&str>,
     tls: &bakeoff_client::tls::TlsOptions,
-) -> Result<Client, String> {
-    let url = EndpointUrl::parse(url).map_err(|e| e.to_string())?;
-    let tls = bakeoff_client::tls::Tls::new(tls).map_err(|e| format!("[gateway] {e}"))?;
+) -> Result<Client, GatewayViewError> {
+    let url = EndpointUrl::parse(url)?;
+    let tls = bakeoff_client::tls::Tls::new(tls).map_err(GatewayViewError::Tls)?;
     let api_key = key_env
         .and_then(|n| std::env::var(n).ok())
         .and_then(ApiKey::new);
     // LiteLLM answers a dead upstream after its own connect attempt (and retries, when the
     // operator configured them): bounded here whatever the gateway does.
-    Client::try_new(
+    Ok(Client::try_new(
         url,
         ClientOptions {
             timeouts: Timeouts {
@@ -89,31 +106,29 @@ fn client(
             api_key,
             tls,
         },
-    )
-    .map_err(|e| e.to_string())
+    )?)
 }
 
-/// The gateway's deployments from `/model/info` (LiteLLM also serves it as `/v1/model/info`).
-async fn deployments(c: &Client) -> Result<Vec<Deployment>, String> {
-    let mut last = String::new();
+/// The gateway's deployments from `/model/info` (LiteLLM also serves it as `/v1/model/info`);
+/// when neither answers, why the second did not.
+async fn deployments(c: &Client) -> Result<Vec<Deployment>, GatewayViewError> {
+    let mut last = Err(GatewayViewError::NoData);
     for url in [
         c.url().root_path("model/info"),
         c.url().v1_path("model/info"),
     ] {
-        match c.control(Method::Get, url, None, LIST_LIMIT).await {
+        last = match c.control(Method::Get, url, None, LIST_LIMIT).await {
             Ok((200, Some(v))) => return parse_model_info(&v),
-            Ok((status, _)) => last = format!("GET /model/info answered {status}"),
-            Err(e) => last = format!("GET /model/info: {e}"),
-        }
+            Ok((status, _)) => Err(GatewayViewError::Status(status)),
+            Err(e) => Err(GatewayViewError::Request(e)),
+        };
     }
-    Err(last)
+    last
 }
 
 /// `{"data": [{"model_name": …, "litellm_params": {"api_base": …}}]}`.
-pub fn parse_model_info(v: &Value) -> Result<Vec<Deployment>, String> {
-    let data = v["data"]
-        .as_array()
-        .ok_or("/model/info has no data list (not a LiteLLM proxy?)")?;
+pub fn parse_model_info(v: &Value) -> Result<Vec<Deployment>, GatewayViewError> {
+    let data = v["data"].as_array().ok_or(GatewayViewError::NoData)?;
     Ok(data
         .iter()
         .filter_map(|d| {
@@ -214,7 +229,7 @@ async fn look_at(fleet: &Fleet, url: &str, probe: bool) -> GatewayView {
                 })
                 .collect(),
             "fleet config",
-            Some(e),
+            Some(e.to_string()),
         ),
     };
     let mut names: Vec<&str> = Vec::new();

@@ -38,8 +38,8 @@ mod targets;
 
 use sizer::{Sizer, TextRoute, choose_counting, tokenize_filler};
 pub use targets::{
-    ContextOptions, PlannedTarget, TargetSpec, default_targets, parse_depths, parse_targets,
-    plan_targets, tolerance,
+    ContextFlagError, ContextOptions, PlannedTarget, TargetSpec, default_targets, parse_depths,
+    parse_targets, plan_targets, tolerance,
 };
 
 /// Tokens reserved for the answer (a needle is a 36-character code).

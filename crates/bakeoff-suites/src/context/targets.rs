@@ -51,48 +51,66 @@ impl Default for ContextOptions {
     }
 }
 
+/// Why `--context-targets` or `--context-depths` was refused (operator input).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContextFlagError {
+    #[error("context target {0:?} is not a size like 4k, 8192 or window")]
+    Target(String),
+    #[error("--context-targets is empty; e.g. 4k,16k,window")]
+    NoTargets,
+    #[error("context depth {0:?} is not a percentage 0–100")]
+    Depth(String),
+    #[error("--context-depths is empty; e.g. 0,50,100")]
+    NoDepths,
+}
+
 /// `4k,16k,window`, `8192`, `32K`.
-pub fn parse_targets(s: &str) -> Result<Vec<TargetSpec>, String> {
+pub fn parse_targets(s: &str) -> Result<Vec<TargetSpec>, ContextFlagError> {
     let mut out = Vec::new();
     for raw in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
         let lower = raw.to_ascii_lowercase();
-        let t =
-            if lower == "window" {
-                TargetSpec::Window
-            } else if let Some(k) = lower.strip_suffix('k') {
-                TargetSpec::Tokens(
-                    k.parse::<u64>().ok().filter(|&k| k > 0).ok_or_else(|| {
-                        format!("context target {raw:?} is not a size like 4k, 8192 or window")
-                    })? * 1024,
-                )
-            } else {
-                TargetSpec::Tokens(lower.parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(
-                    || format!("context target {raw:?} is not a size like 4k, 8192 or window"),
-                )?)
-            };
+        let t = if lower == "window" {
+            TargetSpec::Window
+        } else if let Some(k) = lower.strip_suffix('k') {
+            TargetSpec::Tokens(
+                k.parse::<u64>()
+                    .ok()
+                    .filter(|&k| k > 0)
+                    .ok_or_else(|| ContextFlagError::Target(raw.to_string()))?
+                    * 1024,
+            )
+        } else {
+            TargetSpec::Tokens(
+                lower
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| ContextFlagError::Target(raw.to_string()))?,
+            )
+        };
         out.push(t);
     }
     if out.is_empty() {
-        return Err("--context-targets is empty; e.g. 4k,16k,window".into());
+        return Err(ContextFlagError::NoTargets);
     }
     Ok(out)
 }
 
 /// `0,25,50,75,100` (percent).
-pub fn parse_depths(s: &str) -> Result<Vec<f64>, String> {
+pub fn parse_depths(s: &str) -> Result<Vec<f64>, ContextFlagError> {
     let mut out = Vec::new();
     for raw in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
         let v: f64 = raw
             .trim_end_matches('%')
             .parse()
-            .map_err(|_| format!("context depth {raw:?} is not a percentage 0–100"))?;
+            .map_err(|_| ContextFlagError::Depth(raw.to_string()))?;
         if !(0.0..=100.0).contains(&v) {
-            return Err(format!("context depth {raw:?} is not a percentage 0–100"));
+            return Err(ContextFlagError::Depth(raw.to_string()));
         }
         out.push(v / 100.0);
     }
     if out.is_empty() {
-        return Err("--context-depths is empty; e.g. 0,50,100".into());
+        return Err(ContextFlagError::NoDepths);
     }
     Ok(out)
 }

@@ -26,7 +26,7 @@ pub async fn run(c: AuditCommand) -> Result<Exit, Error> {
 /// Templates of a path, or of a running endpoint (llama.cpp `/props` through discovery).
 async fn templates_of(p: &str) -> Result<Vec<ExtractedTemplate>, Error> {
     if p.starts_with("http://") || p.starts_with("https://") {
-        let url = EndpointUrl::parse(p).map_err(Error::usage)?;
+        let url = EndpointUrl::parse(p)?;
         let client = Client::new(
             url,
             ClientOptions {

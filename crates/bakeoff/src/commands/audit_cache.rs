@@ -11,7 +11,7 @@ use crate::exit::{Error, Exit};
 
 pub fn run(a: AuditCacheArgs) -> Result<Exit, Error> {
     // A PATH that is missing or no cache is a usage error: one line naming it and the fix.
-    let report = audit_paths(&a.paths, &AuditOptions::default()).map_err(Error::usage)?;
+    let report = audit_paths(&a.paths, &AuditOptions::default())?;
     if a.json {
         println!(
             "{}",

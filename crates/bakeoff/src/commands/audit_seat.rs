@@ -16,12 +16,10 @@ use crate::exit::{Error, Exit};
 pub fn run(a: AuditSeatArgs) -> Result<Exit, Error> {
     let fleet = Fleet::load(&a.fleet.fleet)?;
     let redactor = Redactor::for_fleet(&fleet);
-    let seat = fleet
-        .require(&a.seat)
-        .map_err(|e| Error::usage(e.to_string()))?;
+    let seat = fleet.require(&a.seat)?;
     let (refused, findings) = match hooks::before_start_blocking(&fleet, seat) {
         Ok(f) => (None, f),
-        Err(reason) => (Some(reason), Vec::new()),
+        Err(reason) => (Some(reason.to_string()), Vec::new()),
     };
     let any_error = findings
         .iter()

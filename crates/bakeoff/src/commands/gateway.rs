@@ -3,7 +3,6 @@
 //! existing --out without --force; 3: the file could not be written.
 
 use bakeoff_seats::Fleet;
-use bakeoff_seats::gateway::GatewayError;
 use bakeoff_seats::gateway::export::{self, ExportOptions};
 
 use crate::cli::{GatewayCommand, GatewayExportArgs};
@@ -20,12 +19,12 @@ fn export_config(a: GatewayExportArgs) -> Result<Exit, Error> {
     let opts = ExportOptions {
         api_key_env: a.api_key_env.clone(),
     };
-    let e = export::export(&fleet, &opts).map_err(gateway_error)?;
-    let text = export::render(&fleet, &e).map_err(gateway_error)?;
+    let e = export::export(&fleet, &opts)?;
+    let text = export::render(&fleet, &e)?;
     match &a.out {
         None => print!("{text}"),
         Some(path) => {
-            export::write(path, &text, a.force).map_err(gateway_error)?;
+            export::write(path, &text, a.force)?;
             for l in &e.left_out {
                 eprintln!("[gateway] left out: {l}");
             }
@@ -37,12 +36,4 @@ fn export_config(a: GatewayExportArgs) -> Result<Exit, Error> {
         }
     }
     Ok(Exit::Ok)
-}
-
-/// A refusal or a bad flag is a usage error (2); a write that failed is I/O (3).
-fn gateway_error(e: GatewayError) -> Error {
-    match e {
-        GatewayError::Write { .. } | GatewayError::Render(_) => Error::Output(e.to_string()),
-        GatewayError::Exists { .. } | GatewayError::KeyEnv { .. } => Error::usage(e),
-    }
 }

@@ -229,7 +229,7 @@ fn names_or_all(seats: &Seats, given: &[String], all: bool) -> Result<Vec<String
         return Err(Error::usage(NAME_THE_SEATS));
     }
     for n in given {
-        seats.seat(n).map_err(Error::usage)?;
+        seats.fleet.require(n)?;
     }
     Ok(given.to_vec())
 }
@@ -247,7 +247,7 @@ fn gate_all(
 ) -> Result<(), Error> {
     let mut refusals = Vec::new();
     for n in names {
-        let seat = seats.seat(n).map_err(Error::usage)?;
+        let seat = seats.fleet.require(n)?;
         if let Err(e) = seats.gate(seat, action, confirm) {
             refusals.push(e.to_string());
         }
@@ -266,18 +266,19 @@ fn gate_all(
     }
 }
 
-/// An operation's error, redacted: a seat the fleet does not declare is a usage error (2), a
-/// refusal or a backend failure a failed check (1), a failure artifact that could not be
-/// written an I/O failure (3).
+/// An operation's error, redacted; `Error::exit_code` classifies it by its variant. A
+/// production seat's refusal prints what it would have run, then ends with one line.
 fn ops_error(out: &Out, e: OpsError) -> Error {
-    match e {
-        OpsError::UnknownSeat(_) | OpsError::SameSeat(_) => Error::usage(out.text(&e.to_string())),
+    let message = match e {
         OpsError::NeedsConfirm { .. } => {
             out.line(format_args!("{e}"));
-            Error::failed("nothing was done")
+            "nothing was done".to_string()
         }
-        OpsError::Artifact(_) => Error::Output(out.text(&e.to_string())),
-        other => Error::failed(out.text(&other.to_string())),
+        _ => out.text(&e.to_string()),
+    };
+    Error::Ops {
+        message,
+        source: Box::new(e),
     }
 }
 

@@ -90,10 +90,10 @@ fn write_new(dir: &Path, files: &[(PathBuf, String)]) -> Result<(), Error> {
     Ok(())
 }
 
+/// The error through the fleet's redactor; `Error::exit_code` classifies it by its variant.
 fn kube_error(redactor: &Redactor, e: KubeError) -> Error {
-    let msg = redactor.text(&e.to_string());
-    match e {
-        KubeError::Yaml(_) => Error::internal(msg),
-        _ => Error::usage(msg),
+    Error::Kube {
+        message: redactor.text(&e.to_string()),
+        source: Box::new(e),
     }
 }

@@ -6,7 +6,7 @@
 //! no seat answered a single probe (nothing was measured); 2: a bad flag, fleet file or seat
 //! name; 3: the series or the summary could not be written.
 
-use bakeoff_monitor::{Event, MonitorError, render};
+use bakeoff_monitor::{Event, render};
 use bakeoff_seats::Fleet;
 use bakeoff_seats::redact::Redactor;
 
@@ -49,12 +49,9 @@ pub async fn run(a: SeatMonitorArgs) -> Result<Exit, Error> {
         },
     )
     .await
-    .map_err(|e| match e {
-        MonitorError::UnknownSeat(_)
-        | MonitorError::NoSeats
-        | MonitorError::Listen(_)
-        | MonitorError::Alert(_) => Error::usage(redactor.text(&e.to_string())),
-        MonitorError::Store(s) => Error::Store(s),
+    .map_err(|e| Error::Monitor {
+        message: redactor.text(&e.to_string()),
+        source: Box::new(e),
     })?;
     progress.finish();
     let s = &outcome.summary;

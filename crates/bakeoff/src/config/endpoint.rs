@@ -51,10 +51,7 @@ impl EndpointArgs {
 
 /// `--endpoint URL` (absent: the embedded default).
 fn url(endpoint: Option<&str>) -> Result<Option<EndpointUrl>, Error> {
-    endpoint
-        .map(EndpointUrl::parse)
-        .transpose()
-        .map_err(Error::usage)
+    Ok(endpoint.map(EndpointUrl::parse).transpose()?)
 }
 
 /// How to talk to an endpoint: its timeouts, the key from `--api-key-env NAME` (else
@@ -73,8 +70,7 @@ pub fn client(
     let tls = Tls::new(&TlsOptions {
         ca_cert: tls.ca_cert.clone(),
         insecure: tls.insecure,
-    })
-    .map_err(Error::usage)?;
+    })?;
     Ok(ClientOptions {
         timeouts,
         api_key: api_key(api_key_env)?,
@@ -131,7 +127,7 @@ impl EndpointConfig {
         client: ClientOptions,
         ready_timeout: Duration,
     ) -> Result<(EndpointUrl, Self), Error> {
-        let url = EndpointUrl::parse(url).map_err(Error::usage)?;
+        let url = EndpointUrl::parse(url)?;
         let c = EndpointConfig {
             url: Some(url.clone()),
             client,

@@ -76,10 +76,10 @@ impl RunArgs {
 /// `--thinking`, `--battery`, `--refusal-battery`, `--limit` and the suites' own flags.
 fn suite_options(a: &RunArgs, endpoint: &EndpointConfig) -> Result<SuiteOptions, Error> {
     if let Some(p) = &a.battery {
-        bakeoff_suites::intelligence::load(Some(p)).map_err(Error::usage)?;
+        bakeoff_suites::intelligence::load(Some(p))?;
     }
     if let Some(p) = &a.refusal_battery {
-        bakeoff_suites::refusal::load(Some(p)).map_err(Error::usage)?;
+        bakeoff_suites::refusal::load(Some(p))?;
     }
     if a.limit == Some(0) {
         return Err(Error::usage("--limit must be at least 1"));
@@ -102,17 +102,15 @@ fn context_options(a: &RunArgs) -> Result<ContextOptions, Error> {
             .context_targets
             .as_deref()
             .map(context::parse_targets)
-            .transpose()
-            .map_err(Error::usage)?,
-        depths: context::parse_depths(&a.context_depths).map_err(Error::usage)?,
+            .transpose()?,
+        depths: context::parse_depths(&a.context_depths)?,
         seed: a.seed.unwrap_or_else(|| context::fresh_seed("")),
         overflow_probe: !a.no_overflow_probe,
         tokenizer: a
             .tokenizer
             .as_deref()
             .map(|p| bakeoff_text::LocalTokenizer::from_file(p).map(std::sync::Arc::new))
-            .transpose()
-            .map_err(Error::usage)?,
+            .transpose()?,
     })
 }
 

@@ -54,7 +54,7 @@ impl DamageArgs {
             self.reference_api_key_env.as_deref(),
         )
         .map_err(|e| Error::usage(format!("--reference: {e}")))?;
-        let prompt_set = prompts::load(self.prompts.as_deref()).map_err(Error::usage)?;
+        let prompt_set = prompts::load(self.prompts.as_deref())?;
         let prompts_source = match &self.prompts {
             Some(p) => p.display().to_string(),
             None => prompts::DEFAULT_SOURCE.into(),

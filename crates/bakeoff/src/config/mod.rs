@@ -75,7 +75,7 @@ impl RunNaming {
 /// `--slug`, checked: it names files.
 pub fn slug(s: Option<String>) -> Result<Option<String>, Error> {
     if let Some(s) = &s {
-        bakeoff_artifact::slug::validate_slug(s).map_err(Error::usage)?;
+        bakeoff_artifact::slug::validate_slug(s)?;
     }
     Ok(s)
 }

@@ -63,8 +63,7 @@ impl SeatMonitorArgs {
             .alert_webhook
             .as_deref()
             .map(|u| AlertOptions::new(u, self.alert_attempts, ClientOptions::default()))
-            .transpose()
-            .map_err(|e| Error::usage(e.to_string()))?;
+            .transpose()?;
         Ok(SeatMonitorConfig {
             fleet: self.fleet.fleet,
             options: MonitorOptions {
