@@ -214,7 +214,9 @@ impl VariantRun<'_> {
                     format!("seat {other} holds port {port}"),
                 )));
             }
-            Err(OpsError::PreStart(why)) => return Ok(Err(Outcome::skipped("pre-start", why.to_string()))),
+            Err(OpsError::PreStart(why)) => {
+                return Ok(Err(Outcome::skipped("pre-start", why.to_string())));
+            }
             Err(e) => return Ok(Err(Outcome::skipped("backend", e.to_string()))),
         };
         row.timings.start_ms = Some(up.elapsed_ms);
@@ -338,15 +340,16 @@ impl VariantRun<'_> {
             slug_suffix: "",
             out: &self.c.out,
             replace: false,
-            run_record: serde_json::json!({
-                "campaign": self.c.name,
-                "variant": v.slug,
-                "candidate": v.candidate,
-                "suites": self.c.suites.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-                "limit": self.c.limit,
-                "delta": v.delta,
-                "seed": options.context.seed,
-            }),
+            run_record: bakeoff_artifact::RunRecord {
+                campaign: Some(self.c.name.clone()),
+                variant: Some(v.slug.clone()),
+                candidate: Some(v.candidate.clone()),
+                suites: Some(self.c.suites.iter().map(|s| s.as_str().into()).collect()),
+                limit: Some(self.c.limit.map(u64::from)),
+                delta: Some(v.delta.clone()),
+                seed: Some(Some(options.context.seed)),
+                ..Default::default()
+            },
             progress: None,
         };
         let e = bakeoff_suites::evaluate::evaluate(req, self.stop).await?;

@@ -35,10 +35,7 @@ pub enum PreStartRefusal {
 /// The checks block: the engine-registry probe runs the engine's own Python for seconds (it
 /// imports vLLM), and the checkpoint audit reads the model's files. They run on tokio's blocking
 /// pool so no runtime thread waits on them (the monitor, the watchdog and Ctrl-C stay live).
-pub async fn before_start(
-    fleet: &Fleet,
-    seat: &Seat,
-) -> Result<Vec<SeatFinding>, PreStartRefusal> {
+pub async fn before_start(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, PreStartRefusal> {
     let (fleet, seat) = (fleet.clone(), seat.clone());
     bakeoff_gpu::blocking::off_runtime(move || before_start_blocking(&fleet, &seat)).await
 }

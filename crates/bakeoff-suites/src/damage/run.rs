@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use bakeoff_artifact::failure_table::remediation;
 use bakeoff_artifact::{
-    Artifact, ArtifactKind, DamageReference, EndpointRecord, Evidence, Failure, FailureClass,
-    ItemRecord, Journal, RunFiles, RunStatus,
+    Artifact, ArtifactKind, DamageReference, Evidence, Failure, FailureClass, ItemRecord, Journal,
+    RunFiles, RunStatus,
 };
 use bakeoff_client::Client;
 use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, Unfit, run_preflight};
