@@ -288,35 +288,14 @@ impl<'a> StepContext<'a> {
         Ok(state.describe())
     }
 
-    /// One measured step: `/metrics` scraped around it (until a scrape fails: then never
-    /// again), the requests, then the step's figures and flags.
-    async fn measure_step(
+    /// The step's requests, by its shape: a trace's replay, a closed loop, or an open-loop
+    /// rate.
+    async fn requests(
         &self,
         spec: &StepSpec,
-        metrics_ok: &mut bool,
-    ) -> Result<LoadStep, LoadError> {
+    ) -> Result<crate::measure::StepAccumulator, LoadError> {
         let (client, plan) = (self.client, self.plan);
-        let before = if *metrics_ok {
-            scrape(client).await
-        } else {
-            None
-        };
-        if before.is_none() {
-            *metrics_ok = false;
-        }
-        self.progress
-            .step_started(&spec.label, plan.bound.requests, plan.bound.duration);
-        let sampler = bakeoff_conditions::Sampler::start_off_runtime(self.exclude.clone()).await;
-        // GPU power and energy over the step (docs/metrics.md, "GPU telemetry and tokens per joule").
-        let telemetry =
-            bakeoff_conditions::telemetry::TelemetrySampler::start_off_runtime(&self.exclude).await;
-        // The engine's gauges, on a task of their own (docs/metrics.md, "Engine gauges through
-        // a step").
-        let gauges = plan
-            .gauge_interval
-            .map(|i| crate::gauges::GaugeSampler::start(client, i));
-        let start = Instant::now();
-        let acc = match (spec.rate, &plan.workload) {
+        Ok(match (spec.rate, &plan.workload) {
             (_, Workload::Trace(t)) => {
                 conversations::trace_step(
                     client,
@@ -352,7 +331,38 @@ impl<'a> StepContext<'a> {
                 )
                 .await?
             }
+        })
+    }
+
+    /// One measured step: `/metrics` scraped around it (until a scrape fails: then never
+    /// again), the requests, then the step's figures and flags.
+    async fn measure_step(
+        &self,
+        spec: &StepSpec,
+        metrics_ok: &mut bool,
+    ) -> Result<LoadStep, LoadError> {
+        let (client, plan) = (self.client, self.plan);
+        let before = if *metrics_ok {
+            scrape(client).await
+        } else {
+            None
         };
+        if before.is_none() {
+            *metrics_ok = false;
+        }
+        self.progress
+            .step_started(&spec.label, plan.bound.requests, plan.bound.duration);
+        let sampler = bakeoff_conditions::Sampler::start_off_runtime(self.exclude.clone()).await;
+        // GPU power and energy over the step (docs/metrics.md, "GPU telemetry and tokens per joule").
+        let telemetry =
+            bakeoff_conditions::telemetry::TelemetrySampler::start_off_runtime(&self.exclude).await;
+        // The engine's gauges, on a task of their own (docs/metrics.md, "Engine gauges through
+        // a step").
+        let gauges = plan
+            .gauge_interval
+            .map(|i| crate::gauges::GaugeSampler::start(client, i));
+        let start = Instant::now();
+        let acc = self.requests(spec).await?;
         let ramp = spec.ramp.unwrap_or(Duration::ZERO);
         // The measured window starts where the ramp ends.
         let wall = start.elapsed().saturating_sub(ramp);

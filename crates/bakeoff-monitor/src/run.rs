@@ -101,15 +101,7 @@ pub async fn monitor(
     let started_at = chrono::Utc::now();
     let run_id = started_at.format("%Y%m%dT%H%M%SZ").to_string();
     let mut series = Series::create(&opts.out, &fleet.name, &run_id)?;
-    let mut sampler = Sampler::new(
-        fleet,
-        watched,
-        ProbeOptions {
-            timeout: opts.probe_timeout,
-            max_tokens: opts.probe_max_tokens,
-            host_timeout: crate::sample::host_timeout(opts.interval),
-        },
-    );
+    let mut sampler = Sampler::new(fleet, watched, probe_options(&opts));
     on(Event::Started {
         series: series.path(),
         seats: sampler.watched(),
@@ -138,19 +130,12 @@ pub async fn monitor(
         };
         series.append(&samples)?;
         on(Event::Tick(&samples));
-        for s in &samples {
-            let named = sampler
-                .watched()
-                .iter()
-                .any(|w| w.seat.name == s.seat && w.named);
-            let aliases = aliases_now(sampler.fleet(), &s.seat, &up);
-            for c in tracker.observe(s, &aliases, named) {
-                on(Event::Change(&c));
-                if let Some(a) = alerter.as_mut() {
-                    a.send(Alert::of(&c, &fleet_label, &s.host, |t| sampler.redact(t)));
-                }
-            }
-        }
+        let seen = Seen {
+            sampler: &sampler,
+            up: &up,
+            fleet_label: &fleet_label,
+        };
+        seen.fold(&samples, &mut tracker, alerter.as_mut(), &mut on);
         ticks += 1;
         if let Some(a) = alerter.as_mut() {
             let label = a.label().to_string();
@@ -184,45 +169,13 @@ pub async fn monitor(
     // The alerts still on their way: each delivered or given up on (and said so) before the
     // summary is written.
     if let (Some(a), Some(limit)) = (alerter.take(), alert_limit) {
-        let label = a.label().to_string();
-        let (reports, unsettled) = a.finish(limit).await;
-        for r in reports {
-            settle_report(&r, &label, &shared, &mut alert_notes, &mut on);
-        }
-        if unsettled > 0 {
-            let r = Report::Undelivered {
-                what: format!("{unsettled} message(s)"),
-                attempts: 0,
-                error: format!(
-                    "still being retried when the monitor ended ({} s after its last tick)",
-                    limit.as_secs()
-                ),
-            };
-            settle_report(&r, &label, &shared, &mut alert_notes, &mut on);
-        }
+        finish_alerts(a, limit, &shared, &mut alert_notes, &mut on).await;
     }
     if let Some(e) = exporter {
         e.stop();
     }
-    let mut notes: Vec<String> = sampler
-        .gpu_notes()
-        .iter()
-        .map(|n| sampler.redact(n))
-        .collect();
-    notes.extend(alert_notes);
-    for n in tracker.never_answered() {
-        notes.push(format!(
-            "{n} never answered a probe while monitored (not serving: no outage is counted for a seat of the whole fleet that never answered)"
-        ));
-    }
-    // Seats in the order they were watched.
-    let order: Vec<String> = sampler
-        .watched()
-        .iter()
-        .map(|w| w.seat.name.clone())
-        .collect();
-    let mut seats = tracker.seats();
-    seats.sort_by_key(|s| order.iter().position(|n| *n == s.seat));
+    let notes = summary_notes(&sampler, &tracker, alert_notes);
+    let seats = seats_in_watch_order(&sampler, &tracker);
     let summary = MonitorSummary {
         schema_version: MONITOR_VERSION,
         fleet: fleet_label,
@@ -244,6 +197,110 @@ pub async fn monitor(
         series_path: series.path().to_path_buf(),
         summary_path,
     })
+}
+
+/// What a tick's samples are folded with: the seats watched, those up this tick (for the
+/// aliases that route to each), and the fleet's label for the alerts.
+struct Seen<'a> {
+    sampler: &'a Sampler,
+    up: &'a BTreeSet<String>,
+    fleet_label: &'a str,
+}
+
+impl Seen<'_> {
+    /// Each sample into the findings; each change said and, with a webhook, alerted.
+    fn fold(
+        &self,
+        samples: &[MonitorSample],
+        tracker: &mut Tracker,
+        mut alerter: Option<&mut Alerter>,
+        on: &mut impl FnMut(Event<'_>),
+    ) {
+        for s in samples {
+            let named = self
+                .sampler
+                .watched()
+                .iter()
+                .any(|w| w.seat.name == s.seat && w.named);
+            let aliases = aliases_now(self.sampler.fleet(), &s.seat, self.up);
+            for c in tracker.observe(s, &aliases, named) {
+                on(Event::Change(&c));
+                if let Some(a) = alerter.as_deref_mut() {
+                    a.send(Alert::of(&c, self.fleet_label, &s.host, |t| {
+                        self.sampler.redact(t)
+                    }));
+                }
+            }
+        }
+    }
+}
+
+/// The alerts still on their way when the monitor ends: each delivered or given up on within
+/// `limit`, and those still retried then reported as undelivered.
+async fn finish_alerts(
+    a: Alerter,
+    limit: Duration,
+    shared: &Shared,
+    alert_notes: &mut Vec<String>,
+    on: &mut impl FnMut(Event<'_>),
+) {
+    let label = a.label().to_string();
+    let (reports, unsettled) = a.finish(limit).await;
+    for r in reports {
+        settle_report(&r, &label, shared, alert_notes, on);
+    }
+    if unsettled > 0 {
+        let r = Report::Undelivered {
+            what: format!("{unsettled} message(s)"),
+            attempts: 0,
+            error: format!(
+                "still being retried when the monitor ended ({} s after its last tick)",
+                limit.as_secs()
+            ),
+        };
+        settle_report(&r, &label, shared, alert_notes, on);
+    }
+}
+
+/// What each tick's probe asks and how long it and a host may take.
+fn probe_options(opts: &MonitorOptions) -> ProbeOptions {
+    ProbeOptions {
+        timeout: opts.probe_timeout,
+        max_tokens: opts.probe_max_tokens,
+        host_timeout: crate::sample::host_timeout(opts.interval),
+    }
+}
+
+/// Each seat's summary, in the order the seats were watched.
+fn seats_in_watch_order(
+    sampler: &Sampler,
+    tracker: &Tracker,
+) -> Vec<bakeoff_artifact::monitor::SeatSeries> {
+    let order: Vec<String> = sampler
+        .watched()
+        .iter()
+        .map(|w| w.seat.name.clone())
+        .collect();
+    let mut seats = tracker.seats();
+    seats.sort_by_key(|s| order.iter().position(|n| *n == s.seat));
+    seats
+}
+
+/// The summary's notes: the GPU sources that did not answer (redacted), the alerts not
+/// delivered, and the seats that never answered.
+fn summary_notes(sampler: &Sampler, tracker: &Tracker, alert_notes: Vec<String>) -> Vec<String> {
+    let mut notes: Vec<String> = sampler
+        .gpu_notes()
+        .iter()
+        .map(|n| sampler.redact(n))
+        .collect();
+    notes.extend(alert_notes);
+    for n in tracker.never_answered() {
+        notes.push(format!(
+            "{n} never answered a probe while monitored (not serving: no outage is counted for a seat of the whole fleet that never answered)"
+        ));
+    }
+    notes
 }
 
 /// The seats to watch: those named (each must exist), else every seat of the fleet.

@@ -112,6 +112,24 @@ pub fn sweep_at(report: &LoadReport, width: u16) -> String {
         "output length: {}\n",
         for_terminal(&report.pinning.detail, 200)
     ));
+    out.push_str(&step_notes(report));
+    for f in &report.flags {
+        out.push_str(&format!(
+            "flag {}: {}\n",
+            f.code,
+            for_terminal(&f.message, 300)
+        ));
+    }
+    if let Some(i) = &report.interrupted {
+        out.push_str(&format!("INCOMPLETE: {}\n", for_terminal(i, 200)));
+    }
+    out
+}
+
+/// Each step's engine-side reading (`/metrics`: generated tokens, the client/server ratios,
+/// spec-decode acceptance) and goodput, a line each where the step has them.
+fn step_notes(report: &LoadReport) -> String {
+    let mut out = String::new();
     for s in &report.steps {
         if let Some(m) = &s.metrics {
             let spec = m.spec_decode.as_ref().map(|d| {
@@ -145,16 +163,6 @@ pub fn sweep_at(report: &LoadReport, width: u16) -> String {
                 num(g.per_second, 2)
             ));
         }
-    }
-    for f in &report.flags {
-        out.push_str(&format!(
-            "flag {}: {}\n",
-            f.code,
-            for_terminal(&f.message, 300)
-        ));
-    }
-    if let Some(i) = &report.interrupted {
-        out.push_str(&format!("INCOMPLETE: {}\n", for_terminal(i, 200)));
     }
     out
 }

@@ -83,33 +83,9 @@ pub fn preflight_at(
     ]);
     t.row(vec![
         "engine".to_string(),
-        match (&refused, facts.engine, &facts.engine_version) {
-            (Some(r), EngineKind::Generic, None) => format!("unknown ({r})"),
-            _ => format!(
-                "{} {}",
-                facts.engine,
-                facts
-                    .engine_version
-                    .clone()
-                    .unwrap_or_else(|| "(version unknown)".into())
-            ),
-        },
+        engine_text(facts, refused.as_deref()),
     ]);
-    let served: Vec<String> = facts
-        .models
-        .iter()
-        .map(|m| for_terminal(&m.id, 80))
-        .collect();
-    t.row(vec![
-        "served models".to_string(),
-        if served.is_empty() && facts.models_refused() {
-            "unknown (/v1/models refused the credentials)".into()
-        } else if served.is_empty() {
-            "none listed".into()
-        } else {
-            served.join(", ")
-        },
-    ]);
+    t.row(vec!["served models".to_string(), served_text(facts)]);
     t.row(vec![
         "model".to_string(),
         report
@@ -145,21 +121,7 @@ pub fn preflight_at(
             None => "not exposed by the server".into(),
         },
     ]);
-    t.row(vec![
-        "ready".to_string(),
-        format!(
-            "{} after {} attempt(s), {} ms{}",
-            if report.ready.ready { "yes" } else { "no" },
-            report.ready.attempts,
-            report.ready.elapsed_ms,
-            report
-                .ready
-                .reply_preview
-                .as_ref()
-                .map(|p| format!(" — reply: {}", for_terminal(p, 60)))
-                .unwrap_or_default()
-        ),
-    ]);
+    t.row(vec!["ready".to_string(), ready_text(report)]);
     if let Some(tc) = &facts.tool_calls {
         t.row(vec!["tool calls".to_string(), tool_calls_text(tc)]);
     }
@@ -179,6 +141,53 @@ pub fn preflight_at(
         ]);
     }
     render(&t, width)
+}
+
+/// The engine and its version, or why discovery could not tell.
+fn engine_text(facts: &EndpointFacts, refused: Option<&str>) -> String {
+    match (refused, facts.engine, &facts.engine_version) {
+        (Some(r), EngineKind::Generic, None) => format!("unknown ({r})"),
+        _ => format!(
+            "{} {}",
+            facts.engine,
+            facts
+                .engine_version
+                .clone()
+                .unwrap_or_else(|| "(version unknown)".into())
+        ),
+    }
+}
+
+/// The served model ids (escaped: the server chose them), or why there are none.
+fn served_text(facts: &EndpointFacts) -> String {
+    let served: Vec<String> = facts
+        .models
+        .iter()
+        .map(|m| for_terminal(&m.id, 80))
+        .collect();
+    if served.is_empty() && facts.models_refused() {
+        "unknown (/v1/models refused the credentials)".into()
+    } else if served.is_empty() {
+        "none listed".into()
+    } else {
+        served.join(", ")
+    }
+}
+
+/// Whether the readiness probe's real completion came back, after how long, and its reply.
+fn ready_text(report: &PreflightReport) -> String {
+    format!(
+        "{} after {} attempt(s), {} ms{}",
+        if report.ready.ready { "yes" } else { "no" },
+        report.ready.attempts,
+        report.ready.elapsed_ms,
+        report
+            .ready
+            .reply_preview
+            .as_ref()
+            .map(|p| format!(" — reply: {}", for_terminal(p, 60)))
+            .unwrap_or_default()
+    )
 }
 
 /// Preflight's tool probe in one line: accepted, or refused with the server's words and the fix.

@@ -10,7 +10,7 @@ use std::path::Path;
 use bakeoff_wire::escape::{for_terminal, for_terminal_keep_end};
 use bakeoff_wire::term::{Grid, Kind, render};
 
-use crate::audit::{Activity, CacheAudit, CacheFinding, Severity};
+use crate::audit::{Activity, CacheAudit, CacheFinding, CacheReport, Severity};
 use crate::locks::{LockHolder, LockState};
 
 /// Bytes in the largest unit that keeps a number above 1.
@@ -50,133 +50,155 @@ fn indented(out: &mut Vec<String>, t: &Grid, width: u16, indent: &str) {
 }
 
 /// The audit for a terminal `width` columns wide, one entry per line (an empty entry is a blank
-/// line).
+/// line): each cache, the partial downloads, the locks, then the findings and the verdict.
 pub fn lines(report: &CacheAudit, width: u16) -> Vec<String> {
     let mut out = Vec::new();
-    // Every path and command line below comes from the disk or /proc: escaped, so a hostile
-    // file name cannot drive the terminal.
-    let p = |path: &Path| for_terminal_keep_end(&path.display().to_string(), 300);
     for cache in &report.caches {
-        match &cache.hub_dir {
-            Some(hub) => out.push(format!(
-                "cache {} (Hugging Face hub at {})",
-                p(&cache.path),
-                p(hub)
-            )),
-            None => out.push(format!("cache {} (llama.cpp)", p(&cache.path))),
-        }
-        if cache.repos.is_empty() && cache.llama.is_none() {
-            out.push("  no repositories".into());
-        }
-        for repo in &cache.repos {
-            out.push(format!(
-                "  {} {}: {} on disk, {}",
-                repo.kind,
-                for_terminal(&repo.id, 200),
-                human(repo.size_on_disk),
-                if repo.complete {
-                    "complete"
-                } else {
-                    "INCOMPLETE"
-                }
-            ));
-            if repo.snapshots.is_empty() {
-                out.push("    no snapshots".into());
-                continue;
-            }
-            let mut t = Grid::new();
-            t.column("snapshot", Kind::Name(44))
-                .column("refs", Kind::Words)
-                .column("files", Kind::Number)
-                .column("missing blobs", Kind::Words);
-            for s in &repo.snapshots {
-                let missing: Vec<&str> = s.missing.iter().map(|m| m.file.as_str()).collect();
-                t.row(vec![
-                    for_terminal(&s.commit, 80),
-                    if s.refs.is_empty() {
-                        "-".into()
-                    } else {
-                        for_terminal(&s.refs.join(", "), 200)
-                    },
-                    s.files.len().to_string(),
-                    if missing.is_empty() {
-                        "-".into()
-                    } else {
-                        for_terminal(&missing.join(", "), 400)
-                    },
-                ]);
-            }
-            indented(&mut out, &t, width, "    ");
-        }
-        if let Some(llama) = &cache.llama {
-            if llama.files.is_empty() {
-                out.push("  no finished .gguf files".into());
-            } else {
-                let mut t = Grid::new();
-                t.column("file", Kind::Name(80))
-                    .column("on disk", Kind::Number)
-                    .column("etag", Kind::Text);
-                for f in &llama.files {
-                    t.row(vec![
-                        p(&f.path),
-                        human(f.size_on_disk),
-                        if f.has_etag { "yes" } else { "no" }.into(),
-                    ]);
-                }
-                indented(&mut out, &t, width, "  ");
-            }
-        }
+        cache_lines(&mut out, cache, width);
     }
     if !report.downloads.is_empty() {
-        out.push(String::new());
-        out.push(format!(
-            "partial downloads (sampled {} ms apart):",
-            report.sample_interval_ms
-        ));
-        let mut t = Grid::new();
-        t.column("file", Kind::Name(80))
-            .column("written", Kind::Number)
-            .column("last write", Kind::Number)
-            .column("grew", Kind::Number)
-            .column("state", Kind::Text)
-            .column("held by", Kind::Words);
-        for d in &report.downloads {
-            t.row(vec![
-                p(&d.path),
-                human(d.bytes),
-                age(d.age_secs),
-                human(d.grew_bytes),
-                match d.activity {
-                    Activity::InProgress => "in progress",
-                    Activity::Stalled => "STALLED",
-                    Activity::Interrupted => "interrupted",
-                }
-                .into(),
-                holders(&d.holders),
-            ]);
-        }
-        indented(&mut out, &t, width, "  ");
+        download_lines(&mut out, report, width);
     }
     if !report.locks.is_empty() {
-        out.push(String::new());
-        out.push("locks:".into());
-        let mut t = Grid::new();
-        t.column("lock", Kind::Name(80))
-            .column("state", Kind::Text)
-            .column("holder", Kind::Words);
-        for l in &report.locks {
-            let (state, holder) = match &l.state {
-                LockState::Held { holders: h } if l.progressing => {
-                    ("held, progressing", holders(h))
-                }
-                LockState::Held { holders: h } => ("HELD, not progressing", holders(h)),
-                LockState::Stale => ("stale (nobody holds it)", "-".into()),
-                LockState::Unknown { reason } => ("unknown", for_terminal(reason, 300)),
-            };
-            t.row(vec![p(&l.path), state.into(), holder]);
-        }
-        indented(&mut out, &t, width, "  ");
+        lock_lines(&mut out, report, width);
     }
+    finding_lines(&mut out, report);
+    out
+}
+
+/// Every path and command line comes from the disk or /proc: escaped, so a hostile file name
+/// cannot drive the terminal.
+fn p(path: &Path) -> String {
+    for_terminal_keep_end(&path.display().to_string(), 300)
+}
+
+/// One cache: its repositories with their snapshots, or its llama.cpp files.
+fn cache_lines(out: &mut Vec<String>, cache: &CacheReport, width: u16) {
+    match &cache.hub_dir {
+        Some(hub) => out.push(format!(
+            "cache {} (Hugging Face hub at {})",
+            p(&cache.path),
+            p(hub)
+        )),
+        None => out.push(format!("cache {} (llama.cpp)", p(&cache.path))),
+    }
+    if cache.repos.is_empty() && cache.llama.is_none() {
+        out.push("  no repositories".into());
+    }
+    for repo in &cache.repos {
+        out.push(format!(
+            "  {} {}: {} on disk, {}",
+            repo.kind,
+            for_terminal(&repo.id, 200),
+            human(repo.size_on_disk),
+            if repo.complete {
+                "complete"
+            } else {
+                "INCOMPLETE"
+            }
+        ));
+        if repo.snapshots.is_empty() {
+            out.push("    no snapshots".into());
+            continue;
+        }
+        let mut t = Grid::new();
+        t.column("snapshot", Kind::Name(44))
+            .column("refs", Kind::Words)
+            .column("files", Kind::Number)
+            .column("missing blobs", Kind::Words);
+        for s in &repo.snapshots {
+            let missing: Vec<&str> = s.missing.iter().map(|m| m.file.as_str()).collect();
+            t.row(vec![
+                for_terminal(&s.commit, 80),
+                if s.refs.is_empty() {
+                    "-".into()
+                } else {
+                    for_terminal(&s.refs.join(", "), 200)
+                },
+                s.files.len().to_string(),
+                if missing.is_empty() {
+                    "-".into()
+                } else {
+                    for_terminal(&missing.join(", "), 400)
+                },
+            ]);
+        }
+        indented(out, &t, width, "    ");
+    }
+    if let Some(llama) = &cache.llama {
+        if llama.files.is_empty() {
+            out.push("  no finished .gguf files".into());
+        } else {
+            let mut t = Grid::new();
+            t.column("file", Kind::Name(80))
+                .column("on disk", Kind::Number)
+                .column("etag", Kind::Text);
+            for f in &llama.files {
+                t.row(vec![
+                    p(&f.path),
+                    human(f.size_on_disk),
+                    if f.has_etag { "yes" } else { "no" }.into(),
+                ]);
+            }
+            indented(out, &t, width, "  ");
+        }
+    }
+}
+
+/// The partial downloads, sampled twice.
+fn download_lines(out: &mut Vec<String>, report: &CacheAudit, width: u16) {
+    out.push(String::new());
+    out.push(format!(
+        "partial downloads (sampled {} ms apart):",
+        report.sample_interval_ms
+    ));
+    let mut t = Grid::new();
+    t.column("file", Kind::Name(80))
+        .column("written", Kind::Number)
+        .column("last write", Kind::Number)
+        .column("grew", Kind::Number)
+        .column("state", Kind::Text)
+        .column("held by", Kind::Words);
+    for d in &report.downloads {
+        t.row(vec![
+            p(&d.path),
+            human(d.bytes),
+            age(d.age_secs),
+            human(d.grew_bytes),
+            match d.activity {
+                Activity::InProgress => "in progress",
+                Activity::Stalled => "STALLED",
+                Activity::Interrupted => "interrupted",
+            }
+            .into(),
+            holders(&d.holders),
+        ]);
+    }
+    indented(out, &t, width, "  ");
+}
+
+/// The download locks and who holds them.
+fn lock_lines(out: &mut Vec<String>, report: &CacheAudit, width: u16) {
+    out.push(String::new());
+    out.push("locks:".into());
+    let mut t = Grid::new();
+    t.column("lock", Kind::Name(80))
+        .column("state", Kind::Text)
+        .column("holder", Kind::Words);
+    for l in &report.locks {
+        let (state, holder) = match &l.state {
+            LockState::Held { holders: h } if l.progressing => ("held, progressing", holders(h)),
+            LockState::Held { holders: h } => ("HELD, not progressing", holders(h)),
+            LockState::Stale => ("stale (nobody holds it)", "-".into()),
+            LockState::Unknown { reason } => ("unknown", for_terminal(reason, 300)),
+        };
+        t.row(vec![p(&l.path), state.into(), holder]);
+    }
+    indented(out, &t, width, "  ");
+}
+
+/// The problems, the notes and the verdict.
+fn finding_lines(out: &mut Vec<String>, report: &CacheAudit) {
     let problems: Vec<&CacheFinding> = report
         .findings
         .iter()
@@ -191,14 +213,14 @@ pub fn lines(report: &CacheAudit, width: u16) -> Vec<String> {
         out.push(String::new());
         out.push("problems:".into());
         for f in &problems {
-            finding(&mut out, "PROBLEM", f);
+            finding(out, "PROBLEM", f);
         }
     }
     if !notes.is_empty() {
         out.push(String::new());
         out.push("notes:".into());
         for f in &notes {
-            finding(&mut out, "note", f);
+            finding(out, "note", f);
         }
     }
     out.push(String::new());
@@ -210,7 +232,6 @@ pub fn lines(report: &CacheAudit, width: u16) -> Vec<String> {
             problems.len()
         ));
     }
-    out
 }
 
 fn holders(h: &[LockHolder]) -> String {

@@ -129,17 +129,29 @@ fn bool01(b: bool) -> f64 {
     if b { 1.0 } else { 0.0 }
 }
 
-/// The snapshot in the text exposition format, as of `now`.
+/// The snapshot in the text exposition format, as of `now`: the probe and outage families, the
+/// footprint and queue families, then the monitor's own.
 pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
     let mut out = String::new();
-    let per_seat = |f: &dyn Fn(&SeatGauges) -> Option<f64>| -> Vec<(String, f64)> {
-        s.seats
-            .iter()
-            .filter_map(|g| f(g).map(|v| (labels(g, None), v)))
-            .collect()
-    };
+    probe_families(&mut out, s, now);
+    footprint_families(&mut out, s);
+    monitor_families(&mut out, s);
+    out
+}
+
+/// Each seat's value of `f`, labelled (seats without a value are left out).
+fn per_seat(s: &Snapshot, f: &dyn Fn(&SeatGauges) -> Option<f64>) -> Vec<(String, f64)> {
+    s.seats
+        .iter()
+        .filter_map(|g| f(g).map(|v| (labels(g, None), v)))
+        .collect()
+}
+
+/// Whether each seat answers, its probe's times, its outages and restarts.
+fn probe_families(out: &mut String, s: &Snapshot, now: DateTime<Utc>) {
+    let per_seat = |f: &dyn Fn(&SeatGauges) -> Option<f64>| per_seat(s, f);
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_probe_success",
             kind: "gauge",
@@ -148,7 +160,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         &per_seat(&|g| Some(bool01(g.answering))),
     );
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_probe_duration_seconds",
             kind: "gauge",
@@ -157,7 +169,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         &per_seat(&|g| g.probe_s),
     );
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_probe_ttft_seconds",
             kind: "gauge",
@@ -166,7 +178,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         &per_seat(&|g| g.ttft_s),
     );
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_outage",
             kind: "gauge",
@@ -175,7 +187,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         &per_seat(&|g| Some(bool01(g.outage_since.is_some()))),
     );
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_outage_duration_seconds",
             kind: "gauge",
@@ -188,7 +200,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         }),
     );
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_outages_total",
             kind: "counter",
@@ -197,7 +209,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         &per_seat(&|g| Some(g.outages as f64)),
     );
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_restarts_total",
             kind: "counter",
@@ -205,6 +217,11 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         },
         &per_seat(&|g| Some(g.restarts as f64)),
     );
+}
+
+/// Each seat's memory (labelled by its source), its drift, and its engine's queue.
+fn footprint_families(out: &mut String, s: &Snapshot) {
+    let per_seat = |f: &dyn Fn(&SeatGauges) -> Option<f64>| per_seat(s, f);
     let footprint = |pick: &dyn Fn(&SeatGauges) -> Option<(FootprintSource, u64)>| {
         s.seats
             .iter()
@@ -212,7 +229,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
             .collect::<Vec<_>>()
     };
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_footprint_bytes",
             kind: "gauge",
@@ -221,7 +238,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         &footprint(&|g| g.footprint),
     );
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_footprint_baseline_bytes",
             kind: "gauge",
@@ -230,7 +247,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         &footprint(&|g| g.baseline),
     );
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_footprint_slope_bytes_per_second",
             kind: "gauge",
@@ -239,7 +256,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         &per_seat(&|g| g.slope_bytes_per_s),
     );
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_footprint_drift",
             kind: "gauge",
@@ -248,7 +265,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         &per_seat(&|g| Some(bool01(g.drifting))),
     );
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_queue_waiting_requests",
             kind: "gauge",
@@ -257,7 +274,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         &per_seat(&|g| g.waiting),
     );
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_queue_running_requests",
             kind: "gauge",
@@ -265,9 +282,13 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         },
         &per_seat(&|g| g.running),
     );
+}
+
+/// The monitor's own ticks and alerts.
+fn monitor_families(out: &mut String, s: &Snapshot) {
     let one = |v: f64| vec![(String::new(), v)];
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_ticks_total",
             kind: "counter",
@@ -277,7 +298,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
     );
     if let Some(t) = s.last_tick {
         family(
-            &mut out,
+            out,
             Family {
                 name: "bakeoff_monitor_last_tick_timestamp_seconds",
                 kind: "gauge",
@@ -287,7 +308,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         );
     }
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_alerts_sent_total",
             kind: "counter",
@@ -296,7 +317,7 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         &one(s.alerts_sent as f64),
     );
     family(
-        &mut out,
+        out,
         Family {
             name: "bakeoff_monitor_alerts_undelivered_total",
             kind: "counter",
@@ -304,7 +325,6 @@ pub fn render(s: &Snapshot, now: DateTime<Utc>) -> String {
         },
         &one(s.alerts_undelivered as f64),
     );
-    out
 }
 
 /// The exporter could not listen.

@@ -68,7 +68,8 @@ fn suite_sweeps_prints_longgen_probes() {
                 scored: 1,
                 score: None,
                 flags: Vec::new(),
-                details: json!({"probes": [{"probe": "4k", "output_tokens": 4096,
+                // As the longgen suite writes them: `probe` is the request's index.
+                details: json!({"probes": [{"probe": 0, "output_tokens": 4096,
                     "decode_tokens_per_second": 41.26, "server_decode_tokens_per_second": 42.0}]}),
                 damage: None,
                 conditions: None,

@@ -205,56 +205,7 @@ pub fn level_chart(
         .collect();
     for (i, pts) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        // Each round faint, behind the mean.
-        for p in pts {
-            if p.rounds.len() > 1 {
-                for v in p.rounds.iter().filter(|v| v.is_finite()) {
-                    let _ = write!(
-                        out,
-                        r#"<circle class="round" cx="{:.1}" cy="{:.1}" r="2.5" fill="{color}" fill-opacity="0.3"/>"#,
-                        px(p.x),
-                        py(*v)
-                    );
-                }
-            }
-        }
-        let path: Vec<String> = pts
-            .iter()
-            .map(|p| format!("{:.1},{:.1}", px(p.x), py(p.y)))
-            .collect();
-        let _ = write!(
-            out,
-            r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
-            path.join(" ")
-        );
-        for p in pts {
-            let (cx, cy) = (px(p.x), py(p.y));
-            if let Some((low, high)) = p.interval.filter(|(l, h)| l.is_finite() && h.is_finite()) {
-                let (yl, yh) = (py(low), py(high));
-                let clipped = high > ymax;
-                let _ = write!(
-                    out,
-                    r#"<g class="error-bar"><title>95 % interval {} – {}</title><line x1="{cx:.1}" y1="{yl:.1}" x2="{cx:.1}" y2="{yh:.1}" stroke="{color}" stroke-width="1.5"/><line x1="{a:.1}" y1="{yl:.1}" x2="{b:.1}" y2="{yl:.1}" stroke="{color}" stroke-width="1.5"/>"#,
-                    fmt_num(low),
-                    fmt_num(high),
-                    a = cx - 4.0,
-                    b = cx + 4.0
-                );
-                if !clipped {
-                    let _ = write!(
-                        out,
-                        r#"<line x1="{a:.1}" y1="{yh:.1}" x2="{b:.1}" y2="{yh:.1}" stroke="{color}" stroke-width="1.5"/>"#,
-                        a = cx - 4.0,
-                        b = cx + 4.0
-                    );
-                }
-                out.push_str("</g>");
-            }
-            let _ = write!(
-                out,
-                r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="3.5" fill="{color}"/>"#
-            );
-        }
+        draw_series(&mut out, pts, color, &px, &py, ymax);
     }
     // Every point's value, beside it: where series meet at one level (TTFT p50, p90 and p99
     // of a few requests) each label takes the nearest free line, in its series' colour.
@@ -298,6 +249,68 @@ pub fn level_chart(
     legend(&mut out, &names, H + 2.0);
     out.push_str("</svg>");
     out
+}
+
+/// One series: its rounds faint behind the means, the line through the means, and each point
+/// with its error bar (open at the top where the interval passes `ymax`).
+fn draw_series(
+    out: &mut String,
+    pts: &[Point],
+    color: &str,
+    px: &dyn Fn(f64) -> f64,
+    py: &dyn Fn(f64) -> f64,
+    ymax: f64,
+) {
+    // Each round faint, behind the mean.
+    for p in pts {
+        if p.rounds.len() > 1 {
+            for v in p.rounds.iter().filter(|v| v.is_finite()) {
+                let _ = write!(
+                    out,
+                    r#"<circle class="round" cx="{:.1}" cy="{:.1}" r="2.5" fill="{color}" fill-opacity="0.3"/>"#,
+                    px(p.x),
+                    py(*v)
+                );
+            }
+        }
+    }
+    let path: Vec<String> = pts
+        .iter()
+        .map(|p| format!("{:.1},{:.1}", px(p.x), py(p.y)))
+        .collect();
+    let _ = write!(
+        out,
+        r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+        path.join(" ")
+    );
+    for p in pts {
+        let (cx, cy) = (px(p.x), py(p.y));
+        if let Some((low, high)) = p.interval.filter(|(l, h)| l.is_finite() && h.is_finite()) {
+            let (yl, yh) = (py(low), py(high));
+            let clipped = high > ymax;
+            let _ = write!(
+                out,
+                r#"<g class="error-bar"><title>95 % interval {} – {}</title><line x1="{cx:.1}" y1="{yl:.1}" x2="{cx:.1}" y2="{yh:.1}" stroke="{color}" stroke-width="1.5"/><line x1="{a:.1}" y1="{yl:.1}" x2="{b:.1}" y2="{yl:.1}" stroke="{color}" stroke-width="1.5"/>"#,
+                fmt_num(low),
+                fmt_num(high),
+                a = cx - 4.0,
+                b = cx + 4.0
+            );
+            if !clipped {
+                let _ = write!(
+                    out,
+                    r#"<line x1="{a:.1}" y1="{yh:.1}" x2="{b:.1}" y2="{yh:.1}" stroke="{color}" stroke-width="1.5"/>"#,
+                    a = cx - 4.0,
+                    b = cx + 4.0
+                );
+            }
+            out.push_str("</g>");
+        }
+        let _ = write!(
+            out,
+            r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="3.5" fill="{color}"/>"#
+        );
+    }
 }
 
 #[cfg(test)]
