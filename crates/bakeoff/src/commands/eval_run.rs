@@ -12,7 +12,7 @@ use bakeoff_suites::evaluate::{EvalRequest, evaluate};
 use bakeoff_suites::{EvalEvent, EvalHook, SuiteOptions};
 use tokio::sync::watch;
 
-use super::bench::StepProgress;
+use super::step_progress::StepProgress;
 use crate::config::RunConfig;
 use crate::exit::{Error, Exit};
 use crate::local_default;
@@ -36,11 +36,11 @@ pub async fn run(mut cfg: RunConfig) -> Result<Exit, Error> {
     let local = started?;
     // The display starts once the embedded default (which reports its own provisioning) is up.
     let display = Arc::new(Progress::new(false));
-    let (load_progress, steps) = super::bench::suite_progress(display.clone());
+    let (load_progress, steps) = super::step_progress::suite_progress(display.clone());
     cfg.suite_options.load_progress = load_progress;
     let hook = eval_hook(display.clone(), steps);
     let local_url = local.as_ref().map(|l| l.server.url());
-    let result = match super::client_for(&cfg.endpoint, local_url.as_deref()) {
+    let result = match super::measuring::client_for(&cfg.endpoint, local_url.as_deref()) {
         Ok(client) => measure(&cfg, &client, local.as_ref(), &mut stop.rx, &display, hook).await,
         Err(e) => Err(e),
     };
@@ -59,7 +59,7 @@ async fn measure(
     hook: EvalHook,
 ) -> Result<Exit, Error> {
     let options = with_ceiling(cfg, display, bakeoff_suites::bench::is_https(client)).await?;
-    let naming = super::naming(&cfg.naming, local);
+    let naming = super::measuring::naming(&cfg.naming, local);
     let req = EvalRequest {
         client,
         preflight: &cfg.endpoint.preflight,
@@ -136,7 +136,7 @@ async fn with_ceiling(
     });
     if load && cfg.calibrate {
         options.throughput.harness_ceiling =
-            Some(super::bench::harness_ceiling(display, https).await?);
+            Some(super::step_progress::harness_ceiling(display, https).await?);
     }
     Ok(options)
 }

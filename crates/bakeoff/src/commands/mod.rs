@@ -13,19 +13,18 @@ mod eval_preflight;
 mod eval_run;
 mod gateway;
 mod log;
+mod measuring;
 mod plan;
 mod report;
 mod retract;
 mod seat;
 mod seat_export;
 mod seat_monitor;
+mod step_progress;
 mod stop_signal;
 mod verdict;
 
-use bakeoff_client::{Client, EndpointUrl};
-
 use crate::cli::{Cli, Command, EvalCommand};
-use crate::config::{EndpointConfig, RunNaming};
 use crate::exit::{Error, Exit};
 
 /// Each verb converts its arguments once (`validate`, [`crate::config`]) and runs on the result.
@@ -53,39 +52,5 @@ pub async fn run(cli: Cli) -> Result<Exit, Error> {
             println!("{s}");
             Ok(Exit::Ok)
         }
-    }
-}
-
-/// The client for the endpoint to measure: the one given, or the embedded default's.
-fn client_for(endpoint: &EndpointConfig, local: Option<&str>) -> Result<Client, Error> {
-    let url = match (&endpoint.url, local) {
-        (_, Some(l)) => EndpointUrl::parse(l).map_err(Error::internal)?,
-        (Some(u), None) => u.clone(),
-        (None, None) => {
-            return Err(Error::internal(
-                "no endpoint and no embedded default was started",
-            ));
-        }
-    };
-    endpoint.client_for(url)
-}
-
-/// The naming of a run: `--slug`, `--hardware` (else the embedded default's), `--note`s then
-/// the embedded default's note.
-fn naming(
-    n: &RunNaming,
-    local: Option<&crate::local_default::LocalServer>,
-) -> bakeoff_suites::evaluate::Naming {
-    let mut notes = n.notes.clone();
-    if let Some(l) = local {
-        notes.push(l.note.clone());
-    }
-    bakeoff_suites::evaluate::Naming {
-        slug: n.slug.clone(),
-        hardware: n
-            .hardware
-            .clone()
-            .or_else(|| local.map(|l| l.hardware.clone())),
-        notes,
     }
 }

@@ -1,0 +1,41 @@
+//! What the measuring commands (`eval run`, `bench run`, `eval damage`, `eval adapter`) share:
+//! the client of the endpoint to measure and the naming of the run.
+
+use bakeoff_client::{Client, EndpointUrl};
+
+use crate::config::{EndpointConfig, RunNaming};
+use crate::exit::Error;
+
+/// The client for the endpoint to measure: the one given, or the embedded default's.
+pub(crate) fn client_for(endpoint: &EndpointConfig, local: Option<&str>) -> Result<Client, Error> {
+    let url = match (&endpoint.url, local) {
+        (_, Some(l)) => EndpointUrl::parse(l).map_err(Error::internal)?,
+        (Some(u), None) => u.clone(),
+        (None, None) => {
+            return Err(Error::internal(
+                "no endpoint and no embedded default was started",
+            ));
+        }
+    };
+    endpoint.client_for(url)
+}
+
+/// The naming of a run: `--slug`, `--hardware` (else the embedded default's), `--note`s then
+/// the embedded default's note.
+pub(crate) fn naming(
+    n: &RunNaming,
+    local: Option<&crate::local_default::LocalServer>,
+) -> bakeoff_suites::evaluate::Naming {
+    let mut notes = n.notes.clone();
+    if let Some(l) = local {
+        notes.push(l.note.clone());
+    }
+    bakeoff_suites::evaluate::Naming {
+        slug: n.slug.clone(),
+        hardware: n
+            .hardware
+            .clone()
+            .or_else(|| local.map(|l| l.hardware.clone())),
+        notes,
+    }
+}
