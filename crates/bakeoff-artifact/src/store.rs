@@ -301,7 +301,9 @@ fn describe(path: &Path) -> Result<Option<ReplacedFile>, StoreError> {
     }))
 }
 
-fn create_dir(dir: &Path) -> Result<(), StoreError> {
+/// Make `dir` (and its parents) for a run's files: a measuring command calls it first, so an
+/// output directory that cannot be made fails before minutes of measuring.
+pub fn create_dir(dir: &Path) -> Result<(), StoreError> {
     std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
         path: dir.to_path_buf(),
         source,

@@ -139,7 +139,7 @@ pub async fn run<G>(
         // `eval run` writes one (docs/artifacts.md).
         let cand = candidate(req.naming, "-bench", client, &pre);
         let mut art = unfit_artifact(cand, client, &pre, unfit, pre.report.elapsed_ms);
-        art.run = run_record(req.embedded_default);
+        art.run = bakeoff_artifact::RunRecord::bench_run(req.embedded_default);
         let mut files = run_files(req.out, &art.candidate.slug, req.replace)?;
         let path = write_run_artifact(&mut files, &mut art)?;
         return Err(BenchError::Unfit {
@@ -239,16 +239,11 @@ fn artifact(
             f.suite = Some("throughput".into());
             f
         }));
-    art.run = run_record(embedded_default);
+    art.run = bakeoff_artifact::RunRecord::bench_run(embedded_default);
     if let Some(i) = &report.interrupted {
         art.status = RunStatus::Incomplete;
         art.incomplete_reason = Some(i.clone());
     }
     art.load.insert("throughput".into(), report);
     art
-}
-
-/// What the operator asked for, as recorded in the artifact.
-fn run_record(embedded_default: bool) -> bakeoff_artifact::RunRecord {
-    bakeoff_artifact::RunRecord::bench_run(embedded_default)
 }

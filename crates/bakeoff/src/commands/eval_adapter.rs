@@ -3,7 +3,6 @@
 //! wires the signals, the progress and the terminal. Exit 0 applied; 1 adapter-no-op, withheld
 //! or not measured.
 
-use bakeoff_artifact::StoreError;
 use bakeoff_client::Client;
 use bakeoff_suites::adapter::{self, AdapterEvent, AdapterRequest};
 use tokio::sync::watch;
@@ -13,10 +12,7 @@ use crate::exit::{Error, Exit};
 use crate::progress::Progress;
 
 pub async fn run(cfg: AdapterConfig) -> Result<Exit, Error> {
-    std::fs::create_dir_all(&cfg.naming.out).map_err(|source| StoreError::CreateDir {
-        path: cfg.naming.out.clone(),
-        source,
-    })?;
+    bakeoff_artifact::store::create_dir(&cfg.naming.out)?;
     let mut stop = super::stop_signal::watch();
     let display = Progress::new(false);
     let result = match cfg.endpoint.client_for(cfg.url.clone()) {

@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use bakeoff_artifact::StoreError;
 use bakeoff_suites::damage::{DamageEvent, DamageHook, DamageRequest, evaluate_damage};
 use bakeoff_suites::evaluate::Naming;
 
@@ -18,10 +17,7 @@ use crate::exit::{Error, Exit};
 use crate::progress::Progress;
 
 pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
-    std::fs::create_dir_all(&cfg.naming.out).map_err(|source| StoreError::CreateDir {
-        path: cfg.naming.out.clone(),
-        source,
-    })?;
+    bakeoff_artifact::store::create_dir(&cfg.naming.out)?;
     let candidate = cfg.candidate.client_for(cfg.candidate_url.clone())?;
     let reference = cfg.reference.client_for(cfg.reference_url.clone())?;
     let mut stop = super::stop_signal::watch();

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use bakeoff_artifact::{RunRecord, StoreError};
+use bakeoff_artifact::RunRecord;
 use bakeoff_client::Client;
 use bakeoff_report::bench_summary;
 use bakeoff_suites::describe;
@@ -20,10 +20,7 @@ use crate::progress::Progress;
 
 pub async fn run(mut cfg: RunConfig) -> Result<Exit, Error> {
     // An output directory that cannot be made fails now, before minutes of measuring.
-    std::fs::create_dir_all(&cfg.naming.out).map_err(|source| StoreError::CreateDir {
-        path: cfg.naming.out.clone(),
-        source,
-    })?;
+    bakeoff_artifact::store::create_dir(&cfg.naming.out)?;
     // Ctrl-C (or SIGTERM) is watched from here on: while provisioning or starting the
     // embedded server it stops cleanly (the server handle kills its process on drop); during
     // preflight it stops the embedded server; during the suites it stops after the item in
