@@ -20,6 +20,7 @@ pub mod engine_help;
 pub mod error;
 pub mod file;
 pub mod fits;
+pub mod fleet_plan;
 pub mod fleet_view;
 pub mod host_readings;
 pub mod idle;

@@ -18,4 +18,18 @@ pub enum KubeError {
     Yaml(String),
     #[error("document {index}: {message}")]
     Parse { index: usize, message: String },
+    /// A manifest file is already where the export would write it.
+    #[error(
+        "{} already exists: bakeoff never overwrites a file; move it away or give another --out",
+        .0.display()
+    )]
+    Exists(std::path::PathBuf),
+    /// The output directory or a manifest file could not be made.
+    #[error("cannot {what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }

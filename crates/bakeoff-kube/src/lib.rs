@@ -12,6 +12,7 @@
 pub use k8s_openapi;
 
 mod error;
+mod files;
 mod manifest;
 mod names;
 mod probe;

@@ -5,6 +5,7 @@
 //! tests can start the real engine without pulling either in. It must never leave a server
 //! behind (the handle kills it on drop) nor bind anything but loopback.
 
+pub mod embedded;
 mod provision;
 mod server;
 

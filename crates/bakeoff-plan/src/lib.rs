@@ -19,6 +19,7 @@ pub mod kv_report;
 pub mod plan;
 pub mod remote;
 pub mod report;
+pub mod terminal;
 
 pub use claims::{ClaimPart, Overheads, SeatClaim, seat_claim, vllm_graphs_inside_budget};
 pub use coexist::{Answer, Coexistence, Footprint, Term, coexist, cpu_footprint, footprint};

@@ -2,7 +2,9 @@
 //! `eval damage`: the load suites' sweeps of an `eval run` artifact, the per-step workload lines,
 //! and the conditions line. Pure: each returns text and prints nothing.
 
-use bakeoff_artifact::{Artifact, LoadReport, LonggenDetails};
+use std::path::Path;
+
+use bakeoff_artifact::{Artifact, HarnessCeiling, LoadReport, LonggenDetails};
 
 use crate::escape::for_terminal;
 
@@ -81,6 +83,34 @@ pub fn conditions_line(art: &Artifact) -> String {
         .iter()
         .filter_map(|(name, s)| s.summary.conditions.as_ref().map(|c| (name.as_str(), c)));
     for_terminal(&bakeoff_artifact::summary_line(steps.chain(suites)), 2000)
+}
+
+/// `bench run`'s summary of one endpoint: the sweep's table, the workload's lines, where the
+/// artifact is and the conditions line (nothing when the artifact holds no sweep: a failure).
+pub fn bench_run(art: &Artifact, path: &Path) -> String {
+    let Some(r) = art.load.get("throughput") else {
+        return String::new();
+    };
+    let mut out = format!("{}\n", crate::bench::sweep(r));
+    for line in workload_lines(r) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str(&format!("artifact: {}\n", path.display()));
+    out.push_str(&format!("{}\n", conditions_line(art)));
+    out
+}
+
+/// `bench calibrate`'s answer: the harness ceiling on this machine, and what it is for.
+pub fn ceiling(c: &HarnessCeiling) -> String {
+    format!(
+        "harness ceiling on this machine: {:.0} req/s (1-token requests), {:.0} streamed tokens/s, \
+         {} concurrent streams, peak RSS {:.0} MiB\nsweep steps above half of these are flagged client-bound\n",
+        c.requests_per_second,
+        c.streamed_tokens_per_second,
+        c.concurrent_streams,
+        c.peak_rss_mib.unwrap_or(0.0)
+    )
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ use bakeoff_report::csv_export::CsvError;
 use bakeoff_report::evidence::EvidenceError;
 use bakeoff_report::logbook::LogbookError;
 use bakeoff_report::registry::RegistryError;
+use bakeoff_report::views::ViewError;
 use bakeoff_seats::OpsError;
 use bakeoff_seats::fleet::{FleetError, UnknownSeat};
 use bakeoff_seats::gateway::GatewayError;
@@ -95,9 +96,6 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// An output that a library could not write; its message names the file (exit 3).
-    #[error("{0}")]
-    Output(String),
     /// The runtime or a harness part could not start, or a bug (exit 4).
     #[error("{0}")]
     Internal(String),
@@ -107,6 +105,8 @@ pub enum Error {
     Evidence(#[from] EvidenceError),
     #[error(transparent)]
     Logbook(#[from] LogbookError),
+    #[error(transparent)]
+    View(#[from] ViewError),
     #[error(transparent)]
     Registry(#[from] RegistryError),
     #[error(transparent)]
@@ -204,7 +204,7 @@ impl Error {
         match self {
             Error::Usage(_) => USAGE,
             Error::Failed(_) => FAILED,
-            Error::Io { .. } | Error::Output(_) => IO,
+            Error::Io { .. } => IO,
             Error::Internal(_) => INTERNAL,
             Error::Store(e) => store_code(e),
             Error::Evidence(e) => match e {
@@ -213,11 +213,11 @@ impl Error {
                 | EvidenceError::NoReason
                 | EvidenceError::BadSlug(_) => USAGE,
             },
-            Error::Logbook(e) => match e {
-                LogbookError::Read { .. } | LogbookError::Write { .. } => IO,
-                LogbookError::Empty(_)
-                | LogbookError::MultiLine(_)
-                | LogbookError::AgeTooLarge { .. } => USAGE,
+            Error::Logbook(e) => logbook_code(e),
+            Error::View(e) => match e {
+                ViewError::NotOurs(_) => USAGE,
+                ViewError::CreateDir { .. } => IO,
+                ViewError::Write(e) => logbook_code(e),
             },
             Error::Registry(e) => match e {
                 RegistryError::NotADir(_) => USAGE,
@@ -282,6 +282,7 @@ impl Error {
             Error::Ops { source, .. } => ops_code(source),
             Error::Kube { source, .. } => match source.as_ref() {
                 KubeError::Yaml(_) => INTERNAL,
+                KubeError::Exists(_) | KubeError::Io { .. } => IO,
                 KubeError::UnknownSeat(_)
                 | KubeError::ProcessSeat(_)
                 | KubeError::Seat { .. }
@@ -334,6 +335,15 @@ fn ops_code(e: &OpsError) -> i32 {
         | OpsError::ZombieLoader { .. }
         | OpsError::DoesNotFit { .. }
         | OpsError::Backend(_) => exit_codes::FAILED,
+    }
+}
+
+fn logbook_code(e: &LogbookError) -> i32 {
+    match e {
+        LogbookError::Read { .. } | LogbookError::Write { .. } => exit_codes::IO,
+        LogbookError::Empty(_) | LogbookError::MultiLine(_) | LogbookError::AgeTooLarge { .. } => {
+            exit_codes::USAGE
+        }
     }
 }
 
@@ -422,7 +432,6 @@ mod tests {
         assert_eq!(Error::usage("x").exit_code(), 2);
         assert_eq!(Error::failed("x").exit_code(), 1);
         assert_eq!(Error::internal("x").exit_code(), 4);
-        assert_eq!(Error::Output("x".into()).exit_code(), 3);
         assert_eq!(Exit::Ok.code(), 0);
         assert_eq!(Exit::Failed.code(), 1);
         let e = Error::from(EvalError::InterruptedInPreflight);

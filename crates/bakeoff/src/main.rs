@@ -31,8 +31,6 @@ mod cli;
 mod commands;
 mod config;
 mod exit;
-mod local_default;
-mod progress;
 
 use clap::Parser;
 

@@ -79,3 +79,50 @@ fn suite_sweeps_prints_longgen_probes() {
     );
     insta::assert_snapshot!(suite_sweeps(&a));
 }
+
+/// `bench run`'s summary: the sweep, its workload lines, the artifact's path and the conditions
+/// line, in that order; a failure artifact (no sweep) prints nothing here.
+#[test]
+fn bench_run_summary_in_order() {
+    let mut a = Artifact::new(
+        ArtifactKind::Bakeoff,
+        Candidate::new("m-generic", "m", EngineKind::Generic),
+        EndpointRecord {
+            url: "http://127.0.0.1:1".into(),
+            facts: None,
+        },
+    );
+    let path = std::path::Path::new("results/m-bench.bakeoff.json");
+    assert_eq!(bench_run(&a, path), "");
+    a.load.insert("throughput".into(), conversations());
+    let text = bench_run(&a, path);
+    let sweep = crate::bench::sweep(&conversations());
+    assert!(text.starts_with(&format!("{sweep}\n")), "{text}");
+    let rest: Vec<&str> = text[sweep.len() + 1..].lines().collect();
+    let workload = workload_lines(&conversations());
+    assert_eq!(rest[..workload.len()], workload);
+    assert_eq!(
+        rest[workload.len()..],
+        [
+            "artifact: results/m-bench.bakeoff.json".to_string(),
+            conditions_line(&a)
+        ]
+    );
+}
+
+#[test]
+fn ceiling_says_what_it_is_for() {
+    let c = HarnessCeiling {
+        requests_per_second: 5210.4,
+        streamed_tokens_per_second: 181_000.6,
+        concurrent_streams: 512,
+        peak_rss_mib: Some(88.2),
+        source: "bakeoff bench calibrate".into(),
+    };
+    assert_eq!(
+        ceiling(&c),
+        "harness ceiling on this machine: 5210 req/s (1-token requests), 181001 streamed tokens/s, \
+         512 concurrent streams, peak RSS 88 MiB\nsweep steps above half of these are flagged \
+         client-bound\n"
+    );
+}

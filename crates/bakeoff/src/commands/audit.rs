@@ -5,10 +5,8 @@ use std::time::Duration;
 
 use bakeoff_client::discovery::{DiscoveryOptions, discover};
 use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
-use bakeoff_gpu::units::gib;
-use bakeoff_model::{Severity, blocks_start, check_serving_flag, inspect_checkpoint};
-use bakeoff_report::escape::for_terminal;
-use bakeoff_report::template_audit;
+use bakeoff_model::{blocks_start, check_serving_flag, inspect_checkpoint};
+use bakeoff_report::{checkpoint_audit, template_audit};
 use bakeoff_text::{ExtractedTemplate, extract_templates, fixed_conversation, template_table};
 
 use crate::cli::{AuditCheckpointArgs, AuditCommand, AuditTemplateArgs};
@@ -85,72 +83,12 @@ async fn template(a: AuditTemplateArgs) -> Result<Exit, Error> {
 fn checkpoint(a: AuditCheckpointArgs) -> Result<Exit, Error> {
     let report = inspect_checkpoint(&a.path)?;
     let findings = check_serving_flag(&report, a.quantization.as_deref());
+    let flag = a.quantization.as_deref();
     if a.json {
-        let v = serde_json::json!({"checkpoint": report, "quantization_flag": a.quantization, "findings": findings});
+        let v = checkpoint_audit::json(&report, flag, &findings);
         println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
     } else {
-        // Every string below comes from the checkpoint's files (or the command line): escaped
-        // so a hostile config.json cannot drive the terminal.
-        let t = |s: &str| for_terminal(s, 300);
-        println!("checkpoint {}", t(&report.path));
-        println!("  architectures: {}", t(&report.architectures.join(", ")));
-        println!(
-            "  model type: {}{}",
-            t(report.model_type.as_deref().unwrap_or("—")),
-            report
-                .text_model_type
-                .as_deref()
-                .map(|m| format!(" (text: {})", t(m)))
-                .unwrap_or_default()
-        );
-        println!("  dtype: {}", t(report.dtype.as_deref().unwrap_or("—")));
-        match &report.weights {
-            Some(w) => println!(
-                "  weights: {} ({} bytes, from {}, {} files)",
-                gib(w.bytes),
-                w.bytes,
-                t(&w.source),
-                w.files.len()
-            ),
-            None => println!("  weights: none found"),
-        }
-        match &report.quantization {
-            Some(q) => println!(
-                "  quantization_config: {} (from {}){}",
-                t(&q.method),
-                t(&q.source),
-                q.format
-                    .as_deref()
-                    .map(|f| format!(", format {}", t(f)))
-                    .unwrap_or_default()
-            ),
-            None => println!("  quantization_config: none (unquantized)"),
-        }
-        println!(
-            "  serving flag: --quantization {}",
-            t(a.quantization.as_deref().unwrap_or("(none)"))
-        );
-        for n in &report.notes {
-            println!("  note: {}", t(n));
-        }
-        for f in &findings {
-            let sev = match f.severity {
-                Severity::Error => "ERROR",
-                Severity::Warning => "warning",
-                Severity::Note => "note",
-            };
-            println!(
-                "  {sev} [{}]: {}",
-                t(&f.code),
-                for_terminal(&f.message, 600)
-            );
-            if let Some(fix) = &f.fix {
-                println!("    fix: {}", for_terminal(fix, 600));
-            }
-        }
-        if findings.is_empty() {
-            println!("  ok: the flag agrees with the checkpoint");
-        }
+        print!("{}", checkpoint_audit::terminal(&report, flag, &findings));
     }
     Ok(Exit::from_ok(!blocks_start(&findings)))
 }

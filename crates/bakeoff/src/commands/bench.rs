@@ -1,23 +1,22 @@
 //! `bakeoff bench run` and `bakeoff bench calibrate`: wire the load engine to the endpoint,
-//! draw progress on stderr (`crate::progress`: "step k/N", ETA, the harness ceiling as soon as
+//! draw progress on stderr (`bakeoff_progress`: "step k/N", ETA, the harness ceiling as soon as
 //! it is measured; a spinner on a terminal, plain lines otherwise), write the artifact, print
 //! the table.
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
 
-use bakeoff_artifact::{Artifact, HarnessCeiling};
+use bakeoff_artifact::Artifact;
 use bakeoff_client::Client;
-use bakeoff_load::Progress;
 use bakeoff_load::compare::SweepComparison;
+use bakeoff_local::embedded;
+use bakeoff_progress::steps::BenchDisplay;
 use bakeoff_report::bench_summary;
-use bakeoff_suites::bench::{self, BenchProgress, BenchRequest, Benched, Versus};
+use bakeoff_suites::bench::{self, BenchRequest, Benched, Versus};
 use bakeoff_suites::evaluate::Evaluated;
 
 use crate::cli::BenchCommand;
 use crate::config::{BenchRunConfig, CalibrateConfig};
 use crate::exit::{Error, Exit};
-use crate::local_default;
 
 pub async fn run(c: BenchCommand) -> Result<Exit, Error> {
     match c {
@@ -29,20 +28,20 @@ pub async fn run(c: BenchCommand) -> Result<Exit, Error> {
 
 async fn bench_run(cfg: BenchRunConfig) -> Result<Exit, Error> {
     let local =
-        local_default::start_unless(cfg.endpoint.url.as_ref(), &cfg.naming.out, cfg.local).await?;
+        embedded::start_unless(cfg.endpoint.url.as_ref(), &cfg.naming.out, cfg.local).await?;
     let local_url = local.as_ref().map(|l| l.server.url());
     let result = match super::measuring::client_for(&cfg.endpoint, local_url.as_deref()) {
         Ok(client) => measure(&cfg, &client, local.as_ref()).await,
         Err(e) => Err(e),
     };
-    local_default::stop(local).await;
+    embedded::stop(local).await;
     result
 }
 
 async fn measure(
     cfg: &BenchRunConfig,
     client: &Client,
-    local: Option<&local_default::LocalServer>,
+    local: Option<&embedded::LocalServer>,
 ) -> Result<Exit, Error> {
     let client_b = match &cfg.versus {
         Some(vs) => {
@@ -80,9 +79,7 @@ async fn measure(
         (stop.rx.clone(), stop)
     })
     .await;
-    if let Some(d) = display.0.get() {
-        d.finish();
-    }
+    display.finish();
     let benched = run?;
     match &benched {
         Benched::One(e) => print_one(cfg.json, &e.artifact, &e.path)?,
@@ -99,13 +96,8 @@ fn print_one(json: bool, art: &Artifact, path: &Path) -> Result<(), Error> {
             "{}",
             serde_json::to_string_pretty(art).map_err(Error::json)?
         );
-    } else if let Some(r) = art.load.get("throughput") {
-        println!("{}", bakeoff_report::bench::sweep(r));
-        for line in bench_summary::workload_lines(r) {
-            println!("{line}");
-        }
-        println!("artifact: {}", path.display());
-        println!("{}", bench_summary::conditions_line(art));
+    } else {
+        print!("{}", bench_summary::bench_run(art, path));
     }
     Ok(())
 }
@@ -145,49 +137,12 @@ fn print_versus(
     Ok(())
 }
 
-/// `bench run`'s progress: the display starts with the ceiling or the sweep, whichever is
-/// first (nothing is drawn during preflight).
-#[derive(Default)]
-struct BenchDisplay(OnceLock<Arc<crate::progress::Progress>>);
-
-impl BenchDisplay {
-    fn display(&self) -> &Arc<crate::progress::Progress> {
-        self.0
-            .get_or_init(|| Arc::new(crate::progress::Progress::new(false)))
-    }
-}
-
-impl BenchProgress for BenchDisplay {
-    fn ceiling_started(&self, https: bool) {
-        super::step_progress::announce_ceiling(self.display(), https);
-    }
-
-    fn ceiling_measured(&self, c: &HarnessCeiling) {
-        super::step_progress::show_ceiling(self.display(), c);
-    }
-
-    fn sweep(&self, steps: Option<usize>) -> Arc<dyn Progress> {
-        Arc::new(super::step_progress::StepProgress::new(
-            self.display().clone(),
-            "bench",
-            steps,
-        ))
-    }
-}
-
 async fn calibrate(cfg: CalibrateConfig) -> Result<Exit, Error> {
     let c = bench::ceiling(cfg.options, false).await?;
     if cfg.json {
         println!("{}", serde_json::to_string_pretty(&c).map_err(Error::json)?);
     } else {
-        println!(
-            "harness ceiling on this machine: {:.0} req/s (1-token requests), {:.0} streamed tokens/s, \
-             {} concurrent streams, peak RSS {:.0} MiB\nsweep steps above half of these are flagged client-bound",
-            c.requests_per_second,
-            c.streamed_tokens_per_second,
-            c.concurrent_streams,
-            c.peak_rss_mib.unwrap_or(0.0)
-        );
+        print!("{}", bench_summary::ceiling(&c));
     }
     Ok(Exit::Ok)
 }

@@ -2,12 +2,9 @@
 //! drawn on stderr (a spinner on a terminal, plain lines otherwise), its table and files on
 //! stdout.
 
-use std::sync::Mutex;
-use std::time::Instant;
-
 use bakeoff_artifact::campaign::CampaignRecord;
 use bakeoff_campaign::record::{NEGATIVE_RESULTS, RECORD};
-use bakeoff_campaign::run::{Progress, Reporter};
+use bakeoff_progress::campaign::reporter;
 
 use crate::cli::CampaignCommand;
 use crate::config::{CampaignRestoreConfig, CampaignRunConfig, CampaignStatusConfig};
@@ -116,38 +113,6 @@ async fn restore(cfg: CampaignRestoreConfig) -> Result<Exit, Error> {
         println!("{}", bakeoff_report::escape::for_terminal(a, 2000));
     }
     Ok(Exit::from_ok(!failed))
-}
-
-/// Progress on stderr (crate::progress): a variant's phases replace each other on the spinner;
-/// its start and end, and notes, stay.
-fn reporter() -> Reporter {
-    let progress = crate::progress::Progress::new(false);
-    // The variant in flight and when it began, for the elapsed time on every line.
-    let current: Mutex<(String, Instant)> = Mutex::new((String::new(), Instant::now()));
-    Reporter::new(move |p| {
-        let mut cur = current.lock().unwrap_or_else(|e| e.into_inner());
-        match p {
-            Progress::Variant {
-                index,
-                total,
-                variant,
-            } => {
-                *cur = (format!("{index}/{total} {variant}"), Instant::now());
-                progress.line(&format!("[campaign {}] begins", cur.0));
-            }
-            Progress::Phase { text, .. } => progress.status(&format!(
-                "[campaign {}] {text} ({:.0} s)",
-                cur.0,
-                cur.1.elapsed().as_secs_f64()
-            )),
-            Progress::Done { outcome, .. } => progress.line(&format!(
-                "[campaign {}] {outcome} after {:.0} s",
-                cur.0,
-                cur.1.elapsed().as_secs_f64()
-            )),
-            Progress::Note(n) => progress.line(&format!("[campaign] {n}")),
-        }
-    })
 }
 
 /// The last line of `campaign run` and `campaign status`: the variants' conditions. Process

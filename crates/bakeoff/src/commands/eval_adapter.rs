@@ -4,12 +4,13 @@
 //! or not measured.
 
 use bakeoff_client::Client;
+use bakeoff_progress::Progress;
+use bakeoff_progress::eval::adapter_event;
 use bakeoff_suites::adapter::{self, AdapterEvent, AdapterRequest};
 use tokio::sync::watch;
 
 use crate::config::AdapterConfig;
 use crate::exit::{Error, Exit};
-use crate::progress::Progress;
 
 pub async fn run(cfg: AdapterConfig) -> Result<Exit, Error> {
     bakeoff_artifact::store::create_dir(&cfg.naming.out)?;
@@ -30,23 +31,7 @@ async fn measure(
     stop: &mut watch::Receiver<bool>,
     display: &Progress,
 ) -> Result<Exit, Error> {
-    let progress = |e: AdapterEvent<'_>| match e {
-        AdapterEvent::Preflight => {
-            display.status("[adapter] preflight: a real completion from the base model …")
-        }
-        AdapterEvent::Resolved {
-            engine,
-            route,
-            prompts,
-        } => display.line(&format!(
-            "[adapter] {engine}: base {:?}, adapter {:?}; {prompts} prompts × 3 requests (base, \
-             adapter, base again)",
-            route.base_model, route.adapter,
-        )),
-        AdapterEvent::Item { done, total, id } => {
-            display.transient(&format!("[adapter {done}/{total}] {id}"))
-        }
-    };
+    let progress = |e: AdapterEvent<'_>| adapter_event(display, e);
     let req = AdapterRequest {
         client,
         preflight: &cfg.endpoint.preflight,

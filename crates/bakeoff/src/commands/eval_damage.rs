@@ -9,12 +9,13 @@
 
 use std::sync::Arc;
 
-use bakeoff_suites::damage::{DamageEvent, DamageHook, DamageRequest, evaluate_damage};
+use bakeoff_progress::Progress;
+use bakeoff_progress::eval::damage_hook;
+use bakeoff_suites::damage::{DamageRequest, evaluate_damage};
 use bakeoff_suites::evaluate::Naming;
 
 use crate::config::DamageConfig;
 use crate::exit::{Error, Exit};
-use crate::progress::Progress;
 
 pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
     bakeoff_artifact::store::create_dir(&cfg.naming.out)?;
@@ -51,7 +52,7 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
             seed: Some(Some(seed)),
             ..Default::default()
         },
-        progress: Some(hook(display.clone())),
+        progress: Some(damage_hook(display.clone())),
     };
     let result = evaluate_damage(req, &mut stop.rx).await;
     drop(stop);
@@ -91,16 +92,4 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
         }
         None => Ok(Exit::from_ok(outcome.evaluated.ok())),
     }
-}
-
-/// Progress lines: each endpoint's preflight, each phase's items, the self-check's verdict.
-fn hook(display: Arc<Progress>) -> DamageHook {
-    Arc::new(move |e: DamageEvent| {
-        let (lasting, text) = bakeoff_suites::describe::damage_event(&e);
-        if lasting {
-            display.line(&text);
-        } else {
-            display.status(&text);
-        }
-    })
 }

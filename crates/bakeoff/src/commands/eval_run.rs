@@ -6,17 +6,17 @@ use std::sync::Arc;
 
 use bakeoff_artifact::RunRecord;
 use bakeoff_client::Client;
+use bakeoff_local::embedded;
+use bakeoff_progress::Progress;
+use bakeoff_progress::eval::eval_hook;
+use bakeoff_progress::steps::{harness_ceiling, suite_progress};
 use bakeoff_report::bench_summary;
-use bakeoff_suites::describe;
 use bakeoff_suites::evaluate::{EvalRequest, evaluate};
-use bakeoff_suites::{EvalEvent, EvalHook, SuiteOptions};
+use bakeoff_suites::{EvalHook, SuiteOptions};
 use tokio::sync::watch;
 
-use super::step_progress::StepProgress;
 use crate::config::RunConfig;
 use crate::exit::{Error, Exit};
-use crate::local_default;
-use crate::progress::Progress;
 
 pub async fn run(mut cfg: RunConfig) -> Result<Exit, Error> {
     // An output directory that cannot be made fails now, before minutes of measuring.
@@ -27,13 +27,13 @@ pub async fn run(mut cfg: RunConfig) -> Result<Exit, Error> {
     // flight and keeps everything finished.
     let mut stop = super::stop_signal::watch();
     let started = tokio::select! {
-        r = local_default::start_unless(cfg.endpoint.url.as_ref(), &cfg.naming.out, cfg.local) => r,
+        r = embedded::start_unless(cfg.endpoint.url.as_ref(), &cfg.naming.out, cfg.local) => r.map_err(Error::from),
         _ = stop.rx.changed() => Err(Error::failed("interrupted by the operator before the endpoint was ready; nothing was measured")),
     };
     let local = started?;
     // The display starts once the embedded default (which reports its own provisioning) is up.
     let display = Arc::new(Progress::new(false));
-    let (load_progress, steps) = super::step_progress::suite_progress(display.clone());
+    let (load_progress, steps) = suite_progress(display.clone());
     cfg.suite_options.load_progress = load_progress;
     let hook = eval_hook(display.clone(), steps);
     let local_url = local.as_ref().map(|l| l.server.url());
@@ -43,14 +43,14 @@ pub async fn run(mut cfg: RunConfig) -> Result<Exit, Error> {
     };
     drop(stop);
     display.finish();
-    local_default::stop(local).await;
+    embedded::stop(local).await;
     result
 }
 
 async fn measure(
     cfg: &RunConfig,
     client: &Client,
-    local: Option<&local_default::LocalServer>,
+    local: Option<&embedded::LocalServer>,
     rx: &mut watch::Receiver<bool>,
     display: &Progress,
     hook: EvalHook,
@@ -132,79 +132,7 @@ async fn with_ceiling(
         )
     });
     if load && cfg.calibrate {
-        options.throughput.harness_ceiling =
-            Some(super::step_progress::harness_ceiling(display, https).await?);
+        options.throughput.harness_ceiling = Some(harness_ceiling(display, https).await?);
     }
     Ok(options)
-}
-
-/// Draws a measurement's events on `display`; the load suites' per-request counts (`steps`)
-/// are headed by the suite that runs.
-fn eval_hook(display: Arc<Progress>, steps: Arc<StepProgress>) -> EvalHook {
-    Arc::new(move |e: EvalEvent| {
-        if let EvalEvent::SuiteStarted { suite, .. } = &e {
-            steps.set_prefix(suite);
-        }
-        let (lasting, text) = describe::eval_event(&e);
-        if lasting {
-            display.line(&text);
-        } else {
-            display.status(&text);
-        }
-    })
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use std::time::Duration;
-
-    use bakeoff_artifact::Outcome;
-    use bakeoff_suites::{ItemProgress, Outcomes, PreflightPhase};
-
-    use super::*;
-
-    #[test]
-    fn events_draw_as_plain_lines() {
-        let (display, lines) = Progress::capture();
-        let display = Arc::new(display);
-        let steps = Arc::new(StepProgress::new(display.clone(), "load", None));
-        let hook = eval_hook(display, steps);
-        let s = Duration::from_secs;
-        let tally = |pairs: &[(Outcome, usize)]| pairs.iter().copied().collect::<Outcomes>();
-        hook(EvalEvent::Preflight(PreflightPhase::Probing {
-            ready_timeout: s(60),
-        }));
-        hook(EvalEvent::SuiteStarted {
-            suite: "smoke",
-            planned: Some(6),
-        });
-        hook(EvalEvent::ItemFinished(ItemProgress {
-            suite: "smoke",
-            done: 3,
-            planned: Some(6),
-            outcome: Outcome::Wrong,
-            elapsed: s(12),
-            eta: Some(s(12)),
-            outcomes: tally(&[(Outcome::Ok, 1), (Outcome::Wrong, 2)]),
-        }));
-        hook(EvalEvent::SuiteFinished {
-            suite: "smoke",
-            status: bakeoff_artifact::SuiteStatus::Complete,
-            done: 6,
-            planned: Some(6),
-            elapsed: s(150),
-            outcomes: tally(&[(Outcome::Ok, 1), (Outcome::Wrong, 5)]),
-        });
-        assert_eq!(
-            *lines.lock().unwrap(),
-            [
-                "[preflight] discovering the endpoint, then probing readiness with a real \
-                 completion (up to 60 s) …",
-                "[smoke] starting: 6 items",
-                "[smoke 3/6] 12 s elapsed, ~12 s left — ok 1, wrong 2",
-                "[smoke] complete: 6/6 items in 2 min 30 s — ok 1, wrong 5",
-            ]
-        );
-    }
 }

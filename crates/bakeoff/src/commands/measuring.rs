@@ -2,6 +2,7 @@
 //! the client of the endpoint to measure and the naming of the run.
 
 use bakeoff_client::{Client, EndpointUrl};
+use bakeoff_local::embedded;
 
 use crate::config::{EndpointConfig, RunNaming};
 use crate::exit::Error;
@@ -24,7 +25,7 @@ pub(crate) fn client_for(endpoint: &EndpointConfig, local: Option<&str>) -> Resu
 /// the embedded default's note.
 pub(crate) fn naming(
     n: &RunNaming,
-    local: Option<&crate::local_default::LocalServer>,
+    local: Option<&embedded::LocalServer>,
 ) -> bakeoff_suites::evaluate::Naming {
     let mut notes = n.notes.clone();
     if let Some(l) = local {

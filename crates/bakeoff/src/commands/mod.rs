@@ -20,7 +20,6 @@ mod retract;
 mod seat;
 mod seat_export;
 mod seat_monitor;
-mod step_progress;
 mod stop_signal;
 mod verdict;
 

@@ -1,40 +1,11 @@
 //! `bakeoff report DIR`: the comparison table on stdout; the markdown negative-results log and
 //! the HTML report written (beside the artifacts unless told otherwise); CSV on request.
 
-use std::path::PathBuf;
-
+use bakeoff_report::views::{HTML_MARKER, MARKDOWN_MARKER, write_view};
 use bakeoff_report::{csv_export, html, markdown, registry, terminal};
 
 use crate::config::ReportConfig;
 use crate::exit::{Error, Exit};
-
-/// Write a report view: regenerated from the artifacts on every run, so an earlier view of
-/// ours is replaced (atomically); a file at that path that bakeoff report did not write —
-/// `marker` is absent from it — is never overwritten.
-fn write(path: &PathBuf, text: &str, marker: &str) -> Result<(), Error> {
-    if let Ok(old) = std::fs::read_to_string(path)
-        && !old.contains(marker)
-    {
-        return Err(Error::usage(format!(
-            "{} exists and was not written by bakeoff report: it is never overwritten (choose another path)",
-            path.display()
-        )));
-    }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-        what: "create",
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    Ok(bakeoff_report::logbook::write_replace(path, text)?)
-}
-
-/// What marks a view as bakeoff report's own.
-const HTML_MARKER: &str = "<meta name=\"generator\" content=\"bakeoff report\">";
-const MARKDOWN_MARKER: &str = " by bakeoff ";
 
 pub fn run(cfg: ReportConfig) -> Result<Exit, Error> {
     let mut reg = registry::load(&cfg.dir)?;
@@ -58,10 +29,10 @@ pub fn run(cfg: ReportConfig) -> Result<Exit, Error> {
         Some(rec) => bakeoff_report::campaign::negative_results(rec, &cfg.dir, &generated),
         None => markdown::negative_results(&reg, &generated),
     };
-    write(&md_path, &md, MARKDOWN_MARKER)?;
+    write_view(&md_path, &md, MARKDOWN_MARKER)?;
     println!("wrote negative-results log: {}", md_path.display());
     let html_path = files.html;
-    write(&html_path, &html::report(&reg, &generated), HTML_MARKER)?;
+    write_view(&html_path, &html::report(&reg, &generated), HTML_MARKER)?;
     println!("wrote HTML report: {}", html_path.display());
     if let Some(dir) = &files.csv {
         for (p, n) in csv_export::export(&reg, dir)? {

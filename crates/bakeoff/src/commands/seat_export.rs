@@ -8,7 +8,7 @@
 //! fleet's redactor although they name keys only, never values.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use bakeoff_kube::{ExportOptions, KubeError};
 use bakeoff_seats::Fleet;
@@ -43,14 +43,10 @@ pub fn run(a: SeatExportArgs) -> Result<Exit, Error> {
                 })?;
         }
         Some(dir) => {
-            let files = export
-                .seats
-                .iter()
-                .map(|m| Ok((dir.join(format!("{}.yaml", m.seat)), m.yaml()?)))
-                .collect::<Result<Vec<_>, KubeError>>()
-                .map_err(|e| kube_error(&redactor, e))?;
-            write_new(dir, &files)?;
-            for (p, _) in &files {
+            for p in export
+                .write_new(dir)
+                .map_err(|e| kube_error(&redactor, e))?
+            {
                 eprintln!("wrote {}", p.display());
             }
         }
@@ -63,34 +59,6 @@ pub fn run(a: SeatExportArgs) -> Result<Exit, Error> {
 
 /// Write every file or none: each is checked absent first (the refusal names it), then created
 /// with `create_new`, so one that appears in between is still never overwritten.
-fn write_new(dir: &Path, files: &[(PathBuf, String)]) -> Result<(), Error> {
-    if let Some((p, _)) = files.iter().find(|(p, _)| p.exists()) {
-        return Err(Error::Output(format!(
-            "{} already exists: bakeoff never overwrites a file; move it away or give another --out",
-            p.display()
-        )));
-    }
-    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-        what: "create",
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    for (p, text) in files {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(p)
-            .and_then(|mut f| f.write_all(text.as_bytes()))
-            .map_err(|source| Error::Io {
-                what: "write",
-                path: p.clone(),
-                source,
-            })?;
-    }
-    Ok(())
-}
-
-/// The error through the fleet's redactor; `Error::exit_code` classifies it by its variant.
 fn kube_error(redactor: &Redactor, e: KubeError) -> Error {
     Error::Kube {
         message: redactor.text(&e.to_string()),

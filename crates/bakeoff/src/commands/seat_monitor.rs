@@ -6,54 +6,31 @@
 //! no seat answered a single probe (nothing was measured); 2: a bad flag, fleet file or seat
 //! name; 3: the series or the summary could not be written.
 
-use bakeoff_monitor::{Event, render};
+use bakeoff_progress::monitor::MonitorDisplay;
 use bakeoff_seats::Fleet;
 use bakeoff_seats::redact::Redactor;
 
 use crate::cli::SeatMonitorArgs;
 use crate::exit::{Error, Exit};
-use crate::progress::Progress;
 
 pub async fn run(a: SeatMonitorArgs) -> Result<Exit, Error> {
     let cfg: crate::config::SeatMonitorConfig = a.validate()?;
     let fleet = Fleet::load(&cfg.fleet)?;
     let redactor = Redactor::for_fleet(&fleet);
-    let progress = Progress::new(false);
-    let say = |s: String| progress.line(&redactor.text(&s));
+    let display = MonitorDisplay::new(redactor.clone());
     let outcome = bakeoff_monitor::monitor(
         fleet,
         cfg.fleet.display().to_string(),
         cfg.options,
         super::stop_signal::wait(),
-        |ev| match ev {
-            Event::Started { series, seats } => say(format!(
-                "monitoring {} seat(s): {}; series {} (Ctrl-C ends it and writes the summary)",
-                seats.len(),
-                seats
-                    .iter()
-                    .map(|w| w.seat.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                series.display()
-            )),
-            Event::Tick(samples) => {
-                for s in samples {
-                    say(render::tick_line(s));
-                }
-            }
-            Event::Change(c) => say(render::change_line(c)),
-            Event::Serving(addr) => say(format!(
-                "serving the gauges for Prometheus at http://{addr}/metrics"
-            )),
-            Event::Alert { report, to } => say(report.line(to)),
-        },
+        |ev| display.event(ev),
     )
     .await
     .map_err(|e| Error::Monitor {
         message: redactor.text(&e.to_string()),
         source: Box::new(e),
     })?;
-    progress.finish();
+    display.finish();
     let s = &outcome.summary;
     print!("{}", redactor.text(&bakeoff_report::monitor::terminal(s)));
     println!("series: {}", outcome.series_path.display());

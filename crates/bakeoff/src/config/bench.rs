@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use bakeoff_load::calibrate::CalibrationOptions;
 use bakeoff_load::{Arrival, LengthSpec, LoadPlan, Mode, PinPolicy, Slo, StepBound};
+use bakeoff_local::embedded::Embedded;
 
-use super::{EndpointConfig, LocalConfig, RunNaming};
+use super::{EndpointConfig, RunNaming, embedded};
 use crate::cli::{BenchCalibrateArgs, BenchRunArgs};
 use crate::exit::Error;
 
@@ -21,7 +22,7 @@ pub struct BenchRunConfig {
     pub calibrate: bool,
     pub naming: RunNaming,
     pub json: bool,
-    pub local: LocalConfig,
+    pub local: Embedded,
     /// `--versus URL`: the second endpoint, measured alternately with the first.
     pub versus: Option<EndpointConfig>,
     /// `--allow contaminated` (with --versus).
@@ -31,7 +32,7 @@ pub struct BenchRunConfig {
 impl BenchRunArgs {
     pub fn validate(self) -> Result<BenchRunConfig, Error> {
         let naming = RunNaming::new(self.naming.clone())?;
-        let local = LocalConfig::new(self.local_ctx, self.local_parallel)?;
+        let local = embedded(self.local_ctx, self.local_parallel)?;
         // The levels, lengths and SLO are checked before anything starts.
         let plan = plan(&self)?;
         let endpoint = self.endpoint.validate()?;

@@ -2,12 +2,13 @@
 
 use std::path::PathBuf;
 
+use bakeoff_local::embedded::Embedded;
 use bakeoff_suites::context::{self, ContextOptions};
 use bakeoff_suites::longgen::LonggenOptions;
 use bakeoff_suites::throughput::ThroughputOptions;
 use bakeoff_suites::{SuiteChoice, SuiteName, SuiteOptions};
 
-use super::{EndpointConfig, LocalConfig, RunNaming};
+use super::{EndpointConfig, RunNaming, embedded};
 use crate::cli::{CompareArgs, LoadSuiteArgs, PreflightArgs, RunArgs};
 use crate::exit::Error;
 
@@ -43,7 +44,7 @@ pub struct RunConfig {
     pub suites: Vec<SuiteName>,
     pub naming: RunNaming,
     pub json: bool,
-    pub local: LocalConfig,
+    pub local: Embedded,
     /// The suites' options; `load_progress` is left for the command to attach.
     pub suite_options: SuiteOptions,
     /// Measure the harness ceiling before the load suites (not `--no-calibrate`).
@@ -60,7 +61,7 @@ impl RunArgs {
         let mut endpoint = self.endpoint.clone().validate()?;
         endpoint.preflight.probe_tools = suites.contains(&SuiteName::Tool);
         let suite_options = suite_options(&self, &endpoint)?;
-        let local = LocalConfig::new(self.local_ctx, self.local_parallel)?;
+        let local = embedded(self.local_ctx, self.local_parallel)?;
         Ok(RunConfig {
             endpoint,
             suites,

@@ -29,24 +29,18 @@ pub use plan::*;
 pub use seat::*;
 pub use seat_monitor::*;
 
+use bakeoff_local::embedded::Embedded;
+
 use crate::exit::Error;
 
 /// The embedded default's llama-server `-c` and `-np` (`--local-ctx`, `--local-parallel`).
-#[derive(Debug, Clone, Copy)]
-pub struct LocalConfig {
-    pub ctx: u32,
-    pub parallel: u32,
-}
-
-impl LocalConfig {
-    pub fn new(ctx: u32, parallel: u32) -> Result<Self, Error> {
-        if ctx == 0 || parallel == 0 {
-            return Err(Error::usage(
-                "--local-ctx and --local-parallel must be positive",
-            ));
-        }
-        Ok(Self { ctx, parallel })
+pub fn embedded(ctx: u32, parallel: u32) -> Result<Embedded, Error> {
+    if ctx == 0 || parallel == 0 {
+        return Err(Error::usage(
+            "--local-ctx and --local-parallel must be positive",
+        ));
     }
+    Ok(Embedded { ctx, parallel })
 }
 
 /// How the operator named a run and where it goes: `--out`, `--slug`, `--note`, `--hardware`,

@@ -1,24 +1,23 @@
 //! The load engine's steps and the harness ceiling on the one progress display
-//! ([`crate::progress::Progress`]), for `bench run` and for `eval run`'s load suites.
+//! ([`crate::Progress`]), for `bench run` and for `eval run`'s load suites.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bakeoff_artifact::{HarnessCeiling, LoadStep};
 use bakeoff_load::Progress;
 use bakeoff_load::calibrate::CalibrationOptions;
-use bakeoff_suites::bench;
+use bakeoff_suites::bench::{self, BenchError, BenchProgress};
+use bakeoff_suites::describe::secs;
 
-use crate::exit::Error;
-
-/// The load engine's steps on the one progress display ([`crate::progress::Progress`]).
+/// The load engine's steps on the one progress display ([`crate::Progress`]).
 /// In `bench run` (`steps: Some(N)`): "[bench step k/N] c=2" with the time since the run began
 /// and an ETA (mean step time so far × steps left, once a step is done) as each step starts,
 /// the requests so far on a terminal only, and each step's result as a lasting line. Inside
 /// `eval run` (`steps: None`) the suite's own item events number and close the steps; this
 /// adds only the requests so far, on a terminal.
-pub(crate) struct StepProgress {
-    display: Arc<crate::progress::Progress>,
+pub struct StepProgress {
+    display: Arc<crate::Progress>,
     steps: Option<usize>,
     state: Mutex<StepState>,
 }
@@ -42,11 +41,7 @@ struct StepState {
 }
 
 impl StepProgress {
-    pub(crate) fn new(
-        display: Arc<crate::progress::Progress>,
-        prefix: &str,
-        steps: Option<usize>,
-    ) -> Self {
+    pub fn new(display: Arc<crate::Progress>, prefix: &str, steps: Option<usize>) -> Self {
         Self {
             display,
             steps,
@@ -67,7 +62,7 @@ impl StepProgress {
     }
 
     /// The load suite now running (its name heads the per-request status).
-    pub(crate) fn set_prefix(&self, prefix: &str) {
+    pub fn set_prefix(&self, prefix: &str) {
         if let Ok(mut st) = self.state.lock() {
             st.prefix = prefix.to_string();
         }
@@ -86,14 +81,14 @@ impl StepState {
     /// "12 s elapsed, ~30 s left": the ETA once a step is done and while steps are left.
     fn timing(&self, steps: Option<usize>) -> String {
         let elapsed = self.run_start.map(|t| t.elapsed()).unwrap_or_default();
-        let mut out = format!("{} elapsed", crate::progress::secs(elapsed));
+        let mut out = format!("{} elapsed", secs(elapsed));
         if let (Some(n), Ok(done)) = (steps, u32::try_from(self.finished))
             && done > 0
             && let Ok(left) = u32::try_from(n.saturating_sub(self.finished))
             && left > 0
         {
             let eta = self.finished_time / done * left;
-            out.push_str(&format!(", ~{} left", crate::progress::secs(eta)));
+            out.push_str(&format!(", ~{} left", secs(eta)));
         }
         out
     }
@@ -173,7 +168,7 @@ impl Progress for StepProgress {
                 step.ok,
                 step.sent,
                 step.output_tokens_per_second.unwrap_or(0.0),
-                crate::progress::secs(took)
+                secs(took)
             ));
         }
     }
@@ -181,8 +176,8 @@ impl Progress for StepProgress {
 
 /// The load suites' steps inside `eval run`, on `display`; the returned handle is told which
 /// suite runs.
-pub(crate) fn suite_progress(
-    display: Arc<crate::progress::Progress>,
+pub fn suite_progress(
+    display: Arc<crate::Progress>,
 ) -> (bakeoff_suites::throughput::LoadProgress, Arc<StepProgress>) {
     let steps = Arc::new(StepProgress::new(display, "load", None));
     let load = bakeoff_suites::throughput::LoadProgress(Some(steps.clone() as Arc<dyn Progress>));
@@ -192,17 +187,17 @@ pub(crate) fn suite_progress(
 /// The harness ceiling with the default calibration, measured against a fresh loopback target
 /// (what `eval run`'s load suites measure first): announced on `progress`, and its result
 /// printed as a lasting line as soon as it is known.
-pub(crate) async fn harness_ceiling(
-    progress: &crate::progress::Progress,
+pub async fn harness_ceiling(
+    progress: &crate::Progress,
     https: bool,
-) -> Result<HarnessCeiling, Error> {
+) -> Result<HarnessCeiling, BenchError> {
     announce_ceiling(progress, https);
     let c = bench::ceiling(CalibrationOptions::default(), https).await?;
     show_ceiling(progress, &c);
     Ok(c)
 }
 
-pub(crate) fn announce_ceiling(progress: &crate::progress::Progress, https: bool) {
+fn announce_ceiling(progress: &crate::Progress, https: bool) {
     progress.status(if https {
         "[harness] measuring the harness ceiling against the loopback target over TLS …"
     } else {
@@ -210,10 +205,43 @@ pub(crate) fn announce_ceiling(progress: &crate::progress::Progress, https: bool
     });
 }
 
-pub(crate) fn show_ceiling(progress: &crate::progress::Progress, c: &HarnessCeiling) {
+fn show_ceiling(progress: &crate::Progress, c: &HarnessCeiling) {
     progress.line(&format!(
         "[harness] ceiling: {:.0} req/s, {:.0} streamed tokens/s, {} concurrent streams; \
          steps above half of these are flagged client-bound",
         c.requests_per_second, c.streamed_tokens_per_second, c.concurrent_streams
     ));
+}
+
+/// `bench run`'s display: the harness ceiling's lines, then the sweep's steps ("[bench step
+/// k/N]"). The spinner starts with the first thing drawn, after the preflight and the
+/// embedded default's own provisioning output.
+#[derive(Default)]
+pub struct BenchDisplay(OnceLock<Arc<crate::Progress>>);
+
+impl BenchDisplay {
+    fn display(&self) -> &Arc<crate::Progress> {
+        self.0.get_or_init(|| Arc::new(crate::Progress::new(false)))
+    }
+
+    /// Remove the spinner, if one was drawn (before the command prints its result).
+    pub fn finish(&self) {
+        if let Some(d) = self.0.get() {
+            d.finish();
+        }
+    }
+}
+
+impl BenchProgress for BenchDisplay {
+    fn ceiling_started(&self, https: bool) {
+        announce_ceiling(self.display(), https);
+    }
+
+    fn ceiling_measured(&self, c: &HarnessCeiling) {
+        show_ceiling(self.display(), c);
+    }
+
+    fn sweep(&self, steps: Option<usize>) -> Arc<dyn Progress> {
+        Arc::new(StepProgress::new(self.display().clone(), "bench", steps))
+    }
 }

@@ -2,9 +2,11 @@
 //! message is the current status, with lasting lines printed above it; otherwise one plain line
 //! per step. Never both, and never on stdout (so `--json` output stays clean).
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use bakeoff_wire::escape::for_terminal;
 
 /// Where a command's progress goes.
 pub struct Progress {
@@ -29,8 +31,8 @@ impl Progress {
         }
     }
 
-    /// Plain lines into the returned buffer instead of stderr (what a test reads).
-    #[cfg(test)]
+    /// Plain lines into the returned buffer instead of stderr (what a test reads: the lines a
+    /// log would get).
     pub fn capture() -> (Self, Arc<Mutex<Vec<String>>>) {
         let lines = Arc::new(Mutex::new(Vec::new()));
         let p = Self {
@@ -52,7 +54,11 @@ impl Progress {
                     b.push(text.to_string());
                 }
             }
-            None => eprintln!("{text}"),
+            // Never `eprintln!`: it panics when stderr is closed; a lost progress line is not
+            // worth the run.
+            None => {
+                let _ = writeln!(std::io::stderr().lock(), "{text}");
+            }
         }
     }
 
@@ -61,14 +67,14 @@ impl Progress {
     /// line per step is the rule, never a line per request.
     pub fn transient(&self, text: &str) {
         if let Some(pb) = &self.bar {
-            pb.set_message(bakeoff_report::escape::for_terminal(text, 400));
+            pb.set_message(for_terminal(text, 400));
         }
     }
 
     /// A step's status: the spinner's message on a terminal (replaced by the next), a plain
     /// line otherwise.
     pub fn status(&self, text: &str) {
-        let text = bakeoff_report::escape::for_terminal(text, 400);
+        let text = for_terminal(text, 400);
         match &self.bar {
             Some(pb) => pb.set_message(text),
             None => self.plain(&text),
@@ -77,7 +83,7 @@ impl Progress {
 
     /// A line that stays (a step's end, a note), above the spinner on a terminal.
     pub fn line(&self, text: &str) {
-        let text = bakeoff_report::escape::for_terminal(text, 2000);
+        let text = for_terminal(text, 2000);
         match &self.bar {
             Some(pb) => pb.println(text),
             None => self.plain(&text),
@@ -91,9 +97,6 @@ impl Progress {
         }
     }
 }
-
-/// A duration for a progress line (the measurements' words: `bakeoff_suites::describe`).
-pub use bakeoff_suites::describe::secs;
 
 impl Drop for Progress {
     fn drop(&mut self) {
