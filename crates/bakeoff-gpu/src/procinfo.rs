@@ -1,7 +1,7 @@
 //! Host PIDs from the driver, mapped to seats through `/proc`.
 //!
 //! NVML and nvidia-smi report host-namespace PIDs (nvml-wrapper 0.12.1
-//! `running_compute_processes`; NVIDIA/nvidia-docker#1483). A containerised engine
+//! `running_compute_processes`: the driver does not know PID namespaces). A containerised engine
 //! is found through the container id in the host's `/proc/<pid>/cgroup` (cgroup v2:
 //! `0::/system.slice/docker-<64 hex>.scope`; v1: `…:/docker/<64 hex>`); a process seat through
 //! the `--port N` on its command line or an ancestor's (vLLM's GPU memory is held by its

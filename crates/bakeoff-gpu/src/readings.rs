@@ -16,7 +16,7 @@ pub enum ReadingSource {
 }
 
 /// One compute process on a GPU. `pid` is a **host** PID: the driver does not know PID
-/// namespaces (NVML through nvml-wrapper 0.12.1; NVIDIA/nvidia-docker#1483).
+/// namespaces (NVML through nvml-wrapper 0.12.1).
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
 pub struct GpuProcess {
     pub pid: u32,

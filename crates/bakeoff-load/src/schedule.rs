@@ -1,6 +1,7 @@
 //! Open-loop arrival schedules: the intended send time of every request, computed up front
 //! from a seed, so a schedule is a recorded fact and not an accident of timers. Relative sleeps
-//! drift (vLLM delivered 183.5 of 200 req/s, vllm-project/vllm#21104); the dispatcher sends each
+//! drift: each one overshoots a little and the overshoots add up, so a client that sleeps the
+//! gap between requests sends fewer than the rate it asked for; the dispatcher sends each
 //! request against its absolute offset from the step's start instead.
 
 use std::time::Duration;

@@ -4,9 +4,9 @@
 //! against free memory at start (vllm/v1/worker/gpu_worker.py). It holds weights, peak
 //! activations and the KV cache. The CUDA context and NCCL buffers are allocated before the
 //! profiling snapshot and sit **outside** it. CUDA graphs: before v0.21 they were not counted
-//! and spilled past the budget (vllm PR #21489, RFC #27951); since v0.21.0 vLLM estimates them
-//! inside the budget by default (PR #30515, `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`) — an
-//! estimate that has been wrong both ways (#45178, #57475). An unknown version is priced by the
+//! and spilled past the budget (the memory profile ran before graph capture); since v0.21.0
+//! vLLM estimates them inside the budget by default (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`)
+//! — an estimate, which can be wrong both ways (docs/plan.md). An unknown version is priced by the
 //! older rule, which charges more. Without the flag vLLM's default utilization applies: 0.92
 //! (vllm/config/cache.py `gpu_memory_utilization: float = Field(default=0.92, …)`; 0.9 in older
 //! releases), so a seat without the flag claims 0.92 of the card — never a "minimum".
@@ -325,7 +325,7 @@ fn vllm_graph_rule(eager: bool, graphs_inside: Option<bool>) -> &'static str {
     match (eager, graphs_inside) {
         (true, _) => "--enforce-eager: no CUDA graphs",
         (false, Some(true)) => {
-            "since v0.21 CUDA graphs are estimated inside the budget by default (the estimate can be wrong either way: vllm #45178, #57475)"
+            "since v0.21 CUDA graphs are estimated inside the budget by default (an estimate, which can be wrong either way)"
         }
         (false, Some(false)) => "before v0.21 CUDA graphs are outside the budget",
         (false, None) => {

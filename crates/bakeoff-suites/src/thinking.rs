@@ -3,7 +3,8 @@
 //!
 //! The mode is sent as `chat_template_kwargs.enable_thinking` plus the engine's own controls;
 //! which fields those are lives in the engine's dialect (`bakeoff_client::dialect`), never
-//! here. A template may ignore the kwarg (derivative checkpoints do: verifiers #538), so the
+//! here. A template may ignore the kwarg (derivative checkpoints' templates lag the base
+//! model's: docs/field-cases.md F4), so the
 //! mode is verified, not assumed: off must give no reasoning and non-empty content, on must
 //! give reasoning.
 

@@ -84,8 +84,9 @@ pub(crate) const R_NOT_MEASURABLE: &str = "supply what the suites asked for (e.g
      anything about the model";
 
 /// The table. Order matters only for display; matching takes the earliest line in the log.
-/// Sources are engine source files (with the versions read) and issue threads where the line
-/// was seen in a real log; the tests in `crates/bakeoff-seats/tests/it/log_signatures.rs` replay each wording.
+/// Sources are engine and library source files (with the versions read), the project's field
+/// cases (docs/field-cases.md) and lines measured here; the tests in
+/// `crates/bakeoff-seats/tests/it/log_signatures.rs` replay each wording.
 pub const TABLE: &[Row] = &[
     watch(
         C::InitWedge,
@@ -108,13 +109,13 @@ pub const TABLE: &[Row] = &[
         r"(torch\.(cuda\.)?OutOfMemoryError|(CUDA|HIP|XPU|NPU) out of memory|MPS backend out of memory)",
         "torch c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::malloc (`CUDA out of \
          memory. Tried to allocate …`; torch >= 2.5 `torch.OutOfMemoryError`, older \
-         `torch.cuda.OutOfMemoryError`); docs/field-cases.md F1; vllm#14452, vllm#12030. Other \
-         accelerators' torch builds word it their way: torch 2.12 c10/xpu/XPUCachingAllocator.cpp \
-         (`XPU out of memory. Tried to allocate …`, intel/torch-xpu-ops#3011; IPEX's \
-         `RuntimeError: XPU out of memory`, intel/intel-extension-for-pytorch#629), torch_npu \
-         NPUCachingAllocator (`RuntimeError: NPU out of memory. Tried to allocate … (NPU 0; …)`, \
-         vllm-project/vllm-ascend#19 and #1127, sglang#29838), torch aten/src/ATen/mps/MPSAllocator.mm \
-         (`MPS backend out of memory (MPS allocated: …, other allocations: …, max allowed: …)`)",
+         `torch.cuda.OutOfMemoryError`); docs/field-cases.md F1. Other accelerators' torch builds \
+         word it their way: torch 2.12 c10/xpu/XPUCachingAllocator.cpp (`XPU out of memory. Tried \
+         to allocate …`; IPEX's older `RuntimeError: XPU out of memory`, docs/field-cases.md W1), \
+         torch_npu torch_npu/csrc/core/npu/NPUCachingAllocator.cpp (`RuntimeError: NPU out of \
+         memory. Tried to allocate … (NPU 0; …)`, under vLLM-Ascend and SGLang), torch \
+         aten/src/ATen/mps/MPSAllocator.mm (`MPS backend out of memory (MPS allocated: …, other \
+         allocations: …, max allowed: …)`)",
         R_CUDA,
     ),
     log(
@@ -131,7 +132,7 @@ pub const TABLE: &[Row] = &[
         r"CUDA (driver )?error: out of memory",
         "torch c10/cuda/CUDAException.cpp c10_cuda_check_implementation (`CUDA error: ` + \
          cudaGetErrorString) and c10/cuda/driver_api.h C10_CUDA_DRIVER_CHECK (`CUDA driver error: \
-         ` + cuGetErrorString); vllm#1614 (`RuntimeError: CUDA error: out of memory`)",
+         ` + cuGetErrorString): `RuntimeError: CUDA error: out of memory`",
         R_CUDA,
     ),
     log(
@@ -152,24 +153,25 @@ pub const TABLE: &[Row] = &[
     log(
         C::CudaOom,
         r"Not enough memory to handle (\d+ (prefill|total) tokens|`max_total_tokens=)",
-        "TGI server/text_generation_server/models/flash_causal_lm.py FlashCausalLM.warmup (`Not \
-         enough memory to handle N prefill tokens. You need to decrease \
-         `--max-batch-prefill-tokens``; 2023: `… N total tokens with M prefill tokens`); TGI \
-         backends/v3/src/lib.rs V3Error::NotEnoughMemory; TGI#1067, TGI#755, TGI#710",
+        "TGI 3.3.7 server/text_generation_server/models/flash_causal_lm.py FlashCausalLM.warmup \
+         (`Not enough memory to handle N prefill tokens. You need to decrease \
+         `--max-batch-prefill-tokens``; TGI 0.9.0: `… N total tokens with M prefill tokens`); TGI \
+         3.3.7 backends/v3/src/lib.rs V3Error::NotEnoughMemory (`Not enough memory to handle \
+         `max_total_tokens=N``)",
         R_CUDA,
     ),
     log(
         C::CudaOom,
         r"Free memory on device .{0,60}on startup is less than desired GPU memory utilization",
         "vLLM 0.19.1 vllm/v1/worker/utils.py request_memory (0.9.x: v1/worker/gpu_worker.py \
-         init_device); vllm#20305, ovg-project/kvcached#29",
+         init_device)",
         R_GPU_BUSY,
     ),
     log(
         C::CudaOom,
         r"cudaMalloc failed: out of memory",
         "llama.cpp b11434 ggml/src/ggml-cuda/ggml-cuda.cu:888 (`allocating %.2f MiB on device %d: \
-         cudaMalloc failed: %s`); llama.cpp#20431",
+         cudaMalloc failed: %s`)",
         R_CUDA,
     ),
     log(
@@ -177,7 +179,7 @@ pub const TABLE: &[Row] = &[
         r"(failed|unable) to allocate (CUDA|ROCm|Vulkan|Metal)\d* buffer",
         "llama.cpp ggml/src/ggml-alloc.c ggml_gallocr_reserve_n and alloc_tensor_range (`failed to \
          allocate CUDA0 buffer of size N`), src/llama-model.cpp load_tensors (`unable to allocate \
-         CUDA0 buffer`); llama.cpp#20431, llama.cpp#11476",
+         CUDA0 buffer`)",
         R_CUDA,
     ),
     log(
@@ -185,7 +187,7 @@ pub const TABLE: &[Row] = &[
         r"No available memory for the cache blocks",
         "vLLM 0.19.1 vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory (V0: \
          worker/worker.py raise_if_cache_size_invalid); docs/field-cases.md B4 (the Gemma-4 KV-cache OOM \
-         ladder); vllm#10439, vllm-project/vllm-omni#946",
+         ladder)",
         R_KV,
     ),
     log(
@@ -202,7 +204,7 @@ pub const TABLE: &[Row] = &[
          least one request with the models's max seq len (N), (X GiB KV cache is needed, which is \
          larger than the available KV cache memory (Y GiB)`) and _auto_fit_max_model_len; V0 \
          `The model's max seq len (N) is larger than the maximum number of tokens that can be \
-         stored in KV cache (M)`; vllm#27508",
+         stored in KV cache (M)`",
         R_KV,
     ),
     log(
@@ -212,24 +214,23 @@ pub const TABLE: &[Row] = &[
          Please try to increase --mem-fraction-static.`, `SWA pool cap … leaves no room for the \
          full KV pool`), mem_cache/kv_cache_configurator.py (`Loaded weights leave no GPU memory \
          for the KV cache under --mem-fraction-static=…`, `max_total_tokens=N is larger than the \
-         profiled value M`: negative M is a negative KV budget; hybrid `state cache is too small`); \
-         sglang#4330, sglang#7691 (`… larger than the profiled value -561981`)",
+         profiled value M`: negative M is a negative KV budget; hybrid `state cache is too small`)",
         R_KV,
     ),
     log(
         C::KvCacheBudget,
         r"failed to allocate buffer for (kv|rs) cache|llama_kv_cache_init\(\) failed",
         "llama.cpp b11434 src/llama-kv-cache.cpp:288 (`failed to allocate buffer for kv cache`), \
-         src/llama-memory-recurrent.cpp:121; older `llama_kv_cache_init() failed for \
-         self-attention cache`; llama.cpp#8101, abetlen/llama-cpp-python#1944",
+         src/llama-memory-recurrent.cpp:121; older builds' llama.cpp llama_new_context_with_model \
+         (`llama_kv_cache_init() failed for self-attention cache`)",
         R_KV,
     ),
     log(
         C::UnsupportedArchitecture,
         r"(Model architectures \[.*\] (are not supported for now|failed to be inspected)|architecture .{0,80}not supported (for now|anymore|in-tree anymore)|Cannot find model module\.)",
         "vLLM 0.19.1 vllm/model_executor/models/registry.py _raise_for_unsupported (`Model \
-         architectures [...] are not supported for now`, `… is not supported anymore`, `Cannot \
-         find model module.`); vllm#9515, vllm#13332; docs/field-cases.md B2 (pydantic ValidationError: \
+         architectures [...] are not supported for now`, `… failed to be inspected`, `… is not \
+         supported anymore`, `Cannot find model module.`); docs/field-cases.md B2 (pydantic ValidationError: \
          architecture \"not supported for now\")",
         R_ARCH,
     ),
@@ -237,8 +238,7 @@ pub const TABLE: &[Row] = &[
         C::UnsupportedArchitecture,
         r"unknown model architecture: '|unknown pre-tokenizer type: '",
         "llama.cpp b11434 src/llama-model.cpp:373 (`unknown model architecture: 'x'`), \
-         src/llama-vocab.cpp (`unknown pre-tokenizer type: 'x'`); mozilla-ai/llamafile#711, \
-         llama.cpp#28050",
+         src/llama-vocab.cpp (`unknown pre-tokenizer type: 'x'`)",
         R_ARCH,
     ),
     log(
@@ -254,10 +254,8 @@ pub const TABLE: &[Row] = &[
         source: "transformers models/auto/configuration_auto.py AutoConfig.from_pretrained \
                  (`config_class = CONFIG_MAPPING[config_dict[\"model_type\"]]`) and \
                  _LazyConfigMapping.__getitem__ (`raise KeyError(key)`): an older transformers \
-                 (4.51 in vLLM 0.8.5's image) raises a bare `KeyError: 'qwen2_5_omni'`; \
-                 vllm#18450, hiyouga/LlamaFactory#9178 (`KeyError: 'qwen3_next'`), \
-                 modelscope/ms-swift#9202 (`KeyError: 'qwen3_asr'`). Claimed only with those \
-                 frames near it: a KeyError elsewhere is someone else's",
+                 (4.51 in vLLM 0.8.5's image) raises a bare `KeyError: 'qwen2_5_omni'`. \
+                 Claimed only with those frames near it: a KeyError elsewhere is someone else's",
         remediation: R_TYPE,
         secondary: false,
         scope: Scope::Near(&["CONFIG_MAPPING[", "configuration_auto.py"]),
@@ -275,15 +273,17 @@ pub const TABLE: &[Row] = &[
          specified in the model config (fp8) does not match the quantization method specified in \
          the `quantization` argument (gguf).`, `Unknown quantization method: …`), \
          model_loader/weight_utils.py get_quant_config (`Cannot find the config file for …`), \
-         compressed_tensors.py (`No compressed-tensors compatible scheme was found.`); \
-         vllm#19050, vllm#5842, vllm#3331, llm-compressor #1427",
+         compressed_tensors.py (`No compressed-tensors compatible scheme was found.`); vLLM \
+         0.4.2 vllm/config.py ModelConfig._verify_quantization (the same check before the \
+         config package)",
         R_QUANT,
     ),
     log(
         C::ContextTooLong,
         r"is greater than the derived max_model_len|context length .{0,40}exceeds the model's",
         "vLLM 0.19.1 vllm/config/model.py _get_and_verify_max_len (`User-specified max_model_len \
-         (N) is greater than the derived max_model_len (…)`); vllm#3676",
+         (N) is greater than the derived max_model_len (…)`; vLLM 0.4.2 vllm/config.py \
+         _get_and_verify_max_len, the same words)",
         R_CONTEXT,
     ),
     log(
@@ -292,16 +292,17 @@ pub const TABLE: &[Row] = &[
         "vLLM 0.19.1 vllm/platforms/cuda.py check_if_supports_dtype (`Bfloat16 is only supported on \
          GPUs with compute capability of at least 8.0`), vllm/config/vllm.py \
          _get_quantization_config, compressed_tensors.py _check_scheme_supported, \
-         platforms/interface.py verify_quantization; torch CUDA error `no kernel image is \
-         available for execution on the device`; vllm#946, vllm#4604, vllm#19906, vllm#1284",
+         platforms/interface.py verify_quantization; torch c10/cuda/CUDAException.cpp (`CUDA error: ` + cudaGetErrorString: `no kernel image is \
+         available for execution on the device`); vLLM 0.4.2 vllm/worker/worker.py (the bfloat16 \
+         check before the platforms package); a vLLM source build on a GPU below compute \
+         capability 7.0 (docs/field-cases.md W2)",
         R_GPU_UNSUPPORTED,
     ),
     log(
         C::NoGpu,
         r"No CUDA GPUs are available|Found no NVIDIA driver on your system|CUDA driver initialization failed|Failed to infer device type|The NVIDIA driver on your system is too old",
         "torch c10/cuda/CUDAFunctions.cpp device_count_impl / device_count_ensure_non_zero; vLLM \
-         0.19.1 vllm/config/device.py DeviceConfig.__post_init__ (`Failed to infer device type`); \
-         vllm#12847, vllm#13946",
+         0.19.1 vllm/config/device.py DeviceConfig.__post_init__ (`Failed to infer device type`)",
         R_NO_GPU,
     ),
     log(
@@ -317,15 +318,18 @@ pub const TABLE: &[Row] = &[
         r"Invalid repository ID or local directory specified|Could not detect config format for no config file found|Repo id must be in the form|is not a local folder and is not a valid model identifier|does not appear to have a file named",
         "vLLM 0.19.1 vllm/transformers_utils/config.py get_config; huggingface_hub \
          utils/_validators.py validate_repo_id (a local path that does not exist is read as a \
-         repo id); transformers utils/hub.py cached_files; vllm#12867, gpustack/gpustack#1268",
+         repo id); transformers 4.51.3 utils/hub.py cached_files (`… is not a local folder and is \
+         not a valid model identifier`, `… does not appear to have a file named …`)",
         R_MODEL_MISSING,
     ),
     log(
         C::ModelAccessDenied,
         r"Cannot access gated repo|You are trying to access a gated repo|Access to model .{0,200} is restricted|is gated\. You must be authenticated|401 Client Error|403 Client Error",
-        "huggingface_hub utils/_http.py hf_raise_for_status (`401 Client Error … Cannot access gated \
-         repo for url …`); transformers utils/hub.py (`You are trying to access a gated repo.`); \
-         sgl-project/sglang PR #14644, vllm PR #3963",
+        "huggingface_hub 0.34.4 utils/_http.py hf_raise_for_status (`401 Client Error … Cannot \
+         access gated repo for url …`), with the Hub's own X-Error-Message appended by _format \
+         (`Access to model … is restricted. You must have access to it and be authenticated to \
+         access it. Please log in.`); transformers 4.51.3 utils/hub.py cached_files (`You are \
+         trying to access a gated repo.`)",
         R_ACCESS,
     ),
     log(
@@ -334,8 +338,7 @@ pub const TABLE: &[Row] = &[
         "OS ENOSPC (`OSError: [Errno 28] No space left on device`), safetensors (`IoError(Os { code: \
          28, kind: StorageFull, … })`); Go's syscall.ENOSPC text is lowercase (Ollama, llama-swap, \
          Docker: `write /root/.ollama/models/blobs/…: no space left on device`, Go 1.22 \
-         syscall/zerrors_linux_amd64.go); matched in any case; hiyouga/LlamaFactory#5155, \
-         bentoml/OpenLLM#754",
+         syscall/zerrors_linux_amd64.go); matched in any case",
         R_DISK,
     ),
     log(
@@ -356,9 +359,8 @@ pub const TABLE: &[Row] = &[
          `invalid choice: %r (choose from %s)`, `invalid %(type)s value: %r`, `expected one \
          argument`), `ambiguous option: …`, `the following arguments are required: %s`; vLLM \
          0.19.1 vllm/utils/argparse_utils.py FlexibleArgumentParser.error (argparse's, prog \
-         `vllm serve`); SGLang launch_server.py (prog `launch_server.py`); vllm#7545 (`vllm \
-         serve: error: argument --load-format: invalid choice: 'sharded_state' (choose from …)`), \
-         vllm#3651, vllm#8273, sglang#4116, sglang#12818, sglang#34226",
+         `vllm serve`; `vllm` and `api_server.py` for the older entry points); SGLang \
+         launch_server.py (prog `launch_server.py`; a SystemExit printed without the prog)",
         R_BAD_ARGUMENT,
     ),
     // Before port-in-use: uvicorn words both failures `error while attempting to bind on
@@ -366,10 +368,11 @@ pub const TABLE: &[Row] = &[
     log(
         C::AddressUnavailable,
         r"(?i)(error while attempting to bind on address|bind: ).{0,120}cannot assign requested address",
-        "uvicorn Server.startup over asyncio create_server (`ERROR: [Errno 99] error while \
-         attempting to bind on address ('::1', 8000, 0, 0): cannot assign requested address`: \
-         vLLM, SGLang, LiteLLM given --host localhost or ::1 without IPv6; vllm PR #1288, \
-         BerriAI/litellm#5014, abetlen/llama-cpp-python#77); Go net.Listen (`listen tcp \
+        "CPython 3.11 Lib/asyncio/base_events.py BaseEventLoop.create_server (`error while \
+         attempting to bind on address %r: %s`, the strerror lowercased), logged by uvicorn \
+         0.30.6 server.py Server.startup (`ERROR: [Errno 99] error while attempting to bind on \
+         address ('::1', 8000, 0, 0): cannot assign requested address`: vLLM, SGLang, LiteLLM \
+         given --host localhost or ::1 without IPv6); Go net.Listen (`listen tcp \
          [::1]:11434: bind: cannot assign requested address`: Ollama, llama-swap)",
         R_ADDRESS,
     ),
@@ -391,29 +394,31 @@ pub const TABLE: &[Row] = &[
         C::PortInUse,
         r"couldn't bind (HTTP server|to server) socket",
         "llama.cpp b11434 tools/server/server-http.cpp:517 (`couldn't bind HTTP server socket, \
-         hostname: H, port: P`); 2023 `couldn't bind to server socket: hostname=H port=P`; \
-         measured here with a held port; neavo/OneClickLLAMA#10",
+         hostname: H, port: P`); older examples/server/server.cpp `couldn't bind to \
+         server socket: hostname=H port=P`; \
+         measured here with a held port",
         R_PORT,
     ),
     log(
         C::PortInUse,
         r"error while attempting to bind on address|port is already allocated|Failed to bind to .{0,80}[Aa]ddress already in use|listen tcp [^ ]*: bind: address already in use",
-        "uvicorn Server.startup over asyncio create_server (`[Errno 98] error while attempting to \
-         bind on address ('0.0.0.0', 8000): address already in use`: SGLang, LiteLLM, vLLM before \
-         ~0.6.1; vllm#7514); TGI router/src/server.rs (`Failed to bind to …`); Go net.Listen \
-         (Ollama, llama-swap: `listen tcp 127.0.0.1:11434: bind: address already in use`; \
-         ollama#707); Docker daemon `Bind for 0.0.0.0:P failed: port is already allocated`",
+        "uvicorn 0.30.6 Server.startup over CPython 3.11 asyncio create_server (`[Errno 98] error \
+         while attempting to bind on address ('0.0.0.0', 8000): address already in use`: SGLang, \
+         LiteLLM, vLLM before ~0.6.1); TGI 3.3.7 router/src/server.rs (`Failed to bind to …`); Go \
+         net.Listen (Ollama, llama-swap: `listen tcp 127.0.0.1:11434: bind: address already in \
+         use`); Docker daemon `Bind for 0.0.0.0:P failed: port is already allocated`",
         R_PORT,
     ),
     Row {
         class: C::PortInUse,
         signature: SignatureKind::Log(r"\[Errno (98|48)\]|[Aa]ddress already in use|EADDRINUSE"),
         source: "vLLM 0.19.1 vllm/entrypoints/openai/api_server.py create_server_socket (`sock.bind(addr)` \
-                 then `OSError: [Errno 98] Address already in use`; vllm#9763). Claimed only for the \
+                 then `OSError: [Errno 98] Address already in use`). Claimed only for the \
                  API port: the line names the seat's port, or a create_server_socket / uvicorn frame \
                  stands just above it. Never NCCL (`NCCL WARN Call to bind failed: Address already \
-                 in use`, nccl#1882), torch's c10d store (`The server socket has failed to listen … \
-                 port: 29500 … EADDRINUSE`), or vLLM's get_open_port (vllm#11617)",
+                 in use`, from its misc/socket.cc), torch's c10d store (`The server socket has \
+                 failed to listen … port: 29500 … EADDRINUSE`), or vLLM's get_open_port (vLLM \
+                 0.5.4 vllm/utils.py)",
         remediation: R_PORT,
         secondary: false,
         scope: Scope::ApiPort,
@@ -421,8 +426,8 @@ pub const TABLE: &[Row] = &[
     log(
         C::MissingModule,
         r"This modeling file requires the following packages that were not found",
-        "transformers dynamic_module_utils.py check_imports (remote code needs a package the \
-         image lacks); InternLM/InternLM#592",
+        "transformers 4.51.3 dynamic_module_utils.py check_imports (remote code needs a package \
+         the image lacks)",
         R_MODULE,
     ),
     Row {
@@ -433,8 +438,10 @@ pub const TABLE: &[Row] = &[
         source: "docs/field-cases.md B2 (secondary `ModuleNotFoundError: mamba_ssm` beside the unsupported \
                  architecture); CPython import system (`ModuleNotFoundError: No module named 'x'`, \
                  runpy's unquoted `python3: No module named x`), vLLM V0 worker lines without the \
-                 class (`… while processing method load_model: No module named 'einops'`, vllm PR \
-                 #7651); a missing shared library (zai-org/GLM-4#510)",
+                 class (`… while processing method load_model: No module named 'einops'`: vLLM \
+                 0.5.4 vllm/executor/multiproc_worker_utils.py _run_worker_process); a missing \
+                 shared library (the dynamic loader's `cannot open shared object file`, glibc 2.36 \
+                 ld.so)",
         remediation: R_MODULE,
         // Engines log optional imports that fail as warnings; the one in docs/field-cases.md B2 was
         // secondary.

@@ -16,8 +16,8 @@ use crate::plan::LoadPlan;
 use crate::{LoadError, schedule, shapes};
 
 /// Block this thread until `t`: sleep to within `SPIN` of it, then spin. Tokio's timer has a
-/// 1 ms grain and rounds up (uvloop's ~1 ms rounding made AIPerf under-deliver,
-/// ai-dynamo/aiperf#1185); an OS sleep is accurate to tens of microseconds, and the spin covers
+/// 1 ms grain and rounds up (an event loop's ~1 ms timer rounding makes a load generator
+/// under-deliver a high rate); an OS sleep is accurate to tens of microseconds, and the spin covers
 /// the wake-up latency. The spin costs at most `SPIN` of one core per request. `false` when
 /// the operator interrupted.
 fn sleep_until_precise(t: Instant, cancel: &watch::Receiver<bool>) -> bool {

@@ -14,12 +14,12 @@
 //! huggingface_hub (vLLM, SGLang): `HF_HUB_CACHE`, `HUGGINGFACE_HUB_CACHE`, `HF_HOME/hub`,
 //! `XDG_CACHE_HOME/huggingface/hub`, `~/.cache/huggingface/hub`. llama.cpp changed where `-hf`
 //! writes: older builds used their own cache (`LLAMA_CACHE`, `XDG_CACHE_HOME/llama.cpp`,
-//! `~/.cache/llama.cpp`; llama.cpp PR #7826), newer ones the hub layout (`LLAMA_CACHE`, then
-//! the huggingface_hub order above: `common/hf-cache.cpp` `get_cache_directory`, after PR
-//! #21009 "make LLAMA_CACHE the one cache for everything"). The fleet file does not say which
-//! build an image holds, so a llama.cpp seat must cover both; `LLAMA_CACHE` makes them one.
-//! A container's `HOME` is taken from the seat's env, else assumed `/root` (and the finding
-//! says it was assumed).
+//! `~/.cache/llama.cpp`: `common/common.cpp` `fs_get_cache_directory`), newer ones the hub
+//! layout (`LLAMA_CACHE`, then the huggingface_hub order above: `common/hf-cache.cpp`
+//! `get_cache_directory`, where `LLAMA_CACHE` became the one cache for everything). The fleet
+//! file does not say which build an image holds, so a llama.cpp seat must cover both;
+//! `LLAMA_CACHE` makes them one. A container's `HOME` is taken from the seat's env, else
+//! assumed `/root` (and the finding says it was assumed).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

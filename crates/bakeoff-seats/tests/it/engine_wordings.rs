@@ -1,36 +1,37 @@
-//! Every log row of the failure table against the real wordings the engines print (docs/failure-classes.md
-//! §2–3), each with the source where it was seen: the table's coverage, wording by wording.
+//! Every log row of the failure table against the real wordings the engines print
+//! (docs/failure-classes.md "The table"), each with its source: the table's coverage, wording by
+//! wording.
 
 use bakeoff_seats::classify::root_cause;
 
 use crate::log_signatures::{class_of, lines};
 
-/// Real wordings of every log row, each with where it was seen (docs/failure-classes.md). The research
+/// Real wordings of every log row, each with its source (docs/failure-classes.md). The research
 /// behind them read the engines' sources (vLLM 0.19.1, SGLang 0.5.23 and llama.cpp 0c1e570 from
-/// their PyPI packages; TGI, torch, NCCL, huggingface_hub and transformers sources) and the issue
-/// threads named; a line quoted from a thread is verbatim, a line built from a format string
-/// fills its fields as that source does.
+/// their PyPI packages; older vLLM 0.4.2 and 0.5.4 wheels; TGI, torch, NCCL, huggingface_hub
+/// and transformers sources); a line built from a format string fills its fields as that source
+/// does, and a wording with no source at hand is a field case (docs/field-cases.md W).
 const WORDINGS: &[(&str, &str, &str)] = &[
     // cuda-oom
     (
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.74 GiB. GPU 0 has a total capacity of 15.48 GiB of which 953.94 MiB is free.",
         "cuda-oom",
-        "vllm#14452",
+        "torch >= 2.5 c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::malloc",
     ),
     (
         "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 23.65 GiB total capacity; 22.88 GiB already allocated)",
         "cuda-oom",
-        "vllm#2140, torch <= 2.0 wording",
+        "torch c10/cuda/CUDACachingAllocator.cpp, its torch <= 2.0 wording",
     ),
     (
         "RuntimeError: CUDA error: out of memory",
         "cuda-oom",
-        "vllm#1614",
+        "torch c10/cuda/CUDAException.cpp c10_cuda_check_implementation",
     ),
     (
         "RuntimeError: CUDA driver error: out of memory",
         "cuda-oom",
-        "torch c10/cuda/driver_api.h C10_CUDA_DRIVER_CHECK; unslothai/unsloth#2401",
+        "torch c10/cuda/driver_api.h C10_CUDA_DRIVER_CHECK",
     ),
     (
         "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
@@ -50,43 +51,43 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`",
         "cuda-oom",
-        "TGI#1067",
+        "TGI 3.3.7 flash_causal_lm.py FlashCausalLM.warmup",
     ),
     (
         "Error: Warmup(Generation(\"Not enough memory to handle 16000 total tokens with 4096 prefill tokens. You need to decrease `--max-batch-total-tokens` or `--max-batch-prefill-tokens`\"))",
         "cuda-oom",
-        "TGI#710 (2023 wording)",
+        "TGI 0.9.0 flash_causal_lm.py FlashCausalLM.warmup",
     ),
     (
         "ValueError: Free memory on device (59.32/79.15 GiB) on startup is less than desired GPU memory utilization (0.9, 71.24 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
         "cuda-oom",
-        "ovg-project/kvcached#29",
+        "vLLM 0.9 v1/worker/gpu_worker.py init_device (0.19.1: v1/worker/utils.py request_memory)",
     ),
     (
         "E ggml_gallocr_reserve_n_impl: failed to allocate CUDA1 buffer of size 54262464512",
         "cuda-oom",
-        "llama.cpp PR #26297 comment",
+        "llama.cpp ggml/src/ggml-alloc.c ggml_gallocr_reserve_n_impl (under ggml_gallocr_reserve_n)",
     ),
     (
         "llama_model_load: error loading model: unable to allocate CUDA0 buffer",
         "cuda-oom",
-        "llama.cpp#20431",
+        "llama.cpp src/llama-model.cpp load_tensors",
     ),
     // cuda-oom, other accelerators' torch builds and torch's per-process fraction
     (
         "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 4.66 GiB. GPU 0 has a total capacity of 5.65 GiB of which 5.65 GiB is free. Of the allocated memory 195.50 KiB is allocated by PyTorch, and 1.81 MiB is reserved by PyTorch but unallocated. Please use `empty_cache` to release all unoccupied cached memory.",
         "cuda-oom",
-        "intel/torch-xpu-ops#3011 (torch 2.12 XPU)",
+        "torch 2.12 c10/xpu/XPUCachingAllocator.cpp",
     ),
     (
         "RuntimeError: XPU out of memory. Tried to allocate 1.71 GiB (GPU 0; 15.56 GiB total capacity; 0 bytes already allocated; 0 bytes reserved in total by PyTorch)",
         "cuda-oom",
-        "intel/intel-extension-for-pytorch#629 (IPEX)",
+        "IPEX, the older torch wording with XPU: docs/field-cases.md W1",
     ),
     (
         "(NPURayWorkerWrapper pid=45464) ERROR 06-09 06:57:48 worker_base.py:581] RuntimeError: NPU out of memory. Tried to allocate 30.00 MiB (NPU 3; 60.96 GiB total capacity; 60.34 GiB already allocated; 60.34 GiB current active; 14.24 MiB free; 60.60 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
         "cuda-oom",
-        "vllm-project/vllm-ascend#1127 (torch_npu)",
+        "torch_npu torch_npu/csrc/core/npu/NPUCachingAllocator.cpp, under vLLM-Ascend",
     ),
     (
         "RuntimeError: MPS backend out of memory (MPS allocated: 19.13 GiB, other allocations: 6.17 GiB, max allowed: 36.27 GiB). Tried to allocate 12.06 GiB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may cause system failure).",
@@ -107,7 +108,7 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "ValueError: To serve at least one request with the models's max seq len (131072), (4.54 GiB KV cache is needed, which is larger than the available KV cache memory (1.71 GiB). Based on the available memory, the estimated maximum model length is 49000.",
         "kv-cache-budget",
-        "vllm#27508",
+        "vLLM 0.19.1 kv_cache_utils.py _check_enough_kv_cache_memory",
     ),
     (
         "ValueError: Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. Try increasing `gpu_memory_utilization`.",
@@ -122,12 +123,12 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
         "kv-cache-budget",
-        "sglang#4330",
+        "SGLang 0.5.23 pool_configurator.py",
     ),
     (
         "[2025-07-02 07:41:59 DP0 TP0] max_total_tokens=131072 is larger than the profiled value -561981. Use the profiled value instead.",
         "kv-cache-budget",
-        "sglang#7691",
+        "SGLang 0.5.23 kv_cache_configurator.py (a negative profiled value)",
     ),
     (
         "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.8. Raise --mem-fraction-static above 0.912 (minimum viable = 1 - available/pre = 0.9120).",
@@ -142,18 +143,18 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "llama_new_context_with_model: llama_kv_cache_init() failed for self-attention cache",
         "kv-cache-budget",
-        "abetlen/llama-cpp-python#1944",
+        "older llama.cpp llama.cpp llama_new_context_with_model",
     ),
     // quantization-mismatch
     (
         "ValueError: Quantization method specified in the model config (fp8) does not match the quantization method specified in the `quantization` argument (gguf).",
         "quantization-mismatch",
-        "vllm#19050",
+        "vLLM 0.19.1 config/model.py _verify_quantization",
     ),
     (
         "ValueError: Quantization method specified in the model config (gptq) does not match the quantization method specified in the quantization argument (gptq_marlin).",
         "quantization-mismatch",
-        "vllm#3331 (older, no backticks)",
+        "an older vLLM, without the backticks: docs/field-cases.md W3",
     ),
     (
         "ValueError: Unknown quantization method: awq_v9. Must be one of ['aqlm', 'awq', 'fp8'].",
@@ -174,23 +175,23 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "ValueError: User-specified max_model_len (131072) is greater than the derived max_model_len (None=8192 in model's config.json). This may lead to incorrect model outputs or CUDA errors.",
         "context-too-long",
-        "vllm#3676",
+        "vLLM 0.19.1 config/model.py _get_and_verify_max_len",
     ),
     // gpu-unsupported
     (
         "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-32GB GPU has compute capability 7.0. You can use float16 instead by explicitly setting the `dtype` flag in CLI, for example: --dtype=half.",
         "gpu-unsupported",
-        "vllm#946",
+        "vLLM 0.19.1 platforms/cuda.py check_if_supports_dtype",
     ),
     (
         "RuntimeError: CUDA error: no kernel image is available for execution on the device",
         "gpu-unsupported",
-        "vllm#19906",
+        "torch c10/cuda/CUDAException.cpp (cudaGetErrorString)",
     ),
     (
         "RuntimeError: GPUs with compute capability below 7.0 are not supported.",
         "gpu-unsupported",
-        "vllm#1284",
+        "a vLLM source build on a pre-Volta GPU: docs/field-cases.md W2",
     ),
     (
         "ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 80.",
@@ -211,7 +212,7 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "RuntimeError: Failed to infer device type, please set the environment variable `VLLM_LOGGING_LEVEL=DEBUG` to turn on verbose logging to help debug the issue.",
         "no-gpu",
-        "vllm#12847",
+        "vLLM 0.19.1 config/device.py DeviceConfig.__post_init__",
     ),
     (
         "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
@@ -237,7 +238,7 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/data/models/cache/qwen'. Use `repo_type` argument if needed.",
         "model-file-missing",
-        "gpustack/gpustack#1268",
+        "huggingface_hub 0.34.4 utils/_validators.py validate_repo_id",
     ),
     (
         "OSError: /models/qwen is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'",
@@ -253,23 +254,23 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "OSError: You are trying to access a gated repo.",
         "model-access-denied",
-        "sgl-project/sglang PR #14644",
+        "transformers 4.51.3 utils/hub.py cached_files",
     ),
     (
         "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-3.2-1B-Instruct/resolve/main/config.json.",
         "model-access-denied",
-        "sgl-project/sglang PR #14644",
+        "huggingface_hub 0.34.4 utils/_http.py hf_raise_for_status",
     ),
     (
         "Access to model meta-llama/Llama-3.2-1B-Instruct is restricted. You must have access to it and be authenticated to access it. Please log in.",
         "model-access-denied",
-        "sgl-project/sglang PR #14644",
+        "the Hub's X-Error-Message, appended by huggingface_hub 0.34.4 utils/_http.py _format",
     ),
     // disk-full
     (
         "OSError: [Errno 28] No space left on device",
         "disk-full",
-        "hiyouga/LlamaFactory#5155",
+        "OS ENOSPC (CPython OSError, errno 28)",
     ),
     (
         "Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: \"No space left on device\" })",
@@ -295,7 +296,7 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "E llama_model_load: error loading model: unknown model architecture: ''",
         "unsupported-architecture",
-        "llama.cpp#28050",
+        "llama.cpp b11434 src/llama-model.cpp:373",
     ),
     (
         "llama_model_load: error loading model: error loading model vocabulary: unknown pre-tokenizer type: 'qwen35'",
@@ -311,22 +312,22 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "main: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080",
         "port-in-use",
-        "neavo/OneClickLLAMA#10",
+        "llama.cpp b11434 tools/server/server-http.cpp:517",
     ),
     (
         "couldn't bind to server socket: hostname=127.0.0.1 port=8080",
         "port-in-use",
-        "mozilla-ai/llamafile#81",
+        "older llama.cpp examples/server/server.cpp (as llamafile ships it)",
     ),
     (
         "ERROR (uvicorn.error):  [Errno 98] error while attempting to bind on address ('0.0.0.0', 7878): address already in use",
         "port-in-use",
-        "wandb/openui#226",
+        "uvicorn 0.30.6 Server.startup over CPython 3.11 asyncio create_server",
     ),
     (
         "Error: listen tcp 127.0.0.1:11434: bind: address already in use",
         "port-in-use",
-        "ollama/ollama#707",
+        "Go net.Listen (Ollama)",
     ),
     (
         "ERROR text_generation_router::server: router/src/server.rs:2322: Failed to bind to 0.0.0.0:80: Address already in use (os error 98)",
@@ -337,7 +338,7 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "ERROR:    [Errno 99] error while attempting to bind on address ('::1', 8000, 0, 0): cannot assign requested address",
         "address-unavailable",
-        "BerriAI/litellm#5014, vllm PR #1288",
+        "uvicorn 0.30.6 Server.startup over CPython 3.11 asyncio create_server",
     ),
     (
         "Error: listen tcp [::1]:11434: bind: cannot assign requested address",
@@ -363,7 +364,7 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "vllm serve: error: argument --load-format: invalid choice: 'sharded_state' (choose from 'auto', 'pt', 'safetensors', 'npcache', 'dummy', 'tensorizer', 'bitsandbytes')",
         "bad-argument",
-        "vllm#7545",
+        "CPython argparse ArgumentError (`invalid choice`), prog `vllm serve`",
     ),
     (
         "vllm serve: error: argument --quantization/-q: invalid choice: 'x' (choose from 'aqlm', 'awq', 'fp8', 'gguf')",
@@ -378,33 +379,33 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "api_server.py: error: unrecognized arguments: --api-key token-temp",
         "bad-argument",
-        "vllm#3651",
+        "CPython argparse parse_args, prog `api_server.py`",
     ),
     (
         "vllm: error: unrecognized arguments: --config",
         "bad-argument",
-        "vllm#8273",
+        "CPython argparse parse_args, prog `vllm`",
     ),
     (
         "launch_server.py: error: unrecognized arguments: --enable-reasoning",
         "bad-argument",
-        "sglang#4116",
+        "CPython argparse parse_args, prog `launch_server.py`",
     ),
     (
         "error: unrecognized arguments: --served-model-name minimax-h3",
         "bad-argument",
-        "sglang#34226 (SystemExit without the prog)",
+        "CPython argparse, the SystemExit printed without the prog",
     ),
     (
         "vllm serve: error: the following arguments are required: model_tag",
         "bad-argument",
-        "vllm#13150",
+        "CPython argparse (`the following arguments are required`), prog `vllm serve`",
     ),
     // missing-module (secondary)
     (
         "(VllmWorkerProcess pid=4575) ERROR 08-23 16:49:54 multiproc_worker_utils.py:226] Exception in worker VllmWorkerProcess while processing method load_model: No module named 'einops', Traceback (most recent call last):",
         "missing-module",
-        "vllm PR #7651",
+        "vLLM 0.5.4 executor/multiproc_worker_utils.py _run_worker_process",
     ),
     (
         "/usr/bin/python3: No module named vllm.entrypoints.openai.api_server",
@@ -414,7 +415,7 @@ const WORDINGS: &[(&str, &str, &str)] = &[
     (
         "ImportError: This modeling file requires the following packages that were not found in your environment: einops. Run `pip install einops`",
         "missing-module",
-        "InternLM/InternLM#592",
+        "transformers 4.51.3 dynamic_module_utils.py check_imports",
     ),
 ];
 

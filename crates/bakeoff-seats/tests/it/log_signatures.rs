@@ -1,7 +1,7 @@
 //! The failure-class table against real engine log excerpts. Each excerpt cites where it came
 //! from: the field cases (docs/field-cases.md, quoted verbatim where they quote the log), the
-//! engine sources and issue threads named beside it, or llama.cpp b11434 logs measured on
-//! this machine. Classes produced by the watchdog rather than one line (init-wedge,
+//! engine and library sources named beside it (with the versions read), or llama.cpp b11434
+//! logs measured on this machine. Classes produced by the watchdog rather than one line (init-wedge,
 //! crash-loop, host-oom, exited, port-in-use for llama.cpp) are produced for real in
 //! process_backend.rs and docker_backend.rs.
 
@@ -18,7 +18,7 @@ pub(crate) fn class_of(s: &str) -> Option<C> {
 }
 
 #[test]
-fn cuda_oom_seed_003_crash_loop() {
+fn cuda_oom_field_case_f1_crash_loop() {
     // docs/field-cases.md F1, quoted log (vLLM char-rp seat, 13 restarts).
     let log = "INFO Graph capturing finished in 8 secs\n\
                torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB.\n\
@@ -27,7 +27,7 @@ fn cuda_oom_seed_003_crash_loop() {
 }
 
 #[test]
-fn kv_cache_budget_seed_000_ladder() {
+fn kv_cache_budget_field_case_b4_ladder() {
     // docs/field-cases.md B4: "died at cache-block allocation (\"No available memory for the cache
     // blocks\")"; wording of the full line from vLLM vllm/v1/core/kv_cache_utils.py.
     assert_eq!(
@@ -55,9 +55,9 @@ fn kv_cache_budget_seed_000_ladder() {
 #[test]
 fn unsupported_architecture_is_root_and_missing_module_secondary() {
     // docs/field-cases.md B2: pydantic ValidationError "not supported for now", with a secondary
-    // `ModuleNotFoundError: mamba_ssm` in the same image; the wrapper wording from
-    // vllm#22301. The module error comes first in the log, and is still not
-    // the root cause.
+    // `ModuleNotFoundError: mamba_ssm` in the same image; pydantic wraps the error of vLLM's
+    // ModelConfig validator this way. The module error comes first in the log, and is still
+    // not the root cause.
     let log = "WARNING ModuleNotFoundError: No module named 'mamba_ssm'\n\
                pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n\
                Value error, Model architectures ['NemotronH_Nano_Omni_Reasoning_V3'] are not supported for now. Supported architectures: dict_keys([...])";
@@ -69,7 +69,7 @@ fn unsupported_architecture_is_root_and_missing_module_secondary() {
         class_of("ModuleNotFoundError: No module named 'mamba_ssm'"),
         Some(C::MissingModule)
     );
-    // vllm#13332.
+    // vLLM registry.py _raise_for_unsupported, when the model class did not import.
     assert_eq!(
         class_of("ValueError: Model architectures ['Foo'] failed to be inspected."),
         Some(C::UnsupportedArchitecture)
@@ -84,7 +84,7 @@ fn unsupported_architecture_is_root_and_missing_module_secondary() {
 }
 
 #[test]
-fn unknown_model_type_seed_000_deepseek_v4() {
+fn unknown_model_type_field_case_b5_deepseek_v4() {
     // docs/field-cases.md B5 (NGC 26.04 transformers does not recognize deepseek_v4); message from
     // transformers configuration_auto.py (`AutoConfig.from_pretrained`), with and without
     // the backticks.
@@ -103,7 +103,7 @@ fn unknown_model_type_seed_000_deepseek_v4() {
 }
 
 #[test]
-fn quantization_mismatch_seed_003_thirty_five_restarts() {
+fn quantization_mismatch_field_case_f7_thirty_five_restarts() {
     // docs/field-cases.md F7, quoted (wrapped there over two lines; one line in the engine's log).
     assert_eq!(
         class_of(
@@ -111,7 +111,7 @@ fn quantization_mismatch_seed_003_thirty_five_restarts() {
         ),
         Some(C::QuantizationMismatch)
     );
-    // vllm-project/llm-compressor#1427.
+    // vLLM compressed_tensors.py: a compressed-tensors config no scheme of this build fits.
     assert_eq!(
         class_of("NotImplementedError: No compressed-tensors compatible scheme was found."),
         Some(C::QuantizationMismatch)
@@ -201,7 +201,8 @@ fn an_engine_that_rejects_its_command_line_is_bad_argument() {
         class_of("error while handling argument \"--port\": expected value for argument"),
         Some(C::BadArgument)
     );
-    // argparse (vLLM, SGLang): the usage comes first, then `PROG: error: …` (vllm#7545).
+    // argparse (vLLM, SGLang): the usage comes first, then `PROG: error: …` (CPython
+    // Lib/argparse.py ArgumentParser.error, prog `vllm serve`).
     let log = "INFO 08-15 10:00:00 __init__.py:190] Automatically detected platform cuda.\n\
                usage: vllm serve <model_tag> [options]\n\
                vllm serve: error: argument --load-format: invalid choice: 'sharded_state' (choose from 'auto', 'pt', 'safetensors', 'npcache', 'dummy', 'tensorizer', 'bitsandbytes')";
@@ -229,7 +230,7 @@ fn a_clean_llama_cpp_start_has_no_cause() {
 }
 
 #[test]
-fn vllm_shard_progress_in_s_per_it_projects_the_seed_000_load() {
+fn vllm_shard_progress_in_s_per_it_projects_the_field_case_b5_load() {
     // docs/field-cases.md B5: ~80 s per shard × 46 shards, aborted at 18/46 after ~36 min. The bar format
     // is vLLM's `_BAR_FORMAT` (vllm/model_executor/model_loader/weight_utils.py).
     let l =
@@ -268,7 +269,7 @@ fn llama_cpp_load_tensors_lines() {
     // Measured here at -lv 4: llama.cpp b11434.
     let r = progress::parse("0.00.997.651 I load_tensors: loading model tensors, this can take a while... (load_mode = mmap)").unwrap();
     assert_eq!(r.source, "llama.cpp");
-    // A llama.cpp log quoted in mostlygeek/llama-swap#75.
+    // llama.cpp src/llama-model.cpp load_tensors (`offloaded %d/%d layers to GPU`).
     let r = progress::parse("load_tensors: offloaded 15/49 layers to GPU").unwrap();
     assert_eq!((r.done, r.total), (Some(15), Some(49)));
 }
@@ -289,8 +290,8 @@ fn docs_failure_classes_md_is_the_table() {
 
 #[test]
 fn a_message_wrapped_across_two_lines_is_still_its_cause() {
-    // Terminals and issue threads hard-wrap long messages mid-word with no prefix on the
-    // continuation (vllm#7303 `disable_sliding_wind` / `ow=False`), or at a space.
+    // Terminals and pasted logs hard-wrap long messages mid-word with no prefix on the
+    // continuation (`disable_sliding_wind` / `ow=False`), or at a space.
     let log = "(EngineCore_DP0 pid=9) ERROR 10-25 13:08:43 [core.py:708] ValueError: To serve at least one request with the models's max seq len (131072), (4.54 GiB KV cach\n\
                e is needed, which is larger than the available KV cache memory (1.71 GiB).";
     let c = root_cause(&lines(log)).unwrap();
@@ -308,7 +309,8 @@ fn a_message_wrapped_across_two_lines_is_still_its_cause() {
 
 #[test]
 fn a_kv_cache_allocation_that_runs_out_of_gpu_memory_is_the_kv_cache() {
-    // llama-cpp-python#1944: the cudaMalloc failure is the KV cache's allocation.
+    // Older llama.cpp (llama.cpp llama_new_context_with_model): the cudaMalloc failure is the KV
+    // cache's allocation.
     let log = "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 16384.00 MiB on device 0: cudaMalloc failed: out of memory\n\
                llama_kv_cache_init: failed to allocate buffer for kv cache\n\
                llama_new_context_with_model: llama_kv_cache_init() failed for self-attention cache";
@@ -321,7 +323,8 @@ fn harmless_warnings_and_hints_are_never_the_cause() {
         // vLLM: an optional extension that did not import (CPU, ROCm, Ascend builds).
         "WARNING 02-19 16:02:59 _custom_ops.py:19] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")",
         "WARNING 08-27 13:59:59 _custom_ops.py:15] Failed to import from vllm._C with ImportError('libcudart.so.12: cannot open shared object file: No such file or directory')",
-        // vLLM INFO hint (vllm#3764): "out of memory" alone is not an OOM.
+        // vLLM INFO hint (vLLM 0.4.2 worker/model_runner.py capture_model): "out of memory"
+        // alone is not an OOM.
         "INFO 03-01 10:00:00 llm_engine.py:100] If you are running out of memory, consider decreasing `gpu_memory_utilization` or enforcing eager mode.",
         "(EngineCore_DP0 pid=9) ERROR 10-25 13:08:43 [core.py:708] EngineCore failed to start.",
     ] {
@@ -332,16 +335,17 @@ fn harmless_warnings_and_hints_are_never_the_cause() {
 #[test]
 fn a_bind_failure_is_port_in_use_only_for_the_api_port() {
     use bakeoff_seats::classify::root_cause_for;
-    // NCCL RAS's own socket (NVIDIA/nccl#1882): not the API port.
+    // NCCL RAS's own socket (NCCL misc/socket.cc): not the API port.
     let nccl = "gpu-box:12:34 [0] misc/socket.cc:409 NCCL WARN Call to bind failed: Address already in use";
     assert_eq!(root_cause_for(&lines(nccl), Some(8000)), None);
-    // torch c10d's store on MASTER_PORT (vLLM worker log, vllm#11617): not the API port.
+    // torch c10d's store on MASTER_PORT (a vLLM worker's log): not the API port.
     let c10d = "ERROR 11-28 11:22:27 [multiproc_executor.py:743] torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 56065, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use";
     assert_eq!(root_cause_for(&lines(c10d), Some(8000)), None);
-    // vLLM's get_open_port probe for an internal port (vllm#11617).
+    // vLLM's get_open_port probe for an internal port (vLLM 0.5.4 vllm/utils.py).
     let probe = "  File \"/usr/local/lib/python3.10/dist-packages/vllm/utils.py\", line 572, in get_open_port\n    s.bind((\"\", 0))\nOSError: [Errno 98] Address already in use";
     assert_eq!(root_cause_for(&lines(probe), Some(8000)), None);
-    // vLLM's API server binding its own socket (vllm#9763): the seat's port.
+    // vLLM's API server binding its own socket (vLLM 0.19.1 api_server.py create_server_socket):
+    // the seat's port.
     let api = "  File \"/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/api_server.py\", line 550, in setup_server\n    sock = create_server_socket(sock_addr)\n  File \"/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/api_server.py\", line 500, in create_server_socket\n    sock.bind(addr)\nOSError: [Errno 98] Address already in use";
     let c = root_cause_for(&lines(api), Some(8000)).unwrap();
     assert_eq!((c.class, c.line_index), (C::PortInUse, 4));
@@ -364,7 +368,7 @@ fn a_bind_failure_is_port_in_use_only_for_the_api_port() {
 }
 
 /// errno 99 is a host address that is not on this machine, never a port conflict, in every
-/// wording: uvicorn's (BerriAI/litellm#5014), Go's, and CPython's bare `OSError` under vLLM's
+/// wording: uvicorn's (CPython asyncio create_server's), Go's, and CPython's bare `OSError` under vLLM's
 /// create_server_socket.
 #[test]
 fn cannot_assign_requested_address_is_not_port_in_use() {
@@ -388,7 +392,8 @@ fn cannot_assign_requested_address_is_not_port_in_use() {
 }
 
 /// An older transformers raises a bare `KeyError: '<model_type>'` from its CONFIG_MAPPING
-/// (vllm#18450 on vLLM 0.8.5's image; the frames as modelscope/ms-swift#9202 quotes them).
+/// (transformers 4.51 in vLLM 0.8.5's image; the frames of configuration_auto.py
+/// AutoConfig.from_pretrained and _LazyConfigMapping.__getitem__).
 /// It is the unknown model type with its frames near it, and nothing without them.
 #[test]
 fn a_config_mapping_key_error_is_an_unknown_model_type() {
@@ -417,8 +422,8 @@ KeyError: 'qwen2_5_omni'"#;
 }
 
 /// A log pasted newest line first is read in time order: the cause is the first line in time,
-/// not the top one. The log below is vLLM's seed-000-style KV-cache failure (vllm#27508's
-/// wording) with the disk-full distractor a shutdown logs after it; reversed, the distractor
+/// not the top one. The log below is vLLM's KV-cache failure of field case B4 (in the wording
+/// of vLLM 0.19.1 kv_cache_utils.py _check_enough_kv_cache_memory) with the disk-full distractor a shutdown logs after it; reversed, the distractor
 /// stands on top. Both the timestamps and the traceback's frames say which way it runs.
 #[test]
 fn a_log_pasted_newest_first_is_classified_in_time_order() {

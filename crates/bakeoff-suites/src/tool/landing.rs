@@ -1,8 +1,8 @@
 //! Where a tool call landed: in `tool_calls` (the server parsed it), as text in `content`
 //! (the model called, but the server has no tool parser for it: vLLM without
-//! `--enable-auto-tool-choice --tool-call-parser …`, issues vllm#17161 and vllm#39056; llama.cpp
-//! without `--jinja` or with a template that lacks tool support), inside the reasoning, or
-//! nowhere (the model did not call).
+//! `--enable-auto-tool-choice --tool-call-parser …` returns the model's text as it came,
+//! docs.vllm.ai features/tool_calling; llama.cpp without `--jinja` or with a template that lacks
+//! tool support), inside the reasoning, or nowhere (the model did not call).
 
 use serde::Serialize;
 use serde_json::Value;
@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn hermes_tags_llama3_json_and_openai_shapes() {
-        // vllm#17161 shape: the Hermes block left in content.
+        // vLLM without a tool parser: the Hermes block left in content.
         let c = calls_in_text(
             "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
         );

@@ -6,7 +6,8 @@
 //!   and llama.cpp with `--jinja` send (docs.vllm.ai features/tool_calling; llama.cpp
 //!   tools/server/README.md);
 //! - calls returned as text in `content`: vLLM without a working tool parser leaves the
-//!   Hermes `<tool_call>{…}</tool_call>` block in content (vllm-project/vllm#17161, #39056);
+//!   Hermes `<tool_call>{…}</tool_call>` block in content (tool calls are parsed only with
+//!   `--enable-auto-tool-choice --tool-call-parser`: docs.vllm.ai features/tool_calling);
 //! - reasoning-only replies: a reasoning model in default thinking mode behind vLLM's reasoning
 //!   parser streams `delta.reasoning` and leaves content empty (docs.vllm.ai
 //!   features/reasoning_outputs; docs/field-cases.md B3: valid JSON with an empty `content`);
@@ -94,7 +95,7 @@ async fn parsed_tool_calls_pass_the_checker() {
 
 #[tokio::test]
 async fn calls_as_text_in_content_blame_the_server_parser() {
-    // vllm#17161 / #39056: the Hermes block arrives as plain content.
+    // vLLM without a working tool parser: the Hermes block arrives as plain content.
     let app = models().route(
         "/v1/chat/completions",
         post(|| async {
