@@ -127,7 +127,7 @@ fn claims_follow_the_version_rule() {
 /// 94.97 GiB card: 0.43 + 0.51 = 0.94 of the card, and ~0.6 GiB of real headroom
 /// (94.97 − 45.6 − 48.43 = 0.94 GiB before char-rp's own CUDA context).
 #[test]
-fn seed_003_pair_leaves_under_a_gib_and_warns() {
+fn field_cases_f1_f8_pair_leaves_under_a_gib_and_warns() {
     let seats = [
         vllm_seat("gen", 0.43, 8010, "0.26.0"),
         vllm_seat("char-rp", 0.51, 8016, "0.26.0"),
@@ -188,7 +188,7 @@ fn seed_003_pair_leaves_under_a_gib_and_warns() {
 /// docs/field-cases.md F8: 48.07 GiB of BF16 weights next to gen's 45.6 GiB does not fit on the 94.97 GiB
 /// card before a byte of KV cache.
 #[test]
-fn seed_003_bf16_does_not_coexist_with_gen() {
+fn field_case_f8_bf16_does_not_coexist_with_gen() {
     let gen_fp = known_footprint(
         "gen",
         "measured",

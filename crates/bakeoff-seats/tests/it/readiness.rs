@@ -1,5 +1,5 @@
-//! What the readiness probes saw decides the class of a seat that never became ready (docs/failure-classes.md
-//! §4–5): a seat whose engine listens on another port is `wrong-port`, one whose port only ever
+//! What the readiness probes saw decides the class of a seat that never became ready (docs/failure-classes.md,
+//! "How a class is chosen"): a seat whose engine listens on another port is `wrong-port`, one whose port only ever
 //! refused is `not-listening` — neither is an `init-wedge` with CUDA-graph advice — and one that
 //! serves other model ids than its `served_model_names` is `model-name-mismatch`, with the ids
 //! the server actually serves. The evidence (`seat.readiness`) records what was seen.

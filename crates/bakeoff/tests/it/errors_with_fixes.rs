@@ -32,7 +32,7 @@ fn a_missing_fleet_file_names_the_fix() {
 /// never "at most unknown by claims".
 #[test]
 fn plan_without_a_card_size_names_both_fixes() {
-    let fleet = fixture("bakeoff/tests/fixtures/fleet-seed-003.toml");
+    let fleet = fixture("bakeoff/tests/fixtures/fleet-field-case-f8.toml");
     let o = bakeoff(&["plan", "--fleet", fleet.to_str().unwrap()]);
     let out = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(!out.contains("unknown by claims"), "{}", text(&o));

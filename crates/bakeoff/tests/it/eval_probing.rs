@@ -23,7 +23,7 @@ fn preflight_json(url: &str, extra: &[&str]) -> (i32, Value, f64, String) {
     (code(&o), v, t.elapsed().as_secs_f64(), text(&o))
 }
 
-/// §1: a second run into the same slug never replaces the first — not the artifact, not the
+/// A second run into the same slug never replaces the first — not the artifact, not the
 /// journal — and `--replace` is the only way over, recorded in the new artifact.
 #[tokio::test]
 async fn a_second_run_of_a_slug_keeps_the_first() {
@@ -112,7 +112,7 @@ async fn a_second_run_of_a_slug_keeps_the_first() {
     assert_eq!(names(&out).len(), 4, "{:?}", names(&out));
 }
 
-/// §1: two endpoints that derive the same slug (the probing's two fixture servers) keep both
+/// Two endpoints that derive the same slug (the probing's two fixture servers) keep both
 /// failures.
 // Multi-threaded: the scripted server runs while this thread waits on the binary.
 #[tokio::test(flavor = "multi_thread")]
@@ -141,7 +141,7 @@ async fn two_endpoints_with_one_slug_keep_both_failures() {
     );
 }
 
-/// §6: `/v1/models` answering while every completion hangs is the wedge of docs/field-cases.md
+/// `/v1/models` answering while every completion hangs is the wedge of docs/field-cases.md
 /// B1, named as such, and `--ready-timeout` is the whole preflight's budget (the hanging
 /// `/tokenize` no longer adds its own 10 s).
 // Multi-threaded: the scripted server runs while this thread waits on the binary.
@@ -156,7 +156,7 @@ async fn completions_that_hang_are_inference_hanging_within_one_budget() {
     assert!(secs < 8.0, "--ready-timeout 4 took {secs:.1} s");
 }
 
-/// §7: classified on what was seen — a server that is not HTTP, one answering 500 everywhere.
+/// Classified on what was seen — a server that is not HTTP, one answering 500 everywhere.
 // Multi-threaded: the scripted server runs while this thread waits on the binary.
 #[tokio::test(flavor = "multi_thread")]
 async fn garbage_and_all_500_are_classified_by_what_was_seen() {
@@ -186,7 +186,7 @@ async fn garbage_and_all_500_are_classified_by_what_was_seen() {
     );
 }
 
-/// §9: a 401 is final at once and names the key's variable.
+/// A 401 is final at once and names the key's variable.
 // Multi-threaded: the scripted server runs while this thread waits on the binary.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_401_is_final_at_once_and_names_the_key() {
@@ -203,7 +203,7 @@ async fn a_401_is_final_at_once_and_names_the_key() {
     );
 }
 
-/// §8: a stream cut inside an event is a connection error, not `http-error` with status 200;
+/// A stream cut inside an event is a connection error, not `http-error` with status 200;
 /// a 2xx body that is not an event stream quotes its first bytes.
 // Multi-threaded: the scripted server runs while this thread waits on the binary.
 #[tokio::test(flavor = "multi_thread")]
@@ -232,7 +232,7 @@ async fn cut_streams_and_html_replies_are_recorded_as_seen() {
     }
 }
 
-/// §10: a port out of range says so.
+/// A port out of range says so.
 #[test]
 fn a_port_out_of_range_is_named() {
     let o = bakeoff(&["eval", "preflight", "--endpoint", "http://127.0.0.1:99999"]);
@@ -242,7 +242,7 @@ fn a_port_out_of_range_is_named() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
-/// §12: credentials in the URL and a key together: the key wins for every request — the GET
+/// Credentials in the URL and a key together: the key wins for every request — the GET
 /// probes too — so a keyed llama-server is discovered as llama.cpp with its window.
 #[tokio::test]
 async fn one_authorization_for_every_request_the_key_wins() {
@@ -265,7 +265,7 @@ async fn one_authorization_for_every_request_the_key_wins() {
     );
 }
 
-/// §11: an intelligence run whose only suite is entirely `instrument-failure` measured nothing
+/// An intelligence run whose only suite is entirely `instrument-failure` measured nothing
 /// valid: exit 1, a failure that says so.
 // Multi-threaded: the scripted server runs while this thread waits on the binary.
 #[tokio::test(flavor = "multi_thread")]
@@ -310,7 +310,7 @@ async fn a_run_whose_every_suite_measured_nothing_valid_exits_1() {
     );
 }
 
-/// §15: `eval compare --json` always prints JSON, with the refusal reason.
+/// `eval compare --json` always prints JSON, with the refusal reason.
 #[test]
 fn compare_json_prints_json_when_it_refuses() {
     let dir = tempdir();
@@ -359,7 +359,7 @@ fn compare_json_prints_json_when_it_refuses() {
     );
 }
 
-/// §1 for `report`: its views are regenerated from the artifacts (a second `report` replaces
+/// For `report`: its views are regenerated from the artifacts (a second `report` replaces
 /// its own report.html), but a file it did not write is never overwritten.
 #[test]
 fn report_never_overwrites_a_file_it_did_not_write() {

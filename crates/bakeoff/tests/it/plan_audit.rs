@@ -47,7 +47,7 @@ pub(crate) fn fixture(rel: &str) -> PathBuf {
 
 #[test]
 fn plan_without_a_gpu_prints_claims_and_says_measured_usage_is_unavailable() {
-    let fleet = fixture("bakeoff/tests/fixtures/fleet-seed-003.toml");
+    let fleet = fixture("bakeoff/tests/fixtures/fleet-field-case-f8.toml");
     let text = stdout_exiting(0, &plan_args(&fleet, &[]));
     assert!(text.contains("measured usage unavailable"), "{text}");
     assert!(
@@ -236,7 +236,7 @@ fn plan_falls_back_to_nvidia_smi_and_maps_a_pid_to_its_seat_by_port() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
 
-    let fleet = fixture("bakeoff/tests/fixtures/fleet-seed-003.toml");
+    let fleet = fixture("bakeoff/tests/fixtures/fleet-field-case-f8.toml");
     let out = bakeoff(&[
         "plan",
         "--fleet",
@@ -301,7 +301,7 @@ fn numeric_flags_refuse_zero_negative_and_nan() {
     let cfg = cfg.to_str().unwrap();
     let gguf = real_model();
     let gguf = gguf.to_str().unwrap();
-    let fleet = fixture("bakeoff/tests/fixtures/fleet-seed-003.toml");
+    let fleet = fixture("bakeoff/tests/fixtures/fleet-field-case-f8.toml");
     let fleet = fleet.to_str().unwrap();
     let cases: Vec<(&str, Vec<&str>)> = vec![
         (
