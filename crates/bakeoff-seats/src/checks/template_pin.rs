@@ -31,7 +31,8 @@ use bakeoff_text::{
 use serde::{Deserialize, Serialize};
 
 use super::hub_model::args_of;
-use crate::fleet::{Engine, Fleet, Launch, Seat};
+use crate::fleet::launch::Launch;
+use crate::fleet::types::{Engine, Fleet, Seat};
 
 /// How long the served-template check may wait on the engine.
 const SERVED_TIMEOUT: Duration = Duration::from_secs(10);
@@ -130,7 +131,7 @@ pub fn read_pin(path: &Path) -> Result<String, PinError> {
 pub fn checkpoint_template(
     seat: &Seat,
 ) -> Result<(PathBuf, ExtractedTemplate), NoCheckpointTemplate> {
-    let Some((path, _)) = crate::hooks::model_and_quantization(seat) else {
+    let Some((path, _)) = crate::checks::model_path::model_and_quantization(seat) else {
         return Err(NoCheckpointTemplate::NotLocal);
     };
     // Only regular files and directories: a FIFO or device would block the read.
@@ -307,7 +308,7 @@ fn not_passed(
         Some(v) => {
             let host = match &seat.launch {
                 Launch::Process(_) => Some(PathBuf::from(v)),
-                Launch::Docker(d) => crate::hooks::host_path(Path::new(v), &d.mounts),
+                Launch::Docker(d) => crate::checks::model_path::host_path(Path::new(v), &d.mounts),
             };
             // vLLM also takes the template inline; a file is compared by its content, so a
             // copy of the pin counts as the pin.

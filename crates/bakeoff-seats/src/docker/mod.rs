@@ -19,7 +19,8 @@
 
 use bollard::Docker;
 
-use crate::fleet::{DockerLaunch, Fleet, Launch, Seat};
+use crate::fleet::launch::{DockerLaunch, Launch};
+use crate::fleet::types::{Fleet, Seat};
 use crate::observed::BackendError;
 use crate::redact::Redactor;
 

@@ -63,7 +63,7 @@ impl DockerBackend {
             cmd: (!l.command.is_empty()).then(|| {
                 l.command
                     .iter()
-                    .map(|c| crate::fleet::substitute(c, &self.seat))
+                    .map(|c| crate::fleet::types::substitute(c, &self.seat))
                     .collect()
             }),
             env: Some(l.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),

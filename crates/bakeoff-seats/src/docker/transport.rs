@@ -5,7 +5,8 @@
 
 use bollard::Docker;
 
-use crate::fleet::{Host, SshAddress};
+use crate::fleet::docker_host::SshAddress;
+use crate::fleet::types::Host;
 
 use super::ssh::SshTarget;
 

@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{
-    DockerLaunch, Engine, Fleet, Host, Launch, MAX_STOP_TIMEOUT_S, ProcessLaunch, Role, Route, Seat,
-};
+use super::launch::{DockerLaunch, Launch, ProcessLaunch};
+use super::types::{Engine, Fleet, Host, MAX_STOP_TIMEOUT_S, Role, Route, Seat};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -40,7 +39,7 @@ pub(super) struct RawHost {
     /// local socket.
     docker: Option<String>,
     /// `{ ca, cert, key }` for a `tcp://` engine with `--tlsverify` (super::docker_host).
-    tls: Option<super::TlsFiles>,
+    tls: Option<super::docker_host::TlsFiles>,
     /// An ssh_config file for an `ssh://` host (`ssh -F`), relative to the fleet file.
     ssh_config: Option<PathBuf>,
     /// Where seats on this host answer (default 127.0.0.1).

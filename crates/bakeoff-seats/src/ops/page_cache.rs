@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use bakeoff_artifact::{PageCacheMethod, PageCacheState, SeatPageCache, SeatWarmRead};
 
-use crate::fleet::Seat;
-use crate::hooks::model_and_quantization;
+use crate::checks::model_path::model_and_quantization;
+use crate::fleet::types::Seat;
 
 /// At least this share of the weight bytes resident before the start: warm.
 pub const WARM_RESIDENT: f64 = 0.9;

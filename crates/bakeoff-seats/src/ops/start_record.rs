@@ -15,7 +15,7 @@ use bakeoff_artifact::{
 };
 
 use super::{Seats, failure_artifact};
-use crate::fleet::{Fleet, Seat};
+use crate::fleet::types::{Fleet, Seat};
 use crate::watchdog::WatchReport;
 
 /// Where a seat's start record lives.

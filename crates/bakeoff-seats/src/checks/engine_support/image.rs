@@ -39,7 +39,7 @@ fn scratch_name(what: &str) -> String {
 fn docker(args: &[&str], limit: Duration) -> Result<String, String> {
     let mut cmd = Command::new("docker");
     cmd.args(args);
-    super::run_with_timeout(cmd, limit)
+    super::command::run_with_timeout(cmd, limit)
 }
 
 /// Whether `image` is on this host, without pulling it.

@@ -16,6 +16,7 @@
 //! run (a hub id, an image not on this host, a remote host's image, a command that is neither
 //! Python nor `vllm`, a timeout) says why; it never refuses a start on a guess.
 
+mod command;
 mod image;
 
 use std::path::{Path, PathBuf};
@@ -23,9 +24,11 @@ use std::time::Duration;
 
 use bakeoff_artifact::{EngineKind, FindingSeverity, SeatFinding};
 
-use crate::fleet::substitute;
-use crate::fleet::{Fleet, Launch, Seat};
-use crate::hooks::model_and_quantization;
+use command::run_with_timeout;
+
+use crate::checks::model_path::model_and_quantization;
+use crate::fleet::launch::Launch;
+use crate::fleet::types::{Fleet, Seat, substitute};
 
 /// The finding that refuses a start.
 pub const UNSUPPORTED: &str = "engine-unsupported-checkpoint";
@@ -556,25 +559,6 @@ fn llamacpp(seat: &Seat, build: &Build) -> SeatFinding {
     ));
     f.fix = Some("use a llama.cpp build that supports the architecture (a newer release)".into());
     f
-}
-
-/// Run `cmd` to its end, killing it after `limit`; its stdout, or why it failed.
-fn run_with_timeout(mut cmd: std::process::Command, limit: Duration) -> Result<String, String> {
-    let out = bakeoff_gpu::bounded::run_bounded(&mut cmd, limit).map_err(|e| e.to_string())?;
-    if out.status.success() {
-        return Ok(out.stdout);
-    }
-    let last = out
-        .stderr
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
-    Err(format!(
-        "exited with {}: {}",
-        out.status,
-        last.chars().take(200).collect::<String>()
-    ))
 }
 
 #[cfg(test)]
