@@ -20,8 +20,12 @@ pub enum FleetError {
     },
     #[error("{path}: {message}")]
     Parse { path: PathBuf, message: String },
-    #[error("{path}: {message}")]
-    Invalid { path: PathBuf, message: String },
+    #[error("{path}: {reason}")]
+    Invalid {
+        path: PathBuf,
+        #[source]
+        reason: FleetInvalid,
+    },
 }
 
 pub(crate) mod docker_host;
@@ -30,9 +34,10 @@ mod raw;
 mod seat_tls;
 pub mod types;
 
-pub use docker_host::{SshAddress, TlsFiles};
-pub use launch::{DockerLaunch, Launch, ProcessLaunch, parse_size};
-pub use seat_tls::{SeatTls, engine_cert_flag};
+pub use docker_host::{HostInvalid, SshAddress, SshAddressError, TlsFiles};
+pub use launch::{DockerLaunch, Launch, NotASize, ProcessLaunch, parse_size};
+pub use raw::{FleetInvalid, SeatInvalid};
+pub use seat_tls::{SeatTls, SeatTlsError, engine_cert_flag};
 pub use types::{
     Engine, Fleet, Host, MAX_STOP_TIMEOUT_S, Role, Route, Seat, UnknownSeat, substitute,
 };
@@ -56,9 +61,9 @@ impl Fleet {
             path: path.to_path_buf(),
             message: crate::redact::text(&e.to_string().trim_end().replace('\n', " ")),
         })?;
-        let invalid = |message: String| FleetError::Invalid {
+        let invalid = |reason: FleetInvalid| FleetError::Invalid {
             path: path.to_path_buf(),
-            message,
+            reason,
         };
         let dir = path
             .parent()
@@ -66,13 +71,13 @@ impl Fleet {
             .unwrap_or(Path::new("."))
             .to_path_buf();
 
-        let hosts = raw.hosts(&dir).map_err(invalid)?;
+        let hosts = raw.hosts(&dir).map_err(|e| invalid(e.into()))?;
         let seats = raw.seats(&hosts).map_err(invalid)?;
         let mut seats = crate::checks::template_pin::resolve_pins(seats, &dir)
-            .map_err(|e| invalid(e.to_string()))?;
+            .map_err(|e| invalid(e.into()))?;
         for s in &mut seats {
             if let Some(tls) = s.tls.as_mut() {
-                seat_tls::resolve(&s.name, tls, &dir).map_err(invalid)?;
+                seat_tls::resolve(&s.name, tls, &dir).map_err(|e| invalid(e.into()))?;
             }
         }
         let mut fleet = Fleet {

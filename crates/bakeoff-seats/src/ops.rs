@@ -79,7 +79,7 @@ pub enum OpsError {
     #[error(transparent)]
     Backend(#[from] BackendError),
     #[error("cannot write the failure artifact: {0}")]
-    Artifact(String),
+    Artifact(#[source] bakeoff_artifact::StoreError),
 }
 
 /// The outcome of bringing one seat up.
@@ -193,8 +193,7 @@ impl Seats {
     /// `<out>/<seat>.failure.json` for a seat's first failure there, `<seat>.<run_id>.failure.json`
     /// for every later one: a failure never replaces an earlier one.
     pub fn write_failure(&self, seat: &Seat, r: &WatchReport) -> Result<PathBuf, OpsError> {
-        write_failure_artifact(&self.fleet, &self.out_dir, seat, r)
-            .map_err(|e| OpsError::Artifact(e.to_string()))
+        write_failure_artifact(&self.fleet, &self.out_dir, seat, r).map_err(OpsError::Artifact)
     }
 
     pub fn new(fleet: Fleet, out_dir: PathBuf, watch: WatchOptions) -> Self {
@@ -398,7 +397,7 @@ impl Seats {
             page_cache.clone(),
             conditions.clone(),
         ) {
-            report.notes.push(e);
+            report.notes.push(e.to_string());
         }
         Ok(UpOutcome {
             seat: seat.name.clone(),

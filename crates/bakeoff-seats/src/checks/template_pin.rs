@@ -409,14 +409,25 @@ pub async fn after_ready(fleet: &Fleet, seat: &Seat, url: &str) -> Vec<SeatFindi
     findings
 }
 
+/// Why the served template is not there to compare with the pin (a note, never a failure).
+#[derive(Debug, thiserror::Error)]
+enum ServedUnknown {
+    #[error("{0} is not a URL, or its [seat.tls] could not be built")]
+    NoClient(String),
+    #[error(
+        "the engine ({0}) does not expose the template it serves (llama.cpp's /props does; vLLM and SGLang do not)"
+    )]
+    NotExposed(bakeoff_artifact::EngineKind),
+}
+
 /// The template the engine at `url` serves (llama.cpp `/props`), within [`SERVED_TIMEOUT`].
 async fn served_template(
     url: &str,
     api_key: Option<bakeoff_client::ApiKey>,
     tls: &bakeoff_client::tls::TlsOptions,
-) -> Result<String, String> {
+) -> Result<String, ServedUnknown> {
     let client = crate::watchdog::probe_client_for(url, api_key, tls)
-        .ok_or_else(|| format!("{url} is not a URL, or its [seat.tls] could not be built"))?;
+        .ok_or_else(|| ServedUnknown::NoClient(url.to_string()))?;
     let d = discover(
         &client,
         &DiscoveryOptions {
@@ -426,12 +437,8 @@ async fn served_template(
         },
     )
     .await;
-    d.chat_template.ok_or_else(|| {
-        format!(
-            "the engine ({}) does not expose the template it serves (llama.cpp's /props does; vLLM and SGLang do not)",
-            d.facts.engine
-        )
-    })
+    d.chat_template
+        .ok_or(ServedUnknown::NotExposed(d.facts.engine))
 }
 
 /// `template-mismatch`: the served template is not the pin; the evidence is the diff of the

@@ -207,7 +207,7 @@ impl DockerBackend {
     }
 
     /// `docker kill` (SIGKILL), with a bounded request.
-    async fn kill(&self) -> Result<(), String> {
+    async fn kill(&self) -> Result<(), bollard::errors::Error> {
         let docker = self
             .docker
             .clone()
@@ -223,7 +223,7 @@ impl DockerBackend {
         {
             Ok(()) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e),
         }
     }
 

@@ -54,15 +54,20 @@ pub struct DockerLaunch {
 }
 
 impl DockerLaunch {
-    pub fn memory_bytes(&self) -> Result<Option<i64>, String> {
+    pub fn memory_bytes(&self) -> Result<Option<i64>, NotASize> {
         self.memory.as_deref().map(parse_bytes).transpose()
     }
 }
 
-fn parse_bytes(s: &str) -> Result<i64, String> {
+/// A `memory` value that is not a size Docker takes (as written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("memory {0:?} is not a size (use bytes or 512m, 8g)")]
+pub struct NotASize(pub String);
+
+fn parse_bytes(s: &str) -> Result<i64, NotASize> {
     parse_size(s)
         .and_then(|n| i64::try_from(n).ok())
-        .ok_or_else(|| format!("memory {s:?} is not a size (use bytes or 512m, 8g)"))
+        .ok_or_else(|| NotASize(s.to_string()))
 }
 
 /// A size as the fleet file's `memory` takes it: bytes, or with a suffix `k`, `m`, `g` (an
