@@ -130,9 +130,9 @@ fn resource_limits(seat: &Seat, d: &DockerLaunch) -> Result<BTreeMap<String, Qua
     if !d.gpus.is_empty() {
         limits.insert(GPU_RESOURCE.to_string(), Quantity(d.gpus.len().to_string()));
     }
-    let memory = d.memory_bytes().map_err(|message| KubeError::Seat {
+    let memory = d.memory_bytes().map_err(|e| KubeError::Seat {
         seat: seat.name.clone(),
-        message,
+        message: e.to_string(),
     })?;
     if let Some(bytes) = memory {
         limits.insert("memory".to_string(), Quantity(bytes_quantity(bytes)));

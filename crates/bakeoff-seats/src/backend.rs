@@ -5,7 +5,8 @@
 use tokio::sync::mpsc;
 
 use crate::docker::DockerBackend;
-use crate::fleet::{Fleet, Launch, Seat};
+use crate::fleet::launch::Launch;
+use crate::fleet::types::{Fleet, Seat};
 pub use crate::observed::{BackendError, LineSplitter, Observed, Status};
 use crate::process::ProcessBackend;
 

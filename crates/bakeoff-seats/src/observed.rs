@@ -11,6 +11,12 @@ pub enum BackendError {
     Process { seat: String, message: String },
     #[error("seat {seat}: Docker: {message}")]
     Docker { seat: String, message: String },
+    /// The seat's host's Docker engine could not be reached.
+    #[error("seat {seat}: Docker: {source}")]
+    Connect {
+        seat: String,
+        source: Box<crate::docker::transport::ConnectError>,
+    },
 }
 
 /// What the backend sees of a seat right now.

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::backend::{Backend, BackendError, Status};
-use crate::fleet::{Fleet, Role, Seat};
+use crate::fleet::types::{Fleet, Role, Seat};
 use crate::hooks;
 use crate::watchdog::{self, WatchOptions, WatchReport};
 
@@ -31,13 +31,13 @@ pub use status::SeatStatus;
 
 pub(crate) use failure::error_report;
 pub use failure::failure_artifact;
-use failure::start_failure_report;
+use failure::{start_failure_report, write_failure_artifact};
 pub use start_record::{last_load_ms, start_record, start_record_path};
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpsError {
     #[error(transparent)]
-    UnknownSeat(#[from] crate::fleet::UnknownSeat),
+    UnknownSeat(#[from] crate::fleet::types::UnknownSeat),
     #[error(
         "refused: {seat} is a production seat and --confirm was not given. Would: {would}. Rerun with --confirm to do it"
     )]
@@ -79,7 +79,7 @@ pub enum OpsError {
     #[error(transparent)]
     Backend(#[from] BackendError),
     #[error("cannot write the failure artifact: {0}")]
-    Artifact(String),
+    Artifact(#[source] bakeoff_artifact::StoreError),
 }
 
 /// The outcome of bringing one seat up.
@@ -173,8 +173,10 @@ pub fn describe(action: &str, seat: &Seat, fleet: &Fleet) -> String {
     // What is described is printed and carried in errors: never a secret of the seat's.
     let seat = &seat.redacted();
     let target = match &seat.launch {
-        crate::fleet::Launch::Process(p) => format!("process {} {}", p.command, p.args.join(" ")),
-        crate::fleet::Launch::Docker(d) => format!(
+        crate::fleet::launch::Launch::Process(p) => {
+            format!("process {} {}", p.command, p.args.join(" "))
+        }
+        crate::fleet::launch::Launch::Docker(d) => format!(
             "container {} (image {})",
             seat.container_name().unwrap_or_default(),
             d.image
@@ -188,6 +190,12 @@ pub fn describe(action: &str, seat: &Seat, fleet: &Fleet) -> String {
 }
 
 impl Seats {
+    /// `<out>/<seat>.failure.json` for a seat's first failure there, `<seat>.<run_id>.failure.json`
+    /// for every later one: a failure never replaces an earlier one.
+    pub fn write_failure(&self, seat: &Seat, r: &WatchReport) -> Result<PathBuf, OpsError> {
+        write_failure_artifact(&self.fleet, &self.out_dir, seat, r).map_err(OpsError::Artifact)
+    }
+
     pub fn new(fleet: Fleet, out_dir: PathBuf, watch: WatchOptions) -> Self {
         Self {
             fleet,
@@ -338,8 +346,8 @@ impl Seats {
 
     async fn watch_backend(&self, seat: &Seat, backend: &mut Backend) -> WatchReport {
         let listen_port = match &seat.launch {
-            crate::fleet::Launch::Docker(d) => d.container_port.unwrap_or(seat.port),
-            crate::fleet::Launch::Process(_) => seat.port,
+            crate::fleet::launch::Launch::Docker(d) => d.container_port.unwrap_or(seat.port),
+            crate::fleet::launch::Launch::Process(_) => seat.port,
         };
         watchdog::drive::watch_with_disk(
             backend,
@@ -389,7 +397,7 @@ impl Seats {
             page_cache.clone(),
             conditions.clone(),
         ) {
-            report.notes.push(e);
+            report.notes.push(e.to_string());
         }
         Ok(UpOutcome {
             seat: seat.name.clone(),

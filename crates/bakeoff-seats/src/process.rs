@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-pub use crate::fleet::substitute;
-use crate::fleet::{Fleet, Launch, ProcessLaunch, Seat};
+use crate::fleet::launch::{Launch, ProcessLaunch};
+pub use crate::fleet::types::substitute;
+use crate::fleet::types::{Fleet, Seat};
 use crate::observed::{BackendError, FOLLOW_POLL, LineSplitter, Observed, Status};
 use crate::redact::Redactor;
 use crate::release::{ProcEntry, ProcRoot, Stopped};

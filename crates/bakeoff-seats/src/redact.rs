@@ -31,7 +31,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::fleet::{DockerLaunch, Fleet, Launch, ProcessLaunch, Seat};
+use crate::fleet::launch::{DockerLaunch, Launch, ProcessLaunch};
 
 /// What a secret is replaced with.
 pub const REDACTED: &str = "<redacted>";
@@ -109,34 +109,6 @@ pub struct Redactor {
 }
 
 impl Redactor {
-    pub fn for_seat(seat: &Seat) -> Self {
-        Self::for_seats(std::slice::from_ref(seat))
-    }
-
-    pub fn for_fleet(fleet: &Fleet) -> Self {
-        Self::for_seats(&fleet.seats)
-    }
-
-    fn for_seats(seats: &[Seat]) -> Self {
-        let mut known = Vec::new();
-        for seat in seats {
-            let mut found = Vec::new();
-            launch_into(&seat.launch, &mut found);
-            // The process sees the values with `{port}`/`{seat}`/`{cache}` filled in.
-            for v in found {
-                let sub = crate::fleet::substitute(&v, seat);
-                if sub != v {
-                    known.push(sub);
-                }
-                known.push(v);
-            }
-        }
-        known.retain(|v| v.chars().count() >= MIN_KNOWN && v != REDACTED);
-        known.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-        known.dedup();
-        Self { known }
-    }
-
     /// `s` with the rules applied and every known secret value removed.
     pub fn text(&self, s: &str) -> String {
         let mut t = text(s);
@@ -452,5 +424,6 @@ fn shaped(s: &str, found: &mut Vec<String>) -> String {
     out
 }
 
+mod seat;
 #[cfg(test)]
 mod tests;

@@ -50,7 +50,7 @@ pub struct Stopped {
 }
 
 impl Stopped {
-    pub fn new(seat: &crate::fleet::Seat, local: bool) -> Self {
+    pub fn new(seat: &crate::fleet::types::Seat, local: bool) -> Self {
         Self {
             seat: seat.name.clone(),
             port: seat.port,

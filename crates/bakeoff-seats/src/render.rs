@@ -11,7 +11,7 @@ use bakeoff_wire::term::{self, Grid, Kind, width};
 use serde_json::{Value, json};
 
 use crate::backend::Observed;
-use crate::fleet::Route;
+use crate::fleet::types::Route;
 use crate::ops::{SeatStatus, SwapOutcome, UpOutcome};
 
 /// A watched start, for a terminal: `READY in …` with its phases, or `FAILED [class] …` with the

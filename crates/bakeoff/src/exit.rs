@@ -507,7 +507,11 @@ mod tests {
             exit_codes::FAILED
         );
         assert_eq!(
-            ops(OpsError::Artifact("x".into())).exit_code(),
+            ops(OpsError::Artifact(StoreError::Write {
+                path: "x".into(),
+                source: std::io::Error::other("full"),
+            }))
+            .exit_code(),
             exit_codes::IO
         );
         let confirm = Error::Ops {

@@ -28,7 +28,8 @@ use bakeoff_artifact::{FindingSeverity, SeatFinding};
 use bakeoff_model::args::flag_value;
 
 use super::hub_model::{Pull, args_of, pull_of};
-use crate::fleet::{Launch, Seat};
+use crate::fleet::launch::Launch;
+use crate::fleet::types::Seat;
 
 /// The variables that carry a Hugging Face token (huggingface_hub reads both).
 pub const TOKEN_VARS: [&str; 2] = ["HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"];

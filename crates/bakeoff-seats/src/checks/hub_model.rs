@@ -4,7 +4,8 @@
 
 use bakeoff_model::args::flag_value;
 
-use crate::fleet::{Engine, Launch, Seat};
+use crate::fleet::launch::Launch;
+use crate::fleet::types::{Engine, Seat};
 
 /// How the engine fetches its weights.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,11 +12,12 @@
 pub mod cache_mounts;
 pub mod engine_support;
 pub mod hub_model;
+pub mod model_path;
 pub mod template_pin;
 
 use bakeoff_artifact::SeatFinding;
 
-use crate::fleet::{Fleet, Seat};
+use crate::fleet::types::{Fleet, Seat};
 
 /// Every finding of the checks before `seat` starts: its caches and token, its pinned
 /// template, then whether its engine build knows the checkpoint.

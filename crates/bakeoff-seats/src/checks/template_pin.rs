@@ -31,7 +31,8 @@ use bakeoff_text::{
 use serde::{Deserialize, Serialize};
 
 use super::hub_model::args_of;
-use crate::fleet::{Engine, Fleet, Launch, Seat};
+use crate::fleet::launch::Launch;
+use crate::fleet::types::{Engine, Fleet, Seat};
 
 /// How long the served-template check may wait on the engine.
 const SERVED_TIMEOUT: Duration = Duration::from_secs(10);
@@ -130,7 +131,7 @@ pub fn read_pin(path: &Path) -> Result<String, PinError> {
 pub fn checkpoint_template(
     seat: &Seat,
 ) -> Result<(PathBuf, ExtractedTemplate), NoCheckpointTemplate> {
-    let Some((path, _)) = crate::hooks::model_and_quantization(seat) else {
+    let Some((path, _)) = crate::checks::model_path::model_and_quantization(seat) else {
         return Err(NoCheckpointTemplate::NotLocal);
     };
     // Only regular files and directories: a FIFO or device would block the read.
@@ -307,7 +308,7 @@ fn not_passed(
         Some(v) => {
             let host = match &seat.launch {
                 Launch::Process(_) => Some(PathBuf::from(v)),
-                Launch::Docker(d) => crate::hooks::host_path(Path::new(v), &d.mounts),
+                Launch::Docker(d) => crate::checks::model_path::host_path(Path::new(v), &d.mounts),
             };
             // vLLM also takes the template inline; a file is compared by its content, so a
             // copy of the pin counts as the pin.
@@ -408,14 +409,25 @@ pub async fn after_ready(fleet: &Fleet, seat: &Seat, url: &str) -> Vec<SeatFindi
     findings
 }
 
+/// Why the served template is not there to compare with the pin (a note, never a failure).
+#[derive(Debug, thiserror::Error)]
+enum ServedUnknown {
+    #[error("{0} is not a URL, or its [seat.tls] could not be built")]
+    NoClient(String),
+    #[error(
+        "the engine ({0}) does not expose the template it serves (llama.cpp's /props does; vLLM and SGLang do not)"
+    )]
+    NotExposed(bakeoff_artifact::EngineKind),
+}
+
 /// The template the engine at `url` serves (llama.cpp `/props`), within [`SERVED_TIMEOUT`].
 async fn served_template(
     url: &str,
     api_key: Option<bakeoff_client::ApiKey>,
     tls: &bakeoff_client::tls::TlsOptions,
-) -> Result<String, String> {
+) -> Result<String, ServedUnknown> {
     let client = crate::watchdog::probe_client_for(url, api_key, tls)
-        .ok_or_else(|| format!("{url} is not a URL, or its [seat.tls] could not be built"))?;
+        .ok_or_else(|| ServedUnknown::NoClient(url.to_string()))?;
     let d = discover(
         &client,
         &DiscoveryOptions {
@@ -425,12 +437,8 @@ async fn served_template(
         },
     )
     .await;
-    d.chat_template.ok_or_else(|| {
-        format!(
-            "the engine ({}) does not expose the template it serves (llama.cpp's /props does; vLLM and SGLang do not)",
-            d.facts.engine
-        )
-    })
+    d.chat_template
+        .ok_or(ServedUnknown::NotExposed(d.facts.engine))
 }
 
 /// `template-mismatch`: the served template is not the pin; the evidence is the diff of the

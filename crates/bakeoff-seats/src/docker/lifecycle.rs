@@ -207,7 +207,7 @@ impl DockerBackend {
     }
 
     /// `docker kill` (SIGKILL), with a bounded request.
-    async fn kill(&self) -> Result<(), String> {
+    async fn kill(&self) -> Result<(), bollard::errors::Error> {
         let docker = self
             .docker
             .clone()
@@ -223,7 +223,7 @@ impl DockerBackend {
         {
             Ok(()) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e),
         }
     }
 
@@ -269,7 +269,7 @@ mod tests {
         assert_eq!(stop_request_timeout(0), Duration::from_secs(30));
         assert_eq!(stop_request_timeout(10), Duration::from_secs(40));
         assert_eq!(stop_request_timeout(120), Duration::from_secs(150));
-        let max = crate::fleet::MAX_STOP_TIMEOUT_S;
+        let max = crate::fleet::types::MAX_STOP_TIMEOUT_S;
         assert!(stop_request_timeout(max) > Duration::from_secs(max));
         assert!(i32::try_from(max).is_ok());
     }

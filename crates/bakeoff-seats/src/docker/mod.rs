@@ -19,7 +19,8 @@
 
 use bollard::Docker;
 
-use crate::fleet::{DockerLaunch, Fleet, Launch, Seat};
+use crate::fleet::launch::{DockerLaunch, Launch};
+use crate::fleet::types::{Fleet, Seat};
 use crate::observed::BackendError;
 use crate::redact::Redactor;
 
@@ -35,7 +36,7 @@ pub mod transport;
 
 pub use lifecycle::stop_request_timeout;
 pub use restart::restart_policy;
-pub use transport::{DOCKER_API, connect};
+pub use transport::{ConnectError, DOCKER_API, connect};
 
 pub struct DockerBackend {
     docker: Docker,
@@ -62,9 +63,9 @@ impl DockerBackend {
         let docker =
             connect(fleet.host_of(seat))
                 .await
-                .map_err(|message| BackendError::Docker {
+                .map_err(|source| BackendError::Connect {
                     seat: seat.name.clone(),
-                    message,
+                    source: Box::new(source),
                 })?;
         Self::on(docker, fleet, seat)
     }

@@ -2,14 +2,25 @@
 
 use bollard::models::{RestartPolicy, RestartPolicyNameEnum};
 
+/// A `restart` value Docker would not take; each names the value as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RestartError {
+    #[error("restart {0:?}: the retry count must be a number")]
+    RetryCount(String),
+    #[error("restart {0:?} must be no, always, unless-stopped, on-failure or on-failure:N")]
+    Name(String),
+    #[error("restart {0:?}: only on-failure takes a retry count")]
+    CountWithoutOnFailure(String),
+}
+
 /// A restart policy string of the fleet file, checked.
-pub fn restart_policy(s: &str) -> Result<RestartPolicy, String> {
+pub fn restart_policy(s: &str) -> Result<RestartPolicy, RestartError> {
     let (name, n) = match s.split_once(':') {
         Some((a, b)) => (
             a,
             Some(
                 b.parse::<i64>()
-                    .map_err(|_| format!("restart {s:?}: the retry count must be a number"))?,
+                    .map_err(|_| RestartError::RetryCount(s.to_string()))?,
             ),
         ),
         None => (s, None),
@@ -20,15 +31,11 @@ pub fn restart_policy(s: &str) -> Result<RestartPolicy, String> {
         "unless-stopped" => RestartPolicyNameEnum::UNLESS_STOPPED,
         "on-failure" => RestartPolicyNameEnum::ON_FAILURE,
         other => {
-            return Err(format!(
-                "restart {other:?} must be no, always, unless-stopped, on-failure or on-failure:N"
-            ));
+            return Err(RestartError::Name(other.to_string()));
         }
     };
     if n.is_some() && name != RestartPolicyNameEnum::ON_FAILURE {
-        return Err(format!(
-            "restart {s:?}: only on-failure takes a retry count"
-        ));
+        return Err(RestartError::CountWithoutOnFailure(s.to_string()));
     }
     Ok(RestartPolicy {
         name: Some(name),

@@ -28,13 +28,13 @@ impl DockerBackend {
         labels.insert("bakeoff.fleet".into(), self.fleet_name.clone());
         labels.insert("bakeoff.config-hash".into(), self.config_hash());
         labels.insert("bakeoff.role".into(), self.seat.role.as_str().to_string());
-        let memory = l.memory_bytes().map_err(|e| self.err(e))?;
+        let memory = l.memory_bytes().map_err(|e| self.err(e.to_string()))?;
         let restart = l
             .restart
             .as_deref()
             .map(restart_policy)
             .transpose()
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.err(e.to_string()))?;
         let device_requests = (!l.gpus.is_empty()).then(|| {
             vec![DeviceRequest {
                 driver: Some("nvidia".into()),
@@ -63,7 +63,7 @@ impl DockerBackend {
             cmd: (!l.command.is_empty()).then(|| {
                 l.command
                     .iter()
-                    .map(|c| crate::fleet::substitute(c, &self.seat))
+                    .map(|c| crate::fleet::types::substitute(c, &self.seat))
                     .collect()
             }),
             env: Some(l.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),

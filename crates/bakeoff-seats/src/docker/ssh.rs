@@ -24,7 +24,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::watch;
 
-use crate::fleet::SshAddress;
+use crate::fleet::docker_host::SshAddress;
 
 /// How long `ssh` may take to open the TCP connection to a host.
 pub const SSH_CONNECT_TIMEOUT_S: u64 = 10;

@@ -5,7 +5,8 @@
 
 use bollard::Docker;
 
-use crate::fleet::{Host, SshAddress};
+use crate::fleet::docker_host::{SshAddress, SshAddressError};
+use crate::fleet::types::Host;
 
 use super::ssh::SshTarget;
 
@@ -26,9 +27,28 @@ pub fn label(host: Option<&Host>) -> String {
     }
 }
 
+/// Why no Docker engine could be reached (one line, naming the address as [`label`] gives it).
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error(transparent)]
+    Address(#[from] SshAddressError),
+    #[error("cannot connect to {label}: {source}")]
+    Connect {
+        label: String,
+        source: bollard::errors::Error,
+    },
+    /// `hint` says what to check, by transport.
+    #[error("no Docker engine answers at {label}: {} ({hint})", chain(source))]
+    NoAnswer {
+        label: String,
+        source: bollard::errors::Error,
+        hint: &'static str,
+    },
+}
+
 /// A client for `host`'s engine (`None` or no `docker` key: this machine's socket), its API
 /// version negotiated: an error when nothing answers.
-pub async fn connect(host: Option<&Host>) -> Result<Docker, String> {
+pub async fn connect(host: Option<&Host>) -> Result<Docker, ConnectError> {
     let label = label(host);
     let api = &DOCKER_API;
     let d = match host.and_then(|h| h.docker.as_deref()) {
@@ -46,7 +66,10 @@ pub async fn connect(host: Option<&Host>) -> Result<Docker, String> {
             None => Docker::connect_with_http(a, REQUEST_TIMEOUT_S, api),
         },
     }
-    .map_err(|e| format!("cannot connect to {label}: {e}"))?;
+    .map_err(|source| ConnectError::Connect {
+        label: label.clone(),
+        source,
+    })?;
     // What to check, by transport: over ssh the login and the remote docker CLI come first.
     let hint = if label.starts_with("ssh://") {
         "check that `ssh USER@HOST docker version` works without a prompt"
@@ -54,12 +77,13 @@ pub async fn connect(host: Option<&Host>) -> Result<Docker, String> {
         "is dockerd running?"
     };
     // Negotiation only lowers the version (an older daemon); it fails when nothing answers.
-    d.negotiate_version().await.map_err(|e| {
-        format!(
-            "no Docker engine answers at {label}: {} ({hint})",
-            chain(&e)
-        )
-    })
+    d.negotiate_version()
+        .await
+        .map_err(|source| ConnectError::NoAnswer {
+            label,
+            source,
+            hint,
+        })
 }
 
 /// An `ssh` command that runs `remote` on an `ssh://` host, with the options its Docker
@@ -74,7 +98,7 @@ pub fn ssh_command(host: &Host, remote: &[&str]) -> Result<std::process::Command
         ));
     };
     let target = SshTarget {
-        address: SshAddress::parse(a)?,
+        address: SshAddress::parse(a).map_err(|e| e.to_string())?,
         config: host.ssh_config.clone(),
     };
     let mut c = std::process::Command::new("ssh");

@@ -17,6 +17,60 @@ pub struct TlsFiles {
     pub key: PathBuf,
 }
 
+/// A host's `[hosts.NAME]` entry the fleet file cannot have (each names the host and the fix).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum HostInvalid {
+    #[error(
+        "host {host:?}: tls and ssh_config need a docker address (docker = \"tcp://HOST:2376\" or \"ssh://USER@HOST\")"
+    )]
+    KeysWithoutDocker { host: String },
+    #[error(
+        "host {host:?}: tls needs docker = \"tcp://HOST:2376\" (a {scheme}:// address is not TLS)"
+    )]
+    TlsNotTcp { host: String, scheme: String },
+    #[error("host {host:?}: tls is for tcp:// addresses; ssh:// is already encrypted: drop tls")]
+    TlsOverSsh { host: String },
+    /// `docker` as written, redacted.
+    #[error(
+        "host {host:?}: docker = {docker:?} must start with unix://, tcp://, http:// or ssh://"
+    )]
+    Scheme { host: String, docker: String },
+    #[error(
+        "host {host:?}: ssh_config is for ssh:// addresses: drop it or use docker = \"ssh://USER@HOST\""
+    )]
+    SshConfigNotSsh { host: String },
+    #[error(
+        "host {host:?}: docker = an ssh:// address that does not parse ({source}); write ssh://USER@HOST[:PORT]"
+    )]
+    SshUnparsable {
+        host: String,
+        source: url::ParseError,
+    },
+    // Never echo the address back here: it may hold the password being refused.
+    #[error(
+        "host {host:?}: the ssh:// address holds a password; bakeoff never sends one: use a key (ssh-agent or IdentityFile) and write docker = \"ssh://USER@HOST\""
+    )]
+    SshPassword { host: String },
+    #[error("host {host:?}: docker = {docker:?} names no host; write ssh://USER@HOST[:PORT]")]
+    SshNoHost { host: String, docker: String },
+    #[error(
+        "host {host:?}: docker = {docker:?} has a path; write ssh://USER@HOST[:PORT] (the remote's docker CLI picks its own socket)"
+    )]
+    SshPath { host: String, docker: String },
+    /// `key` (`tls.ca`, `ssh_config`, …) names no file; `path` as resolved.
+    #[error(
+        "host {host:?}: {key} {} is not a file (fix the path; a relative path is relative to the fleet file)",
+        path.display()
+    )]
+    NotAFile {
+        host: String,
+        key: &'static str,
+        path: PathBuf,
+    },
+    #[error("host {host:?}: gpu_memory_gib = {gib} must be a size in GiB above 0 (e.g. 80)")]
+    GpuMemory { host: String, gib: f64 },
+}
+
 /// A host's checked Docker keys.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct DockerKeys {
@@ -33,12 +87,11 @@ pub(super) fn check(
     tls: Option<&TlsFiles>,
     ssh_config: Option<&Path>,
     dir: &Path,
-) -> Result<DockerKeys, String> {
+) -> Result<DockerKeys, HostInvalid> {
+    let host = || name.to_string();
     let Some(d) = docker else {
         if tls.is_some() || ssh_config.is_some() {
-            return Err(format!(
-                "host {name:?}: tls and ssh_config need a docker address (docker = \"tcp://HOST:2376\" or \"ssh://USER@HOST\")"
-            ));
+            return Err(HostInvalid::KeysWithoutDocker { host: host() });
         }
         return Ok(DockerKeys::default());
     };
@@ -46,35 +99,32 @@ pub(super) fn check(
     match scheme {
         "unix" | "http" => {
             if tls.is_some() {
-                return Err(format!(
-                    "host {name:?}: tls needs docker = \"tcp://HOST:2376\" (a {scheme}:// address is not TLS)"
-                ));
+                return Err(HostInvalid::TlsNotTcp {
+                    host: host(),
+                    scheme: scheme.to_string(),
+                });
             }
         }
         "tcp" => {}
         "ssh" => {
             check_ssh(name, d)?;
             if tls.is_some() {
-                return Err(format!(
-                    "host {name:?}: tls is for tcp:// addresses; ssh:// is already encrypted: drop tls"
-                ));
+                return Err(HostInvalid::TlsOverSsh { host: host() });
             }
         }
         _ => {
-            return Err(format!(
-                "host {name:?}: docker = {:?} must start with unix://, tcp://, http:// or ssh://",
-                crate::redact::text(d)
-            ));
+            return Err(HostInvalid::Scheme {
+                host: host(),
+                docker: crate::redact::text(d),
+            });
         }
     }
     if ssh_config.is_some() && scheme != "ssh" {
-        return Err(format!(
-            "host {name:?}: ssh_config is for ssh:// addresses: drop it or use docker = \"ssh://USER@HOST\""
-        ));
+        return Err(HostInvalid::SshConfigNotSsh { host: host() });
     }
     let tls = tls
         .map(|t| {
-            Ok::<_, String>(TlsFiles {
+            Ok::<_, HostInvalid>(TlsFiles {
                 ca: existing(name, "tls.ca", &t.ca, dir)?,
                 cert: existing(name, "tls.cert", &t.cert, dir)?,
                 key: existing(name, "tls.key", &t.key, dir)?,
@@ -92,41 +142,57 @@ pub(super) fn check(
 }
 
 /// An `ssh://[USER@]HOST[:PORT]` address: a host, no password, no path.
-fn check_ssh(name: &str, d: &str) -> Result<(), String> {
-    let url = url::Url::parse(d).map_err(|e| {
-        format!("host {name:?}: docker = an ssh:// address that does not parse ({e}); write ssh://USER@HOST[:PORT]")
+fn check_ssh(name: &str, d: &str) -> Result<(), HostInvalid> {
+    let host = || name.to_string();
+    let url = url::Url::parse(d).map_err(|source| HostInvalid::SshUnparsable {
+        host: host(),
+        source,
     })?;
     // Never echo the address back here: it may hold the password being refused.
     if url.password().is_some() {
-        return Err(format!(
-            "host {name:?}: the ssh:// address holds a password; bakeoff never sends one: \
-             use a key (ssh-agent or IdentityFile) and write docker = \"ssh://USER@HOST\""
-        ));
+        return Err(HostInvalid::SshPassword { host: host() });
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!(
-            "host {name:?}: docker = {d:?} names no host; write ssh://USER@HOST[:PORT]"
-        ));
+        return Err(HostInvalid::SshNoHost {
+            host: host(),
+            docker: d.to_string(),
+        });
     }
     if !matches!(url.path(), "" | "/") || url.query().is_some() {
-        return Err(format!(
-            "host {name:?}: docker = {d:?} has a path; write ssh://USER@HOST[:PORT] (the remote's docker CLI picks its own socket)"
-        ));
+        return Err(HostInvalid::SshPath {
+            host: host(),
+            docker: d.to_string(),
+        });
     }
     Ok(())
 }
 
 /// `p` resolved against `dir`, refused when no such file exists.
-fn existing(name: &str, key: &str, p: &Path, dir: &Path) -> Result<PathBuf, String> {
+fn existing(name: &str, key: &'static str, p: &Path, dir: &Path) -> Result<PathBuf, HostInvalid> {
     let full = dir.join(p);
     if full.is_file() {
         Ok(full)
     } else {
-        Err(format!(
-            "host {name:?}: {key} {} is not a file (fix the path; a relative path is relative to the fleet file)",
-            full.display()
-        ))
+        Err(HostInvalid::NotAFile {
+            host: name.to_string(),
+            key,
+            path: full,
+        })
     }
+}
+
+/// A `docker` value that is not an `ssh://[USER@]HOST[:PORT]` address without a password.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SshAddressError {
+    #[error("{address:?} is not an ssh://USER@HOST[:PORT] address: {source}")]
+    Unparsable {
+        address: String,
+        source: url::ParseError,
+    },
+    #[error("not an ssh://USER@HOST[:PORT] address without a password")]
+    NotSsh,
+    #[error("{address:?} names no host")]
+    NoHost { address: String },
 }
 
 /// The parts of a checked `ssh://[USER@]HOST[:PORT]` address.
@@ -138,16 +204,20 @@ pub struct SshAddress {
 }
 
 impl SshAddress {
-    pub fn parse(d: &str) -> Result<SshAddress, String> {
-        let url = url::Url::parse(d)
-            .map_err(|e| format!("{d:?} is not an ssh://USER@HOST[:PORT] address: {e}"))?;
+    pub fn parse(d: &str) -> Result<SshAddress, SshAddressError> {
+        let url = url::Url::parse(d).map_err(|source| SshAddressError::Unparsable {
+            address: d.to_string(),
+            source,
+        })?;
         if url.scheme() != "ssh" || url.password().is_some() {
-            return Err("not an ssh://USER@HOST[:PORT] address without a password".into());
+            return Err(SshAddressError::NotSsh);
         }
-        let host = url
-            .host_str()
-            .filter(|h| !h.is_empty())
-            .ok_or_else(|| format!("{d:?} names no host"))?;
+        let host =
+            url.host_str()
+                .filter(|h| !h.is_empty())
+                .ok_or_else(|| SshAddressError::NoHost {
+                    address: d.to_string(),
+                })?;
         let destination = match url.username() {
             "" => host.to_string(),
             u => format!("{u}@{host}"),
@@ -206,7 +276,9 @@ mod tests {
     #[test]
     fn a_password_in_an_ssh_address_is_refused_without_echoing_it() {
         let d = dir_with(&[]);
-        let e = check("g", Some("ssh://ops:hunter2@gpu2"), None, None, d.path()).unwrap_err();
+        let e = check("g", Some("ssh://ops:hunter2@gpu2"), None, None, d.path())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("holds a password"), "{e}");
         assert!(e.contains("use a key"), "{e}");
         assert!(!e.contains("hunter2"), "{e}");
@@ -220,7 +292,9 @@ mod tests {
             cert: "cert.pem".into(),
             key: "certs/key.pem".into(),
         };
-        let e = check("b", Some("tcp://h:2376"), Some(&tls), None, d.path()).unwrap_err();
+        let e = check("b", Some("tcp://h:2376"), Some(&tls), None, d.path())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("tls.key"), "{e}");
         assert!(e.contains("certs/key.pem"), "{e}");
     }
@@ -252,7 +326,9 @@ mod tests {
             ),
             (Some("ssh://u@"), None, None, "ssh://USER@HOST"),
         ] {
-            let e = check("x", addr, tls, cfg, d.path()).unwrap_err();
+            let e = check("x", addr, tls, cfg, d.path())
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(says), "{addr:?}: {e}");
         }
     }

@@ -7,9 +7,97 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{
-    DockerLaunch, Engine, Fleet, Host, Launch, MAX_STOP_TIMEOUT_S, ProcessLaunch, Role, Route, Seat,
-};
+use super::docker_host::HostInvalid;
+use super::launch::{DockerLaunch, Launch, NotASize, ProcessLaunch};
+use super::seat_tls::SeatTlsError;
+use super::types::{Engine, Fleet, Host, MAX_STOP_TIMEOUT_S, Role, Route, Seat};
+use crate::checks::template_pin::BadPin;
+use crate::docker::restart::RestartError;
+
+/// What makes a fleet file invalid, once it parsed: [`super::FleetError::Invalid`] reports it
+/// after the file's path.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetInvalid {
+    /// The redacted `[gateway] url`.
+    #[error("[gateway] url = {url:?} is not an http(s) URL: write it as http://HOST:PORT")]
+    GatewayUrl { url: String },
+    #[error(transparent)]
+    Host(#[from] HostInvalid),
+    #[error("seat {seat:?}: {reason}")]
+    Seat {
+        seat: String,
+        #[source]
+        reason: SeatInvalid,
+    },
+    #[error(transparent)]
+    SeatTls(#[from] SeatTlsError),
+    #[error(transparent)]
+    Pin(#[from] BadPin),
+    #[error("route {alias:?}: seat {seat:?} is not declared")]
+    RouteSeat { alias: String, seat: String },
+    #[error("route {alias:?}: give seat = \"NAME\" or api_base = \"http://host:port/v1\"")]
+    RouteTarget { alias: String },
+}
+
+/// What is wrong with one `[[seat]]` (the message after `seat "NAME": `).
+#[derive(Debug, thiserror::Error)]
+pub enum SeatInvalid {
+    /// The seat's name is not a slug (the slug check's words, about a name).
+    #[error("{}", source.to_string().replace("slug", "name"))]
+    Name {
+        source: bakeoff_artifact::slug::BadSlug,
+    },
+    #[error("declared twice (seat names are unique)")]
+    Twice,
+    #[error("host {host:?} is not declared (add [hosts.{host}])")]
+    HostUndeclared { host: String },
+    #[error("port must be 1-65535")]
+    Port,
+    #[error(
+        "stop_timeout_s {0} is over the {MAX_STOP_TIMEOUT_S} s limit; use a value of 0-{MAX_STOP_TIMEOUT_S}"
+    )]
+    StopTimeout(u64),
+    #[error("gpu_memory_utilization {0} must be in (0, 1]")]
+    GpuMemoryUtilization(f64),
+    #[error(
+        "api_key_env {0:?} is not an environment variable's name; name the variable that holds the key, e.g. api_key_env = \"SEAT_API_KEY\""
+    )]
+    ApiKeyEnv(String),
+    #[error("has both [seat.process] and [seat.docker]: pick one")]
+    BothLaunches,
+    #[error("has no launch: add [seat.process] (command, args, env) or [seat.docker] (image, …)")]
+    NoLaunch,
+    #[error("process.command is empty")]
+    EmptyCommand,
+    #[error(
+        "a process seat runs on this machine: host must be \"local\" (use docker for remote hosts)"
+    )]
+    ProcessNotLocal,
+    #[error("docker.image is empty")]
+    EmptyImage,
+    #[error(transparent)]
+    Memory(#[from] NotASize),
+    #[error("docker.network_mode is empty: drop it or write \"host\"")]
+    EmptyNetworkMode,
+    #[error(
+        "docker.network_mode = \"host\" publishes no port: drop container_port and let the engine listen on {{port}}"
+    )]
+    HostNetworkPort,
+    #[error(transparent)]
+    Restart(#[from] RestartError),
+    #[error("mount {0:?} must be HOST:CONTAINER or HOST:CONTAINER:ro")]
+    Mount(String),
+    /// A container GPU id over the host's declared count.
+    #[error("GPU {gpu} is not on host {host:?}, which declares gpus = {gpus}")]
+    ContainerGpu { gpu: u32, host: String, gpus: u32 },
+    /// A seat's GPU id (a container's or a process's `CUDA_VISIBLE_DEVICES`) over the host's
+    /// declared count.
+    #[error(
+        "GPU {gpu} is not on host {host:?}: it declares gpus = {gpus} (ids 0-{}); fix: use an id of that host, or correct [hosts.{host}] gpus",
+        gpus - 1
+    )]
+    GpuNotOnHost { gpu: u32, host: String, gpus: u32 },
+}
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -40,7 +128,7 @@ pub(super) struct RawHost {
     /// local socket.
     docker: Option<String>,
     /// `{ ca, cert, key }` for a `tcp://` engine with `--tlsverify` (super::docker_host).
-    tls: Option<super::TlsFiles>,
+    tls: Option<super::docker_host::TlsFiles>,
     /// An ssh_config file for an `ssh://` host (`ssh -F`), relative to the fleet file.
     ssh_config: Option<PathBuf>,
     /// Where seats on this host answer (default 127.0.0.1).
@@ -133,7 +221,7 @@ impl RawFile {
     }
 
     /// The gateway's base URL (`[gateway] url`), checked to be an http(s) URL.
-    pub(super) fn gateway_url(&self) -> Result<Option<String>, String> {
+    pub(super) fn gateway_url(&self) -> Result<Option<String>, FleetInvalid> {
         let Some(u) = self.gateway.as_ref().and_then(|g| g.url.as_ref()) else {
             return Ok(None);
         };
@@ -141,10 +229,9 @@ impl RawFile {
             Ok(p) if (p.scheme() == "http" || p.scheme() == "https") && p.host().is_some() => {
                 Ok(Some(u.trim_end_matches('/').to_string()))
             }
-            _ => Err(format!(
-                "[gateway] url = {:?} is not an http(s) URL: write it as http://HOST:PORT",
-                crate::redact::text(u)
-            )),
+            _ => Err(FleetInvalid::GatewayUrl {
+                url: crate::redact::text(u),
+            }),
         }
     }
 
@@ -165,7 +252,7 @@ impl RawFile {
 
     /// The declared hosts, plus `local` (this machine, its Docker socket) when not declared.
     /// Relative `tls` and `ssh_config` paths are relative to `dir`, the fleet file's directory.
-    pub(super) fn hosts(&self, dir: &Path) -> Result<BTreeMap<String, Host>, String> {
+    pub(super) fn hosts(&self, dir: &Path) -> Result<BTreeMap<String, Host>, HostInvalid> {
         let mut hosts = BTreeMap::new();
         for (name, h) in &self.hosts {
             let keys = super::docker_host::check(
@@ -178,9 +265,10 @@ impl RawFile {
             if let Some(m) = h.gpu_memory_gib
                 && !(m.is_finite() && m > 0.0)
             {
-                return Err(format!(
-                    "host {name:?}: gpu_memory_gib = {m} must be a size in GiB above 0 (e.g. 80)"
-                ));
+                return Err(HostInvalid::GpuMemory {
+                    host: name.clone(),
+                    gib: m,
+                });
             }
             hosts.insert(
                 name.clone(),
@@ -211,34 +299,39 @@ impl RawFile {
     }
 
     /// The seats, each checked against `hosts` and the seats before it.
-    pub(super) fn seats(&self, hosts: &BTreeMap<String, Host>) -> Result<Vec<Seat>, String> {
+    pub(super) fn seats(&self, hosts: &BTreeMap<String, Host>) -> Result<Vec<Seat>, FleetInvalid> {
         let mut seats: Vec<Seat> = Vec::new();
         for s in &self.seat {
             let seat = s
                 .check(hosts, &seats)
-                .map_err(|m| format!("seat {:?}: {m}", s.name))?;
+                .map_err(|reason| FleetInvalid::Seat {
+                    seat: s.name.clone(),
+                    reason,
+                })?;
             seats.push(seat);
         }
         Ok(seats)
     }
 
     /// The `[[route]]` aliases, resolved against the seats of `fleet`.
-    pub(super) fn routes(&self, fleet: &Fleet) -> Result<Vec<Route>, String> {
+    pub(super) fn routes(&self, fleet: &Fleet) -> Result<Vec<Route>, FleetInvalid> {
         let mut routes = Vec::new();
         for r in &self.route {
             let seat = match (&r.seat, &r.api_base) {
                 (Some(s), _) => {
                     if fleet.seat(s).is_none() {
-                        return Err(format!("route {:?}: seat {s:?} is not declared", r.alias));
+                        return Err(FleetInvalid::RouteSeat {
+                            alias: r.alias.clone(),
+                            seat: s.clone(),
+                        });
                     }
                     Some(s.clone())
                 }
                 (None, Some(base)) => fleet.resolve_api_base(base),
                 (None, None) => {
-                    return Err(format!(
-                        "route {:?}: give seat = \"NAME\" or api_base = \"http://host:port/v1\"",
-                        r.alias
-                    ));
+                    return Err(FleetInvalid::RouteTarget {
+                        alias: r.alias.clone(),
+                    });
                 }
             };
             routes.push(Route {
@@ -256,32 +349,29 @@ impl RawFile {
 impl RawSeat {
     /// The checked seat; `seats` are those declared before it. The message says what is wrong
     /// (the caller names the seat).
-    fn check(&self, hosts: &BTreeMap<String, Host>, seats: &[Seat]) -> Result<Seat, String> {
+    fn check(&self, hosts: &BTreeMap<String, Host>, seats: &[Seat]) -> Result<Seat, SeatInvalid> {
         bakeoff_artifact::slug::validate_slug(&self.name)
-            .map_err(|e| e.to_string().replace("slug", "name"))?;
+            .map_err(|source| SeatInvalid::Name { source })?;
         if seats.iter().any(|o| o.name == self.name) {
-            return Err("declared twice (seat names are unique)".into());
+            return Err(SeatInvalid::Twice);
         }
-        let host = hosts.get(&self.host).ok_or_else(|| {
-            format!(
-                "host {:?} is not declared (add [hosts.{}])",
-                self.host, self.host
-            )
-        })?;
+        let host = hosts
+            .get(&self.host)
+            .ok_or_else(|| SeatInvalid::HostUndeclared {
+                host: self.host.clone(),
+            })?;
         if self.port == 0 {
-            return Err("port must be 1-65535".into());
+            return Err(SeatInvalid::Port);
         }
         if let Some(t) = self.stop_timeout_s
             && t > MAX_STOP_TIMEOUT_S
         {
-            return Err(format!(
-                "stop_timeout_s {t} is over the {MAX_STOP_TIMEOUT_S} s limit; use a value of 0-{MAX_STOP_TIMEOUT_S}"
-            ));
+            return Err(SeatInvalid::StopTimeout(t));
         }
         if let Some(u) = self.gpu_memory_utilization
             && !(u > 0.0 && u <= 1.0)
         {
-            return Err(format!("gpu_memory_utilization {u} must be in (0, 1]"));
+            return Err(SeatInvalid::GpuMemoryUtilization(u));
         }
         let launch = self.launch(host)?;
         Ok(Seat {
@@ -297,10 +387,12 @@ impl RawSeat {
             stop_timeout_s: self.stop_timeout_s.unwrap_or(10),
             chat_template: self.chat_template.clone(),
             api_key_env: match &self.api_key_env {
-                Some(n) if n.trim().is_empty() || n.contains(char::is_whitespace) || n.contains('=') => {
-                    return Err(format!(
-                        "api_key_env {n:?} is not an environment variable's name; name the variable that holds the key, e.g. api_key_env = \"SEAT_API_KEY\""
-                    ));
+                Some(n)
+                    if n.trim().is_empty()
+                        || n.contains(char::is_whitespace)
+                        || n.contains('=') =>
+                {
+                    return Err(SeatInvalid::ApiKeyEnv(n.clone()));
                 }
                 other => other.clone(),
             },
@@ -309,50 +401,41 @@ impl RawSeat {
     }
 
     /// The seat's one launch, process or Docker, checked.
-    fn launch(&self, host: &Host) -> Result<Launch, String> {
+    fn launch(&self, host: &Host) -> Result<Launch, SeatInvalid> {
         match (&self.process, &self.docker) {
             (Some(p), None) => process_launch(p, &self.host).map(Launch::Process),
             (None, Some(d)) => docker_launch(d, host).map(Launch::Docker),
-            (Some(_), Some(_)) => Err("has both [seat.process] and [seat.docker]: pick one".into()),
-            (None, None) => Err(
-                "has no launch: add [seat.process] (command, args, env) or [seat.docker] (image, …)"
-                    .into(),
-            ),
+            (Some(_), Some(_)) => Err(SeatInvalid::BothLaunches),
+            (None, None) => Err(SeatInvalid::NoLaunch),
         }
     }
 }
 
 /// A process launch: a command, on this machine (`host` is the seat's host name).
-fn process_launch(p: &ProcessLaunch, host: &str) -> Result<ProcessLaunch, String> {
+fn process_launch(p: &ProcessLaunch, host: &str) -> Result<ProcessLaunch, SeatInvalid> {
     if p.command.trim().is_empty() {
-        return Err("process.command is empty".into());
+        return Err(SeatInvalid::EmptyCommand);
     }
     if host != "local" {
-        return Err(
-            "a process seat runs on this machine: host must be \"local\" (use docker for remote hosts)"
-                .into(),
-        );
+        return Err(SeatInvalid::ProcessNotLocal);
     }
     Ok(p.clone())
 }
 
 /// A Docker launch: an image, a memory size and restart policy Docker accepts, mounts with both
 /// sides, and GPUs the host has.
-fn docker_launch(d: &DockerLaunch, host: &Host) -> Result<DockerLaunch, String> {
+fn docker_launch(d: &DockerLaunch, host: &Host) -> Result<DockerLaunch, SeatInvalid> {
     if d.image.trim().is_empty() {
-        return Err("docker.image is empty".into());
+        return Err(SeatInvalid::EmptyImage);
     }
     d.memory_bytes()?;
     match d.network_mode.as_deref() {
         Some(m) if m.trim().is_empty() => {
-            return Err("docker.network_mode is empty: drop it or write \"host\"".into());
+            return Err(SeatInvalid::EmptyNetworkMode);
         }
         // Nothing is published on the host network: the engine must listen on the seat's port.
         Some("host") if d.container_port.is_some() => {
-            return Err(
-                "docker.network_mode = \"host\" publishes no port: drop container_port and let the engine listen on {port}"
-                    .into(),
-            );
+            return Err(SeatInvalid::HostNetworkPort);
         }
         _ => {}
     }
@@ -361,19 +444,18 @@ fn docker_launch(d: &DockerLaunch, host: &Host) -> Result<DockerLaunch, String> 
     }
     for m in &d.mounts {
         if m.split(':').count() < 2 {
-            return Err(format!(
-                "mount {m:?} must be HOST:CONTAINER or HOST:CONTAINER:ro"
-            ));
+            return Err(SeatInvalid::Mount(m.clone()));
         }
     }
     for g in &d.gpus {
         if let Ok(i) = g.parse::<u32>()
             && i >= host.gpus
         {
-            return Err(format!(
-                "GPU {i} is not on host {:?}, which declares gpus = {}",
-                host.name, host.gpus
-            ));
+            return Err(SeatInvalid::ContainerGpu {
+                gpu: i,
+                host: host.name.clone(),
+                gpus: host.gpus,
+            });
         }
     }
     Ok(d.clone())
@@ -383,7 +465,7 @@ fn docker_launch(d: &DockerLaunch, host: &Host) -> Result<DockerLaunch, String> 
 /// refused at parse (the fleet field cases' (docs/field-cases.md) fleet numbered GPUs per host; a seat moved between hosts keeps
 /// ids its new host does not have, and the engine finds out at load). `all`, UUIDs and a host
 /// without a declared count are not checked.
-fn gpus_on_host(seat: Seat, host: &Host) -> Result<Seat, String> {
+fn gpus_on_host(seat: Seat, host: &Host) -> Result<Seat, SeatInvalid> {
     if host.gpus == 0 {
         return Ok(seat);
     }
@@ -391,13 +473,11 @@ fn gpus_on_host(seat: Seat, host: &Host) -> Result<Seat, String> {
         if let Ok(i) = id.parse::<u32>()
             && i >= host.gpus
         {
-            return Err(format!(
-                "GPU {i} is not on host {:?}: it declares gpus = {} (ids 0-{}); fix: use an id of that host, or correct [hosts.{}] gpus",
-                host.name,
-                host.gpus,
-                host.gpus - 1,
-                host.name
-            ));
+            return Err(SeatInvalid::GpuNotOnHost {
+                gpu: i,
+                host: host.name.clone(),
+                gpus: host.gpus,
+            });
         }
     }
     Ok(seat)

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Launch, Seat};
+use super::launch::Launch;
 
 /// How bakeoff trusts a seat's HTTPS (`[seat.tls]`); present means the seat serves HTTPS.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,25 +77,36 @@ pub(super) fn of(raw: Option<&RawSeatTls>, launch: &Launch) -> Option<SeatTls> {
     }
 }
 
-/// Resolve every seat's `ca_cert` against `dir` (the fleet file's directory) and check it is a
-/// usable PEM now, so a typo fails the parse, not the first probe after a start.
-pub(super) fn resolve(mut seats: Vec<Seat>, dir: &Path) -> Result<Vec<Seat>, String> {
-    for s in &mut seats {
-        let Some(tls) = s.tls.as_mut() else { continue };
-        if let Some(p) = tls.ca_cert.as_mut() {
-            *p = dir.join(&*p);
-        }
-        if let Err(e) = bakeoff_client::tls::Tls::new(&tls.options()) {
-            let why = match e {
-                bakeoff_client::tls::TlsError::CaCert { path, message } => format!(
-                    "ca_cert {path}: {message}; give a PEM file with the CA's certificate (BEGIN CERTIFICATE)"
-                ),
-                other => other.to_string(),
-            };
-            return Err(format!("seat {:?}: [seat.tls] {why}", s.name));
-        }
+/// A seat's `[seat.tls]` whose CA cannot be used (the seat named).
+#[derive(Debug, thiserror::Error)]
+#[error("seat {seat:?}: [seat.tls] {}", why(source))]
+pub struct SeatTlsError {
+    pub seat: String,
+    pub source: bakeoff_client::tls::TlsError,
+}
+
+/// What is wrong with the CA, in the fleet file's words (`ca_cert`, not the flag `--ca-cert`).
+fn why(e: &bakeoff_client::tls::TlsError) -> String {
+    match e {
+        bakeoff_client::tls::TlsError::CaCert { path, message } => format!(
+            "ca_cert {path}: {message}; give a PEM file with the CA's certificate (BEGIN CERTIFICATE)"
+        ),
+        other => other.to_string(),
     }
-    Ok(seats)
+}
+
+/// Resolve seat `seat`'s `ca_cert` against `dir` (the fleet file's directory) and check it is a
+/// usable PEM now, so a typo fails the parse, not the first probe after a start.
+pub(super) fn resolve(seat: &str, tls: &mut SeatTls, dir: &Path) -> Result<(), SeatTlsError> {
+    if let Some(p) = tls.ca_cert.as_mut() {
+        *p = dir.join(&*p);
+    }
+    bakeoff_client::tls::Tls::new(&tls.options())
+        .map(|_| ())
+        .map_err(|source| SeatTlsError {
+            seat: seat.to_string(),
+            source,
+        })
 }
 
 #[cfg(test)]

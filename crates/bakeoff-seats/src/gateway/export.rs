@@ -21,7 +21,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::GatewayError;
-use crate::fleet::{Engine, Fleet, Role, Route, Seat};
+use crate::fleet::types::{Engine, Fleet, Role, Route, Seat};
 
 /// A LiteLLM proxy config: only the part bakeoff writes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,7 +11,7 @@ use bakeoff_client::{ApiKey, Client, ClientOptions, EndpointUrl, Method, Timeout
 use bakeoff_wire::chat::{ChatRequest, Message};
 use serde_json::{Value, json};
 
-use crate::fleet::Fleet;
+use crate::fleet::types::Fleet;
 use crate::ops::SeatStatus;
 
 /// One deployment as the gateway lists it.

@@ -1,30 +1,30 @@
 //! A seat's failure: the report of a start that failed before anything could be watched, and
 //! the `<slug>.failure.json` artifact every failed operation writes.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use bakeoff_artifact::{
     Artifact, ArtifactKind, Candidate, ContextWindow, EndpointRecord, Evidence, Failure, RunFiles,
-    SeatRecord, run_id_now,
+    SeatRecord, StoreError, run_id_now,
 };
 
-use super::{OpsError, Seats};
 use crate::backend::BackendError;
-use crate::fleet::{Fleet, Seat};
-use crate::hooks;
+use crate::fleet::types::{Fleet, Seat};
 use crate::watchdog::{self, WatchReport};
 
-impl Seats {
-    /// `<out>/<seat>.failure.json` for a seat's first failure there, `<seat>.<run_id>.failure.json`
-    /// for every later one: a failure never replaces an earlier one.
-    pub fn write_failure(&self, seat: &Seat, r: &WatchReport) -> Result<PathBuf, OpsError> {
-        let mut art = failure_artifact(&self.fleet, seat, r);
-        let run_id = run_id_now();
-        art.run_id = Some(run_id.clone());
-        RunFiles::claim(&self.out_dir, &seat.name, &run_id)
-            .and_then(|mut files| files.write_artifact(&art))
-            .map_err(|e| OpsError::Artifact(e.to_string()))
-    }
+/// Write the failure artifact of `seat` into `out_dir`: `<seat>.failure.json` for a seat's first
+/// failure there, `<seat>.<run_id>.failure.json` for every later one (a failure never replaces
+/// an earlier one).
+pub(super) fn write_failure_artifact(
+    fleet: &Fleet,
+    out_dir: &Path,
+    seat: &Seat,
+    r: &WatchReport,
+) -> Result<PathBuf, StoreError> {
+    let mut art = failure_artifact(fleet, seat, r);
+    let run_id = run_id_now();
+    art.run_id = Some(run_id.clone());
+    RunFiles::claim(out_dir, &seat.name, &run_id).and_then(|mut files| files.write_artifact(&art))
 }
 
 /// A failure before the watchdog had anything to watch: the engine API refused the start.
@@ -69,10 +69,10 @@ pub fn failure_artifact(fleet: &Fleet, seat: &Seat, r: &WatchReport) -> Artifact
         // A negative result is scoped to the exact configuration: for a container seat the image
         // (tag or digest) is the engine build, and `--quantization` is what the seat was told.
         engine_version: match &seat.launch {
-            crate::fleet::Launch::Docker(d) => Some(format!("image {}", d.image)),
-            crate::fleet::Launch::Process(_) => None,
+            crate::fleet::launch::Launch::Docker(d) => Some(format!("image {}", d.image)),
+            crate::fleet::launch::Launch::Process(_) => None,
         },
-        quantization: hooks::quantization_flag(seat),
+        quantization: crate::checks::model_path::quantization_flag(seat),
         context_window: ContextWindow::UNKNOWN,
         hardware: None,
         notes: r.notes.clone(),

@@ -9,7 +9,8 @@ use chrono::{DateTime, Utc};
 
 use crate::backend::{Backend, Status};
 use crate::docker::DockerBackend;
-use crate::fleet::{Fleet, Launch, Seat};
+use crate::fleet::launch::Launch;
+use crate::fleet::types::{Fleet, Seat};
 use crate::process::ProcessBackend;
 
 /// How long one host may take to answer for all its seats. Long enough for an ssh handshake

@@ -10,7 +10,7 @@ use bakeoff_artifact::Conditions;
 use bakeoff_conditions::{Exclude, Sampler};
 
 use crate::backend::Backend;
-use crate::fleet::Seat;
+use crate::fleet::types::Seat;
 
 /// Start sampling before `seat`'s start command; `None` for a seat on another host (this
 /// host's conditions say nothing of its load) or when the sampler could not be started.

@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use bakeoff_artifact::{PageCacheMethod, PageCacheState, SeatPageCache, SeatWarmRead};
 
-use crate::fleet::Seat;
-use crate::hooks::model_and_quantization;
+use crate::checks::model_path::model_and_quantization;
+use crate::fleet::types::Seat;
 
 /// At least this share of the weight bytes resident before the start: warm.
 pub const WARM_RESIDENT: f64 = 0.9;
@@ -25,31 +25,70 @@ pub const COLD_GROWTH: f64 = 0.5;
 /// The warm read's buffer: large, so the read is sequential.
 const WARM_BUFFER: usize = 8 << 20;
 
+/// Why the weight files of a seat cannot be named (the record's `why`).
+#[derive(Debug, thiserror::Error)]
+pub enum WeightFilesError {
+    #[error("the seat runs on host {0}, whose page cache this machine cannot read")]
+    OtherHost(String),
+    #[error(
+        "no local model path in the launch arguments (a hub id, a container path outside the bind mounts, or no -m/--model)"
+    )]
+    NoLocalModel,
+    #[error("the model path {} cannot be read: {source}", path.display())]
+    ModelPath {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the model directory {} cannot be read: {source}", path.display())]
+    ModelDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the model directory {} holds no *.safetensors or *.gguf file", .0.display())]
+    NoWeights(PathBuf),
+}
+
+/// Why `fincore` gave no residency.
+#[derive(Debug, thiserror::Error)]
+pub enum FincoreError {
+    #[error("fincore (util-linux) could not run: {0}")]
+    Run(#[source] std::io::Error),
+    /// Its standard error, trimmed.
+    #[error("fincore failed: {0}")]
+    Failed(String),
+    /// A line of its output that is not a number.
+    #[error("fincore printed {0:?}, not a byte count")]
+    NotACount(String),
+}
+
 /// The weight files of `seat` on this machine, or why they cannot be named.
-pub fn weight_files(seat: &Seat) -> Result<Vec<PathBuf>, String> {
+pub fn weight_files(seat: &Seat) -> Result<Vec<PathBuf>, WeightFilesError> {
     if seat.host != "local" {
-        return Err(format!(
-            "the seat runs on host {}, whose page cache this machine cannot read",
-            seat.host
-        ));
+        return Err(WeightFilesError::OtherHost(seat.host.clone()));
     }
-    let (model, _) = model_and_quantization(seat).ok_or_else(|| {
-        "no local model path in the launch arguments (a hub id, a container path outside the \
-         bind mounts, or no -m/--model)"
-            .to_string()
-    })?;
-    let meta = std::fs::metadata(&model)
-        .map_err(|e| format!("the model path {} cannot be read: {e}", model.display()))?;
+    let (model, _) = model_and_quantization(seat).ok_or(WeightFilesError::NoLocalModel)?;
+    let meta = match std::fs::metadata(&model) {
+        Ok(m) => m,
+        Err(source) => {
+            return Err(WeightFilesError::ModelPath {
+                path: model,
+                source,
+            });
+        }
+    };
     if meta.is_file() {
         return Ok(vec![model]);
     }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&model)
-        .map_err(|e| {
-            format!(
-                "the model directory {} cannot be read: {e}",
-                model.display()
-            )
-        })?
+    let entries = match std::fs::read_dir(&model) {
+        Ok(e) => e,
+        Err(source) => {
+            return Err(WeightFilesError::ModelDir {
+                path: model,
+                source,
+            });
+        }
+    };
+    let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.is_file()
@@ -59,10 +98,7 @@ pub fn weight_files(seat: &Seat) -> Result<Vec<PathBuf>, String> {
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(format!(
-            "the model directory {} holds no *.safetensors or *.gguf file",
-            model.display()
-        ));
+        return Err(WeightFilesError::NoWeights(model));
     }
     Ok(files)
 }
@@ -76,16 +112,15 @@ pub fn meminfo_cached() -> Option<u64> {
 }
 
 /// Bytes of `files` in the page cache, from `fincore` (`RES` column, in bytes).
-pub fn resident_bytes(files: &[PathBuf]) -> Result<u64, String> {
+pub fn resident_bytes(files: &[PathBuf]) -> Result<u64, FincoreError> {
     let out = std::process::Command::new("fincore")
         .args(["--bytes", "--noheadings", "--raw", "--output", "RES"])
         .args(files)
         .output()
-        .map_err(|e| format!("fincore (util-linux) could not run: {e}"))?;
+        .map_err(FincoreError::Run)?;
     if !out.status.success() {
-        return Err(format!(
-            "fincore failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
+        return Err(FincoreError::Failed(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
         ));
     }
     let text = String::from_utf8_lossy(&out.stdout);
@@ -94,7 +129,7 @@ pub fn resident_bytes(files: &[PathBuf]) -> Result<u64, String> {
         total += l
             .trim()
             .parse::<u64>()
-            .map_err(|_| format!("fincore printed {l:?}, not a byte count"))?;
+            .map_err(|_| FincoreError::NotACount(l.to_string()))?;
     }
     Ok(total)
 }
@@ -130,21 +165,26 @@ fn read_through(path: &Path, buf: &mut [u8]) -> std::io::Result<u64> {
 }
 
 /// What was read just before the start; [`Before::after`] finishes it once the watch ended.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Before {
-    files: Result<Vec<PathBuf>, String>,
-    weight_bytes: Option<u64>,
-    resident: Result<u64, String>,
+    files: Result<Weights, WeightFilesError>,
     cached: Option<u64>,
     warmed: Option<SeatWarmRead>,
+}
+
+/// The weight files named before the start, their size and their residency then.
+#[derive(Debug)]
+struct Weights {
+    files: Vec<PathBuf>,
+    bytes: u64,
+    resident: Result<u64, FincoreError>,
 }
 
 impl Before {
     /// Name the weight files of `seat`, warm them when `warm_cache`, then read their residency
     /// and the page cache's size: the last thing before the start command.
     pub fn take(seat: &Seat, warm_cache: bool) -> Self {
-        let files = weight_files(seat);
-        let list = match &files {
+        let list = match weight_files(seat) {
             Ok(list) => list,
             Err(why) => {
                 // `--warm-cache` asked for a read it cannot make: the record says so, never a
@@ -155,24 +195,24 @@ impl Before {
                     errors: vec![format!("no weight files to read: {why}")],
                 });
                 return Self {
-                    files,
-                    weight_bytes: None,
-                    resident: Err(String::new()),
+                    files: Err(why),
                     cached: meminfo_cached(),
                     warmed,
                 };
             }
         };
-        let weight_bytes = list
+        let bytes = list
             .iter()
             .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
             .sum();
-        let warmed = warm_cache.then(|| warm(list));
-        let resident = resident_bytes(list);
+        let warmed = warm_cache.then(|| warm(&list));
+        let resident = resident_bytes(&list);
         Self {
-            files,
-            weight_bytes: Some(weight_bytes),
-            resident,
+            files: Ok(Weights {
+                files: list,
+                bytes,
+                resident,
+            }),
             cached: meminfo_cached(),
             warmed,
         }
@@ -190,27 +230,31 @@ impl Before {
             method: PageCacheMethod::None,
             why: None,
             files: Vec::new(),
-            weight_bytes: self.weight_bytes,
+            weight_bytes: self.files.as_ref().ok().map(|w| w.bytes),
             resident_before_bytes: None,
             cached_before_bytes: self.cached,
             cached_after_bytes: cached_after,
             cache_growth_bytes: growth,
             warmed: self.warmed,
         };
-        let files = match self.files {
-            Ok(f) => f,
+        let weights = match self.files {
+            Ok(w) => w,
             Err(why) => {
-                rec.why = Some(why);
+                rec.why = Some(why.to_string());
                 return rec;
             }
         };
-        rec.files = files.iter().map(|f| f.display().to_string()).collect();
-        let weight = self.weight_bytes.unwrap_or(0);
+        rec.files = weights
+            .files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        let weight = weights.bytes;
         if weight == 0 {
             rec.why = Some("the weight files are empty".into());
             return rec;
         }
-        match self.resident {
+        match weights.resident {
             Ok(res) => {
                 rec.method = PageCacheMethod::Fincore;
                 rec.resident_before_bytes = Some(res);

@@ -3,7 +3,7 @@
 //! needs) and its GPU memory beside the seats already up on the GPUs it shares.
 
 use super::{OpsError, Seats};
-use crate::fleet::Seat;
+use crate::fleet::types::Seat;
 
 /// The GPUs a seat is given: a container's `gpus`, a process's `CUDA_VISIBLE_DEVICES`.
 pub(super) fn seat_gpus(seat: &Seat) -> Vec<String> {

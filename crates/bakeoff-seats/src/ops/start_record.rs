@@ -15,7 +15,7 @@ use bakeoff_artifact::{
 };
 
 use super::{Seats, failure_artifact};
-use crate::fleet::{Fleet, Seat};
+use crate::fleet::types::{Fleet, Seat};
 use crate::watchdog::WatchReport;
 
 /// Where a seat's start record lives.
@@ -54,6 +54,23 @@ pub fn last_load_ms(fleet: &Fleet, seat: &str) -> Option<u64> {
     rec.ready.then_some(rec.load.to_ready_ms).flatten()
 }
 
+/// Why a start record was not written (a note on the watch: it fails nothing).
+#[derive(Debug, thiserror::Error)]
+pub enum StartRecordError {
+    #[error("no seat record to write to {}", .0.display())]
+    NoRecord(PathBuf),
+    #[error("cannot create {}: {source}", dir.display())]
+    CreateDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the start record {} was not written: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: bakeoff_artifact::StoreError,
+    },
+}
+
 impl Seats {
     /// Write the start record of a watch that ended with `r` (after its failure artifact, when
     /// it failed). The error is one line naming the file.
@@ -64,19 +81,22 @@ impl Seats {
         failure: Option<&Path>,
         page_cache: Option<bakeoff_artifact::SeatPageCache>,
         conditions: Option<bakeoff_artifact::Conditions>,
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, StartRecordError> {
         let path = start_record_path(&self.fleet, &seat.name);
-        let mut rec = start_record(&self.fleet, seat, r, failure)
-            .ok_or_else(|| format!("no seat record to write to {}", path.display()))?;
+        let Some(mut rec) = start_record(&self.fleet, seat, r, failure) else {
+            return Err(StartRecordError::NoRecord(path));
+        };
         rec.page_cache = page_cache;
         rec.conditions = conditions;
-        std::fs::create_dir_all(&self.fleet.state_dir)
-            .map_err(|e| format!("cannot create {}: {e}", self.fleet.state_dir.display()))
-            .and_then(|()| {
-                write_atomic(&path, &rec).map_err(|e| {
-                    format!("the start record {} was not written: {e}", path.display())
-                })
-            })?;
+        std::fs::create_dir_all(&self.fleet.state_dir).map_err(|source| {
+            StartRecordError::CreateDir {
+                dir: self.fleet.state_dir.clone(),
+                source,
+            }
+        })?;
+        if let Err(source) = write_atomic(&path, &rec) {
+            return Err(StartRecordError::Write { path, source });
+        }
         Ok(path)
     }
 }

@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::start_checks::seat_gpus;
 use super::{Seats, host_status, last_load_ms};
 use crate::backend::{Observed, Status};
-use crate::fleet::Role;
+use crate::fleet::types::Role;
 use crate::watchdog;
 
 /// One seat in `status`, with the gateway aliases that resolve to it: one outage is one

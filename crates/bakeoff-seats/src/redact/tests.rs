@@ -1,4 +1,5 @@
 use super::*;
+use crate::fleet::types::Fleet;
 
 fn v(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()

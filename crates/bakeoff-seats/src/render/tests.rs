@@ -8,7 +8,7 @@ use bakeoff_artifact::{FailureClass, SeatPhase};
 
 use super::*;
 use crate::classify;
-use crate::fleet::Role;
+use crate::fleet::types::Role;
 use crate::watchdog::{State, WatchReport};
 
 fn phase(state: &str, at_ms: u64) -> SeatPhase {

@@ -18,8 +18,9 @@ use std::time::Duration;
 use super::readings::{CacheSample, DiskSample, LockHolder};
 use crate::checks::cache_mounts::{Coverage, EngineEnv, coverage, hf_hub_cache, llama_cache};
 use crate::checks::hub_model::pull_of;
-use crate::fleet::{Engine, Launch, Seat};
-use crate::hooks::host_path;
+use crate::checks::model_path::host_path;
+use crate::fleet::launch::Launch;
+use crate::fleet::types::{Engine, Seat};
 
 /// The most often the disk is sampled: an inspect with sizes walks the container's whole layer.
 pub const MIN_EVERY: Duration = Duration::from_secs(1);
@@ -68,7 +69,7 @@ pub fn plan(seat: &Seat) -> DiskPlan {
             let named: Vec<PathBuf> = ["HF_HOME", "HF_HUB_CACHE", "LLAMA_CACHE"]
                 .iter()
                 .filter_map(|k| p.env.get(*k))
-                .map(|v| PathBuf::from(crate::fleet::substitute(v, seat)))
+                .map(|v| PathBuf::from(crate::fleet::types::substitute(v, seat)))
                 .collect();
             let caches = if !named.is_empty() {
                 named
@@ -212,7 +213,7 @@ fn partial_files(root: &Path) -> u64 {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::fleet::Fleet;
+    use crate::fleet::types::Fleet;
 
     fn fleet(toml: &str) -> Fleet {
         Fleet::parse(toml, Path::new("/tmp/bakeoff-disk-plan/fleet.toml")).unwrap()

@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+use bakeoff_client::Client;
 use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, run_preflight};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -45,29 +46,34 @@ pub async fn watch_with_disk(
     plan: DiskPlan,
     opts: &WatchOptions,
 ) -> WatchReport {
-    let model = target.model.clone();
     let start = Instant::now();
     let (tx, mut rx) = mpsc::channel::<String>(1024);
     let follower = backend.follow(tx);
-    let client = probe_client_for(url, target.api_key.clone(), &target.tls);
-    let mut probe: Option<JoinHandle<PreflightOutcome>> = None;
-    let mut next_probe = Instant::now();
-    let mut next_status = Instant::now();
+    let mut probes = Probes {
+        client: probe_client_for(url, target.api_key.clone(), &target.tls),
+        model: target.model.clone(),
+        running: None,
+        next: Instant::now(),
+    };
+    let mut disk = DiskSampling {
+        every: opts.disk_every.max(disk::MIN_EVERY),
+        running: None,
+        next: Instant::now(),
+        plan,
+    };
     let first = backend.status().await;
     let mut wd = Watchdog::new(target, opts.clone(), start, first);
-    if !plan.layer_fix.is_empty() {
-        wd.set_layer_fix(plan.layer_fix.clone());
+    if !disk.plan.layer_fix.is_empty() {
+        wd.set_layer_fix(disk.plan.layer_fix.clone());
     }
-    let disk_every = opts.disk_every.max(disk::MIN_EVERY);
-    let mut disk_sample: Option<JoinHandle<DiskSample>> = None;
-    let mut next_disk = Instant::now();
     send(
         opts,
         Event::Began {
-            model: model.clone(),
+            model: probes.model.clone(),
         },
     );
 
+    let mut next_status = Instant::now();
     let ending = loop {
         // Wait for a line or a tick, then take every line already queued, then run the
         // checks: a seat that logs faster than the tick must still reach them (a `continue`
@@ -82,54 +88,12 @@ pub async fn watch_with_disk(
         if let Some(e) = ended {
             break e;
         }
-
-        // Readiness: a probe finished?
-        if let Some(p) = &probe
-            && p.is_finished()
-        {
-            if let Some(Ok(out)) = probe.take().and_then(futures_util::FutureExt::now_or_never)
-                && let Some(e) = decided(
-                    opts,
-                    wd.step(Observation::Probe(Box::new(out)), Instant::now()),
-                )
-            {
-                break e;
-            }
-            next_probe = Instant::now() + opts.probe_interval;
-        }
-        if probe.is_none()
-            && Instant::now() >= next_probe
-            && let Some(c) = client.clone()
-        {
-            let popts = PreflightOptions {
-                model: model.clone(),
-                max_model_len: None,
-                // Long enough for one short completion on a busy 2-core machine; the
-                // probe runs beside the watch loop, so silence and exits are still seen.
-                ready_timeout: Duration::from_secs(10),
-                probe_tools: false,
-            };
-            probe = Some(tokio::spawn(async move { run_preflight(&c, &popts).await }));
-        }
-
-        // The disk: a sample finished? Start the next one when due, while not ready (one at a
-        // time: an inspect with sizes of a big layer may take longer than the period).
-        if disk_sample.as_ref().is_some_and(|d| d.is_finished())
-            && let Some(Ok(sample)) = disk_sample
-                .take()
-                .and_then(futures_util::FutureExt::now_or_never)
-            && let Some(e) = decided(opts, wd.step(Observation::Disk(sample), Instant::now()))
-        {
+        if let Some(e) = probes.turn(&mut wd, opts) {
             break e;
         }
-        if disk_sample.is_none() && wd.state() < State::Ready && Instant::now() >= next_disk {
-            next_disk = Instant::now() + disk_every;
-            let layer = backend.writable_layer_reader();
-            if layer.is_some() || !plan.caches.is_empty() {
-                disk_sample = Some(tokio::spawn(disk::sample(layer, plan.caches.clone())));
-            }
+        if let Some(e) = disk.turn(&mut wd, opts, backend) {
+            break e;
         }
-
         if Instant::now() >= next_status {
             next_status = Instant::now() + STATUS_EVERY;
             let st = backend.status().await;
@@ -137,7 +101,6 @@ pub async fn watch_with_disk(
                 break e;
             }
         }
-
         if let Some(e) = decided(opts, wd.step(Observation::Tick, Instant::now())) {
             break e;
         }
@@ -151,13 +114,105 @@ pub async fn watch_with_disk(
         }
     }
     follower.abort();
-    if let Some(p) = probe.take() {
-        p.abort();
-    }
-    if let Some(d) = disk_sample.take() {
-        d.abort();
-    }
+    probes.abort();
+    disk.abort();
     wd.finish(Instant::now())
+}
+
+/// The readiness probes: at most one running beside the watch loop, the next one
+/// `probe_interval` after the last finished.
+struct Probes {
+    /// `None` when the seat's URL or TLS options make no client: no probe runs.
+    client: Option<Client>,
+    model: Option<String>,
+    running: Option<JoinHandle<PreflightOutcome>>,
+    next: Instant,
+}
+
+impl Probes {
+    /// A finished probe is observed; the next one starts when due.
+    fn turn(&mut self, wd: &mut Watchdog, opts: &WatchOptions) -> Option<Ending> {
+        if let Some(p) = &self.running
+            && p.is_finished()
+        {
+            if let Some(Ok(out)) = self
+                .running
+                .take()
+                .and_then(futures_util::FutureExt::now_or_never)
+                && let Some(e) = decided(
+                    opts,
+                    wd.step(Observation::Probe(Box::new(out)), Instant::now()),
+                )
+            {
+                return Some(e);
+            }
+            self.next = Instant::now() + opts.probe_interval;
+        }
+        if self.running.is_none()
+            && Instant::now() >= self.next
+            && let Some(c) = self.client.clone()
+        {
+            let popts = PreflightOptions {
+                model: self.model.clone(),
+                max_model_len: None,
+                // Long enough for one short completion on a busy 2-core machine; the
+                // probe runs beside the watch loop, so silence and exits are still seen.
+                ready_timeout: Duration::from_secs(10),
+                probe_tools: false,
+            };
+            self.running = Some(tokio::spawn(async move { run_preflight(&c, &popts).await }));
+        }
+        None
+    }
+
+    fn abort(&mut self) {
+        if let Some(p) = self.running.take() {
+            p.abort();
+        }
+    }
+}
+
+/// The disk the loading seat writes: one sample at a time (an inspect with sizes of a big
+/// layer may take longer than the period), every `every` while not ready.
+struct DiskSampling {
+    every: Duration,
+    running: Option<JoinHandle<DiskSample>>,
+    next: Instant,
+    plan: DiskPlan,
+}
+
+impl DiskSampling {
+    /// A finished sample is observed; the next one starts when due, while not ready.
+    fn turn(
+        &mut self,
+        wd: &mut Watchdog,
+        opts: &WatchOptions,
+        backend: &Backend,
+    ) -> Option<Ending> {
+        if self.running.as_ref().is_some_and(|d| d.is_finished())
+            && let Some(Ok(sample)) = self
+                .running
+                .take()
+                .and_then(futures_util::FutureExt::now_or_never)
+            && let Some(e) = decided(opts, wd.step(Observation::Disk(sample), Instant::now()))
+        {
+            return Some(e);
+        }
+        if self.running.is_none() && wd.state() < State::Ready && Instant::now() >= self.next {
+            self.next = Instant::now() + self.every;
+            let layer = backend.writable_layer_reader();
+            if layer.is_some() || !self.plan.caches.is_empty() {
+                self.running = Some(tokio::spawn(disk::sample(layer, self.plan.caches.clone())));
+            }
+        }
+        None
+    }
+
+    fn abort(&mut self) {
+        if let Some(d) = self.running.take() {
+            d.abort();
+        }
+    }
 }
 
 /// The lines to observe next: one line or none within a tick, then every line already queued.

@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use crate::fleet::Fleet;
+use crate::fleet::types::Fleet;
 
 /// One Docker seat of `engine` running `command`, with `mounts` and `env` (TOML fragments).
 fn docker_seat(engine: &str, command: &str, mounts: &str, env: &str) -> Vec<SeatFinding> {

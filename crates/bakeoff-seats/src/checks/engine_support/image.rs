@@ -16,6 +16,43 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::command::CommandError;
+
+/// Why the image could not answer a check (one line, naming the image or the file).
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    #[error(
+        "the image {0} is not on this host, and a check never pulls it; the engine checks at its start"
+    )]
+    NotPresent(String),
+    #[error("the local Docker engine could not inspect {image}: {source}")]
+    Inspect { image: String, source: CommandError },
+    #[error("a throw-away container of {image} could not be created: {source}")]
+    Create { image: String, source: CommandError },
+    #[error("docker cp could not start: {0}")]
+    CpStart(#[source] std::io::Error),
+    #[error("docker cp gave no output pipe")]
+    NoOutputPipe,
+    #[error("docker cp gave no error pipe")]
+    NoErrorPipe,
+    #[error("reading {path} from the image failed: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("reading {path} from the image took over {secs} s")]
+    ReadTimeout { path: String, secs: u64 },
+    /// `why`: the last line `docker cp` printed on its standard error.
+    #[error("{path} is not in the image: {why}")]
+    NotInImage { path: String, why: String },
+    #[error("{0} could not be read from the image")]
+    Unreadable(String),
+    #[error("docker cp's answer for {0} is not a tar")]
+    NotTar(String),
+    #[error("the image's python3 could not be run: {0}")]
+    Python(#[source] CommandError),
+}
+
 /// `docker create`, `cp` and `rm` of a local image take well under a second; a daemon that
 /// does not answer in this long is reported, never waited on.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -36,25 +73,34 @@ fn scratch_name(what: &str) -> String {
 
 /// Run `docker ARGS` to its end within `limit`: its stdout, or why it failed (the daemon's last
 /// line).
-fn docker(args: &[&str], limit: Duration) -> Result<String, String> {
+fn docker(args: &[&str], limit: Duration) -> Result<String, CommandError> {
     let mut cmd = Command::new("docker");
     cmd.args(args);
-    super::run_with_timeout(cmd, limit)
+    super::command::run_with_timeout(cmd, limit)
 }
 
 /// Whether `image` is on this host, without pulling it.
-pub(super) fn present(image: &str) -> Result<(), String> {
-    docker(&["image", "inspect", "--format", "{{.Id}}", image], CALL_TIMEOUT)
-        .map(|_| ())
-        .map_err(|why| {
-            if why.to_ascii_lowercase().contains("no such image") {
-                format!(
-                    "the image {image} is not on this host, and a check never pulls it; the engine checks at its start"
-                )
-            } else {
-                format!("the local Docker engine could not inspect {image}: {why}")
+pub(super) fn present(image: &str) -> Result<(), ImageError> {
+    docker(
+        &["image", "inspect", "--format", "{{.Id}}", image],
+        CALL_TIMEOUT,
+    )
+    .map(|_| ())
+    .map_err(|why| {
+        // The daemon says so only in words (its last line of standard error).
+        if why
+            .to_string()
+            .to_ascii_lowercase()
+            .contains("no such image")
+        {
+            ImageError::NotPresent(image.to_string())
+        } else {
+            ImageError::Inspect {
+                image: image.to_string(),
+                source: why,
             }
-        })
+        }
+    })
 }
 
 /// The image's entrypoint, first element (`docker image inspect`), when it has one.
@@ -81,7 +127,7 @@ pub(super) struct Scratch {
 }
 
 impl Scratch {
-    pub(super) fn create(image: &str) -> Result<Scratch, String> {
+    pub(super) fn create(image: &str) -> Result<Scratch, ImageError> {
         let name = scratch_name("files");
         // The entrypoint is replaced by a name that exists nowhere: the container is never
         // started, and an image without a default command can still be created.
@@ -100,12 +146,15 @@ impl Scratch {
             ],
             CALL_TIMEOUT,
         )
-        .map_err(|why| format!("a throw-away container of {image} could not be created: {why}"))?;
+        .map_err(|source| ImageError::Create {
+            image: image.to_string(),
+            source,
+        })?;
         Ok(Scratch { name })
     }
 
     /// The first `cap` bytes of the file at `path` in the image (links followed), or why not.
-    pub(super) fn read(&self, path: &str, cap: usize) -> Result<Vec<u8>, String> {
+    pub(super) fn read(&self, path: &str, cap: usize) -> Result<Vec<u8>, ImageError> {
         let src = format!("{}:{path}", self.name);
         let mut child = Command::new("docker")
             .args(["cp", "-L", &src, "-"])
@@ -113,12 +162,12 @@ impl Scratch {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("docker cp could not start: {e}"))?;
+            .map_err(ImageError::CpStart)?;
         let Some(stdout) = child.stdout.take() else {
-            return Err("docker cp gave no output pipe".into());
+            return Err(ImageError::NoOutputPipe);
         };
         let Some(mut stderr) = child.stderr.take() else {
-            return Err("docker cp gave no error pipe".into());
+            return Err(ImageError::NoErrorPipe);
         };
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -135,12 +184,17 @@ impl Scratch {
         let status = child.wait();
         let buf = match got {
             Ok(Ok(b)) => b,
-            Ok(Err(e)) => return Err(format!("reading {path} from the image failed: {e}")),
+            Ok(Err(source)) => {
+                return Err(ImageError::Read {
+                    path: path.to_string(),
+                    source,
+                });
+            }
             Err(_) => {
-                return Err(format!(
-                    "reading {path} from the image took over {} s",
-                    CALL_TIMEOUT.as_secs()
-                ));
+                return Err(ImageError::ReadTimeout {
+                    path: path.to_string(),
+                    secs: CALL_TIMEOUT.as_secs(),
+                });
             }
         };
         if buf.len() < BLOCK {
@@ -148,11 +202,14 @@ impl Scratch {
             let _ = stderr.read_to_string(&mut why);
             let why = why.lines().last().unwrap_or("").trim().to_string();
             return Err(match (status, why.is_empty()) {
-                (_, false) => format!("{path} is not in the image: {why}"),
-                _ => format!("{path} could not be read from the image"),
+                (_, false) => ImageError::NotInImage {
+                    path: path.to_string(),
+                    why,
+                },
+                _ => ImageError::Unreadable(path.to_string()),
             });
         }
-        tar_file(&buf, cap).ok_or_else(|| format!("docker cp's answer for {path} is not a tar"))
+        tar_file(&buf, cap).ok_or_else(|| ImageError::NotTar(path.to_string()))
     }
 }
 
@@ -183,7 +240,7 @@ pub(super) fn run_python(
     script: &str,
     env: &[(String, String)],
     limit: Duration,
-) -> Result<String, String> {
+) -> Result<String, ImageError> {
     let name = scratch_name("registry");
     let mut args: Vec<String> = [
         "run",
@@ -211,7 +268,7 @@ pub(super) fn run_python(
     if out.is_err() && start.elapsed() >= limit {
         let _ = docker(&["rm", "-f", &name], CALL_TIMEOUT);
     }
-    out.map_err(|why| format!("the image's python3 could not be run: {why}"))
+    out.map_err(ImageError::Python)
 }
 
 #[cfg(test)]

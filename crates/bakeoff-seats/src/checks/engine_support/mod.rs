@@ -16,16 +16,21 @@
 //! run (a hub id, an image not on this host, a remote host's image, a command that is neither
 //! Python nor `vllm`, a timeout) says why; it never refuses a start on a guess.
 
+mod command;
 mod image;
+mod not_checked;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bakeoff_artifact::{EngineKind, FindingSeverity, SeatFinding};
 
-use crate::fleet::substitute;
-use crate::fleet::{Fleet, Launch, Seat};
-use crate::hooks::model_and_quantization;
+use command::run_with_timeout;
+use not_checked::NotChecked;
+
+use crate::checks::model_path::model_and_quantization;
+use crate::fleet::launch::Launch;
+use crate::fleet::types::{Fleet, Seat, substitute};
 
 /// The finding that refuses a start.
 pub const UNSUPPORTED: &str = "engine-unsupported-checkpoint";
@@ -82,7 +87,7 @@ enum Build {
 }
 
 impl Build {
-    fn of(fleet: &Fleet, seat: &Seat) -> Result<Build, String> {
+    fn of(fleet: &Fleet, seat: &Seat) -> Result<Build, NotChecked> {
         let Launch::Docker(d) = &seat.launch else {
             return Ok(Build::Host);
         };
@@ -90,10 +95,10 @@ impl Build {
             .host_of(seat)
             .is_none_or(|h| h.docker.as_deref().is_none_or(|u| u.starts_with("unix://")));
         if !local {
-            return Err(format!(
-                "the image {} is on host {}'s Docker engine, which this check does not ask; the engine checks at its start",
-                d.image, seat.host
-            ));
+            return Err(NotChecked::RemoteImage {
+                image: d.image.clone(),
+                host: seat.host.clone(),
+            });
         }
         image::present(&d.image)?;
         Ok(Build::Image(d.image.clone()))
@@ -109,33 +114,33 @@ impl Build {
 
 /// The checkpoint's files are read here, or — a path that is not on this host but inside the
 /// seat's image (a model baked into it) — from a throw-away container of the image.
-fn read_model_file(build: &Build, path: &Path, cap: usize) -> Result<Vec<u8>, String> {
+fn read_model_file(build: &Build, path: &Path, cap: usize) -> Result<Vec<u8>, NotChecked> {
     match build {
         Build::Image(image) if !path.exists() => {
             let scratch = image::Scratch::create(image)?;
-            scratch.read(&path.to_string_lossy(), cap)
+            Ok(scratch.read(&path.to_string_lossy(), cap)?)
         }
         _ => {
             use std::io::Read;
-            let f = bakeoff_model::regular::open_regular(path)
-                .map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+            let unreadable = |source| NotChecked::Unreadable {
+                path: path.to_path_buf(),
+                source,
+            };
+            let f = bakeoff_model::regular::open_regular(path).map_err(unreadable)?;
             let mut buf = Vec::new();
             f.take(cap as u64)
                 .read_to_end(&mut buf)
-                .map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+                .map_err(unreadable)?;
             Ok(buf)
         }
     }
 }
 
-fn not_checked(why: impl Into<String>) -> SeatFinding {
+fn not_checked(why: impl std::fmt::Display) -> SeatFinding {
     SeatFinding::new(
         NOT_CHECKED,
         FindingSeverity::Note,
-        format!(
-            "engine support for the checkpoint not checked: {}",
-            why.into()
-        ),
+        format!("engine support for the checkpoint not checked: {why}"),
     )
 }
 
@@ -157,11 +162,13 @@ fn local_model(seat: &Seat, build: &Build) -> Result<PathBuf, SeatFinding> {
 // ---- vLLM ---------------------------------------------------------------------------------
 
 /// The checkpoint's `architectures` and `model_type`, from its `config.json`.
-fn hf_identity(build: &Build, dir: &Path) -> Result<(Vec<String>, Option<String>), String> {
+fn hf_identity(build: &Build, dir: &Path) -> Result<(Vec<String>, Option<String>), NotChecked> {
     let path = dir.join("config.json");
     let text = read_model_file(build, &path, 4 << 20)?;
-    let v: serde_json::Value = serde_json::from_slice(&text)
-        .map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    let v: serde_json::Value = match serde_json::from_slice(&text) {
+        Ok(v) => v,
+        Err(source) => return Err(NotChecked::NotJson { path, source }),
+    };
     let archs = v["architectures"]
         .as_array()
         .map(|a| {
@@ -175,9 +182,9 @@ fn hf_identity(build: &Build, dir: &Path) -> Result<(Vec<String>, Option<String>
 
 /// The seat's own Python: the launch command when it is an interpreter, or the interpreter
 /// beside a `vllm` script (the virtualenv's `bin/`).
-fn seat_python(seat: &Seat) -> Result<PathBuf, String> {
+fn seat_python(seat: &Seat) -> Result<PathBuf, NotChecked> {
     let Launch::Process(p) = &seat.launch else {
-        return Err("a Docker seat's Python is its image's".into());
+        return Err(NotChecked::DockerPython);
     };
     let cmd = PathBuf::from(substitute(&p.command, seat));
     let name = cmd
@@ -194,15 +201,9 @@ fn seat_python(seat: &Seat) -> Result<PathBuf, String> {
                 return Ok(sibling);
             }
         }
-        return Err(format!(
-            "no python beside {} to ask vLLM's registry",
-            cmd.display()
-        ));
+        return Err(NotChecked::NoPythonBeside(cmd));
     }
-    Err(format!(
-        "the launch command {} is neither a Python interpreter nor vLLM's `vllm` script",
-        cmd.display()
-    ))
+    Err(NotChecked::NotPython(cmd))
 }
 
 /// What the seat's vLLM answered.
@@ -227,7 +228,7 @@ struct Registry {
 /// Ask the registry: the seat's own Python on this host, or the image's `python3` in a
 /// throw-away container. Either way offline: the registry is code in the install, never a
 /// download. Returns the answer and who was asked.
-fn ask_vllm(seat: &Seat, build: &Build) -> Result<(Registry, String), String> {
+fn ask_vllm(seat: &Seat, build: &Build) -> Result<(Registry, String), NotChecked> {
     let (out, asked) = match (&seat.launch, build) {
         (Launch::Docker(d), Build::Image(image)) => {
             let mut env: Vec<(String, String)> = d
@@ -252,25 +253,18 @@ fn ask_vllm(seat: &Seat, build: &Build) -> Result<(Registry, String), String> {
             )
         }
         (Launch::Docker(d), Build::Host) => {
-            return Err(format!("the image {} could not be asked", d.image));
+            return Err(NotChecked::ImageNotAsked(d.image.clone()));
         }
     };
     let python = &asked;
     let line = out.lines().rev().find(|l| l.trim_start().starts_with('{'));
-    let line = line.ok_or_else(|| {
-        format!(
-            "{python} printed no registry: {}",
-            out.lines()
-                .last()
-                .unwrap_or("")
-                .chars()
-                .take(200)
-                .collect::<String>()
-        )
+    let line = line.ok_or_else(|| NotChecked::NoRegistry {
+        python: python.clone(),
+        last: out.lines().last().unwrap_or("").chars().take(200).collect(),
     })?;
     serde_json::from_str(line)
         .map(|r| (r, asked.clone()))
-        .map_err(|e| format!("the registry answer is not JSON: {e}"))
+        .map_err(NotChecked::RegistryNotJson)
 }
 
 fn vllm(seat: &Seat, build: &Build) -> SeatFinding {
@@ -422,14 +416,14 @@ const BUILD_FILE_CAP: usize = 512 << 20;
 
 /// The engine binary: a process seat's command; a Docker seat's first command word when it is
 /// a path, else the image's entrypoint.
-fn llama_binary(seat: &Seat, build: &Build) -> Result<PathBuf, String> {
+fn llama_binary(seat: &Seat, build: &Build) -> Result<PathBuf, NotChecked> {
     match (&seat.launch, build) {
         (Launch::Process(p), _) => {
             let bin = PathBuf::from(substitute(&p.command, seat));
             if bin.is_file() {
                 Ok(bin)
             } else {
-                Err(format!("the engine binary {} is not here", bin.display()))
+                Err(NotChecked::NoBinary(bin))
             }
         }
         (Launch::Docker(d), Build::Image(image)) => d
@@ -439,12 +433,8 @@ fn llama_binary(seat: &Seat, build: &Build) -> Result<PathBuf, String> {
             .cloned()
             .or_else(|| image::entrypoint(image).filter(|e| e.starts_with('/')))
             .map(PathBuf::from)
-            .ok_or_else(|| {
-                format!(
-                    "neither the seat's command nor the entrypoint of {image} names the engine binary by its path"
-                )
-            }),
-        (Launch::Docker(d), Build::Host) => Err(format!("the image {} could not be asked", d.image)),
+            .ok_or_else(|| NotChecked::NoBinaryPath(image.clone())),
+        (Launch::Docker(d), Build::Host) => Err(NotChecked::ImageNotAsked(d.image.clone())),
     }
 }
 
@@ -476,11 +466,11 @@ fn read_build_files(bin: &Path, build: &Build) -> Vec<(String, Vec<u8>)> {
 /// the key is not there, up to 64 MiB. Writers put the key first (gguf-py's GGUFWriter adds it
 /// on creation), and a check before a start must not pull the weights into the page cache that
 /// the start's cold/warm record then reports as the operator's.
-fn gguf_architecture(build: &Build, model: &Path) -> Result<String, String> {
+fn gguf_architecture(build: &Build, model: &Path) -> Result<String, NotChecked> {
     for cap in [GGUF_HEAD_FIRST, GGUF_HEAD_CAP] {
         let head = read_model_file(build, model, cap)?;
         if !head.starts_with(b"GGUF") {
-            return Err(format!("{} is not a GGUF file", model.display()));
+            return Err(NotChecked::NotGguf(model.to_path_buf()));
         }
         if let Some(arch) = architecture_in_head(&head) {
             return Ok(arch);
@@ -489,11 +479,10 @@ fn gguf_architecture(build: &Build, model: &Path) -> Result<String, String> {
             break;
         }
     }
-    Err(format!(
-        "{} has no general.architecture in its first {} MiB",
-        model.display(),
-        GGUF_HEAD_CAP >> 20
-    ))
+    Err(NotChecked::NoArchitecture {
+        path: model.to_path_buf(),
+        mib: GGUF_HEAD_CAP >> 20,
+    })
 }
 
 fn llamacpp(seat: &Seat, build: &Build) -> SeatFinding {
@@ -502,7 +491,7 @@ fn llamacpp(seat: &Seat, build: &Build) -> SeatFinding {
         Err(f) => return f,
     };
     if model.is_dir() {
-        return not_checked(format!("{} is not a GGUF file", model.display()));
+        return not_checked(NotChecked::NotGguf(model));
     }
     let arch = match gguf_architecture(build, &model) {
         Ok(a) => a,
@@ -556,25 +545,6 @@ fn llamacpp(seat: &Seat, build: &Build) -> SeatFinding {
     ));
     f.fix = Some("use a llama.cpp build that supports the architecture (a newer release)".into());
     f
-}
-
-/// Run `cmd` to its end, killing it after `limit`; its stdout, or why it failed.
-fn run_with_timeout(mut cmd: std::process::Command, limit: Duration) -> Result<String, String> {
-    let out = bakeoff_gpu::bounded::run_bounded(&mut cmd, limit).map_err(|e| e.to_string())?;
-    if out.status.success() {
-        return Ok(out.stdout);
-    }
-    let last = out
-        .stderr
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
-    Err(format!(
-        "exited with {}: {}",
-        out.status,
-        last.chars().take(200).collect::<String>()
-    ))
 }
 
 #[cfg(test)]

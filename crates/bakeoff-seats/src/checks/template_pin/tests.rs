@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use crate::fleet::Fleet;
+use crate::fleet::types::Fleet;
 
 const CHATML: &str = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
 const OTHER: &str = "{% for m in messages %}<start_of_turn>{{ m.role }}\n{{ m.content }}<end_of_turn>\n{% endfor %}";

@@ -1,0 +1,110 @@
+//! Where a seat's model is on this host, and the quantization it is told to load, read from its
+//! launch arguments. The checkpoint audit ([`crate::hooks`]), the checks before a start, the page
+//! cache and the disk the watch samples all read the model the same way.
+
+use std::path::{Path, PathBuf};
+
+use bakeoff_model::args::flag_value;
+
+use crate::fleet::launch::Launch;
+use crate::fleet::types::{Seat, substitute};
+
+/// The seat's model path on this host and its `--quantization` flag, read from the launch
+/// arguments with their placeholders filled in (`{cache}` in every shipped example fleet):
+/// `--model`, then `serve MODEL` as vLLM takes it, then llama.cpp's `-m` — the first that names
+/// a local path, so `python -m vllm.entrypoints.openai.api_server --model DIR` is the directory,
+/// not the module. A Docker seat's container path is mapped back to the host through its mounts.
+pub(crate) fn model_and_quantization(seat: &Seat) -> Option<(PathBuf, Option<String>)> {
+    let (args, mounts) = args_and_mounts(seat);
+    let args: Vec<String> = args.iter().map(|a| substitute(a, seat)).collect();
+    let served = args
+        .iter()
+        .position(|a| a == "serve")
+        .and_then(|i| args.get(i + 1))
+        .filter(|m| !m.starts_with('-'))
+        .map(String::as_str);
+    let path = [
+        flag_value(&args, &["--model"]),
+        served,
+        flag_value(&args, &["-m"]),
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(|m| host_path(Path::new(m), mounts))?;
+    Some((path, quantization_flag(seat)))
+}
+
+/// The seat's `--quantization` (`-q`) flag, whatever its model is (a hub id, a container path
+/// outside the mounts, no `-m` at all).
+pub(crate) fn quantization_flag(seat: &Seat) -> Option<String> {
+    flag_value(args_and_mounts(seat).0, &["--quantization", "-q"]).map(str::to_string)
+}
+
+/// The engine's arguments and (for a Docker seat) its `host:container` mounts.
+fn args_and_mounts(seat: &Seat) -> (&[String], &[String]) {
+    match &seat.launch {
+        Launch::Process(p) => (&p.args, &[]),
+        Launch::Docker(d) => (&d.command, &d.mounts),
+    }
+}
+
+/// `host:container[:opts]` mounts, longest container prefix first: the one mapping of a
+/// container path back to the host (`seat up`'s audit and `plan` both use it). Without mounts the path is
+/// taken as a host path; a hub id (`org/name`) is not a local path and is not audited.
+pub fn host_path(model: &Path, mounts: &[String]) -> Option<PathBuf> {
+    if !model.is_absolute() && !model.starts_with(".") {
+        return None;
+    }
+    if mounts.is_empty() {
+        return Some(model.to_path_buf());
+    }
+    let mut best: Option<(usize, PathBuf)> = None;
+    for m in mounts {
+        let mut parts = m.splitn(3, ':');
+        let (Some(host), Some(container)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        if let Ok(rest) = model.strip_prefix(container) {
+            let len = container.len();
+            if best.as_ref().is_none_or(|(l, _)| len > *l) {
+                best = Some((len, Path::new(host).join(rest)));
+            }
+        }
+    }
+    best.map(|(_, p)| p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn container_paths_map_back_through_mounts() {
+        let mounts = vec![
+            "/srv/models:/models:ro".to_string(),
+            "/srv/models/big:/models/big".to_string(),
+        ];
+        assert_eq!(
+            host_path(Path::new("/models/a"), &mounts),
+            Some(PathBuf::from("/srv/models/a"))
+        );
+        assert_eq!(
+            host_path(Path::new("/models/big/x"), &mounts),
+            Some(PathBuf::from("/srv/models/big/x"))
+        );
+        assert_eq!(host_path(Path::new("/elsewhere/x"), &mounts), None);
+        assert_eq!(host_path(Path::new("Qwen/Qwen3-8B"), &[]), None);
+    }
+
+    #[test]
+    fn flags_in_both_forms() {
+        let args: Vec<String> = ["serve", "/m", "--quantization=compressed-tensors"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            flag_value(&args, &["--quantization"]),
+            Some("compressed-tensors")
+        );
+    }
+}
