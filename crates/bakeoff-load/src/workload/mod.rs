@@ -15,7 +15,7 @@ use bakeoff_wire::{ChatRequest, Message};
 
 pub use conversation::{Conversation, MultiTurn};
 pub use sharegpt::ShareGpt;
-pub use trace::{Trace, TraceEntry};
+pub use trace::{LineProblem, Trace, TraceEntry, TraceError};
 pub use turns::{CacheTally, TurnAccumulator};
 
 use crate::LoadError;
