@@ -59,7 +59,7 @@ impl CampaignError {
 pub enum Invalid {
     /// TOML that does not parse, or an unknown key; its message redacted, on one line.
     #[error("{}", toml_line(.0))]
-    Toml(#[source] toml::de::Error),
+    Toml(#[source] Box<toml::de::Error>),
     #[error(
         "{what} {name:?} must be lower-case letters, digits and single dashes (e.g. {suggestion:?})"
     )]
@@ -87,7 +87,7 @@ pub enum Invalid {
     Candidate {
         candidate: String,
         #[source]
-        problem: CandidateProblem,
+        problem: Box<CandidateProblem>,
     },
     #[error(transparent)]
     Variant(#[from] crate::variant::VariantError),
@@ -156,4 +156,4 @@ pub enum CandidateProblem {
 /// A TOML value that is no flag value (a table, an array, a date).
 #[derive(Debug, thiserror::Error)]
 #[error("{0} is not a flag value (use a string, a number, or true/false for present/absent)")]
-pub struct BadFlagValue(pub toml::Value);
+pub struct BadFlagValue(pub Box<toml::Value>);

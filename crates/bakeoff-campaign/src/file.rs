@@ -52,7 +52,7 @@ impl Campaign {
             path: path.to_path_buf(),
             problem,
         };
-        let raw: RawFile = toml::from_str(text).map_err(|e| invalid(Invalid::Toml(e)))?;
+        let raw: RawFile = toml::from_str(text).map_err(|e| invalid(Invalid::Toml(Box::new(e))))?;
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -179,7 +179,7 @@ fn candidate(rc: RawCandidate, fleet: &Fleet) -> Result<CandidateSpec, Invalid> 
     let name = rc.name.clone();
     checked_candidate(rc, fleet).map_err(|problem| Invalid::Candidate {
         candidate: name,
-        problem,
+        problem: Box::new(problem),
     })
 }
 
@@ -328,7 +328,7 @@ fn flag_value(v: &toml::Value) -> Result<FlagValue, BadFlagValue> {
         toml::Value::String(s) => FlagValue::Value(s.clone()),
         toml::Value::Integer(i) => FlagValue::Value(i.to_string()),
         toml::Value::Float(f) => FlagValue::Value(f.to_string()),
-        other => return Err(BadFlagValue(other.clone())),
+        other => return Err(BadFlagValue(Box::new(other.clone()))),
     })
 }
 

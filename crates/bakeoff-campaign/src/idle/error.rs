@@ -31,7 +31,7 @@ pub enum ReadError {
         engine: EngineKind,
         /// The seat's URL, redacted.
         url: String,
-        tried: Tried,
+        tried: Box<Tried>,
         fix: &'static str,
     },
 }

@@ -146,7 +146,7 @@ pub async fn read_load_with(
     let unreadable = |tried: Tried, fix: &'static str| ReadError::Unreadable {
         engine,
         url: client.url().redacted(),
-        tried,
+        tried: Box::new(tried),
         fix,
     };
     match engine {
