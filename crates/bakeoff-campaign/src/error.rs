@@ -10,8 +10,12 @@ pub enum CampaignError {
         source: std::io::Error,
     },
     /// A campaign file that does not parse or does not validate.
-    #[error("{path}: {message}")]
-    Invalid { path: PathBuf, message: String },
+    #[error("{path}: {problem}")]
+    Invalid {
+        path: PathBuf,
+        #[source]
+        problem: Invalid,
+    },
     #[error(transparent)]
     Fleet(#[from] bakeoff_seats::FleetError),
     #[error(transparent)]
@@ -49,3 +53,107 @@ impl CampaignError {
         }
     }
 }
+
+/// What is wrong with a campaign file (or the directory it writes to), with the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum Invalid {
+    /// TOML that does not parse, or an unknown key; its message redacted, on one line.
+    #[error("{}", toml_line(.0))]
+    Toml(#[source] Box<toml::de::Error>),
+    #[error(
+        "{what} {name:?} must be lower-case letters, digits and single dashes (e.g. {suggestion:?})"
+    )]
+    Name {
+        what: &'static str,
+        name: String,
+        suggestion: String,
+    },
+    /// `suites` names one that does not exist; the suites crate's own message.
+    #[error("suites: {0}")]
+    Suites(String),
+    #[error("suites: name at least one suite (e.g. suites = [\"smoke\"])")]
+    NoSuites,
+    #[error("limit must be at least 1")]
+    ZeroLimit,
+    #[error("gpu_memory_gib = {0} is not a size in GiB (e.g. 94.97)")]
+    GpuMemory(f64),
+    #[error("margin_gib = {0} is not a size in GiB")]
+    Margin(f64),
+    #[error("no [[candidate]]: a campaign needs at least one candidate")]
+    NoCandidate,
+    #[error("candidate {0:?} is declared twice; candidate names must be unique")]
+    DuplicateCandidate(String),
+    #[error("candidate {candidate}: {problem}")]
+    Candidate {
+        candidate: String,
+        #[source]
+        problem: Box<CandidateProblem>,
+    },
+    #[error(transparent)]
+    Variant(#[from] crate::variant::VariantError),
+    /// The output directory's journal belongs to another campaign.
+    #[error(
+        "this directory holds campaign {held:?}, not {wanted:?}; set another `out` in the campaign file"
+    )]
+    OtherCampaign { held: String, wanted: String },
+}
+
+/// TOML's message names the line and column on several lines; the campaign error is one, and a
+/// key's value may be a secret.
+fn toml_line(e: &toml::de::Error) -> String {
+    bakeoff_seats::redact::text(&e.to_string().trim_end().replace('\n', " "))
+}
+
+/// What is wrong with one `[[candidate]]`.
+#[derive(Debug, thiserror::Error)]
+pub enum CandidateProblem {
+    #[error("seat {seat:?} is not in the fleet file; it declares: {declared}")]
+    UnknownSeat { seat: String, declared: String },
+    #[error("image is for Docker seats only, and seat {seat} is a process seat")]
+    ImageOnProcessSeat { seat: String },
+    #[error(
+        "seat {seat} has restart = {policy:?}; a candidate seat that restarts itself can block the restore of displaced seats (docs/field-cases.md F8): give the campaign a seat with restart = \"no\" (a bench copy of it in the fleet file)"
+    )]
+    Restarts { seat: String, policy: String },
+    /// `what`: `set_args key`, `remove_args entry`, `ladder key`.
+    #[error("{what} {flag:?} is not a flag (flags start with '-' and have no spaces)")]
+    NotAFlag { what: &'static str, flag: String },
+    #[error("set_args {key:?}: {problem}")]
+    SetArg {
+        key: String,
+        #[source]
+        problem: BadFlagValue,
+    },
+    #[error("ladder {key:?}: {problem}")]
+    LadderValue {
+        key: String,
+        #[source]
+        problem: BadFlagValue,
+    },
+    #[error("ladder {key:?} has no values; list the values to try, e.g. [\"8192\", \"4096\"]")]
+    EmptyLadder { key: String },
+    #[error("ladder {key:?} lists {value:?} twice")]
+    LadderTwice { key: String, value: String },
+    #[error("{key:?} is both a ladder axis and in set_args/remove_args; keep it in one place")]
+    LadderAndSet { key: String },
+    #[error("ladder_mode without a [candidate.ladder]")]
+    ModeWithoutLadder,
+    #[error(
+        "[candidate.window] displaces no seat; name the seats to stop (displaces = [\"gen\"]) or drop the window"
+    )]
+    DisplacesNothing,
+    #[error("window displaces {seat:?}, which is not in the fleet file; it declares: {declared}")]
+    DisplacesUnknown { seat: String, declared: String },
+    #[error(
+        "idle_timeout_s ({idle_timeout_s}) is shorter than idle_for_s ({idle_for_s}): the seat could never be seen idle long enough"
+    )]
+    IdleTimeout {
+        idle_timeout_s: u64,
+        idle_for_s: u64,
+    },
+}
+
+/// A TOML value that is no flag value (a table, an array, a date).
+#[derive(Debug, thiserror::Error)]
+#[error("{0} is not a flag value (use a string, a number, or true/false for present/absent)")]
+pub struct BadFlagValue(pub Box<toml::Value>);

@@ -13,7 +13,7 @@ use bakeoff_suites::SuiteName;
 use serde::Deserialize;
 
 pub use crate::candidate::{CandidateSpec, FlagValue, Window};
-use crate::error::CampaignError;
+use crate::error::{BadFlagValue, CampaignError, CandidateProblem, Invalid};
 use crate::variant::{self, Variant};
 
 /// A validated campaign.
@@ -48,15 +48,11 @@ impl Campaign {
     /// Parse and validate `text` as the campaign file at `path` (its `fleet` and `out` are
     /// relative to the file's directory).
     pub fn parse(text: &str, path: &Path) -> Result<Campaign, CampaignError> {
-        let invalid = |message: String| CampaignError::Invalid {
+        let invalid = |problem: Invalid| CampaignError::Invalid {
             path: path.to_path_buf(),
-            message,
+            problem,
         };
-        let raw: RawFile = toml::from_str(text).map_err(|e| {
-            invalid(bakeoff_seats::redact::text(
-                &e.to_string().trim_end().replace('\n', " "),
-            ))
-        })?;
+        let raw: RawFile = toml::from_str(text).map_err(|e| invalid(Invalid::Toml(Box::new(e))))?;
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -66,32 +62,24 @@ impl Campaign {
         check_name("campaign name", &c.name).map_err(invalid)?;
         let fleet = Fleet::load(&dir.join(&c.fleet))?;
         let suites = SuiteName::parse_list(&c.suites.join(","))
-            .map_err(|e| invalid(format!("suites: {e}")))?;
+            .map_err(|e| invalid(Invalid::Suites(e.to_string())))?;
         if suites.is_empty() {
-            return Err(invalid(
-                "suites: name at least one suite (e.g. suites = [\"smoke\"])".into(),
-            ));
+            return Err(invalid(Invalid::NoSuites));
         }
         if c.limit == Some(0) {
-            return Err(invalid("limit must be at least 1".into()));
+            return Err(invalid(Invalid::ZeroLimit));
         }
         if let Some(g) = c.gpu_memory_gib
             && !(g.is_finite() && g > 0.0)
         {
-            return Err(invalid(format!(
-                "gpu_memory_gib = {g} is not a size in GiB (e.g. 94.97)"
-            )));
+            return Err(invalid(Invalid::GpuMemory(g)));
         }
         let margin_gib = c.margin_gib.unwrap_or(2.0);
         if !(margin_gib.is_finite() && margin_gib >= 0.0) {
-            return Err(invalid(format!(
-                "margin_gib = {margin_gib} is not a size in GiB"
-            )));
+            return Err(invalid(Invalid::Margin(margin_gib)));
         }
         if raw.candidate.is_empty() {
-            return Err(invalid(
-                "no [[candidate]]: a campaign needs at least one candidate".into(),
-            ));
+            return Err(invalid(Invalid::NoCandidate));
         }
         let mut candidates = Vec::new();
         for rc in raw.candidate {
@@ -100,14 +88,12 @@ impl Campaign {
                 .iter()
                 .any(|o: &CandidateSpec| o.name == spec.name)
             {
-                return Err(invalid(format!(
-                    "candidate {:?} is declared twice; candidate names must be unique",
-                    spec.name
-                )));
+                return Err(invalid(Invalid::DuplicateCandidate(spec.name)));
             }
             candidates.push(spec);
         }
-        let variants = variant::expand(&candidates, &fleet).map_err(|e| invalid(e.to_string()))?;
+        let variants =
+            variant::expand(&candidates, &fleet).map_err(|e| invalid(Invalid::Variant(e)))?;
         let out = lexical(
             &c.out
                 .map(|o| dir.join(o))
@@ -173,39 +159,46 @@ fn lexical(p: &Path) -> PathBuf {
 }
 
 /// Lower-case letters, digits and single dashes.
-fn check_name(what: &str, name: &str) -> Result<(), String> {
+fn check_name(what: &'static str, name: &str) -> Result<(), Invalid> {
     if name.is_empty()
         || name.len() > 80
         || bakeoff_artifact::slug::sanitize(name) != name
         || name.contains("--")
     {
-        return Err(format!(
-            "{what} {name:?} must be lower-case letters, digits and single dashes (e.g. {:?})",
-            bakeoff_artifact::slug::sanitize(name)
-        ));
+        return Err(Invalid::Name {
+            what,
+            name: name.to_owned(),
+            suggestion: bakeoff_artifact::slug::sanitize(name),
+        });
     }
     Ok(())
 }
 
-fn candidate(rc: RawCandidate, fleet: &Fleet) -> Result<CandidateSpec, String> {
+fn candidate(rc: RawCandidate, fleet: &Fleet) -> Result<CandidateSpec, Invalid> {
     check_name("candidate name", &rc.name)?;
-    let who = format!("candidate {}", rc.name);
-    let seat = fleet.seat(&rc.seat).ok_or_else(|| {
-        format!(
-            "{who}: seat {:?} is not in the fleet file; it declares: {}",
-            rc.seat,
-            seat_names(fleet)
-        )
-    })?;
+    let name = rc.name.clone();
+    checked_candidate(rc, fleet).map_err(|problem| Invalid::Candidate {
+        candidate: name,
+        problem: Box::new(problem),
+    })
+}
+
+/// A candidate whose name is checked, validated against the fleet.
+fn checked_candidate(rc: RawCandidate, fleet: &Fleet) -> Result<CandidateSpec, CandidateProblem> {
+    let seat = fleet
+        .seat(&rc.seat)
+        .ok_or_else(|| CandidateProblem::UnknownSeat {
+            seat: rc.seat.clone(),
+            declared: seat_names(fleet),
+        })?;
     let docker = match &seat.launch {
         Launch::Docker(d) => Some(d),
         Launch::Process(_) => None,
     };
     if rc.image.is_some() && docker.is_none() {
-        return Err(format!(
-            "{who}: image is for Docker seats only, and seat {} is a process seat",
-            seat.name
-        ));
+        return Err(CandidateProblem::ImageOnProcessSeat {
+            seat: seat.name.clone(),
+        });
     }
     // A bench seat that restarts itself can come back after its stop and hold the port or the
     // GPU the displaced seats need for their restore (docs/field-cases.md F8: `restart: "no"`).
@@ -213,18 +206,19 @@ fn candidate(rc: RawCandidate, fleet: &Fleet) -> Result<CandidateSpec, String> {
         .and_then(|d| d.restart.as_deref())
         .filter(|p| *p != "no")
     {
-        return Err(format!(
-            "{who}: seat {} has restart = {policy:?}; a candidate seat that restarts itself can block the restore of displaced seats (docs/field-cases.md F8): give the campaign a seat with restart = \"no\" (a bench copy of it in the fleet file)",
-            seat.name
-        ));
+        return Err(CandidateProblem::Restarts {
+            seat: seat.name.clone(),
+            policy: policy.to_owned(),
+        });
     }
-    let flag = |f: &str, what: &str| -> Result<(), String> {
+    let flag = |f: &str, what: &'static str| {
         if f.starts_with('-') && f.len() > 1 && !f.contains(char::is_whitespace) {
             Ok(())
         } else {
-            Err(format!(
-                "{who}: {what} {f:?} is not a flag (flags start with '-' and have no spaces)"
-            ))
+            Err(CandidateProblem::NotAFlag {
+                what,
+                flag: f.to_owned(),
+            })
         }
     };
     let mut set_args = Vec::new();
@@ -232,7 +226,10 @@ fn candidate(rc: RawCandidate, fleet: &Fleet) -> Result<CandidateSpec, String> {
         flag(&k, "set_args key")?;
         set_args.push((
             k.clone(),
-            flag_value(&v).map_err(|e| format!("{who}: set_args {k:?}: {e}"))?,
+            flag_value(&v).map_err(|problem| CandidateProblem::SetArg {
+                key: k.clone(),
+                problem,
+            })?,
         ));
     }
     for f in &rc.remove_args {
@@ -245,28 +242,30 @@ fn candidate(rc: RawCandidate, fleet: &Fleet) -> Result<CandidateSpec, String> {
             .iter()
             .map(flag_value)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("{who}: ladder {k:?}: {e}"))?;
+            .map_err(|problem| CandidateProblem::LadderValue {
+                key: k.clone(),
+                problem,
+            })?;
         if values.is_empty() {
-            return Err(format!(
-                "{who}: ladder {k:?} has no values; list the values to try, e.g. [\"8192\", \"4096\"]"
-            ));
+            return Err(CandidateProblem::EmptyLadder { key: k });
         }
         for (i, v) in values.iter().enumerate() {
             if values[..i].contains(v) {
-                return Err(format!("{who}: ladder {k:?} lists {:?} twice", v.as_str()));
+                return Err(CandidateProblem::LadderTwice {
+                    key: k,
+                    value: v.as_str().to_owned(),
+                });
             }
         }
         if set_args.iter().any(|(s, _)| s == &k) || rc.remove_args.contains(&k) {
-            return Err(format!(
-                "{who}: {k:?} is both a ladder axis and in set_args/remove_args; keep it in one place"
-            ));
+            return Err(CandidateProblem::LadderAndSet { key: k });
         }
         ladder.push((k, values));
     }
     if rc.ladder_mode.is_some() && ladder.is_empty() {
-        return Err(format!("{who}: ladder_mode without a [candidate.ladder]"));
+        return Err(CandidateProblem::ModeWithoutLadder);
     }
-    let window = rc.window.map(|w| window(w, fleet, &who)).transpose()?;
+    let window = rc.window.map(|w| window(w, fleet)).transpose()?;
     Ok(CandidateSpec {
         name: rc.name,
         seat: rc.seat,
@@ -282,26 +281,25 @@ fn candidate(rc: RawCandidate, fleet: &Fleet) -> Result<CandidateSpec, String> {
     })
 }
 
-fn window(w: RawWindow, fleet: &Fleet, who: &str) -> Result<Window, String> {
+fn window(w: RawWindow, fleet: &Fleet) -> Result<Window, CandidateProblem> {
     if w.displaces.is_empty() {
-        return Err(format!(
-            "{who}: [candidate.window] displaces no seat; name the seats to stop (displaces = [\"gen\"]) or drop the window"
-        ));
+        return Err(CandidateProblem::DisplacesNothing);
     }
     for s in &w.displaces {
         if fleet.seat(s).is_none() {
-            return Err(format!(
-                "{who}: window displaces {s:?}, which is not in the fleet file; it declares: {}",
-                seat_names(fleet)
-            ));
+            return Err(CandidateProblem::DisplacesUnknown {
+                seat: s.clone(),
+                declared: seat_names(fleet),
+            });
         }
     }
     let idle_for_s = w.idle_for_s.unwrap_or(30);
     let idle_timeout_s = w.idle_timeout_s.unwrap_or(900);
     if idle_timeout_s < idle_for_s {
-        return Err(format!(
-            "{who}: idle_timeout_s ({idle_timeout_s}) is shorter than idle_for_s ({idle_for_s}): the seat could never be seen idle long enough"
-        ));
+        return Err(CandidateProblem::IdleTimeout {
+            idle_timeout_s,
+            idle_for_s,
+        });
     }
     Ok(Window {
         displaces: w.displaces,
@@ -321,7 +319,7 @@ fn seat_names(fleet: &Fleet) -> String {
 
 /// A TOML value as a flag value: strings and numbers are values; `true` / `false` (booleans or
 /// those strings) mean present / absent.
-fn flag_value(v: &toml::Value) -> Result<FlagValue, String> {
+fn flag_value(v: &toml::Value) -> Result<FlagValue, BadFlagValue> {
     Ok(match v {
         toml::Value::Boolean(true) => FlagValue::Present,
         toml::Value::Boolean(false) => FlagValue::Absent,
@@ -330,11 +328,7 @@ fn flag_value(v: &toml::Value) -> Result<FlagValue, String> {
         toml::Value::String(s) => FlagValue::Value(s.clone()),
         toml::Value::Integer(i) => FlagValue::Value(i.to_string()),
         toml::Value::Float(f) => FlagValue::Value(f.to_string()),
-        other => {
-            return Err(format!(
-                "{other} is not a flag value (use a string, a number, or true/false for present/absent)"
-            ));
-        }
+        other => return Err(BadFlagValue(Box::new(other.clone()))),
     })
 }
 

@@ -8,7 +8,7 @@ use bakeoff_artifact::campaign::{Outcome, OutcomeKind};
 use bakeoff_seats::Seats;
 use chrono::Utc;
 
-use crate::error::CampaignError;
+use crate::error::{CampaignError, Invalid};
 use crate::file::Campaign;
 use crate::journal::{Entry, JOURNAL, Journal};
 use crate::options::RunOptions;
@@ -49,10 +49,10 @@ pub(crate) fn open_journal(c: &Campaign) -> Result<Journal, CampaignError> {
     {
         return Err(CampaignError::Invalid {
             path: journal.path().to_path_buf(),
-            message: format!(
-                "this directory holds campaign {name:?}, not {:?}; set another `out` in the campaign file",
-                c.name
-            ),
+            problem: Invalid::OtherCampaign {
+                held: name.clone(),
+                wanted: c.name.clone(),
+            },
         });
     }
     Ok(journal)

@@ -115,3 +115,15 @@ fn first_line(body: &str) -> String {
 
 /// Keep at most this much of an error body as evidence.
 pub(crate) const MAX_ERROR_BODY: usize = 8 * 1024;
+
+/// An error body cut to [`MAX_ERROR_BODY`] bytes (on a char boundary), marked `…` when cut.
+pub(crate) fn truncate_body(s: &str) -> String {
+    if s.len() <= MAX_ERROR_BODY {
+        return s.to_string();
+    }
+    let mut end = MAX_ERROR_BODY;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}

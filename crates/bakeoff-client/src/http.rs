@@ -8,39 +8,17 @@ use tokio::net::TcpStream;
 use tokio::time::timeout;
 use url::Url;
 
-use crate::error::MAX_ERROR_BODY;
+use crate::error::truncate_body;
 use crate::h1;
 use crate::{EndpointUrl, Exchange, Reply, RequestError};
 
 mod stream;
+mod timeouts;
 mod transport;
 
 use stream::{Deadlines, Flow, StreamState};
+pub use timeouts::Timeouts;
 use transport::Transport;
-
-/// Every network wait is bounded. The first-byte budget must cover prompt processing: a long
-/// prompt on CPU can take minutes before the first token, so it is generous by default.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Timeouts {
-    pub connect: Duration,
-    /// Request sent → first body byte (headers and prefill included).
-    pub first_byte: Duration,
-    /// Longest silence between two body chunks once the body has started.
-    pub idle: Duration,
-    /// The whole request, start to last byte.
-    pub total: Duration,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Self {
-            connect: Duration::from_secs(10),
-            first_byte: Duration::from_secs(300),
-            idle: Duration::from_secs(60),
-            total: Duration::from_secs(900),
-        }
-    }
-}
 
 /// A bearer token. It has no `Display`, its `Debug` is redacted and it is not serializable, so it
 /// can only ever reach the `Authorization` header.
@@ -452,7 +430,7 @@ impl Client {
         if !(200..300).contains(&status) {
             return Err(RequestError::Http {
                 status,
-                body: truncate(&text),
+                body: truncate_body(&text),
             });
         }
         let body: NonStreamResponse =
@@ -543,17 +521,6 @@ fn first_byte_or_total(t: Timeouts, sent: Instant) -> RequestError {
             after: t.first_byte,
         }
     }
-}
-
-fn truncate(s: &str) -> String {
-    if s.len() <= MAX_ERROR_BODY {
-        return s.to_string();
-    }
-    let mut end = MAX_ERROR_BODY;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 /// reqwest's top-level message ("error sending request for url …") hides the useful part

@@ -98,24 +98,26 @@ impl GpuSampler {
                 &[format!("--query-gpu=index,uuid,clocks.sm,{f}"), fmt.clone()],
             ),
             None => {
-                let mut last = Err(String::new());
-                for f in REASON_FIELDS {
-                    last = run(
+                let query = |f: &str| {
+                    run(
                         &self.bin,
                         &[format!("--query-gpu=index,uuid,clocks.sm,{f}"), fmt.clone()],
-                    );
-                    if last.is_ok() {
-                        self.field = Some(f);
-                        break;
+                    )
+                };
+                let [first, second] = REASON_FIELDS;
+                match query(first) {
+                    Ok(t) => {
+                        self.field = Some(first);
+                        Ok(t)
                     }
+                    Err(_) => query(second).inspect(|_| self.field = Some(second)),
                 }
-                last
             }
         };
         let clocks = match clocks {
             Ok(t) => t,
             Err(e) => {
-                self.state.unavailable = Some(e);
+                self.state.unavailable = Some(e.to_string());
                 return;
             }
         };

@@ -12,9 +12,10 @@
 //! `process_name` is last because it is the only field that can hold a comma; everything after
 //! the third separator belongs to it.
 
-use std::process::Command;
+use std::process::{Command, ExitStatus};
 use std::time::Duration;
 
+use crate::bounded::BoundedError;
 use crate::readings::{GpuProcess, GpuReading, ReadingSource, Readings};
 use crate::units::MIB;
 
@@ -104,10 +105,24 @@ pub fn join(mut gpus: Vec<GpuReading>, apps: Vec<(String, GpuProcess)>) -> Vec<G
     gpus
 }
 
+/// Why `nvidia-smi` gave no output.
+#[derive(Debug, thiserror::Error)]
+pub enum SmiError {
+    /// It could not be started, or did not answer in time.
+    #[error(transparent)]
+    Run(#[from] BoundedError),
+    /// It ran and failed; `first` is the first non-empty line it printed.
+    #[error("{bin} exited with {status} ({first})")]
+    Exited {
+        bin: String,
+        status: ExitStatus,
+        first: String,
+    },
+}
+
 /// Runs `nvidia-smi ARGS` with a timeout; `Err` says why there is no output.
-pub fn run(bin: &str, args: &[String]) -> Result<String, String> {
-    let out = crate::bounded::run_bounded(Command::new(bin).args(args), TIMEOUT)
-        .map_err(|e| e.to_string())?;
+pub fn run(bin: &str, args: &[String]) -> Result<String, SmiError> {
+    let out = crate::bounded::run_bounded(Command::new(bin).args(args), TIMEOUT)?;
     if !out.status.success() {
         // nvidia-smi prints its reason ("NVIDIA-SMI has failed because it couldn't
         // communicate with the NVIDIA driver…") on stdout, others on stderr.
@@ -117,7 +132,11 @@ pub fn run(bin: &str, args: &[String]) -> Result<String, String> {
             .map(str::trim)
             .find(|l| !l.is_empty())
             .unwrap_or("");
-        return Err(format!("{bin} exited with {} ({first})", out.status));
+        return Err(SmiError::Exited {
+            bin: bin.to_owned(),
+            status: out.status,
+            first: first.to_owned(),
+        });
     }
     Ok(out.stdout)
 }
@@ -132,7 +151,7 @@ pub fn read(bin: &str) -> Readings {
     };
     let gpus = match run(bin, &q(&format!("gpu={QUERY_GPU}"))) {
         Ok(t) => t,
-        Err(e) => return Readings::unavailable(ReadingSource::NvidiaSmi, e),
+        Err(e) => return Readings::unavailable(ReadingSource::NvidiaSmi, e.to_string()),
     };
     let (gpus, bad) = parse_query_gpu(&gpus);
     if gpus.is_empty() {

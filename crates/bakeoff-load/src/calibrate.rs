@@ -59,12 +59,29 @@ impl CalibrationTarget {
     }
 }
 
+/// Why a TLS acceptor (or the calibration target's throwaway certificate) could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum CertError {
+    #[error("the calibration certificate: {0}")]
+    Generate(#[source] rcgen::Error),
+    /// A PEM file that cannot be read or holds no certificate or key.
+    #[error("{path}: {source}")]
+    Pem {
+        path: std::path::PathBuf,
+        source: rustls::pki_types::pem::Error,
+    },
+    #[error(transparent)]
+    Rustls(#[from] rustls::Error),
+    #[error(transparent)]
+    Trust(#[from] bakeoff_client::tls::TlsError),
+}
+
 /// A CA and a certificate it signs for 127.0.0.1 (ECDSA P-256, rcgen 0.14), never written to
 /// disk: the server's acceptor and the client's trust. A handshake against it costs what one
 /// against a gateway's CA-signed certificate costs (chain verification included).
-fn throwaway_tls() -> Result<(tokio_rustls::TlsAcceptor, bakeoff_client::tls::Tls), String> {
+fn throwaway_tls() -> Result<(tokio_rustls::TlsAcceptor, bakeoff_client::tls::Tls), CertError> {
     use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
-    let e = |e: rcgen::Error| format!("the calibration certificate: {e}");
+    let e = CertError::Generate;
     let ca_key = rcgen::KeyPair::generate().map_err(e)?;
     let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(e)?;
     ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -79,13 +96,10 @@ fn throwaway_tls() -> Result<(tokio_rustls::TlsAcceptor, bakeoff_client::tls::Tl
     let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| e.to_string())?
+    .with_safe_default_protocol_versions()?
     .with_no_client_auth()
-    .with_single_cert(vec![leaf.der().clone()], key)
-    .map_err(|e| e.to_string())?;
-    let tls =
-        bakeoff_client::tls::Tls::trusting(ca_cert.der().clone()).map_err(|e| e.to_string())?;
+    .with_single_cert(vec![leaf.der().clone()], key)?;
+    let tls = bakeoff_client::tls::Tls::trusting(ca_cert.der().clone())?;
     Ok((
         tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)),
         tls,
@@ -127,22 +141,24 @@ pub async fn serve_tls(listener: TcpListener, acceptor: tokio_rustls::TlsAccepto
 pub fn tls_acceptor(
     cert: &std::path::Path,
     key: &std::path::Path,
-) -> Result<tokio_rustls::TlsAcceptor, String> {
+) -> Result<tokio_rustls::TlsAcceptor, CertError> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let pem = |path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| CertError::Pem { path, source }
+    };
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
-        .map_err(|e| format!("{}: {e}", cert.display()))?
+        .map_err(pem(cert))?
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("{}: {e}", cert.display()))?;
-    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| format!("{}: {e}", key.display()))?;
+        .map_err(pem(cert))?;
+    let key = PrivateKeyDer::from_pem_file(key).map_err(pem(key))?;
     let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| e.to_string())?
+    .with_safe_default_protocol_versions()?
     .with_no_client_auth()
-    .with_single_cert(certs, key)
-    .map_err(|e| e.to_string())?;
+    .with_single_cert(certs, key)?;
     Ok(tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)))
 }
 

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use bakeoff_artifact::{EngineKind, GaugeSample, GaugeSeries, GaugeStat};
-use bakeoff_client::{Client, Method};
+use bakeoff_client::{Client, Method, RequestError};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -40,6 +40,27 @@ impl Source {
             Source::Slots => "llama.cpp /slots".into(),
         }
     }
+}
+
+/// Why one reading has no values: the sample's `error`.
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    #[error("/metrics has no llama.cpp, vLLM or SGLang gauges")]
+    NoGauges,
+    #[error("/metrics answered HTTP {0}")]
+    MetricsStatus(u16),
+    #[error("/metrics: {0}")]
+    Metrics(#[source] RequestError),
+    #[error("/slots answered HTTP {0}")]
+    SlotsStatus(u16),
+    #[error("/slots: {0}")]
+    Slots(#[source] RequestError),
+    /// Both answered, neither with gauges: sampling stops.
+    #[error("{metrics}; {slots}: no engine gauges to sample")]
+    Absent {
+        metrics: Box<ReadError>,
+        slots: Box<ReadError>,
+    },
 }
 
 /// What the sampling task gathered.
@@ -98,7 +119,7 @@ impl GaugeSampler {
                     Err(e) => GaugeSample {
                         t_s,
                         values: BTreeMap::new(),
-                        error: Some(e),
+                        error: Some(e.to_string()),
                     },
                 });
                 if raw.source == Source::Absent {
@@ -147,7 +168,7 @@ async fn read(
     client: &Client,
     timeout: Duration,
     raw: &mut Raw,
-) -> Result<BTreeMap<String, f64>, String> {
+) -> Result<BTreeMap<String, f64>, ReadError> {
     if raw.source == Source::Slots {
         return read_slots(client, timeout, raw).await;
     }
@@ -167,15 +188,15 @@ async fn read(
                 }
                 None => {
                     answered = true;
-                    "/metrics has no llama.cpp, vLLM or SGLang gauges".to_string()
+                    ReadError::NoGauges
                 }
             }
         }
         Ok((status, _)) => {
             answered = true;
-            format!("/metrics answered HTTP {status}")
+            ReadError::MetricsStatus(status)
         }
-        Err(e) => format!("/metrics: {e}"),
+        Err(e) => ReadError::Metrics(e),
     };
     if raw.source == Source::Unknown {
         // llama-server without --metrics answers 501; its /slots is on by default.
@@ -184,9 +205,12 @@ async fn read(
                 raw.source = Source::Slots;
                 return Ok(v);
             }
-            Err(e) if answered && e.starts_with("/slots answered") => {
+            Err(e @ ReadError::SlotsStatus(_)) if answered => {
                 raw.source = Source::Absent;
-                return Err(format!("{why}; {e}: no engine gauges to sample"));
+                return Err(ReadError::Absent {
+                    metrics: Box::new(why),
+                    slots: Box::new(e),
+                });
             }
             Err(_) => {}
         }
@@ -215,7 +239,7 @@ fn values(
 
 /// llama.cpp `/slots` (tools/server/server-context.cpp, b11434: an array of slots, each with
 /// `is_processing`): busy slots and slots in all.
-async fn slot_states(client: &Client, timeout: Duration) -> Result<(f64, f64), String> {
+async fn slot_states(client: &Client, timeout: Duration) -> Result<(f64, f64), ReadError> {
     let url = client.url().root_path("slots");
     match client.control(Method::Get, url, None, timeout).await {
         Ok((200, Some(serde_json::Value::Array(slots)))) => {
@@ -225,8 +249,8 @@ async fn slot_states(client: &Client, timeout: Duration) -> Result<(f64, f64), S
                 .count();
             Ok((busy as f64, slots.len() as f64))
         }
-        Ok((status, _)) => Err(format!("/slots answered HTTP {status}")),
-        Err(e) => Err(format!("/slots: {e}")),
+        Ok((status, _)) => Err(ReadError::SlotsStatus(status)),
+        Err(e) => Err(ReadError::Slots(e)),
     }
 }
 
@@ -234,7 +258,7 @@ async fn read_slots(
     client: &Client,
     timeout: Duration,
     raw: &mut Raw,
-) -> Result<BTreeMap<String, f64>, String> {
+) -> Result<BTreeMap<String, f64>, ReadError> {
     let (busy, total) = slot_states(client, timeout).await?;
     raw.names
         .insert("running".into(), "llama.cpp /slots is_processing".into());

@@ -8,6 +8,7 @@ use crate::LoadError;
 use crate::lengths::LengthSpec;
 use crate::pin::PinPolicy;
 use crate::schedule::Arrival;
+use crate::workload::RequestPlan;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Mode {
@@ -215,6 +216,20 @@ impl LoadPlan {
             ramp_up: None,
             cancel_rate: 0.0,
             gauge_interval: Some(DEFAULT_GAUGE_INTERVAL),
+        }
+    }
+
+    /// What each request body takes from the plan (see [`RequestPlan`]).
+    pub fn request_plan(&self) -> RequestPlan<'_> {
+        RequestPlan {
+            model: &self.model,
+            prompt_tokens: &self.prompt_tokens,
+            output_tokens: &self.output_tokens,
+            seed: self.seed,
+            allow_prefix_cache: self.allow_prefix_cache,
+            temperature: self.temperature,
+            pin: &self.pin,
+            extra: &self.extra,
         }
     }
 

@@ -50,13 +50,22 @@ pub fn gpu_bytes(view: &GpuView, pids: &[u32]) -> Option<FootprintSample> {
     })
 }
 
-/// Why a process seat has no footprint reading (recorded in the sample as its text).
+/// Why a running seat has no footprint reading (recorded in the sample as its text).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FootprintError {
     #[error("process {0} is not in /proc any more")]
     Gone(u32),
     #[error("no resident memory readable for pid{} {}", if .0.len() == 1 { "" } else { "s" }, list(.0))]
     NoRss(Vec<u32>),
+    #[error("the seat's process id is not recorded")]
+    NoPid,
+    #[error("the host's Docker engine did not answer")]
+    NoDocker,
+    /// `docker stats` failed; the seats crate's message.
+    #[error("{0}")]
+    DockerStats(String),
+    #[error("docker stats {container}: no answer within {limit_s} s")]
+    DockerTimeout { container: String, limit_s: u64 },
 }
 
 /// A process seat's footprint: the GPU memory of its process tree when the driver lists it,

@@ -19,7 +19,7 @@ use bollard::Docker;
 use chrono::{DateTime, Utc};
 use futures_util::future::join_all;
 
-use crate::footprint::{self, GpuView};
+use crate::footprint::{self, FootprintError, GpuView};
 
 /// How long one container's `docker top` or `docker stats` may take.
 const DOCKER_READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -365,7 +365,8 @@ async fn read_gpus(
             }
             Err(why) => {
                 if !matches!(gpus.ssh.get(&host), Some(GpuState::Answers)) {
-                    gpus.ssh.insert(host, GpuState::Unavailable(why));
+                    gpus.ssh
+                        .insert(host, GpuState::Unavailable(why.to_string()));
                 }
             }
         }
@@ -483,7 +484,7 @@ async fn footprint_of(
     st: Option<&StateRead>,
     gpu: Option<&GpuView>,
     proc: &ProcRoot,
-) -> Option<Result<FootprintSample, String>> {
+) -> Option<Result<FootprintSample, FootprintError>> {
     let st = st?;
     if st.status.observed != Observed::Running {
         return None;
@@ -492,13 +493,13 @@ async fn footprint_of(
         Launch::Process(_) => {
             let pid = st.status.id.as_deref().and_then(|p| p.parse::<u32>().ok());
             match pid {
-                Some(pid) => footprint::of_process(pid, proc, gpu).map_err(|e| e.to_string()),
-                None => Err("the seat's process id is not recorded".into()),
+                Some(pid) => footprint::of_process(pid, proc, gpu),
+                None => Err(FootprintError::NoPid),
             }
         }
         Launch::Docker(_) => {
             let Some(docker) = &st.docker else {
-                return Some(Err("the host's Docker engine did not answer".into()));
+                return Some(Err(FootprintError::NoDocker));
             };
             let name = w.seat.container_name().unwrap_or_default();
             container_footprint(docker, &name, gpu).await
@@ -512,7 +513,7 @@ async fn container_footprint(
     docker: &Docker,
     name: &str,
     gpu: Option<&GpuView>,
-) -> Result<FootprintSample, String> {
+) -> Result<FootprintSample, FootprintError> {
     if let Some(view) = gpu {
         let pids = tokio::time::timeout(
             DOCKER_READ_TIMEOUT,
@@ -532,16 +533,33 @@ async fn container_footprint(
     .await
     {
         Ok(Ok(b)) => Ok(footprint::of_docker_stats(name, b)),
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(format!(
-            "docker stats {name}: no answer within {} s",
-            DOCKER_READ_TIMEOUT.as_secs()
-        )),
+        Ok(Err(e)) => Err(FootprintError::DockerStats(e.to_string())),
+        Err(_) => Err(FootprintError::DockerTimeout {
+            container: name.to_owned(),
+            limit_s: DOCKER_READ_TIMEOUT.as_secs(),
+        }),
     }
 }
 
+/// Why an `ssh://` host's GPUs were not read (kept as text for the summary).
+#[derive(Debug, thiserror::Error)]
+enum SshGpuError {
+    /// The host is not reached over ssh; the seats crate's message.
+    #[error("{0}")]
+    Ssh(String),
+    /// nvidia-smi answered without GPUs; its reason when it gave one.
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("no GPU listed")]
+    NoGpu,
+    #[error("the reader stopped: {0}")]
+    Stopped(#[source] tokio::task::JoinError),
+    #[error("no answer within {limit_s} s")]
+    Timeout { limit_s: u64 },
+}
+
 /// nvidia-smi over an `ssh://` host's channel (as `bakeoff plan` reads it), bounded.
-async fn read_ssh_gpus(h: Host) -> (String, Result<GpuView, String>) {
+async fn read_ssh_gpus(h: Host) -> (String, Result<GpuView, SshGpuError>) {
     let dest = h
         .docker
         .as_deref()
@@ -560,10 +578,14 @@ async fn read_ssh_gpus(h: Host) -> (String, Result<GpuView, String>) {
     let limit = bakeoff_gpu::over_ssh::SSH_READ_TIMEOUT + Duration::from_secs(5);
     let r = match tokio::time::timeout(limit, read).await {
         Ok(Ok(Ok(r))) if !r.gpus.is_empty() => Ok(GpuView { readings: r, label }),
-        Ok(Ok(Ok(r))) => Err(r.unavailable.unwrap_or_else(|| "no GPU listed".into())),
-        Ok(Ok(Err(e))) => Err(e),
-        Ok(Err(e)) => Err(format!("the reader stopped: {e}")),
-        Err(_) => Err(format!("no answer within {} s", limit.as_secs())),
+        Ok(Ok(Ok(r))) => Err(r
+            .unavailable
+            .map_or(SshGpuError::NoGpu, SshGpuError::Unavailable)),
+        Ok(Ok(Err(e))) => Err(SshGpuError::Ssh(e.to_string())),
+        Ok(Err(e)) => Err(SshGpuError::Stopped(e)),
+        Err(_) => Err(SshGpuError::Timeout {
+            limit_s: limit.as_secs(),
+        }),
     };
     (h.name.clone(), r)
 }

@@ -35,6 +35,7 @@ use bakeoff_model::{
     kv_cost, llamacpp_kv_buffers, read_gguf_file,
 };
 
+use crate::error::Unpriced;
 use crate::fleet::{Engine, PlanSeat, flag_value, has_flag};
 use bakeoff_gpu::units::{MIB, gib};
 
@@ -134,23 +135,18 @@ fn part(what: impl Into<String>, bytes: u64, inside: bool, estimated: bool) -> C
 }
 
 /// Weights per rank for a local checkpoint; `Err(why)` when they cannot be sized here.
-fn local_weights(seat: &PlanSeat) -> Result<u64, String> {
+fn local_weights(seat: &PlanSeat) -> Result<u64, Unpriced> {
     let Some(model) = seat.model.as_deref() else {
-        return Err("no model in the launch arguments (--model, -m, `serve MODEL`)".into());
+        return Err(Unpriced::NoModel);
     };
     let path = Path::new(model);
     if !path.exists() {
-        return Err(format!(
-            "model `{model}` is not a local path here (give a local path, or run the plan on the seat's host, to size them)"
-        ));
+        return Err(Unpriced::NotLocal(model.to_owned()));
     }
-    match inspect_checkpoint(path) {
-        Ok(r) => r
-            .weights
-            .map(|w| w.bytes / seat.tensor_parallel_size.max(1))
-            .ok_or_else(|| format!("no weights found in `{model}`")),
-        Err(e) => Err(e.to_string()),
-    }
+    inspect_checkpoint(path)?
+        .weights
+        .map(|w| w.bytes / seat.tensor_parallel_size.max(1))
+        .ok_or_else(|| Unpriced::NoWeights(model.to_owned()))
 }
 
 /// KV bytes of one full-length sequence for a local HF checkpoint, per rank, and that length.
@@ -193,7 +189,7 @@ impl Terms {
 /// The seat's weights per rank, or why they cannot be sized here.
 struct Weights {
     bytes: Option<u64>,
-    why: Option<String>,
+    why: Option<Unpriced>,
 }
 
 impl Weights {
@@ -207,7 +203,10 @@ impl Weights {
 
     /// The weights as an unpriced term, with why.
     fn unpriced(&self) -> String {
-        format!("weights: {}", self.why.clone().unwrap_or_default())
+        match &self.why {
+            Some(why) => format!("weights: {why}"),
+            None => "weights: ".to_owned(),
+        }
     }
 }
 
@@ -535,16 +534,16 @@ fn parse_bytes_flag(v: &str) -> Option<u64> {
 
 /// KV bytes a llama.cpp seat allocates, from its GGUF and `-c`, `-np`, `-kvu`, `-ctk`, `-ctv`,
 /// `-ub`, `--swa-full`; `Err(why)` when they cannot be sized.
-fn llamacpp_kv(seat: &PlanSeat, notes: &mut Vec<String>) -> Result<u64, String> {
+fn llamacpp_kv(seat: &PlanSeat, notes: &mut Vec<String>) -> Result<u64, Unpriced> {
     let Some(model) = seat.model.as_deref() else {
-        return Err("no model (-m) in the launch arguments".into());
+        return Err(Unpriced::NoGgufModel);
     };
     let path = Path::new(model);
     if !path.exists() {
-        return Err(format!("model `{model}` is not a local path here"));
+        return Err(Unpriced::GgufNotLocal(model.to_owned()));
     }
-    let g = read_gguf_file(path).map_err(|e| e.to_string())?;
-    let geo = GgufKvGeometry::from_gguf(&g, path).map_err(|e| e.to_string())?;
+    let g = read_gguf_file(path)?;
+    let geo = GgufKvGeometry::from_gguf(&g, path)?;
     let a = &seat.args;
     let num = |names: &[&str]| flag_value(a, names).and_then(|v| v.parse::<u64>().ok());
     let ctx = num(&["-c", "--ctx-size"])
@@ -574,10 +573,8 @@ fn llamacpp_kv(seat: &PlanSeat, notes: &mut Vec<String>) -> Result<u64, String> 
     }
     llamacpp_kv_buffers(&geo, &p)
         .map(|e| e.total_bytes)
-        .ok_or_else(|| {
-            format!(
-                "cache type {}/{} unknown, or the buffers overflow",
-                p.cache_type_k, p.cache_type_v
-            )
+        .ok_or_else(|| Unpriced::CacheType {
+            k: p.cache_type_k.clone(),
+            v: p.cache_type_v.clone(),
         })
 }

@@ -169,7 +169,10 @@ async fn vllm_without_engine_gauges_names_the_flag() {
             .into(),
     ))
     .await;
-    let e = read_load(&s.url(), EngineKind::Vllm, T).await.unwrap_err();
+    let e = read_load(&s.url(), EngineKind::Vllm, T)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("vllm:num_requests_running"), "{e}");
     assert!(e.contains("--disable-log-stats"), "{e}");
     assert!(!e.contains('\n'), "{e}");
@@ -203,7 +206,8 @@ async fn sglang_idle_busy_and_metrics_off() {
     let off = scripted::serve(Router::new()).await;
     let e = read_load(&off.url(), EngineKind::Sglang, T)
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with(&format!("SGLang at {}", off.url())), "{e}");
     assert!(
         e.contains("/metrics answered 404 (add --enable-metrics)"),
@@ -295,7 +299,8 @@ async fn both_endpoints_501_names_the_fix() {
     .await;
     let e = read_load(&s.url(), EngineKind::LlamaCpp, T)
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         e,
         format!(
@@ -306,7 +311,8 @@ async fn both_endpoints_501_names_the_fix() {
     );
     let e = read_load(&s.url(), EngineKind::Generic, T)
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with(&format!("the server at {}", s.url())), "{e}");
     assert!(
         e.contains("--metrics") && e.contains("--enable-metrics"),
@@ -333,7 +339,8 @@ async fn slot_lists_that_tell_nothing_are_errors() {
         .await;
         let e = read_load(&s.url(), EngineKind::LlamaCpp, T)
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(why), "{e}");
     }
     // Older builds: `state`, 0 idle.
@@ -377,7 +384,7 @@ async fn a_server_that_never_answers_times_out() {
         )
         .await
         .expect("read_load must respect its timeout");
-        let e = r.unwrap_err();
+        let e = r.unwrap_err().to_string();
         assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
         assert!(e.contains("timeout"), "{e}");
         assert!(e.contains("cannot tell whether it is idle"), "{e}");
@@ -392,9 +399,13 @@ async fn nothing_listening_is_an_error() {
     };
     let e = read_load(&format!("http://127.0.0.1:{port}"), EngineKind::Vllm, T)
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("cannot connect"), "{e}");
-    let e = read_load("ftp://x", EngineKind::Vllm, T).await.unwrap_err();
+    let e = read_load("ftp://x", EngineKind::Vllm, T)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("vLLM: "), "{e}");
 }
 

@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use super::TokenizeCall;
+use super::common::{OutputPinning, TokenizeCall};
 
 pub fn tokenize_call(text: &str) -> TokenizeCall {
     TokenizeCall {
@@ -175,7 +175,7 @@ pub fn lora_field(id: u64, scale: f64) -> Value {
 
 /// Output-length pinning: `ignore_eos: true` is honoured (tools/server/README.md; checked on b11434); there is no
 /// `min_tokens`.
-pub const OUTPUT_PINNING: super::OutputPinning = super::OutputPinning::IGNORE_EOS_ONLY;
+pub const OUTPUT_PINNING: OutputPinning = OutputPinning::IGNORE_EOS_ONLY;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -1,6 +1,7 @@
 //! Engine dialects: each engine's endpoints, field names and request extras, in one module per
 //! engine. Suites ask the dialect; they never test the engine kind themselves.
 
+mod common;
 pub mod generic;
 pub mod llamacpp;
 pub mod sglang;
@@ -11,14 +12,7 @@ use std::sync::OnceLock;
 use bakeoff_artifact::EngineKind;
 use serde_json::Value;
 
-/// How to count tokens on this engine's server, when it can.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TokenizeCall {
-    pub path: &'static str,
-    pub body: Value,
-    /// Recorded in artifacts as the tokenizer route.
-    pub route: &'static str,
-}
+pub use common::{OutputPinning, TokenizeCall};
 
 /// The `/tokenize` request for `text`, without special tokens (a prompt's BOS and template
 /// tokens are measured separately, through the template overhead).
@@ -40,23 +34,6 @@ pub fn thinking_extras(engine: EngineKind, on: bool) -> serde_json::Map<String, 
         EngineKind::Sglang => sglang::thinking_extras(on),
         EngineKind::Generic => generic::thinking_extras(on),
     }
-}
-
-/// `chat_template_kwargs` asking for thinking on or off, as vLLM and SGLang take it: Qwen3
-/// templates read `enable_thinking`, Granite and DeepSeek-V3.x read `thinking`, so both are sent
-/// (a template ignores kwargs it does not use).
-fn chat_template_thinking_extras(on: bool) -> serde_json::Map<String, Value> {
-    let mut m = serde_json::Map::new();
-    m.insert(
-        "chat_template_kwargs".into(),
-        serde_json::json!({ "enable_thinking": on, "thinking": on }),
-    );
-    m
-}
-
-/// The `version` string of a reply body (vLLM's `/version`, SGLang's `/server_info`).
-fn version_string(body: &Value) -> Option<String> {
-    body.get("version")?.as_str().map(str::to_string)
 }
 
 /// How an endpoint reacted to a prompt past its window, as a short code recorded in artifacts:
@@ -87,22 +64,6 @@ pub fn classify_overflow(
             None => "accepted-without-usage".into(),
         },
     }
-}
-
-/// Which request fields this engine honours to pin the output length (fixed lengths for load
-/// tests). What was honoured is still read back from `usage` by the caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct OutputPinning {
-    pub ignore_eos: bool,
-    pub min_tokens: bool,
-}
-
-impl OutputPinning {
-    /// `ignore_eos` is honoured; there is no `min_tokens`.
-    pub const IGNORE_EOS_ONLY: Self = Self {
-        ignore_eos: true,
-        min_tokens: false,
-    };
 }
 
 pub fn output_pinning(engine: EngineKind) -> OutputPinning {

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::TokenizeCall;
+use super::common::{OutputPinning, TokenizeCall};
 
 pub fn tokenize_call(model: &str, text: &str) -> TokenizeCall {
     TokenizeCall {
@@ -27,17 +27,17 @@ pub fn parse_server_info(body: &Value) -> Option<String> {
     if !looks_like {
         return None;
     }
-    super::version_string(body)
+    super::common::version_string(body)
 }
 
 /// SGLang thinking control (docs.sglang.io separate_reasoning): `chat_template_kwargs`
 /// `enable_thinking` (Qwen3) or `thinking` (DeepSeek-V3.x); both are sent.
 pub fn thinking_extras(on: bool) -> serde_json::Map<String, Value> {
-    super::chat_template_thinking_extras(on)
+    super::common::chat_template_thinking_extras(on)
 }
 
 /// Output-length pinning: `ignore_eos` (python/sglang/srt/sampling/sampling_params.py); no `min_tokens`.
-pub const OUTPUT_PINNING: super::OutputPinning = super::OutputPinning::IGNORE_EOS_ONLY;
+pub const OUTPUT_PINNING: OutputPinning = OutputPinning::IGNORE_EOS_ONLY;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

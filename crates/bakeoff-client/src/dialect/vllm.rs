@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::TokenizeCall;
+use super::common::{OutputPinning, TokenizeCall};
 
 pub fn tokenize_call(model: &str, text: &str) -> TokenizeCall {
     TokenizeCall {
@@ -19,7 +19,7 @@ pub fn tokenize_call(model: &str, text: &str) -> TokenizeCall {
 
 /// `/version` of vLLM is a one-field object with a version string.
 pub fn parse_version(body: &Value) -> Option<String> {
-    super::version_string(body)
+    super::common::version_string(body)
 }
 
 /// vLLM thinking control (docs.vllm.ai features/reasoning_outputs): request
@@ -27,12 +27,12 @@ pub fn parse_version(body: &Value) -> Option<String> {
 /// `thinking`, so both are sent (a template ignores kwargs it does not use). No
 /// `reasoning_effort`: vLLM validates it against low/medium/high and would reject "none".
 pub fn thinking_extras(on: bool) -> serde_json::Map<String, Value> {
-    super::chat_template_thinking_extras(on)
+    super::common::chat_template_thinking_extras(on)
 }
 
 /// Output-length pinning: `ignore_eos` and `min_tokens` are extra sampling params of the OpenAI server
 /// (vllm/entrypoints/openai/protocol.py).
-pub const OUTPUT_PINNING: super::OutputPinning = super::OutputPinning {
+pub const OUTPUT_PINNING: OutputPinning = OutputPinning {
     ignore_eos: true,
     min_tokens: true,
 };

@@ -5,9 +5,9 @@
 
 use std::time::{Duration, Instant};
 
+use super::timeouts::Timeouts;
 use super::transport::Transport;
-use super::{Timeouts, truncate};
-use crate::error::MAX_ERROR_BODY;
+use crate::error::{MAX_ERROR_BODY, truncate_body};
 use crate::h1;
 use crate::{Reply, RequestError};
 use bakeoff_wire::{SseEvent, SseParser, StreamChunk};
@@ -326,7 +326,7 @@ fn drain_events(
         }
         if ev.is_error() {
             return Err(RequestError::ServerErrorEvent {
-                body: truncate(&ev.data),
+                body: truncate_body(&ev.data),
             });
         }
         let chunk: StreamChunk =
@@ -336,7 +336,7 @@ fn drain_events(
             })?;
         if let Some(err) = &chunk.error {
             return Err(RequestError::ServerErrorEvent {
-                body: truncate(&err.to_string()),
+                body: truncate_body(&err.to_string()),
             });
         }
         reply.apply_chunk(chunk, at)?;
@@ -348,6 +348,6 @@ fn drain_events(
 fn http_error(status: u16, body: &[u8]) -> RequestError {
     RequestError::Http {
         status,
-        body: truncate(&String::from_utf8_lossy(body)),
+        body: truncate_body(&String::from_utf8_lossy(body)),
     }
 }

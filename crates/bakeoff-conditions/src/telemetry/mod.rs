@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use bakeoff_artifact::GpuTelemetry;
 
 use crate::Exclude;
-pub use sources::{GpuSource, NvmlSource, SmiSource};
+pub use sources::{GpuSource, NvmlSource, SmiSource, SourceError};
 pub use summary::{Sample, with_tokens};
 
 const NVML_INTERVAL: Duration = Duration::from_millis(250);
@@ -65,7 +65,7 @@ impl Collected {
         let t_s = self.started.elapsed().as_secs_f64();
         match self.source.read() {
             Ok(gpus) => self.samples.push(Sample { t_s, gpus }),
-            Err(e) => self.note(e),
+            Err(e) => self.note(e.to_string()),
         }
     }
 

@@ -6,16 +6,40 @@ use nvml_wrapper::Nvml;
 use nvml_wrapper::error::NvmlError;
 
 use super::summary::GpuSample;
-use bakeoff_gpu::nvidia_smi::{QUERY_APPS, parse_compute_apps, run};
+use bakeoff_gpu::nvidia_smi::{QUERY_APPS, SmiError, parse_compute_apps, run};
+
+/// Why a GPU source gave no reading.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// libnvidia-ml could not be loaded or initialized (no driver).
+    #[error("NVML did not initialize ({0})")]
+    Init(#[source] NvmlError),
+    #[error("NVML device count: {0}")]
+    DeviceCount(#[source] NvmlError),
+    #[error("NVML GPU {index}: {source}")]
+    Device { index: u32, source: NvmlError },
+    /// One reading of one GPU (`power`, `energy`, `utilization`, `memory`, `processes`).
+    #[error("NVML GPU {index} {what}: {source}")]
+    Reading {
+        index: u32,
+        what: &'static str,
+        source: NvmlError,
+    },
+    #[error(transparent)]
+    Smi(#[from] SmiError),
+    /// nvidia-smi answered, but no line parsed; `first` is its first line.
+    #[error("nvidia-smi --query-gpu answered lines that do not parse: {first}")]
+    Unparsed { first: String },
+}
 
 /// A source of GPU readings; tests put fake ones behind it.
 pub trait GpuSource: Send {
     /// `nvml` or `nvidia-smi`, as written in the artifact.
     fn name(&self) -> &'static str;
     /// Every GPU, now.
-    fn read(&mut self) -> Result<Vec<GpuSample>, String>;
+    fn read(&mut self) -> Result<Vec<GpuSample>, SourceError>;
     /// `(gpu uuid, pid)` of every compute process (host pids).
-    fn processes(&mut self) -> Result<Vec<(String, u32)>, String>;
+    fn processes(&mut self) -> Result<Vec<(String, u32)>, SourceError>;
 }
 
 /// NVML: power (`nvmlDeviceGetPowerUsage`, mW), the energy counter
@@ -28,16 +52,14 @@ pub struct NvmlSource {
 
 impl NvmlSource {
     /// NVML initialized, or why not (no driver: libnvidia-ml cannot be loaded).
-    pub fn open() -> Result<Self, String> {
-        let nvml = Nvml::init().map_err(|e| format!("NVML did not initialize ({e})"))?;
-        let count = nvml
-            .device_count()
-            .map_err(|e| format!("NVML device count: {e}"))?;
+    pub fn open() -> Result<Self, SourceError> {
+        let nvml = Nvml::init().map_err(SourceError::Init)?;
+        let count = nvml.device_count().map_err(SourceError::DeviceCount)?;
         let mut names = Vec::new();
-        for i in 0..count {
+        for index in 0..count {
             let d = nvml
-                .device_by_index(i)
-                .map_err(|e| format!("NVML GPU {i}: {e}"))?;
+                .device_by_index(index)
+                .map_err(|source| SourceError::Device { index, source })?;
             names.push((d.uuid().unwrap_or_default(), d.name().unwrap_or_default()));
         }
         Ok(Self { nvml, names })
@@ -45,11 +67,11 @@ impl NvmlSource {
 }
 
 /// A reading NVML does not support on this GPU is absent, not an error.
-fn optional<T>(r: Result<T, NvmlError>) -> Result<Option<T>, String> {
+fn optional<T>(r: Result<T, NvmlError>) -> Result<Option<T>, NvmlError> {
     match r {
         Ok(v) => Ok(Some(v)),
         Err(NvmlError::NotSupported) => Ok(None),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e),
     }
 }
 
@@ -58,44 +80,55 @@ impl GpuSource for NvmlSource {
         "nvml"
     }
 
-    fn read(&mut self) -> Result<Vec<GpuSample>, String> {
+    fn read(&mut self) -> Result<Vec<GpuSample>, SourceError> {
         let mut out = Vec::with_capacity(self.names.len());
         for (i, (uuid, name)) in self.names.iter().enumerate() {
             let index = i as u32;
             let d = self
                 .nvml
                 .device_by_index(index)
-                .map_err(|e| format!("NVML GPU {i}: {e}"))?;
-            let e = |what: &str, err: String| format!("NVML GPU {i} {what}: {err}");
+                .map_err(|source| SourceError::Device { index, source })?;
+            let e = |what: &'static str| {
+                move |source| SourceError::Reading {
+                    index,
+                    what,
+                    source,
+                }
+            };
             out.push(GpuSample {
                 index,
                 uuid: uuid.clone(),
                 name: name.clone(),
                 power_w: optional(d.power_usage())
-                    .map_err(|x| e("power", x))?
+                    .map_err(e("power"))?
                     .map(|mw| f64::from(mw) / 1000.0),
-                energy_mj: optional(d.total_energy_consumption()).map_err(|x| e("energy", x))?,
+                energy_mj: optional(d.total_energy_consumption()).map_err(e("energy"))?,
                 utilization_pct: optional(d.utilization_rates())
-                    .map_err(|x| e("utilization", x))?
+                    .map_err(e("utilization"))?
                     .map(|u| f64::from(u.gpu)),
                 memory_used_bytes: optional(d.memory_info())
-                    .map_err(|x| e("memory", x))?
+                    .map_err(e("memory"))?
                     .map(|m| m.used),
             });
         }
         Ok(out)
     }
 
-    fn processes(&mut self) -> Result<Vec<(String, u32)>, String> {
+    fn processes(&mut self) -> Result<Vec<(String, u32)>, SourceError> {
         let mut out = Vec::new();
         for (i, (uuid, _)) in self.names.iter().enumerate() {
+            let index = i as u32;
             let d = self
                 .nvml
-                .device_by_index(i as u32)
-                .map_err(|e| format!("NVML GPU {i}: {e}"))?;
+                .device_by_index(index)
+                .map_err(|source| SourceError::Device { index, source })?;
             let ps = d
                 .running_compute_processes()
-                .map_err(|e| format!("NVML GPU {i} processes: {e}"))?;
+                .map_err(|source| SourceError::Reading {
+                    index,
+                    what: "processes",
+                    source,
+                })?;
             out.extend(ps.into_iter().map(|p| (uuid.clone(), p.pid)));
         }
         Ok(out)
@@ -132,7 +165,7 @@ impl GpuSource for SmiSource {
         "nvidia-smi"
     }
 
-    fn read(&mut self) -> Result<Vec<GpuSample>, String> {
+    fn read(&mut self) -> Result<Vec<GpuSample>, SourceError> {
         let text = run(
             &self.bin,
             &[
@@ -142,15 +175,14 @@ impl GpuSource for SmiSource {
         )?;
         let gpus: Vec<GpuSample> = text.lines().filter_map(parse_power_line).collect();
         if gpus.is_empty() && !text.trim().is_empty() {
-            return Err(format!(
-                "nvidia-smi --query-gpu answered lines that do not parse: {}",
-                text.lines().next().unwrap_or_default()
-            ));
+            return Err(SourceError::Unparsed {
+                first: text.lines().next().unwrap_or_default().to_owned(),
+            });
         }
         Ok(gpus)
     }
 
-    fn processes(&mut self) -> Result<Vec<(String, u32)>, String> {
+    fn processes(&mut self) -> Result<Vec<(String, u32)>, SourceError> {
         let text = run(
             &self.bin,
             &[

@@ -156,14 +156,18 @@ impl GpuSource for Climbing {
     fn name(&self) -> &'static str {
         "nvml"
     }
-    fn read(&mut self) -> Result<Vec<GpuSample>, String> {
+    fn read(&mut self) -> Result<Vec<GpuSample>, SourceError> {
         self.reads += 1;
         if self.reads == 2 {
-            return Err("NVML GPU 0 power: GPU is lost".into());
+            return Err(SourceError::Reading {
+                index: 0,
+                what: "power",
+                source: nvml_wrapper::error::NvmlError::GpuLost,
+            });
         }
         Ok(vec![gpu(0, G0, 200.0, Some(self.reads * 1000))])
     }
-    fn processes(&mut self) -> Result<Vec<(String, u32)>, String> {
+    fn processes(&mut self) -> Result<Vec<(String, u32)>, SourceError> {
         Ok(vec![(G0.into(), 42)])
     }
 }
@@ -188,7 +192,10 @@ fn the_sampler_thread_reads_until_finish_and_keeps_failures() {
     // The first reading was 1 J, the last the number of reads: the delta, exactly.
     let reads = f64::from(t.samples) + 1.0;
     assert_eq!(t.energy_j, Some(reads - 1.0));
-    assert_eq!(t.problems, ["NVML GPU 0 power: GPU is lost"]);
+    assert_eq!(
+        t.problems,
+        ["NVML GPU 0 power: device fell off the bus or has otherwise become inacessible"]
+    );
 }
 
 fn fixture() -> String {

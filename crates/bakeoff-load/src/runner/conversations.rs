@@ -70,7 +70,9 @@ pub(super) async fn conversation_step(
                 if bound.requests.is_some_and(|n| first >= n) {
                     break;
                 }
-                while let Some((req, max_tokens, turn)) = conv.next_request(plan, mt) {
+                while let Some((req, max_tokens, turn)) =
+                    conv.next_request(&plan.request_plan(), mt)
+                {
                     if turn > 1 && stop(&cancel) {
                         break 'conversations;
                     }
@@ -130,7 +132,13 @@ pub(super) async fn trace_step(
         // `i` indexes `offsets`, built from and never longer than the entries.
         let e = &trace.entries[i as usize];
         Planned {
-            req: crate::workload::trace_request(&shared, e, run_nonce, step_index, i),
+            req: crate::workload::trace_request(
+                &shared.request_plan(),
+                e,
+                run_nonce,
+                step_index,
+                i,
+            ),
             max_tokens: e.output_tokens,
             conversation: e.conversation,
             abort_after: None,

@@ -42,7 +42,7 @@ pub fn build_request(plan: &LoadPlan, run_nonce: u64, step: usize, i: u64) -> (C
         _ => prompt::build(ptoks, prefix.as_deref()),
     };
     let mut req = ChatRequest::new(&plan.model, vec![Message::user(text)], otoks, true);
-    crate::workload::finish_request(plan, &mut req, otoks);
+    crate::workload::finish_request(&plan.request_plan(), &mut req, otoks);
     (req, otoks)
 }
 

@@ -17,8 +17,7 @@ use std::sync::Arc;
 
 use bakeoff_wire::{ChatRequest, Message};
 
-use super::ShareGpt;
-use crate::plan::LoadPlan;
+use super::{RequestPlan, ShareGpt};
 use crate::prng::SplitMix64;
 use crate::prompt;
 
@@ -78,7 +77,7 @@ impl Conversation {
     /// `None` once every turn was sent.
     pub fn next_request(
         &mut self,
-        plan: &LoadPlan,
+        plan: &RequestPlan<'_>,
         mt: &MultiTurn,
     ) -> Option<(ChatRequest, u32, u32)> {
         if self.sent >= self.turns {
@@ -110,7 +109,7 @@ impl Conversation {
         };
         self.messages.push(Message::user(text));
         self.sent += 1;
-        let mut req = ChatRequest::new(&plan.model, self.messages.clone(), otoks, true);
+        let mut req = ChatRequest::new(plan.model, self.messages.clone(), otoks, true);
         super::finish_request(plan, &mut req, otoks);
         Some((req, otoks, turn + 1))
     }
@@ -131,6 +130,7 @@ impl Conversation {
 mod tests {
     use super::*;
     use crate::lengths::LengthSpec;
+    use crate::plan::LoadPlan;
 
     fn contents(r: &ChatRequest) -> Vec<(String, String)> {
         r.messages
@@ -150,8 +150,8 @@ mod tests {
         };
         let mut a = mt.start(9, 1, 0);
         let mut b = mt.start(9, 1, 1);
-        let (r1, _, t1) = a.next_request(&plan, &mt).unwrap();
-        let (rb, _, _) = b.next_request(&plan, &mt).unwrap();
+        let (r1, _, t1) = a.next_request(&plan.request_plan(), &mt).unwrap();
+        let (rb, _, _) = b.next_request(&plan.request_plan(), &mt).unwrap();
         assert_eq!(t1, 1);
         let (m1, mb) = (contents(&r1), contents(&rb));
         // The shared system prompt first, the same in both conversations; their first user
@@ -160,18 +160,24 @@ mod tests {
         assert_eq!(m1[0], mb[0]);
         assert_ne!(m1[1].1.split(' ').next(), mb[1].1.split(' ').next());
         a.record_reply("REAL REPLY".into());
-        let (r2, _, t2) = a.next_request(&plan, &mt).unwrap();
+        let (r2, _, t2) = a.next_request(&plan.request_plan(), &mt).unwrap();
         assert_eq!(t2, 2);
         let m2 = contents(&r2);
         assert_eq!(m2.len(), 4);
         assert_eq!(m2[..2], m1[..]);
         assert_eq!(m2[2], ("assistant".into(), "REAL REPLY".into()));
         assert_eq!(m2[3].0, "user");
-        assert!(a.next_request(&plan, &mt).is_none());
+        assert!(a.next_request(&plan.request_plan(), &mt).is_none());
         // Sharing allowed: no unique prefix, so both conversations start alike.
         plan.allow_prefix_cache = true;
-        let (x, _, _) = mt.start(9, 1, 0).next_request(&plan, &mt).unwrap();
-        let (y, _, _) = mt.start(9, 1, 1).next_request(&plan, &mt).unwrap();
+        let (x, _, _) = mt
+            .start(9, 1, 0)
+            .next_request(&plan.request_plan(), &mt)
+            .unwrap();
+        let (y, _, _) = mt
+            .start(9, 1, 1)
+            .next_request(&plan.request_plan(), &mt)
+            .unwrap();
         assert_eq!(contents(&x), contents(&y));
     }
 }

@@ -15,12 +15,28 @@ use bakeoff_wire::{ChatRequest, Message};
 
 pub use conversation::{Conversation, MultiTurn};
 pub use sharegpt::ShareGpt;
-pub use trace::{Trace, TraceEntry};
+pub use trace::{LineProblem, Trace, TraceEntry, TraceError};
 pub use turns::{CacheTally, TurnAccumulator};
 
 use crate::LoadError;
-use crate::plan::LoadPlan;
+use crate::lengths::LengthSpec;
+use crate::pin::PinPolicy;
 use crate::prompt;
+
+/// What a request body takes from the load plan: the model, the lengths and their seed, the
+/// prefix rule, pinning and the extra fields. The plan lends it (`LoadPlan::request_plan`), so
+/// a workload builds requests without knowing the plan that holds it.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestPlan<'a> {
+    pub model: &'a str,
+    pub prompt_tokens: &'a LengthSpec,
+    pub output_tokens: &'a LengthSpec,
+    pub seed: u64,
+    pub allow_prefix_cache: bool,
+    pub temperature: f32,
+    pub pin: &'a PinPolicy,
+    pub extra: &'a serde_json::Map<String, serde_json::Value>,
+}
 
 #[derive(Debug, Clone, Default)]
 pub enum Workload {
@@ -107,10 +123,10 @@ fn sharegpt_json(s: &ShareGpt) -> serde_json::Value {
 
 /// What every request body gets whatever the workload: temperature, output-length pinning,
 /// the plan's extra fields.
-pub(crate) fn finish_request(plan: &LoadPlan, req: &mut ChatRequest, max_tokens: u32) {
+pub(crate) fn finish_request(plan: &RequestPlan<'_>, req: &mut ChatRequest, max_tokens: u32) {
     req.temperature = Some(plan.temperature);
     plan.pin.apply(req, max_tokens);
-    for (k, v) in &plan.extra {
+    for (k, v) in plan.extra {
         req.extra.insert(k.clone(), v.clone());
     }
 }
@@ -143,7 +159,7 @@ const SESSION_MARK: usize = 0x5E55;
 /// tags carry the run's nonce unless the plan allows prefix caching, so an earlier run's cache
 /// cannot serve this one.
 pub(crate) fn trace_request(
-    plan: &LoadPlan,
+    plan: &RequestPlan<'_>,
     e: &TraceEntry,
     run_nonce: u64,
     step: usize,
@@ -185,12 +201,7 @@ pub(crate) fn trace_request(
         let prefix = (!plan.allow_prefix_cache).then(|| prompt::unique_prefix(run_nonce, step, i));
         prompt::build(e.prompt_tokens, prefix.as_deref())
     };
-    let mut req = ChatRequest::new(
-        &plan.model,
-        vec![Message::user(text)],
-        e.output_tokens,
-        true,
-    );
+    let mut req = ChatRequest::new(plan.model, vec![Message::user(text)], e.output_tokens, true);
     finish_request(plan, &mut req, e.output_tokens);
     req
 }
@@ -199,6 +210,7 @@ pub(crate) fn trace_request(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::plan::LoadPlan;
 
     fn entry(hash_ids: Vec<u64>, prompt_tokens: u32) -> TraceEntry {
         TraceEntry {
@@ -218,8 +230,20 @@ mod tests {
     #[test]
     fn equal_hash_ids_give_equal_blocks() {
         let plan = LoadPlan::new("m");
-        let a = text(&trace_request(&plan, &entry(vec![7, 8], 1024), 42, 1, 0));
-        let b = text(&trace_request(&plan, &entry(vec![7, 9], 1000), 42, 1, 1));
+        let a = text(&trace_request(
+            &plan.request_plan(),
+            &entry(vec![7, 8], 1024),
+            42,
+            1,
+            0,
+        ));
+        let b = text(&trace_request(
+            &plan.request_plan(),
+            &entry(vec![7, 9], 1000),
+            42,
+            1,
+            1,
+        ));
         let (wa, wb): (Vec<&str>, Vec<&str>) = (a.split(' ').collect(), b.split(' ').collect());
         assert_eq!(wa.len(), 1024);
         assert_eq!(wb.len(), 1000);
@@ -227,10 +251,22 @@ mod tests {
         assert_eq!(wa[..512], wb[..512]);
         assert_ne!(wa[512..520], wb[512..520]);
         // Another run: another block, so an earlier run's cache cannot serve it.
-        let c = text(&trace_request(&plan, &entry(vec![7], 512), 43, 1, 0));
+        let c = text(&trace_request(
+            &plan.request_plan(),
+            &entry(vec![7], 512),
+            43,
+            1,
+            0,
+        ));
         assert_ne!(c.split(' ').collect::<Vec<_>>(), wa[..512]);
         // Longer than its blocks: filled out to its length.
-        let d = text(&trace_request(&plan, &entry(vec![7], 600), 42, 1, 0));
+        let d = text(&trace_request(
+            &plan.request_plan(),
+            &entry(vec![7], 600),
+            42,
+            1,
+            0,
+        ));
         assert_eq!(d.split(' ').count(), 600);
     }
 
@@ -239,12 +275,24 @@ mod tests {
         let plan = LoadPlan::new("m");
         let mut e = entry(vec![], 40);
         e.conversation = Some(3);
-        let a = text(&trace_request(&plan, &e, 1, 1, 0));
+        let a = text(&trace_request(&plan.request_plan(), &e, 1, 1, 0));
         e.prompt_tokens = 60;
-        let b = text(&trace_request(&plan, &e, 1, 1, 1));
+        let b = text(&trace_request(&plan.request_plan(), &e, 1, 1, 1));
         assert!(b.starts_with(&a));
-        let x = text(&trace_request(&plan, &entry(vec![], 40), 1, 1, 0));
-        let y = text(&trace_request(&plan, &entry(vec![], 40), 1, 1, 1));
+        let x = text(&trace_request(
+            &plan.request_plan(),
+            &entry(vec![], 40),
+            1,
+            1,
+            0,
+        ));
+        let y = text(&trace_request(
+            &plan.request_plan(),
+            &entry(vec![], 40),
+            1,
+            1,
+            1,
+        ));
         assert_ne!(x.split(' ').next(), y.split(' ').next());
     }
 }

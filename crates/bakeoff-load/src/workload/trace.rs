@@ -17,8 +17,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::LoadError;
-
 /// Tokens per `hash_ids` block (Mooncake's block size; AIPerf's default).
 pub const BLOCK_TOKENS: u32 = 512;
 
@@ -36,6 +34,52 @@ pub struct TraceEntry {
     pub line: usize,
 }
 
+/// Why a trace cannot be replayed: each names the file (and line) and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("--trace {file}: cannot read it ({source}): pass an existing JSONL trace")]
+    Read {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("--trace {file} line {line}: {problem}")]
+    Line {
+        file: String,
+        /// 1-based.
+        line: usize,
+        #[source]
+        problem: LineProblem,
+    },
+    #[error("--trace {file}: no requests in it; give one JSON object per line")]
+    Empty { file: String },
+}
+
+/// What is wrong with one line of a trace.
+#[derive(Debug, thiserror::Error)]
+pub enum LineProblem {
+    #[error(
+        "not JSON ({0}); each line is one object like {{\"timestamp\": 0, \"input_length\": 512, \"output_length\": 64}}"
+    )]
+    NotJson(#[source] serde_json::Error),
+    #[error(
+        "not a JSON object; each line is one object like {{\"offset_s\": 0.5, \"prompt_tokens\": 128, \"output_tokens\": 64}}"
+    )]
+    NotObject,
+    #[error("no arrival time: add \"timestamp\" (ms, Mooncake/AIPerf) or \"offset_s\" (seconds)")]
+    NoArrival,
+    #[error("\"{key}\" must be a non-negative number")]
+    BadArrival { key: &'static str },
+    /// None of `keys` is on the line.
+    #[error("no token count: add \"{}\"", .keys.join("\" or \""))]
+    NoTokens { keys: &'static [&'static str] },
+    #[error("\"{key}\" must be a positive integer")]
+    BadTokens { key: &'static str },
+    #[error("\"hash_ids\" must be an array of non-negative integers")]
+    HashIds,
+    #[error("\"conversation_id\"/\"session_id\" must be a string or a number")]
+    Session,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
     /// The file, as the operator named it.
@@ -46,53 +90,42 @@ pub struct Trace {
 }
 
 impl Trace {
-    pub fn load(path: &Path) -> Result<Self, LoadError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            LoadError::Config(format!(
-                "--trace {}: cannot read it ({e}): pass an existing JSONL trace",
-                path.display()
-            ))
+    pub fn load(path: &Path) -> Result<Self, TraceError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TraceError::Read {
+            file: path.display().to_string(),
+            source,
         })?;
         Self::parse(&text, &path.display().to_string())
     }
 
     /// Parse a whole JSONL text; `source` names it in errors.
-    pub fn parse(text: &str, source: &str) -> Result<Self, LoadError> {
+    pub fn parse(text: &str, source: &str) -> Result<Self, TraceError> {
         let mut raw = Vec::new();
         let mut sessions: HashMap<String, u64> = HashMap::new();
         for (n, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let bad =
-                |why: &str| LoadError::Config(format!("--trace {source} line {}: {why}", n + 1));
-            let v: Value = serde_json::from_str(line).map_err(|e| {
-                bad(&format!(
-                    "not JSON ({e}); each line is one object like {{\"timestamp\": 0, \"input_length\": 512, \"output_length\": 64}}"
-                ))
-            })?;
+            let bad = |problem: LineProblem| TraceError::Line {
+                file: source.to_owned(),
+                line: n + 1,
+                problem,
+            };
+            let v: Value = serde_json::from_str(line).map_err(|e| bad(LineProblem::NotJson(e)))?;
             if !v.is_object() {
-                return Err(bad(
-                    "not a JSON object; each line is one object like {\"offset_s\": 0.5, \"prompt_tokens\": 128, \"output_tokens\": 64}",
-                ));
+                return Err(bad(LineProblem::NotObject));
             }
-            let offset_s = arrival_s(&v).map_err(|w| bad(&w))?;
-            let prompt_tokens =
-                tokens(&v, &["input_length", "prompt_tokens"]).map_err(|w| bad(&w))?;
-            let output_tokens =
-                tokens(&v, &["output_length", "output_tokens"]).map_err(|w| bad(&w))?;
+            let offset_s = arrival_s(&v).map_err(bad)?;
+            let prompt_tokens = tokens(&v, &["input_length", "prompt_tokens"]).map_err(bad)?;
+            let output_tokens = tokens(&v, &["output_length", "output_tokens"]).map_err(bad)?;
             let hash_ids = match v.get("hash_ids") {
                 None | Some(Value::Null) => Vec::new(),
                 Some(Value::Array(a)) => a
                     .iter()
                     .map(Value::as_u64)
                     .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| bad("\"hash_ids\" must be an array of non-negative integers"))?,
-                Some(_) => {
-                    return Err(bad(
-                        "\"hash_ids\" must be an array of non-negative integers",
-                    ));
-                }
+                    .ok_or_else(|| bad(LineProblem::HashIds))?,
+                Some(_) => return Err(bad(LineProblem::HashIds)),
             };
             let conversation = match ["conversation_id", "session_id"]
                 .iter()
@@ -103,11 +136,7 @@ impl Trace {
                     let next = sessions.len() as u64;
                     Some(*sessions.entry(id.to_string()).or_insert(next))
                 }
-                Some(_) => {
-                    return Err(bad(
-                        "\"conversation_id\"/\"session_id\" must be a string or a number",
-                    ));
-                }
+                Some(_) => return Err(bad(LineProblem::Session)),
             };
             raw.push((
                 offset_s,
@@ -122,9 +151,9 @@ impl Trace {
             ));
         }
         if raw.is_empty() {
-            return Err(LoadError::Config(format!(
-                "--trace {source}: no requests in it; give one JSON object per line"
-            )));
+            return Err(TraceError::Empty {
+                file: source.to_owned(),
+            });
         }
         let first = raw.iter().map(|(s, _)| *s).fold(f64::INFINITY, f64::min);
         raw.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -152,32 +181,29 @@ impl Trace {
 }
 
 /// The line's arrival, seconds: `timestamp` (ms), `offset_s` or `arrival_s`.
-fn arrival_s(v: &Value) -> Result<f64, String> {
+fn arrival_s(v: &Value) -> Result<f64, LineProblem> {
     let (key, scale) = [("timestamp", 0.001), ("offset_s", 1.0), ("arrival_s", 1.0)]
         .into_iter()
         .find(|(k, _)| v.get(*k).is_some())
-        .ok_or_else(|| {
-            "no arrival time: add \"timestamp\" (ms, Mooncake/AIPerf) or \"offset_s\" (seconds)"
-                .to_string()
-        })?;
+        .ok_or(LineProblem::NoArrival)?;
     v.get(key)
         .and_then(Value::as_f64)
         .map(|x| x * scale)
         .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1e12)
-        .ok_or_else(|| format!("\"{key}\" must be a non-negative number"))
+        .ok_or(LineProblem::BadArrival { key })
 }
 
 /// The first of `keys` present, a positive token count.
-fn tokens(v: &Value, keys: &[&str]) -> Result<u32, String> {
-    let key = keys
+fn tokens(v: &Value, keys: &'static [&'static str]) -> Result<u32, LineProblem> {
+    let key = *keys
         .iter()
         .find(|k| v.get(**k).is_some())
-        .ok_or_else(|| format!("no token count: add \"{}\"", keys.join("\" or \"")))?;
-    v.get(*key)
+        .ok_or(LineProblem::NoTokens { keys })?;
+    v.get(key)
         .and_then(Value::as_u64)
         .and_then(|n| u32::try_from(n).ok())
         .filter(|n| *n > 0)
-        .ok_or_else(|| format!("\"{key}\" must be a positive integer"))
+        .ok_or(LineProblem::BadTokens { key })
 }
 
 #[cfg(test)]

@@ -5,8 +5,12 @@
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use super::{GgufArray, GgufType, GgufValue, MAX_INLINE_ARRAY_LEN, MAX_STRING_LEN};
+use super::value::{GgufArray, GgufType, GgufValue, MAX_INLINE_ARRAY_LEN};
 use crate::error::{ModelError, Result};
+
+/// Strings longer than this are refused even if the file is big enough: no real key or chat
+/// template comes near it, and it bounds what one hostile length can make us allocate.
+const MAX_STRING_LEN: u64 = 64 * 1024 * 1024;
 
 /// A buffered reader that knows its position and the stream length, so that every declared
 /// length can be checked against what is left before it is read or skipped.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{FleetView, GpuPlan, MeasuredSeat, PlanOptions, SeatOnGpu, alternative_groups};
+use super::types::{FleetView, GpuPlan, MeasuredSeat, PlanOptions, SeatOnGpu};
 use crate::claims::seat_claim;
 use crate::fleet::PlanSeat;
 use bakeoff_gpu::procinfo::ProcFacts;
@@ -444,4 +444,24 @@ fn seat_of<'a>(
             .contains(&port)
             .then(|| (*s, format!("port {port}")))
     })
+}
+
+/// Indexes of `seats` grouped by (host, port): seats sharing both are alternatives. A seat
+/// without a port is a group of its own. Groups keep the seats' order.
+pub fn alternative_groups(seats: &[&PlanSeat]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, s) in seats.iter().enumerate() {
+        let same = s.port.and_then(|port| {
+            groups.iter().position(|g| {
+                g.first()
+                    .and_then(|&j| seats.get(j))
+                    .is_some_and(|o| o.port == Some(port) && o.host == s.host)
+            })
+        });
+        match same {
+            Some(g) => groups[g].push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups
 }

@@ -9,12 +9,12 @@ use bakeoff_artifact::{Artifact, EngineKind};
 
 use super::super::cause::is_failure;
 use super::super::{Group, counts, duration, figure, image_of};
-use super::text::{MAX_LOG_LINES, bullet, code, distinct, md, read_artifact};
+use super::text::{MAX_LOG_LINES, Unread, bullet, code, distinct, md, read_artifact};
 use crate::escape::for_markdown;
 
 /// The artifacts of a candidate's variants, each read or with why not.
 pub(super) struct Files<'a> {
-    reads: Vec<(&'a VariantRow, &'a str, Result<Artifact, String>)>,
+    reads: Vec<(&'a VariantRow, &'a str, Result<Artifact, Unread>)>,
 }
 
 impl<'a> Files<'a> {
@@ -214,7 +214,7 @@ pub(super) fn evidence(out: &mut String, g: &Group<'_>, files: &Files<'_>) {
         .iter()
         .map(|(_, name, read)| match read {
             Ok(_) => code(name),
-            Err(why) => format!("{} ({})", code(name), md(why)),
+            Err(why) => format!("{} ({})", code(name), md(&why.to_string())),
         })
         .collect();
     for r in &g.rows {

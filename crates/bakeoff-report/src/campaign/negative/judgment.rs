@@ -6,28 +6,28 @@ use std::path::Path;
 
 use bakeoff_artifact::campaign::OutcomeKind;
 use bakeoff_artifact::evidence::{VerdictKind, VerdictRecord, verdict_path};
-use bakeoff_artifact::read_versioned;
 use bakeoff_artifact::slug::validate_slug;
+use bakeoff_artifact::{StoreError, read_versioned};
 
 use super::super::{Group, contaminated, duration, store_reason};
 use super::text::{axes_text, bullet, code, distinct, md};
 
 /// The verdict recorded on `slug`, when its file exists (a slug that is not a safe file name
 /// names no file).
-fn verdict_of(dir: &Path, slug: &str) -> Option<Result<VerdictRecord, String>> {
+fn verdict_of(dir: &Path, slug: &str) -> Option<Result<VerdictRecord, StoreError>> {
     validate_slug(slug).ok()?;
     let path = verdict_path(dir, slug);
     if !path.exists() {
         return None;
     }
-    Some(read_versioned::<VerdictRecord>(&path).map_err(|e| store_reason(&e)))
+    Some(read_versioned::<VerdictRecord>(&path))
 }
 
 /// The operator's verdicts on the candidate (its name) and on each variant (its slug), with
 /// the files that could not be read.
 pub(super) struct Verdicts {
     found: Vec<(String, VerdictRecord)>,
-    refused: Vec<(String, String)>,
+    refused: Vec<(String, StoreError)>,
 }
 
 impl Verdicts {
@@ -156,7 +156,7 @@ pub(super) fn verdict(out: &mut String, g: &Group<'_>, verdicts: &Verdicts) {
         items.push(format!(
             "{} not read: {}",
             code(&format!("{slug}.verdict.json")),
-            md(why)
+            md(&store_reason(why))
         ));
     }
     if items.is_empty() {

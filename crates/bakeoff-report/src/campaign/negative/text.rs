@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::{Component, Path};
 
 use bakeoff_artifact::campaign::VariantRow;
-use bakeoff_artifact::{Artifact, read_versioned};
+use bakeoff_artifact::{Artifact, StoreError, read_versioned};
 use bakeoff_wire::escape::{cut_and_map, visible_control};
 
 use super::super::store_reason;
@@ -52,15 +52,26 @@ fn inside(rel: &str) -> bool {
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
-pub(super) fn read_artifact(dir: &Path, rel: &str) -> Result<Artifact, String> {
+/// Why an artifact the record names is not in the report, as its Evidence line says it.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Unread {
+    #[error("not read: its path leaves the campaign directory")]
+    Outside,
+    #[error("missing")]
+    Missing,
+    #[error("not read: {}", store_reason(.0))]
+    Store(#[source] StoreError),
+}
+
+pub(super) fn read_artifact(dir: &Path, rel: &str) -> Result<Artifact, Unread> {
     if !inside(rel) {
-        return Err("not read: its path leaves the campaign directory".into());
+        return Err(Unread::Outside);
     }
     let path = dir.join(rel);
     if !path.exists() {
-        return Err("missing".into());
+        return Err(Unread::Missing);
     }
-    read_versioned::<Artifact>(&path).map_err(|e| format!("not read: {}", store_reason(&e)))
+    read_versioned::<Artifact>(&path).map_err(Unread::Store)
 }
 
 /// One variant's axis values, `-c 8192, --flash-attn on` (its slug when it has none).

@@ -23,9 +23,14 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use bakeoff_artifact::EngineKind;
-use bakeoff_client::{Client, ClientOptions, EndpointUrl, RequestError, Timeouts};
+use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
 use bakeoff_load::prometheus::{self, Scrape};
 use tokio::sync::watch;
+
+mod error;
+
+use error::{Hint, Miss};
+pub use error::{ReadError, Tried};
 
 /// Requests a seat is working on right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,7 +131,7 @@ pub async fn read_load(
     base_url: &str,
     engine: EngineKind,
     timeout: Duration,
-) -> Result<Reading, String> {
+) -> Result<Reading, ReadError> {
     let client = client(base_url, engine, timeout, None, &Default::default())?;
     read_load_with(&client, engine, timeout).await
 }
@@ -137,13 +142,12 @@ pub async fn read_load_with(
     client: &Client,
     engine: EngineKind,
     timeout: Duration,
-) -> Result<Reading, String> {
-    let unreadable = |tried: String, fix: &str| {
-        format!(
-            "{} at {}: {tried}: cannot tell whether it is idle{fix}",
-            label(engine),
-            client.url().redacted()
-        )
+) -> Result<Reading, ReadError> {
+    let unreadable = |tried: Tried, fix: &'static str| ReadError::Unreadable {
+        engine,
+        url: client.url().redacted(),
+        tried: Box::new(tried),
+        fix,
     };
     match engine {
         EngineKind::LlamaCpp => {
@@ -162,9 +166,9 @@ pub async fn read_load_with(
                     source: g.source,
                 }),
                 (Err(s), Err(m)) => Err(unreadable(
-                    both(
-                        ("/slots", &s, slots_hint),
-                        ("/metrics", &m, llamacpp_metrics_hint),
+                    Tried::two(
+                        ("/slots", s, slots_hint),
+                        ("/metrics", m, llamacpp_metrics_hint),
                     ),
                     "",
                 )),
@@ -185,7 +189,7 @@ pub async fn read_load_with(
                     load,
                     source: g.source,
                 }),
-                Err(m) => Err(unreadable(m.describe("/metrics", hint), "")),
+                Err(m) => Err(unreadable(Tried::one("/metrics", m, hint), "")),
             }
         }
         EngineKind::Generic => {
@@ -206,7 +210,7 @@ pub async fn read_load_with(
                          SGLang --enable-metrics)"
                     };
                     Err(unreadable(
-                        both(("/metrics", &m, common_hint), ("/slots", &s, common_hint)),
+                        Tried::two(("/metrics", m, common_hint), ("/slots", s, common_hint)),
                         fix,
                     ))
                 }
@@ -260,7 +264,7 @@ pub async fn wait_idle_at(
         Ok(c) => wait_idle_with(&c, engine, idle_for, timeout, poll, stop).await,
         Err(error) => IdleWait::Unreadable {
             waited: started.elapsed(),
-            error,
+            error: error.to_string(),
         },
     }
 }
@@ -308,7 +312,7 @@ pub async fn wait_idle_with(
             }
             Err(e) => {
                 idle_since = None;
-                e
+                e.to_string()
             }
         };
         if now >= deadline {
@@ -344,9 +348,10 @@ fn client(
     timeout: Duration,
     api_key: Option<bakeoff_client::ApiKey>,
     tls: &bakeoff_client::tls::TlsOptions,
-) -> Result<Client, String> {
-    let url = EndpointUrl::parse(base_url).map_err(|e| format!("{}: {e}", label(engine)))?;
-    let tls = bakeoff_client::tls::Tls::new(tls).map_err(|e| format!("{}: {e}", label(engine)))?;
+) -> Result<Client, ReadError> {
+    let url = EndpointUrl::parse(base_url).map_err(|source| ReadError::Url { engine, source })?;
+    let tls =
+        bakeoff_client::tls::Tls::new(tls).map_err(|source| ReadError::Tls { engine, source })?;
     let opts = ClientOptions {
         timeouts: Timeouts {
             connect: timeout,
@@ -357,16 +362,7 @@ fn client(
         api_key,
         tls,
     };
-    Client::try_new(url, opts).map_err(|e| format!("{}: {e}", label(engine)))
-}
-
-fn label(engine: EngineKind) -> &'static str {
-    match engine {
-        EngineKind::LlamaCpp => "llama.cpp",
-        EngineKind::Vllm => "vLLM",
-        EngineKind::Sglang => "SGLang",
-        EngineKind::Generic => "the server",
-    }
+    Client::try_new(url, opts).map_err(|source| ReadError::Client { engine, source })
 }
 
 fn reading(running: u64, waiting: u64, source: &str) -> Reading {
@@ -374,48 +370,6 @@ fn reading(running: u64, waiting: u64, source: &str) -> Reading {
         load: Load { running, waiting },
         source: source.into(),
     }
-}
-
-/// The likely cause and fix of a miss, per endpoint and engine.
-type Hint = fn(&Miss) -> Option<&'static str>;
-
-/// Why one endpoint gave no load.
-#[derive(Debug)]
-enum Miss {
-    /// It answered with another status than 200.
-    Status(u16),
-    /// No answer: refused, timed out, cut.
-    Request(RequestError),
-    /// 200, but not a list of slots.
-    NotSlots(String),
-    /// 200, but without this metric.
-    Absent(&'static str),
-}
-
-impl Miss {
-    fn describe(&self, path: &str, hint: Hint) -> String {
-        let what = match self {
-            Miss::Status(s) => format!("{path} answered {s}"),
-            Miss::Request(e) => format!("{path}: {e}"),
-            Miss::NotSlots(why) => format!("{path} answered 200 but {why}"),
-            Miss::Absent(name) => format!("{path} has no {name}"),
-        };
-        match hint(self) {
-            Some(h) => format!("{what} ({h})"),
-            None => what,
-        }
-    }
-}
-
-/// Two endpoints' misses in one clause; the same failure of both (nothing listening, no answer
-/// in time) is said once.
-fn both(a: (&str, &Miss, Hint), b: (&str, &Miss, Hint)) -> String {
-    if let (Miss::Request(x), Miss::Request(y)) = (a.1, b.1)
-        && x.to_string() == y.to_string()
-    {
-        return a.1.describe(&format!("{} and {}", a.0, b.0), a.2);
-    }
-    format!("{} and {}", a.1.describe(a.0, a.2), b.1.describe(b.0, b.2))
 }
 
 fn common_hint(m: &Miss) -> Option<&'static str> {
