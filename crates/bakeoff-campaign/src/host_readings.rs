@@ -126,8 +126,8 @@ async fn container_pids(
                     pids.insert(name.clone(), p);
                 }
                 // 404 (no such container) and 409 (not running): the seat is down there.
-                Err(e) if e.contains("404") || e.contains("409") => {}
-                Err(e) => notes.push(e),
+                Err(e) if e.not_running() => {}
+                Err(e) => notes.push(e.to_string()),
             }
         }
     };

@@ -324,7 +324,7 @@ async fn read_gpus(
             match tokio::time::timeout(GPU_READ_TIMEOUT, bakeoff_seats::release::gpu_readings())
                 .await
             {
-                Ok(r) => r,
+                Ok(r) => r.map_err(|e| e.to_string()),
                 Err(_) => Err(format!("no answer within {} s", GPU_READ_TIMEOUT.as_secs())),
             },
         )

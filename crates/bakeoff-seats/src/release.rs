@@ -414,9 +414,20 @@ async fn wait_port_free(port: u16) -> bool {
     }
 }
 
+/// Why the GPU readings could not say which processes hold memory.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuUnread {
+    /// The GPUs were read but not their processes; the reading's own reason (recorded as it
+    /// was given, in the artifact's `gpu_release.why`).
+    #[error("{0}")]
+    Processes(String),
+    #[error("unavailable (no NVML or nvidia-smi)")]
+    Neither,
+}
+
 /// The GPU readings: NVML, else nvidia-smi; `Err(why)` when neither answers. Also the seat
 /// monitor's per-process GPU reading (bakeoff-monitor).
-pub async fn gpu_readings() -> Result<bakeoff_gpu::Readings, String> {
+pub async fn gpu_readings() -> Result<bakeoff_gpu::Readings, GpuUnread> {
     let usable = |r: &bakeoff_gpu::Readings| !r.gpus.is_empty() && r.unavailable.is_none();
     if let Ok(Ok(r)) = tokio::time::timeout(
         GPU_READ_TIMEOUT,
@@ -434,10 +445,11 @@ pub async fn gpu_readings() -> Result<bakeoff_gpu::Readings, String> {
     .await
     {
         Ok(Ok(r)) if usable(&r) => Ok(r),
-        Ok(Ok(r)) if !r.gpus.is_empty() => Err(r
-            .unavailable
-            .unwrap_or_else(|| "GPU processes not readable".into())),
-        _ => Err("unavailable (no NVML or nvidia-smi)".into()),
+        Ok(Ok(r)) if !r.gpus.is_empty() => Err(GpuUnread::Processes(
+            r.unavailable
+                .unwrap_or_else(|| "GPU processes not readable".into()),
+        )),
+        _ => Err(GpuUnread::Neither),
     }
 }
 
@@ -448,7 +460,11 @@ async fn gpu_release(procs: &[ProcEntry], proc: &ProcRoot) -> GpuRelease {
     loop {
         let readings = match gpu_readings().await {
             Ok(r) => r,
-            Err(why) => return GpuRelease::NotChecked { why },
+            Err(why) => {
+                return GpuRelease::NotChecked {
+                    why: why.to_string(),
+                };
+            }
         };
         let held = gpu_holders(&readings, procs, proc);
         if held.is_empty() {

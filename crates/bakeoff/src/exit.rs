@@ -18,6 +18,7 @@ use bakeoff_client::adapter::AdapterError;
 use bakeoff_client::tls::TlsError;
 use bakeoff_kube::KubeError;
 use bakeoff_load::LoadError;
+use bakeoff_load::workload::trace::TraceError;
 use bakeoff_local::LocalError;
 use bakeoff_model::ModelError;
 use bakeoff_monitor::MonitorError;
@@ -152,6 +153,9 @@ pub enum Error {
     /// The embedded default server (provision, start, health).
     #[error(transparent)]
     Local(#[from] LocalError),
+    /// A `--trace` file that cannot be replayed (exit 2).
+    #[error(transparent)]
+    Trace(#[from] TraceError),
     #[error(transparent)]
     Gateway(#[from] GatewayError),
     #[error(transparent)]
@@ -273,6 +277,7 @@ impl Error {
             | Error::AlertUrl(_) => USAGE,
             // The embedded default could not be had: checked, and it failed.
             Error::Local(_) => FAILED,
+            Error::Trace(_) => USAGE,
             Error::Gateway(e) => match e {
                 GatewayError::Exists { .. } | GatewayError::KeyEnv { .. } => USAGE,
                 GatewayError::Write { .. } | GatewayError::Render(_) => IO,

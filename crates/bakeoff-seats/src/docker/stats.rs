@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 /// usage less its inactive file cache (`inactive_file` on cgroup v2, `total_inactive_file` on
 /// v1), page cache the kernel can drop at will. An error (one line) when the engine does not
 /// answer, the container does not run, or the engine reports no memory figure.
-pub async fn memory_bytes(docker: &Docker, name: &str) -> Result<u64, String> {
+pub async fn memory_bytes(docker: &Docker, name: &str) -> Result<u64, StatsError> {
     let opts = StatsOptionsBuilder::new()
         .stream(false)
         .one_shot(true)
@@ -19,16 +19,38 @@ pub async fn memory_bytes(docker: &Docker, name: &str) -> Result<u64, String> {
     let mut stream = docker.stats(name, Some(opts));
     let stats = match stream.next().await {
         Some(Ok(s)) => s,
-        Some(Err(e)) => return Err(format!("docker stats {name}: {e}")),
-        None => return Err(format!("docker stats {name}: no answer")),
+        Some(Err(source)) => {
+            return Err(StatsError::Engine {
+                name: name.to_owned(),
+                source,
+            });
+        }
+        None => return Err(StatsError::NoAnswer(name.to_owned())),
     };
     let mem = stats
         .memory_stats
-        .ok_or_else(|| format!("docker stats {name}: no memory figures (is it running?)"))?;
+        .ok_or_else(|| StatsError::NoFigures(name.to_owned()))?;
     let usage = mem
         .usage
-        .ok_or_else(|| format!("docker stats {name}: no memory usage (is it running?)"))?;
+        .ok_or_else(|| StatsError::NoUsage(name.to_owned()))?;
     Ok(without_cache(usage, mem.stats.as_ref()))
+}
+
+/// Why a container's memory was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum StatsError {
+    #[error("docker stats {name}: {source}")]
+    Engine {
+        name: String,
+        #[source]
+        source: bollard::errors::Error,
+    },
+    #[error("docker stats {0}: no answer")]
+    NoAnswer(String),
+    #[error("docker stats {0}: no memory figures (is it running?)")]
+    NoFigures(String),
+    #[error("docker stats {0}: no memory usage (is it running?)")]
+    NoUsage(String),
 }
 
 /// `usage` less the inactive file cache, when the engine reports it and it is smaller.

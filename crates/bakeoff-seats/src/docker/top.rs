@@ -6,15 +6,41 @@ use bollard::Docker;
 
 /// Host PIDs of the processes of container `name`; an error (one line) when the engine does
 /// not answer or the container does not run.
-pub async fn host_pids(docker: &Docker, name: &str) -> Result<Vec<u32>, String> {
+pub async fn host_pids(docker: &Docker, name: &str) -> Result<Vec<u32>, TopError> {
     let top = docker
         .top_processes(name, None)
         .await
-        .map_err(|e| format!("docker top {name}: {e}"))?;
+        .map_err(|source| TopError {
+            name: name.to_owned(),
+            source,
+        })?;
     Ok(pids_of(
         top.titles.as_deref().unwrap_or_default(),
         top.processes.as_deref().unwrap_or_default(),
     ))
+}
+
+/// `docker top` did not answer for a container.
+#[derive(Debug, thiserror::Error)]
+#[error("docker top {name}: {source}")]
+pub struct TopError {
+    pub name: String,
+    #[source]
+    pub source: bollard::errors::Error,
+}
+
+impl TopError {
+    /// The engine answered 404 (no such container) or 409 (not running): the container is
+    /// not running there, which is an answer rather than a failure to read.
+    pub fn not_running(&self) -> bool {
+        matches!(
+            self.source,
+            bollard::errors::Error::DockerResponseServerError {
+                status_code: 404 | 409,
+                ..
+            }
+        )
+    }
 }
 
 /// The `PID` column of `docker top`'s table (its columns follow the daemon's `ps` arguments,

@@ -90,20 +90,26 @@ pub async fn connect(host: Option<&Host>) -> Result<Docker, ConnectError> {
 /// connection uses (`BatchMode`, `ConnectTimeout`, the fleet's `ssh_config`, the port): how
 /// `plan` reads a remote host's GPUs. An error for a host that is not `ssh://`. The caller
 /// bounds the wait (ssh's `ConnectTimeout` covers only the TCP connect).
-pub fn ssh_command(host: &Host, remote: &[&str]) -> Result<std::process::Command, String> {
+pub fn ssh_command(host: &Host, remote: &[&str]) -> Result<std::process::Command, SshCommandError> {
     let Some(a) = host.docker.as_deref().filter(|a| a.starts_with("ssh://")) else {
-        return Err(format!(
-            "host {:?} is not reached over ssh (docker = \"ssh://USER@HOST\")",
-            host.name
-        ));
+        return Err(SshCommandError::NotSsh(host.name.clone()));
     };
     let target = SshTarget {
-        address: SshAddress::parse(a).map_err(|e| e.to_string())?,
+        address: SshAddress::parse(a)?,
         config: host.ssh_config.clone(),
     };
     let mut c = std::process::Command::new("ssh");
     c.args(target.args_running(remote));
     Ok(c)
+}
+
+/// Why no `ssh` command could be built for a host.
+#[derive(Debug, thiserror::Error)]
+pub enum SshCommandError {
+    #[error("host {0:?} is not reached over ssh (docker = \"ssh://USER@HOST\")")]
+    NotSsh(String),
+    #[error(transparent)]
+    Address(#[from] crate::fleet::SshAddressError),
 }
 
 /// An error with its causes: hyper says only "client error (Connect)"; the cause below it is

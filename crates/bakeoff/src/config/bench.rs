@@ -171,7 +171,7 @@ fn workload(a: &BenchRunArgs) -> Result<bakeoff_load::Workload, Error> {
     };
     Ok(match (&a.trace, a.multi_turn) {
         (Some(path), _) => Workload::Trace(TraceReplay {
-            trace: Arc::new(Trace::load(path).map_err(Error::usage)?),
+            trace: Arc::new(Trace::load(path)?),
             speedup: a.trace_speedup.unwrap_or(1.0),
         }),
         (None, Some(turns)) => Workload::MultiTurn(MultiTurn {
