@@ -1,7 +1,7 @@
 //! The rows of the one failure table (see the module above): remediations first, each one text
 //! per class whoever observed it, then the rows.
 
-use super::{Row, Scope, SignatureKind, endpoint, log, watch};
+use super::row::{Row, Scope, SignatureKind, endpoint, log, watch};
 use crate::FailureClass;
 
 use FailureClass as C;
