@@ -12,32 +12,13 @@ use bakeoff_artifact::{
 };
 use bakeoff_load::{LengthSpec, LoadPlan, Mode, PinPolicy, StepBound};
 
-use crate::runner::{Recorder, SuiteContext};
+pub use crate::load_options::LonggenOptions;
+use crate::suite_run::{Recorder, SuiteContext};
 use crate::throughput::run_steps;
 
 /// The note every longgen summary carries.
 pub const SHORT_COMPLETIONS_NOTE: &str = "short completions cannot measure speculative decoding: \
 its overhead never amortizes over 10–31 tokens; these long probes are the evidence for it";
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct LonggenOptions {
-    pub probes: u64,
-    pub output_tokens: u32,
-    pub prompt_tokens: u32,
-    /// Rounds of probes (`--longgen-repeats`); above 1 each figure gets a 95 % interval.
-    pub repeats: u32,
-}
-
-impl Default for LonggenOptions {
-    fn default() -> Self {
-        Self {
-            probes: 3,
-            output_tokens: 1024,
-            prompt_tokens: 64,
-            repeats: 1,
-        }
-    }
-}
 
 pub fn plan(ctx: &SuiteContext<'_>, o: &LonggenOptions) -> LoadPlan {
     let mut p = LoadPlan::new(&ctx.model);

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::instrument::{self, Tally};
 use crate::outcome::{Check, classify, record};
-use crate::runner::{Recorder, SuiteContext};
+use crate::suite_run::{Recorder, SuiteContext};
 
 const DATA: &str = include_str!("../data/sessions.json");
 

@@ -8,7 +8,7 @@ use bakeoff_wire::{ChatRequest, Message};
 use serde::Deserialize;
 
 use crate::outcome::{Check, classify, normalize_answer, record};
-use crate::runner::{Recorder, SuiteContext};
+use crate::suite_run::{Recorder, SuiteContext};
 
 const DATA: &str = include_str!("../data/smoke.json");
 

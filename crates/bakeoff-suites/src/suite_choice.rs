@@ -1,8 +1,82 @@
-//! What `--suite` (and a campaign file's `suites`) may name: one suite, or `all` of them. The
+//! The suites by name ([`SuiteName`]) and what `--suite` (and a campaign file's `suites`) may
+//! name: one suite, or `all` of them. The
 //! names are [`SuiteName::as_str`]'s, so the command line's value list (the `clap` feature's
 //! `ValueEnum`) and the library's list reader cannot drift apart.
 
-use crate::runner::{AVAILABLE, SuiteName};
+use crate::refusal;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SuiteName {
+    Smoke,
+    Tool,
+    Session,
+    Intelligence,
+    Context,
+    Throughput,
+    Longgen,
+    Refusal,
+}
+
+/// Every suite this build has, in the order `--suite all` runs them.
+pub const AVAILABLE: &[SuiteName] = &[
+    SuiteName::Smoke,
+    SuiteName::Tool,
+    SuiteName::Session,
+    SuiteName::Intelligence,
+    SuiteName::Context,
+    SuiteName::Throughput,
+    SuiteName::Longgen,
+    SuiteName::Refusal,
+];
+
+/// Suites planned but not in this build; asking for one is a usage error, never a silent skip.
+const PLANNED: &[&str] = &[];
+
+impl SuiteName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SuiteName::Smoke => "smoke",
+            SuiteName::Tool => "tool",
+            SuiteName::Session => "session",
+            SuiteName::Intelligence => "intelligence",
+            SuiteName::Context => "context",
+            SuiteName::Throughput => "throughput",
+            SuiteName::Longgen => "longgen",
+            SuiteName::Refusal => refusal::SUITE,
+        }
+    }
+
+    pub(crate) fn available_list() -> String {
+        AVAILABLE
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// A comma-separated list of [`SuiteChoice`] names (blank items skipped), expanded by
+    /// [`SuiteChoice::expand`].
+    pub fn parse_list(list: &str) -> Result<Vec<SuiteName>, String> {
+        let mut choices = Vec::new();
+        for raw in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let Some(c) = SuiteChoice::named(raw) else {
+                return Err(if PLANNED.contains(&raw) {
+                    format!(
+                        "suite {raw:?} is not in this build yet; available: {}",
+                        Self::available_list()
+                    )
+                } else {
+                    format!(
+                        "unknown suite {raw:?}; available: {}",
+                        Self::available_list()
+                    )
+                });
+            };
+            choices.push(c);
+        }
+        SuiteChoice::expand(choices)
+    }
+}
 
 /// One item of a suite list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,8 +141,7 @@ impl SuiteChoice {
 mod value_enum {
     use clap::builder::PossibleValue;
 
-    use super::{CHOICES, SuiteChoice};
-    use crate::runner::{AVAILABLE, SuiteName};
+    use super::{AVAILABLE, CHOICES, SuiteChoice, SuiteName};
 
     impl clap::ValueEnum for SuiteName {
         fn value_variants<'a>() -> &'a [Self] {
@@ -95,6 +168,21 @@ mod value_enum {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn suite_lists() {
+        assert_eq!(
+            SuiteName::parse_list("smoke, smoke"),
+            Ok(vec![SuiteName::Smoke])
+        );
+        assert_eq!(SuiteName::parse_list("all"), Ok(AVAILABLE.to_vec()));
+        assert!(
+            SuiteName::parse_list("nope")
+                .unwrap_err()
+                .contains("unknown suite")
+        );
+        assert!(SuiteName::parse_list("").is_err());
+    }
 
     #[test]
     fn every_choice_is_named_by_its_own_spelling() {

@@ -31,19 +31,17 @@ use bakeoff_wire::ChatRequest;
 use serde_json::json;
 
 use crate::outcome::{Check, classify, record};
-use crate::runner::{Recorder, SuiteContext};
+use crate::suite_run::{Recorder, SuiteContext};
 
 mod sizer;
-mod targets;
+pub(crate) mod targets;
 
 use sizer::{Sizer, TextRoute, choose_counting, tokenize_filler};
 pub use targets::{
-    ContextFlagError, ContextOptions, PlannedTarget, TargetSpec, default_targets, parse_depths,
-    parse_targets, plan_targets, tolerance,
+    ContextFlagError, ContextOptions, OUTPUT_BUDGET, PlannedTarget, TargetSpec, default_targets,
+    parse_depths, parse_targets, plan_targets, tolerance,
 };
 
-/// Tokens reserved for the answer (a needle is a 36-character code).
-pub const OUTPUT_BUDGET: u32 = 48;
 /// How far past the window the edge probe goes.
 const OVERFLOW_BY: u64 = 64;
 

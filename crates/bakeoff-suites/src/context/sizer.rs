@@ -11,7 +11,7 @@ use bakeoff_text::{LocalTokenizer, LocalTokenizerError, TokenizedFiller, build_f
 use bakeoff_wire::{ChatRequest, Message};
 use serde_json::json;
 
-use crate::runner::SuiteContext;
+use crate::suite_run::SuiteContext;
 
 /// Which tokenizer cuts the filler and counts plain text.
 pub(super) enum TextRoute {

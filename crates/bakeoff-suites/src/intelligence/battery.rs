@@ -34,6 +34,17 @@ pub struct BatteryItem {
 
 pub const LETTERS: &[u8] = b"ABCDEFGHIJ";
 
+/// A `date` answer's form: exactly `YYYY-MM-DD`, ASCII digits. (The extractor finds the last
+/// such date in a reply; this is the whole answer, so the battery's check needs no pattern.)
+pub fn is_iso_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            _ => c.is_ascii_digit(),
+        })
+}
+
 impl BatteryItem {
     /// The prompt as sent: options, when there are any, listed after it.
     pub fn rendered_prompt(&self) -> String {
@@ -103,7 +114,7 @@ impl BatteryItem {
             (Scoring::Number, _) => {
                 self.all_parse(|a| a.parse::<f64>().is_ok_and(f64::is_finite), "a number")
             }
-            (Scoring::Date, _) => self.all_parse(super::extract::is_iso_date, "a YYYY-MM-DD date"),
+            (Scoring::Date, _) => self.all_parse(is_iso_date, "a YYYY-MM-DD date"),
             (Scoring::Exact, _) => Ok(()),
         }
     }

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::instrument::{self, Tally};
 use crate::outcome::{Check, classify, record};
-use crate::runner::{Recorder, SuiteContext, first_per};
+use crate::suite_run::{Recorder, SuiteContext, first_per};
 use battery::BatteryItem;
 use extract::{Extracted, extract, matches};
 

@@ -23,7 +23,7 @@ use serde_json::json;
 
 use crate::instrument::{Tally, thinking_artifacts_flag};
 use crate::outcome::{outcome_of_error, record};
-use crate::runner::{Recorder, SuiteContext, first_per};
+use crate::suite_run::{Recorder, SuiteContext, first_per};
 use battery::RefusalItem;
 use markers::Marker;
 

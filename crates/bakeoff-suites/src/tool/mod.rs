@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::instrument::{self, Tally, is_thinking_artifact};
 use crate::outcome::{outcome_of_error, record};
-use crate::runner::{Recorder, SuiteContext, first_per};
+use crate::suite_run::{Recorder, SuiteContext, first_per};
 use checker::{ExpectedCall, check_calls};
 use landing::{Landing, locate};
 
