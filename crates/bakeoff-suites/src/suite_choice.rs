@@ -56,26 +56,34 @@ impl SuiteName {
 
     /// A comma-separated list of [`SuiteChoice`] names (blank items skipped), expanded by
     /// [`SuiteChoice::expand`].
-    pub fn parse_list(list: &str) -> Result<Vec<SuiteName>, String> {
+    pub fn parse_list(list: &str) -> Result<Vec<SuiteName>, SuiteListError> {
         let mut choices = Vec::new();
         for raw in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let Some(c) = SuiteChoice::named(raw) else {
                 return Err(if PLANNED.contains(&raw) {
-                    format!(
-                        "suite {raw:?} is not in this build yet; available: {}",
-                        Self::available_list()
-                    )
+                    SuiteListError::Planned(raw.to_owned())
                 } else {
-                    format!(
-                        "unknown suite {raw:?}; available: {}",
-                        Self::available_list()
-                    )
+                    SuiteListError::Unknown(raw.to_owned())
                 });
             };
             choices.push(c);
         }
         SuiteChoice::expand(choices)
     }
+}
+
+/// A suite list that names no suite of this build; each message lists the available ones.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SuiteListError {
+    #[error(
+        "suite {0:?} is not in this build yet; available: {list}",
+        list = SuiteName::available_list()
+    )]
+    Planned(String),
+    #[error("unknown suite {0:?}; available: {list}", list = SuiteName::available_list())]
+    Unknown(String),
+    #[error("--suite is empty; available: {list}", list = SuiteName::available_list())]
+    Empty,
 }
 
 /// One item of a suite list.
@@ -114,7 +122,7 @@ impl SuiteChoice {
     /// once, in the order first named. An empty list is refused.
     pub fn expand(
         choices: impl IntoIterator<Item = SuiteChoice>,
-    ) -> Result<Vec<SuiteName>, String> {
+    ) -> Result<Vec<SuiteName>, SuiteListError> {
         let mut out = Vec::new();
         for c in choices {
             let named: &[SuiteName] = match &c {
@@ -128,10 +136,7 @@ impl SuiteChoice {
             }
         }
         if out.is_empty() {
-            return Err(format!(
-                "--suite is empty; available: {}",
-                SuiteName::available_list()
-            ));
+            return Err(SuiteListError::Empty);
         }
         Ok(out)
     }
@@ -179,9 +184,27 @@ mod tests {
         assert!(
             SuiteName::parse_list("nope")
                 .unwrap_err()
+                .to_string()
                 .contains("unknown suite")
         );
         assert!(SuiteName::parse_list("").is_err());
+    }
+
+    #[test]
+    fn suite_list_errors_name_the_suite_and_the_available_ones() {
+        let all = "smoke, tool, session, intelligence, context, throughput, longgen, refusal";
+        assert_eq!(
+            SuiteName::parse_list("smoke,nope").unwrap_err().to_string(),
+            format!("unknown suite \"nope\"; available: {all}")
+        );
+        assert_eq!(
+            SuiteName::parse_list(" , ").unwrap_err().to_string(),
+            format!("--suite is empty; available: {all}")
+        );
+        assert_eq!(
+            SuiteListError::Planned("later".into()).to_string(),
+            format!("suite \"later\" is not in this build yet; available: {all}")
+        );
     }
 
     #[test]

@@ -26,6 +26,7 @@ use bakeoff_artifact::{
     WindowSource,
 };
 use bakeoff_client::Exchange;
+use bakeoff_client::tokenize::TokenizeError;
 use bakeoff_text::SplitMix64;
 use bakeoff_wire::ChatRequest;
 use serde_json::json;
@@ -162,6 +163,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
 
     for p in planned.iter().filter(|p| p.clamped.is_some()) {
         if let Err(reason) = needles.target(rec, &mut rng, p, &mut tally).await {
+            let reason = reason.to_string();
             return refuse_with(rec, tally.items, tally.rows, total_planned, &reason);
         }
     }
@@ -255,6 +257,11 @@ async fn prepare<'a>(
     ControlFlow::Continue((sizer, calibration))
 }
 
+/// A needle prompt could not be sized to its target: the suite is refused with this reason.
+#[derive(Debug, thiserror::Error)]
+#[error("prompt sizing failed: {0}")]
+struct SizingFailed(TokenizeError);
+
 /// The needle requests of one run: what they all share.
 struct Needles<'a> {
     ctx: &'a SuiteContext<'a>,
@@ -304,7 +311,7 @@ impl<'a> Needles<'a> {
         rng: &mut SplitMix64,
         p: &PlannedTarget,
         tally: &mut Tally,
-    ) -> Result<(), String> {
+    ) -> Result<(), SizingFailed> {
         let target = p.clamped.unwrap_or(0);
         for &depth in &self.ctx.options.context.depths {
             if rec.stopped() {
@@ -329,7 +336,7 @@ impl<'a> Needles<'a> {
         p: &PlannedTarget,
         target: u64,
         depth: f64,
-    ) -> Result<Option<(ItemRecord, serde_json::Value)>, String> {
+    ) -> Result<Option<(ItemRecord, serde_json::Value)>, SizingFailed> {
         let ctx = self.ctx;
         let prompt = NeedlePrompt::draw(rng);
         let start = self
@@ -349,8 +356,7 @@ impl<'a> Needles<'a> {
             ))
             .await;
         let Some(sized) = sized else { return Ok(None) };
-        let (msgs, planned_tokens, used_depth) =
-            sized.map_err(|e| format!("prompt sizing failed: {e}"))?;
+        let (msgs, planned_tokens, used_depth) = sized.map_err(SizingFailed)?;
         let mut req = ChatRequest::new(&ctx.model, msgs, OUTPUT_BUDGET, true);
         ctx.options.thinking.apply(ctx.facts.engine, &mut req);
         let Some(ex) = rec.guard(ctx.client.chat_stream(&req)).await else {

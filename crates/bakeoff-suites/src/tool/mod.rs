@@ -141,7 +141,7 @@ pub fn judge(ex: &Exchange, case: &ToolCase, data: &ToolData) -> ToolVerdict {
                 format!("cut off by max_tokens; {e}"),
                 None,
             ),
-            Err(e) => verdict(Outcome::Wrong, e, None),
+            Err(e) => verdict(Outcome::Wrong, e.to_string(), None),
         },
         Landing::ContentText | Landing::Reasoning => {
             let would = check_calls(&calls, &case.expected, &schema_of).is_ok();
