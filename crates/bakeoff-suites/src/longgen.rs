@@ -8,13 +8,14 @@
 //! `llamacpp:spec_decode_*`, SGLang `sglang:spec_accept_length`) or llama.cpp `timings`.
 
 use bakeoff_artifact::{
-    FlagCode, FlagSeverity, InstrumentFlag, LoadReport, LonggenProbe, RequestRecord, SuiteResult,
+    FlagCode, FlagSeverity, InstrumentFlag, LonggenDetails, LonggenOutput, LonggenProbe,
+    RequestRecord, SuiteResult,
 };
 use bakeoff_load::{LengthSpec, LoadPlan, Mode, PinPolicy, StepBound};
 
 pub use crate::load_options::LonggenOptions;
 use crate::suite_run::{Recorder, SuiteContext};
-use crate::throughput::run_steps;
+use crate::throughput::measure_steps;
 
 /// The note every longgen summary carries.
 pub const SHORT_COMPLETIONS_NOTE: &str = "short completions cannot measure speculative decoding: \
@@ -41,29 +42,24 @@ pub fn plan(ctx: &SuiteContext<'_>, o: &LonggenOptions) -> LoadPlan {
 
 pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult {
     let o = &ctx.options.longgen;
-    let mut result = run_steps(ctx, rec, plan(ctx, o), "longgen").await;
-    // Decode tok/s per probe, from the per-request records.
-    let probes: Vec<LonggenProbe> = result
-        .summary
-        .details_as::<LoadReport>()
-        .map(|r| {
-            r.steps
+    let (mut result, report) = measure_steps(ctx, rec, plan(ctx, o), "longgen").await;
+    if let Some(load) = &report {
+        // Decode tok/s per probe, from the per-request records, beside the load report's own
+        // fields as the last two keys.
+        let longgen = LonggenDetails {
+            probes: load
+                .steps
                 .iter()
                 .flat_map(|s| &s.requests)
                 .map(probe)
-                .collect()
-        })
-        .unwrap_or_default();
-    // Added beside the load report's own fields (`LonggenDetails`), as the last two keys.
-    if let Some(obj) = result.summary.details.as_object_mut() {
-        obj.insert(
-            "probes".into(),
-            serde_json::to_value(&probes).unwrap_or_default(),
-        );
-        obj.insert(
-            "note".into(),
-            serde_json::Value::String(SHORT_COMPLETIONS_NOTE.into()),
-        );
+                .collect(),
+            note: Some(SHORT_COMPLETIONS_NOTE.into()),
+        };
+        let details = LonggenOutput {
+            load,
+            longgen: &longgen,
+        };
+        crate::summary::write_details(&mut result.summary, "longgen", &details);
     }
     result.summary.flags.push(InstrumentFlag {
         code: FlagCode::ShortCompletionsCannotMeasureSpecDecoding,

@@ -114,7 +114,10 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         }
     }
     let mut result = rec.result(plan.len(), done);
-    crate::summary::add_reasoning(&mut result.summary, &result.items);
+    let details = bakeoff_artifact::SmokeDetails {
+        reasoning: crate::summary::reasoning_totals(&result.items),
+    };
+    crate::summary::write_details(&mut result.summary, "smoke", &details);
     result
 }
 

@@ -64,6 +64,21 @@ pub async fn run_steps(
     plan: LoadPlan,
     suite: &str,
 ) -> SuiteResult {
+    let (mut result, report) = measure_steps(ctx, rec, plan, suite).await;
+    if let Some(r) = report {
+        crate::summary::write_details(&mut result.summary, suite, &r);
+    }
+    result
+}
+
+/// [`run_steps`] without the details: the result, and the whole sweep's report when any step
+/// ran, for the suite to write (alone, or with figures of its own beside it).
+pub async fn measure_steps(
+    ctx: &SuiteContext<'_>,
+    rec: &mut Recorder<'_>,
+    plan: LoadPlan,
+    suite: &str,
+) -> (SuiteResult, Option<LoadReport>) {
     let levels: Vec<Mode> = plan.mode.map_steps(
         |c| Mode::Closed {
             concurrency: vec![c],
@@ -121,7 +136,7 @@ pub async fn run_steps(
     }
     let mut result = rec.result(planned, items);
     result.summary.score = None;
-    if let Some(mut r) = report {
+    if let Some(r) = &mut report {
         r.plan = plan.to_json();
         // Re-derive sweep-level conclusions over all steps together.
         r.flags
@@ -150,9 +165,8 @@ pub async fn run_steps(
                 count: Some(r.pinning.finished - r.pinning.exact_length),
             });
         }
-        result.summary.set_details(&r);
     }
-    result
+    (result, report)
 }
 
 /// The plan this suite runs against `ctx`.

@@ -147,10 +147,11 @@ pub async fn check(
     s.score = None;
     s.flags = verdict::flags(&report);
     // The verdict beside the counts, so every report can show it in the suite's own cell.
-    s.set_details(&bakeoff_artifact::AdapterDetails {
+    let details = bakeoff_artifact::AdapterDetails {
         verdict: report.verdict.as_str().into(),
         message: report.message.clone(),
-    });
+    };
+    summary::write_details(&mut s, super::SUITE, &details);
     let status = summary::status(planned, &items, interrupted.is_some());
     AdapterMeasured {
         result: SuiteResult {

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use bakeoff_artifact::{
     FlagCode, FlagSeverity, InstrumentFlag, ItemRecord, Outcome, SuiteResult, ToolDiagnosis,
+    ToolRefusedDetails,
 };
 use bakeoff_client::Exchange;
 use bakeoff_wire::{ChatRequest, Message, Tool, ToolFunction};
@@ -354,20 +355,21 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         }
     }
     let mut result = rec.result(cases.len(), done);
-    instrument::apply("tool", &mut result.summary, &tallies);
-    crate::summary::add_reasoning(&mut result.summary, &result.items);
+    let mut details = instrument::apply("tool", &mut result.summary, &tallies);
+    details.reasoning = Some(crate::summary::reasoning_totals(&result.items));
     let (code, message) = diagnose(&landing_counts);
-    let details = crate::summary::details_mut(&mut result.summary);
-    details.insert("landing".into(), json!(landing_counts));
-    let diagnosis = ToolDiagnosis {
+    details.landing = Some(
+        landing_counts
+            .iter()
+            .map(|(k, n)| ((*k).to_owned(), *n))
+            .collect(),
+    );
+    details.diagnosis = Some(ToolDiagnosis {
         code: code.into(),
         message: message.clone(),
         text_calls_that_would_pass: Some(would_pass),
-    };
-    details.insert(
-        "diagnosis".into(),
-        serde_json::to_value(diagnosis).unwrap_or_default(),
-    );
+    });
+    crate::summary::write_details(&mut result.summary, "tool", &details);
     let flag = match code {
         "server-lacks-tool-parser" | "tool-parser-unreliable" => {
             Some((FlagCode::ToolParserMissing, FlagSeverity::Warning))
@@ -411,15 +413,14 @@ fn refused_by_server(ctx: &SuiteContext<'_>, planned: usize) -> Option<SuiteResu
         suite: Some("tool".into()),
         count: None,
     });
-    let diagnosis = ToolDiagnosis {
-        code: "server-refuses-tools".into(),
-        message,
-        text_calls_that_would_pass: None,
+    let details = ToolRefusedDetails {
+        diagnosis: ToolDiagnosis {
+            code: "server-refuses-tools".into(),
+            message,
+            text_calls_that_would_pass: None,
+        },
     };
-    crate::summary::details_mut(&mut summary).insert(
-        "diagnosis".into(),
-        serde_json::to_value(diagnosis).unwrap_or_default(),
-    );
+    crate::summary::write_details(&mut summary, "tool", &details);
     Some(SuiteResult {
         status: bakeoff_artifact::SuiteStatus::Failed,
         summary,
