@@ -77,17 +77,19 @@ fn needles_are_unique_and_uuid_shaped() {
     assert!(!n1.is_empty());
 }
 
-/// The typed details write the bytes the suite's `json!` writer wrote, key for key: the rows,
-/// the prompt counting, the edge probe in both forms, the details in both forms.
-#[test]
-fn typed_details_write_what_the_json_writer_wrote() {
+fn text(v: &serde_json::Value) -> String {
+    serde_json::to_string(v).unwrap()
+}
+
+fn typed(d: &ContextDetails) -> String {
+    let mut s = crate::summary::summarize(0, &[]);
+    s.set_details(d).unwrap();
+    text(&s.details)
+}
+
+/// The same details two ways: as the suite's former `json!` writer built them, and typed.
+fn details_both_ways() -> (serde_json::Value, ContextDetails) {
     use serde_json::json;
-    let text = |v: &serde_json::Value| serde_json::to_string(v).unwrap();
-    let typed = |d: &ContextDetails| {
-        let mut s = crate::summary::summarize(0, &[]);
-        s.set_details(d).unwrap();
-        text(&s.details)
-    };
     let p = PlannedTarget {
         label: "16k".into(),
         requested: 16384,
@@ -114,18 +116,6 @@ fn typed_details_write_what_the_json_writer_wrote() {
         depth: 0.25,
         outcome: Outcome::Ok.as_str().into(),
     });
-    let counting_then = json!({
-        "route": "calibration",
-        "calibration_prompt_tokens": 31u64,
-        "calibration_text_tokens": 17usize,
-        "template_overhead_tokens": 14i64,
-    });
-    let counting = PromptCounting {
-        route: "calibration".into(),
-        calibration_prompt_tokens: Some(31),
-        calibration_text_tokens: Some(17),
-        template_overhead_tokens: Some(14),
-    };
     let status: Option<u16> = Some(400);
     let overflow_then = json!({
         "sent": true,
@@ -152,33 +142,56 @@ fn typed_details_write_what_the_json_writer_wrote() {
         "window_source": WindowSource::LlamacppSlots,
         "output_budget": OUTPUT_BUDGET,
         "tokenizer_route": None::<String>,
-        "prompt_counting": counting_then,
+        "prompt_counting": {
+            "route": "calibration",
+            "calibration_prompt_tokens": 31u64,
+            "calibration_text_tokens": 17usize,
+            "template_overhead_tokens": 14i64,
+        },
         "seed": 7u64,
         "rows": [skipped_then, needle_then],
         "instrument_misses": 0u64,
         "overflow": overflow_then,
     });
-    let mut now = ContextDetails {
+    let now = ContextDetails {
         window: Some(8192),
         window_source: Some(WindowSource::LlamacppSlots.as_str().into()),
         output_budget: Some(u64::from(OUTPUT_BUDGET)),
         tokenizer_route: None,
-        prompt_counting: Some(counting),
+        prompt_counting: Some(PromptCounting {
+            route: "calibration".into(),
+            calibration_prompt_tokens: Some(31),
+            calibration_text_tokens: Some(17),
+            template_overhead_tokens: Some(14),
+        }),
         seed: Some(7),
         rows: vec![skipped, needle],
         instrument_misses: Some(0),
         overflow: Some(overflow),
         refused: None,
     };
-    assert_eq!(typed(&now), text(&then));
+    (then, now)
+}
 
-    let not_sent = OverflowProbe {
+/// The typed details write the bytes the suite's `json!` writer wrote, key for key: the rows,
+/// the prompt counting and the edge probe as sent.
+#[test]
+fn typed_details_write_what_the_json_writer_wrote() {
+    let (then, now) = details_both_ways();
+    assert_eq!(typed(&now), text(&then));
+}
+
+/// The other forms: a probe that could not be sized, none sent, the server counting, and a
+/// suite that refused.
+#[test]
+fn each_form_of_the_typed_details_writes_the_former_bytes() {
+    use serde_json::json;
+    let (mut then, mut now) = details_both_ways();
+    now.overflow = Some(OverflowProbe {
         sent: false,
         error: Some("tokenize failed".into()),
         ..OverflowProbe::default()
-    };
-    now.overflow = Some(not_sent);
-    let mut then = then;
+    });
     then["overflow"] = json!({"sent": false, "error": "tokenize failed"});
     assert_eq!(typed(&now), text(&then));
     now.overflow = None;

@@ -6,6 +6,7 @@
 
 pub mod checker;
 pub mod landing;
+mod mismatch;
 
 use std::collections::BTreeMap;
 
