@@ -93,6 +93,21 @@ pub enum WindowSource {
     Unknown,
 }
 
+impl WindowSource {
+    /// The name the artifact stores (`hint`, `llamacpp-slots`, …): serde's, kebab-case.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            WindowSource::Hint => "hint",
+            WindowSource::LlamacppSlots => "llamacpp-slots",
+            WindowSource::LlamacppProps => "llamacpp-props",
+            WindowSource::VllmModels => "vllm-models",
+            WindowSource::SglangModels => "sglang-models",
+            WindowSource::Models => "models",
+            WindowSource::Unknown => "unknown",
+        }
+    }
+}
+
 impl std::fmt::Display for WindowSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {

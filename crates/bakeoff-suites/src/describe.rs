@@ -7,7 +7,7 @@ use std::time::Duration;
 use bakeoff_wire::escape::for_terminal;
 
 use crate::damage::DamageEvent;
-use crate::runner::{EvalEvent, Outcomes, PreflightPhase};
+use crate::progress::{EvalEvent, Outcomes, PreflightPhase};
 
 /// A duration for a progress line: "42 s" below two minutes, else "3 min 5 s".
 pub fn secs(d: Duration) -> String {

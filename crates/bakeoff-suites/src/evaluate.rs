@@ -19,10 +19,10 @@ use bakeoff_client::Client;
 use tokio::sync::watch;
 
 use crate::preflight::{PreflightOptions, PreflightOutcome, Unfit, run_preflight};
-use crate::runner::{
-    EvalEvent, EvalHook, PreflightPhase, RunOutcome, SuiteContext, SuiteName, SuiteOptions,
-    nothing_valid, run_suites_with,
-};
+use crate::progress::{EvalEvent, EvalHook, PreflightPhase};
+use crate::runner::{RunOutcome, nothing_valid, run_suites_with};
+use crate::suite_choice::SuiteName;
+use crate::suite_run::{SuiteContext, SuiteOptions};
 
 /// How a run is named: `--slug`, `--hardware`, `--note` and the embedded default's additions.
 #[derive(Debug, Clone, Default)]

@@ -15,9 +15,10 @@
 //! reasoning model's empty `content` is never read as a weak model (the misreading of
 //! docs/field-cases.md B3).
 
-use bakeoff_artifact::{FlagCode, FlagSeverity, InstrumentFlag, Outcome, Score, SuiteSummary};
+use bakeoff_artifact::{
+    FlagCode, FlagSeverity, InstrumentFlag, Outcome, ScoredDetails, SuiteSummary,
+};
 use bakeoff_stats::{Proportion, check_instrument, format_effect};
-use serde::Serialize;
 
 use crate::summary;
 
@@ -34,33 +35,9 @@ pub struct Tally {
     pub extraction_failed: bool,
 }
 
-/// A family's figures, as stored in a suite summary's `details.families`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FamilyStats {
-    pub family: String,
-    pub items: u64,
-    pub scored_items: u64,
-    pub passed: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub score: Option<Score>,
-    /// Mean chance over the family's scored items.
-    pub chance_floor: f64,
-    /// Passed minus what guessing would get, e.g. `"+3 items (+8.3 pts)"`.
-    pub versus_chance: String,
-    /// `suspect-instrument` or `instrument-failure`, when raised.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub flag: Option<FlagCode>,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub reason: String,
-    /// False after `instrument-failure`: left out of the suite score.
-    pub counted: bool,
-    /// Ids of items whose answer could not be extracted.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub extraction_failures: Vec<String>,
-    /// Scored items that ended inside the reasoning (cut off, or reasoning with empty
-    /// content): failures of the budget or the thinking mode, not wrong answers.
-    pub thinking_artifacts: u64,
-}
+/// A family's figures, as stored in a suite summary's `details.families` (bakeoff-artifact's
+/// row, which reads them back).
+pub type FamilyStats = bakeoff_artifact::FamilyRow;
 
 /// Is this outcome a thinking artifact (the reply never left the reasoning)?
 pub fn is_thinking_artifact(o: Outcome) -> bool {
@@ -213,16 +190,17 @@ fn list_ids(ids: &[String]) -> String {
     }
 }
 
-/// Put the family figures into a suite summary: flags added, `details.families` set, and the
-/// suite score recomputed without the families that failed the instrument check.
-pub fn apply(suite: &str, summary: &mut SuiteSummary, tallies: &[Tally]) {
+/// Put the family figures into a suite summary — flags added, the suite score recomputed
+/// without the families that failed the instrument check — and return the details they give:
+/// `families` and `families_not_scored` set; the suite adds the rest and writes them.
+pub fn apply(suite: &str, summary: &mut SuiteSummary, tallies: &[Tally]) -> ScoredDetails {
     let (fams, flags) = families(suite, tallies);
-    let excluded: Vec<&str> = fams
+    let excluded: Vec<String> = fams
         .iter()
         .filter(|f| !f.counted)
-        .map(|f| f.family.as_str())
+        .map(|f| f.family.clone())
         .collect();
-    let counted = |t: &Tally| !excluded.contains(&t.family.as_str());
+    let counted = |t: &Tally| !excluded.contains(&t.family);
     let scored = tallies
         .iter()
         .filter(|t| counted(t) && t.outcome.is_scored())
@@ -238,13 +216,10 @@ pub fn apply(suite: &str, summary: &mut SuiteSummary, tallies: &[Tally]) {
     summary
         .flags
         .extend(thinking_artifacts_flag(suite, tallies));
-    let details = summary::details_mut(summary);
-    details.insert(
-        "families".into(),
-        serde_json::to_value(&fams).unwrap_or(serde_json::Value::Null),
-    );
-    if !excluded.is_empty() {
-        details.insert("families_not_scored".into(), serde_json::json!(excluded));
+    ScoredDetails {
+        families: fams,
+        families_not_scored: excluded,
+        ..ScoredDetails::default()
     }
 }
 
@@ -293,10 +268,10 @@ mod tests {
 
         let items: Vec<ItemRecord> = Vec::new();
         let mut sum = summary::summarize(50, &items);
-        apply("intelligence", &mut sum, &tallies);
+        let details = apply("intelligence", &mut sum, &tallies);
         // Only the open family counts: 5/10.
         assert_eq!((sum.passed, sum.scored), (5, 10));
-        assert_eq!(sum.details["families_not_scored"][0], "mc");
+        assert_eq!(details.families_not_scored, ["mc"]);
     }
 
     #[test]

@@ -14,8 +14,10 @@ pub mod describe;
 pub mod evaluate;
 pub mod instrument;
 pub mod intelligence;
+pub mod load_options;
 pub mod longgen;
 pub mod outcome;
+pub mod progress;
 /// Readiness is the client's ([`bakeoff_client::preflight`]); re-exported for the suites' callers.
 pub use bakeoff_client::preflight;
 pub mod refusal;
@@ -23,15 +25,15 @@ pub mod runner;
 pub mod session;
 pub mod smoke;
 pub mod suite_choice;
+pub mod suite_run;
 pub mod summary;
 pub mod thinking;
 pub mod throughput;
 pub mod tool;
 
 pub use preflight::{PreflightOptions, PreflightOutcome, run_preflight};
-pub use runner::{
-    EvalEvent, EvalHook, ItemProgress, Outcomes, PreflightPhase, Recorder, RunOutcome,
-    SuiteContext, SuiteName, SuiteOptions, nothing_valid, run_suites, run_suites_with,
-};
-pub use suite_choice::SuiteChoice;
+pub use progress::{EvalEvent, EvalHook, ItemProgress, Outcomes, PreflightPhase};
+pub use runner::{RunOutcome, nothing_valid, run_suites, run_suites_with};
+pub use suite_choice::{SuiteChoice, SuiteName};
+pub use suite_run::{Recorder, SuiteContext, SuiteOptions};
 pub use thinking::ThinkingMode;

@@ -8,36 +8,18 @@
 //! `llamacpp:spec_decode_*`, SGLang `sglang:spec_accept_length`) or llama.cpp `timings`.
 
 use bakeoff_artifact::{
-    FlagCode, FlagSeverity, InstrumentFlag, LoadReport, LonggenProbe, RequestRecord, SuiteResult,
+    FlagCode, FlagSeverity, InstrumentFlag, LonggenDetails, LonggenOutput, LonggenProbe,
+    RequestRecord, SuiteResult,
 };
 use bakeoff_load::{LengthSpec, LoadPlan, Mode, PinPolicy, StepBound};
 
-use crate::runner::{Recorder, SuiteContext};
-use crate::throughput::run_steps;
+pub use crate::load_options::LonggenOptions;
+use crate::suite_run::{Recorder, SuiteContext};
+use crate::throughput::measure_steps;
 
 /// The note every longgen summary carries.
 pub const SHORT_COMPLETIONS_NOTE: &str = "short completions cannot measure speculative decoding: \
 its overhead never amortizes over 10–31 tokens; these long probes are the evidence for it";
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct LonggenOptions {
-    pub probes: u64,
-    pub output_tokens: u32,
-    pub prompt_tokens: u32,
-    /// Rounds of probes (`--longgen-repeats`); above 1 each figure gets a 95 % interval.
-    pub repeats: u32,
-}
-
-impl Default for LonggenOptions {
-    fn default() -> Self {
-        Self {
-            probes: 3,
-            output_tokens: 1024,
-            prompt_tokens: 64,
-            repeats: 1,
-        }
-    }
-}
 
 pub fn plan(ctx: &SuiteContext<'_>, o: &LonggenOptions) -> LoadPlan {
     let mut p = LoadPlan::new(&ctx.model);
@@ -60,29 +42,24 @@ pub fn plan(ctx: &SuiteContext<'_>, o: &LonggenOptions) -> LoadPlan {
 
 pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult {
     let o = &ctx.options.longgen;
-    let mut result = run_steps(ctx, rec, plan(ctx, o), "longgen").await;
-    // Decode tok/s per probe, from the per-request records.
-    let probes: Vec<LonggenProbe> = result
-        .summary
-        .details_as::<LoadReport>()
-        .map(|r| {
-            r.steps
+    let (mut result, report) = measure_steps(ctx, rec, plan(ctx, o), "longgen").await;
+    if let Some(load) = &report {
+        // Decode tok/s per probe, from the per-request records, beside the load report's own
+        // fields as the last two keys.
+        let longgen = LonggenDetails {
+            probes: load
+                .steps
                 .iter()
                 .flat_map(|s| &s.requests)
                 .map(probe)
-                .collect()
-        })
-        .unwrap_or_default();
-    // Added beside the load report's own fields (`LonggenDetails`), as the last two keys.
-    if let Some(obj) = result.summary.details.as_object_mut() {
-        obj.insert(
-            "probes".into(),
-            serde_json::to_value(&probes).unwrap_or_default(),
-        );
-        obj.insert(
-            "note".into(),
-            serde_json::Value::String(SHORT_COMPLETIONS_NOTE.into()),
-        );
+                .collect(),
+            note: Some(SHORT_COMPLETIONS_NOTE.into()),
+        };
+        let details = LonggenOutput {
+            load,
+            longgen: &longgen,
+        };
+        crate::summary::write_details(&mut result.summary, "longgen", &details);
     }
     result.summary.flags.push(InstrumentFlag {
         code: FlagCode::ShortCompletionsCannotMeasureSpecDecoding,

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::instrument::{self, Tally};
 use crate::outcome::{Check, classify, record};
-use crate::runner::{Recorder, SuiteContext};
+use crate::suite_run::{Recorder, SuiteContext};
 
 const DATA: &str = include_str!("../data/sessions.json");
 
@@ -230,8 +230,9 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         }
     }
     let mut result = rec.result(planned, done);
-    instrument::apply("session", &mut result.summary, &tallies);
-    crate::summary::add_reasoning(&mut result.summary, &result.items);
+    let mut details = instrument::apply("session", &mut result.summary, &tallies);
+    details.reasoning = Some(crate::summary::reasoning_totals(&result.items));
+    crate::summary::write_details(&mut result.summary, "session", &details);
     result
 }
 

@@ -8,7 +8,7 @@ use bakeoff_wire::{ChatRequest, Message};
 use serde::Deserialize;
 
 use crate::outcome::{Check, classify, normalize_answer, record};
-use crate::runner::{Recorder, SuiteContext};
+use crate::suite_run::{Recorder, SuiteContext};
 
 const DATA: &str = include_str!("../data/smoke.json");
 
@@ -114,7 +114,10 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         }
     }
     let mut result = rec.result(plan.len(), done);
-    crate::summary::add_reasoning(&mut result.summary, &result.items);
+    let details = bakeoff_artifact::SmokeDetails {
+        reasoning: crate::summary::reasoning_totals(&result.items),
+    };
+    crate::summary::write_details(&mut result.summary, "smoke", &details);
     result
 }
 

@@ -1,8 +1,90 @@
-//! What `--suite` (and a campaign file's `suites`) may name: one suite, or `all` of them. The
+//! The suites by name ([`SuiteName`]) and what `--suite` (and a campaign file's `suites`) may
+//! name: one suite, or `all` of them. The
 //! names are [`SuiteName::as_str`]'s, so the command line's value list (the `clap` feature's
 //! `ValueEnum`) and the library's list reader cannot drift apart.
 
-use crate::runner::{AVAILABLE, SuiteName};
+use crate::refusal;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SuiteName {
+    Smoke,
+    Tool,
+    Session,
+    Intelligence,
+    Context,
+    Throughput,
+    Longgen,
+    Refusal,
+}
+
+/// Every suite this build has, in the order `--suite all` runs them.
+pub const AVAILABLE: &[SuiteName] = &[
+    SuiteName::Smoke,
+    SuiteName::Tool,
+    SuiteName::Session,
+    SuiteName::Intelligence,
+    SuiteName::Context,
+    SuiteName::Throughput,
+    SuiteName::Longgen,
+    SuiteName::Refusal,
+];
+
+/// Suites planned but not in this build; asking for one is a usage error, never a silent skip.
+const PLANNED: &[&str] = &[];
+
+impl SuiteName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SuiteName::Smoke => "smoke",
+            SuiteName::Tool => "tool",
+            SuiteName::Session => "session",
+            SuiteName::Intelligence => "intelligence",
+            SuiteName::Context => "context",
+            SuiteName::Throughput => "throughput",
+            SuiteName::Longgen => "longgen",
+            SuiteName::Refusal => refusal::SUITE,
+        }
+    }
+
+    pub(crate) fn available_list() -> String {
+        AVAILABLE
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// A comma-separated list of [`SuiteChoice`] names (blank items skipped), expanded by
+    /// [`SuiteChoice::expand`].
+    pub fn parse_list(list: &str) -> Result<Vec<SuiteName>, SuiteListError> {
+        let mut choices = Vec::new();
+        for raw in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let Some(c) = SuiteChoice::named(raw) else {
+                return Err(if PLANNED.contains(&raw) {
+                    SuiteListError::Planned(raw.to_owned())
+                } else {
+                    SuiteListError::Unknown(raw.to_owned())
+                });
+            };
+            choices.push(c);
+        }
+        SuiteChoice::expand(choices)
+    }
+}
+
+/// A suite list that names no suite of this build; each message lists the available ones.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SuiteListError {
+    #[error(
+        "suite {0:?} is not in this build yet; available: {list}",
+        list = SuiteName::available_list()
+    )]
+    Planned(String),
+    #[error("unknown suite {0:?}; available: {list}", list = SuiteName::available_list())]
+    Unknown(String),
+    #[error("--suite is empty; available: {list}", list = SuiteName::available_list())]
+    Empty,
+}
 
 /// One item of a suite list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +122,7 @@ impl SuiteChoice {
     /// once, in the order first named. An empty list is refused.
     pub fn expand(
         choices: impl IntoIterator<Item = SuiteChoice>,
-    ) -> Result<Vec<SuiteName>, String> {
+    ) -> Result<Vec<SuiteName>, SuiteListError> {
         let mut out = Vec::new();
         for c in choices {
             let named: &[SuiteName] = match &c {
@@ -54,10 +136,7 @@ impl SuiteChoice {
             }
         }
         if out.is_empty() {
-            return Err(format!(
-                "--suite is empty; available: {}",
-                SuiteName::available_list()
-            ));
+            return Err(SuiteListError::Empty);
         }
         Ok(out)
     }
@@ -67,8 +146,7 @@ impl SuiteChoice {
 mod value_enum {
     use clap::builder::PossibleValue;
 
-    use super::{CHOICES, SuiteChoice};
-    use crate::runner::{AVAILABLE, SuiteName};
+    use super::{AVAILABLE, CHOICES, SuiteChoice, SuiteName};
 
     impl clap::ValueEnum for SuiteName {
         fn value_variants<'a>() -> &'a [Self] {
@@ -95,6 +173,39 @@ mod value_enum {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn suite_lists() {
+        assert_eq!(
+            SuiteName::parse_list("smoke, smoke"),
+            Ok(vec![SuiteName::Smoke])
+        );
+        assert_eq!(SuiteName::parse_list("all"), Ok(AVAILABLE.to_vec()));
+        assert!(
+            SuiteName::parse_list("nope")
+                .unwrap_err()
+                .to_string()
+                .contains("unknown suite")
+        );
+        assert!(SuiteName::parse_list("").is_err());
+    }
+
+    #[test]
+    fn suite_list_errors_name_the_suite_and_the_available_ones() {
+        let all = "smoke, tool, session, intelligence, context, throughput, longgen, refusal";
+        assert_eq!(
+            SuiteName::parse_list("smoke,nope").unwrap_err().to_string(),
+            format!("unknown suite \"nope\"; available: {all}")
+        );
+        assert_eq!(
+            SuiteName::parse_list(" , ").unwrap_err().to_string(),
+            format!("--suite is empty; available: {all}")
+        );
+        assert_eq!(
+            SuiteListError::Planned("later".into()).to_string(),
+            format!("suite \"later\" is not in this build yet; available: {all}")
+        );
+    }
 
     #[test]
     fn every_choice_is_named_by_its_own_spelling() {

@@ -2,7 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use bakeoff_artifact::{ItemRecord, Outcome, ReasoningTotals, Score, SuiteStatus, SuiteSummary};
+use bakeoff_artifact::{
+    FlagCode, FlagSeverity, InstrumentFlag, ItemRecord, Outcome, ReasoningTotals, Score,
+    SuiteStatus, SuiteSummary,
+};
 use bakeoff_stats::Proportion;
 
 /// A Wilson 95 % score, or none when nothing was scored.
@@ -64,22 +67,19 @@ pub fn reasoning_totals(items: &[ItemRecord]) -> ReasoningTotals {
     }
 }
 
-/// A suite summary's `details` as an object to insert into; anything else there (`null` from
-/// [`summarize`]) is replaced by an empty object first.
-pub fn details_mut(summary: &mut SuiteSummary) -> &mut serde_json::Map<String, serde_json::Value> {
-    // At most two rounds: the second always finds the object the first put there.
-    loop {
-        match summary.details {
-            serde_json::Value::Object(ref mut m) => return m,
-            ref mut other => *other = serde_json::Value::Object(serde_json::Map::new()),
-        }
+/// Store a suite's typed details ([`SuiteSummary::set_details`]). Should they not convert to
+/// JSON, the summary says so with an `instrument-failure` flag (its details stay `null`):
+/// never a silent `null`.
+pub fn write_details<T: serde::Serialize>(summary: &mut SuiteSummary, suite: &str, details: &T) {
+    if let Err(e) = summary.set_details(details) {
+        summary.flags.push(InstrumentFlag {
+            code: FlagCode::InstrumentFailure,
+            severity: FlagSeverity::Invalid,
+            message: e.to_string(),
+            suite: Some(suite.to_owned()),
+            count: None,
+        });
     }
-}
-
-/// Put [`reasoning_totals`] into `details.reasoning` of a suite summary.
-pub fn add_reasoning(summary: &mut SuiteSummary, items: &[ItemRecord]) {
-    let totals = serde_json::to_value(reasoning_totals(items)).unwrap_or_default();
-    details_mut(summary).insert("reasoning".into(), totals);
 }
 
 /// `failed` when nothing was measured, `incomplete` when interrupted, else `complete`.

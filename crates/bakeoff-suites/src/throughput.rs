@@ -5,65 +5,14 @@
 //! Each step's item holds the step summary (`extra`, a `LoadStep`); the suite summary's
 //! `details` holds the whole `LoadReport` (docs/metrics.md defines every number).
 
-use std::sync::Arc;
-
 use bakeoff_artifact::{
     ErrorRecord, FlagCode, FlagSeverity, InstrumentFlag, ItemRecord, LatencyRecord, LoadReport,
     LoadStep, Outcome, ResponseRecord, SuiteResult,
 };
-use bakeoff_load::{LengthSpec, LoadPlan, Mode, NoProgress, PinPolicy, StepBound};
+use bakeoff_load::{LengthSpec, LoadPlan, Mode, PinPolicy, StepBound};
 
-use crate::runner::{Recorder, SuiteContext};
-
-/// Where the load suites report progress (the binary draws bars; default: nowhere). Suites
-/// never print: this hands events to whoever does.
-#[derive(Clone, Default)]
-pub struct LoadProgress(pub Option<Arc<dyn bakeoff_load::Progress>>);
-
-impl std::fmt::Debug for LoadProgress {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "LoadProgress(on)"
-        } else {
-            "LoadProgress(off)"
-        })
-    }
-}
-
-impl LoadProgress {
-    fn get(&self) -> Arc<dyn bakeoff_load::Progress> {
-        match &self.0 {
-            Some(p) => p.clone(),
-            None => Arc::new(NoProgress),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ThroughputOptions {
-    pub concurrency: Vec<u32>,
-    pub requests_per_step: u64,
-    pub prompt_tokens: u32,
-    pub output_tokens: u32,
-    pub warmup_requests: u64,
-    /// The harness's own ceiling, measured once per run before the load suites (`eval run`
-    /// does, unless `--no-calibrate`): steps above half of it are flagged `client-bound`.
-    pub harness_ceiling: Option<bakeoff_artifact::HarnessCeiling>,
-}
-
-impl Default for ThroughputOptions {
-    /// Small enough for a CPU server in a minute; `bakeoff bench run` for the real sweep.
-    fn default() -> Self {
-        Self {
-            concurrency: vec![1, 2, 4],
-            requests_per_step: 8,
-            prompt_tokens: 64,
-            output_tokens: 32,
-            warmup_requests: 1,
-            harness_ceiling: None,
-        }
-    }
-}
+pub use crate::load_options::{LoadProgress, ThroughputOptions};
+use crate::suite_run::{Recorder, SuiteContext};
 
 /// The step as a journal item: outcome `ok` when any request in it succeeded.
 pub fn step_item(step: &LoadStep, request: serde_json::Value) -> ItemRecord {
@@ -115,6 +64,21 @@ pub async fn run_steps(
     plan: LoadPlan,
     suite: &str,
 ) -> SuiteResult {
+    let (mut result, report) = measure_steps(ctx, rec, plan, suite).await;
+    if let Some(r) = report {
+        crate::summary::write_details(&mut result.summary, suite, &r);
+    }
+    result
+}
+
+/// [`run_steps`] without the details: the result, and the whole sweep's report when any step
+/// ran, for the suite to write (alone, or with figures of its own beside it).
+pub async fn measure_steps(
+    ctx: &SuiteContext<'_>,
+    rec: &mut Recorder<'_>,
+    plan: LoadPlan,
+    suite: &str,
+) -> (SuiteResult, Option<LoadReport>) {
     let levels: Vec<Mode> = plan.mode.map_steps(
         |c| Mode::Closed {
             concurrency: vec![c],
@@ -172,7 +136,7 @@ pub async fn run_steps(
     }
     let mut result = rec.result(planned, items);
     result.summary.score = None;
-    if let Some(mut r) = report {
+    if let Some(r) = &mut report {
         r.plan = plan.to_json();
         // Re-derive sweep-level conclusions over all steps together.
         r.flags
@@ -201,9 +165,8 @@ pub async fn run_steps(
                 count: Some(r.pinning.finished - r.pinning.exact_length),
             });
         }
-        result.summary.set_details(&r);
     }
-    result
+    (result, report)
 }
 
 /// The plan this suite runs against `ctx`.

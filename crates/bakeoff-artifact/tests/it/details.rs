@@ -63,7 +63,7 @@ fn older_details_read_with_their_missing_fields_empty() {
     let d: ScoredDetails = s.details_as().unwrap();
     assert_eq!(d.families.len(), 1);
     assert!(d.families[0].counted);
-    assert!(d.landing.is_empty() && d.diagnosis.is_none() && d.reasoning.is_none());
+    assert!(d.landing.is_none() && d.diagnosis.is_none() && d.reasoning.is_none());
     let r: RefusalDetails = summary_with(serde_json::json!({"refusal": {"refused": 1}}))
         .details_as()
         .unwrap();
@@ -101,9 +101,25 @@ fn set_details_writes_the_struct_as_json() {
     s.set_details(&AdapterDetails {
         verdict: "applied".into(),
         message: "applied: KL 0.3".into(),
-    });
+    })
+    .unwrap();
     assert_eq!(
         serde_json::to_string(&s.details).unwrap(),
         r#"{"verdict":"applied","message":"applied: KL 0.3"}"#
     );
+}
+
+/// Details that cannot become JSON are an error naming the shape, and the summary keeps what it
+/// had: never a silent `null`.
+#[test]
+fn details_that_cannot_be_written_are_an_error_not_a_null() {
+    let mut s = summary_with(serde_json::json!({"window": 4096}));
+    let keyed_by_numbers: std::collections::BTreeMap<Vec<u8>, u64> = [(vec![1u8], 1)].into();
+    let e = s.set_details(&keyed_by_numbers).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("summary.details cannot be written as BTreeMap"),
+        "{e}"
+    );
+    assert_eq!(s.details, serde_json::json!({"window": 4096}));
 }

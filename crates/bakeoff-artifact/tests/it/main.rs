@@ -3,5 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod details;
+mod details_forms;
 mod references;
 mod schema;

@@ -7,8 +7,9 @@ use bakeoff_client::adapter::{Side, select};
 use bakeoff_text::SplitMix64;
 use tokio::sync::watch;
 
-use super::{AdapterOptions, verdict};
-use crate::damage::{self, FirstTokenError, Prompt, TopK};
+use super::AdapterOptions;
+use super::verdict::{self, Answer};
+use crate::damage::{self, FirstTokenError, Prompt};
 use crate::outcome::{outcome_of_error, record};
 use crate::summary;
 
@@ -55,22 +56,6 @@ impl Leg {
         match self {
             Leg::Adapter => Side::Adapter,
             Leg::Base | Leg::BaseAgain => Side::Base,
-        }
-    }
-}
-
-/// What one request gave: its greedy text and its first token's top-K, or why not.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Answer {
-    pub text: Option<String>,
-    pub top: Result<TopK, String>,
-}
-
-impl Default for Answer {
-    fn default() -> Self {
-        Self {
-            text: None,
-            top: Err("not sent".into()),
         }
     }
 }
@@ -162,10 +147,11 @@ pub async fn check(
     s.score = None;
     s.flags = verdict::flags(&report);
     // The verdict beside the counts, so every report can show it in the suite's own cell.
-    s.set_details(&bakeoff_artifact::AdapterDetails {
+    let details = bakeoff_artifact::AdapterDetails {
         verdict: report.verdict.as_str().into(),
         message: report.message.clone(),
-    });
+    };
+    summary::write_details(&mut s, super::SUITE, &details);
     let status = summary::status(planned, &items, interrupted.is_some());
     AdapterMeasured {
         result: SuiteResult {

@@ -5,9 +5,24 @@ use bakeoff_artifact::{
     AdapterReport, AdapterRoute, AdapterRow, AdapterVerdict, FlagCode, FlagSeverity, InstrumentFlag,
 };
 
-use super::measure::Answer;
 use super::{AdapterOptions, SUITE};
 use crate::damage::{self, TopK, noise};
+
+/// What one request gave: its greedy text and its first token's top-K, or why not.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Answer {
+    pub text: Option<String>,
+    pub top: Result<TopK, String>,
+}
+
+impl Default for Answer {
+    fn default() -> Self {
+        Self {
+            text: None,
+            top: Err("not sent".into()),
+        }
+    }
+}
 
 /// One prompt's row: KL(base ‖ adapter), KL(base ‖ base again), top-1s, text agreement.
 pub(super) fn row(id: &str, base: &Answer, adapter: &Answer, again: &Answer) -> AdapterRow {

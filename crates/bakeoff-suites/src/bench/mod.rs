@@ -3,126 +3,23 @@
 //! signals, the embedded default and the terminal around [`run`]; the load engine is
 //! `bakeoff_load`'s.
 
+mod request;
+mod sweep_artifact;
 mod versus;
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use bakeoff_artifact::{
-    Artifact, ArtifactKind, Candidate, FailureClass, HarnessCeiling, LoadReport, RunStatus,
-    StoreError,
-};
+use bakeoff_artifact::HarnessCeiling;
 use bakeoff_client::Client;
+use bakeoff_load::PinPolicy;
 use bakeoff_load::calibrate::{CalibrationOptions, CalibrationTarget, measure_ceiling};
-use bakeoff_load::compare::SweepComparison;
-use bakeoff_load::{LoadError, LoadPlan, PinPolicy, Progress};
 use tokio::sync::watch;
 
-use crate::evaluate::{
-    Evaluated, Naming, candidate, preflighted, run_files, unfit_artifact, write_run_artifact,
+pub use request::{
+    BenchError, BenchProgress, BenchRequest, Benched, Versus, VersusBenched, measured_all,
 };
-use crate::preflight::{PreflightOptions, PreflightOutcome, run_preflight};
+use sweep_artifact::artifact;
 
-/// What to measure and where to write it.
-pub struct BenchRequest<'a> {
-    pub client: &'a Client,
-    pub preflight: &'a PreflightOptions,
-    /// The sweep, checked; its model is set, and its pin policy chosen for the engine (unless
-    /// `pin` is false), once preflight has seen the endpoint.
-    pub plan: &'a LoadPlan,
-    /// Not `--no-pin`: send the engine's ignore_eos / min_tokens.
-    pub pin: bool,
-    /// Measure the harness ceiling first (not `--no-calibrate`).
-    pub calibrate: bool,
-    pub naming: &'a Naming,
-    pub out: &'a Path,
-    pub replace: bool,
-    /// The endpoint is the embedded default (recorded in `artifact.run`).
-    pub embedded_default: bool,
-    /// `--versus`: the second endpoint, measured alternately with the first.
-    pub versus: Option<Versus<'a>>,
-    pub progress: &'a dyn BenchProgress,
-}
-
-/// The second endpoint of `bench run --versus`.
-pub struct Versus<'a> {
-    pub client: &'a Client,
-    pub preflight: &'a PreflightOptions,
-    /// `--allow contaminated`.
-    pub allow_contaminated: bool,
-}
-
-/// Where a bench run's progress goes.
-pub trait BenchProgress: Sync {
-    /// The harness ceiling is being measured (over TLS when `https`).
-    fn ceiling_started(&self, https: bool);
-    fn ceiling_measured(&self, ceiling: &HarnessCeiling);
-    /// The sweep starts: `steps` measured steps (`None`: a rate search decides as it goes);
-    /// the load engine's progress for it.
-    fn sweep(&self, steps: Option<usize>) -> Arc<dyn Progress>;
-}
-
-/// The written artifacts and where they are.
-pub enum Benched {
-    One(Box<Evaluated>),
-    /// Both sides of `--versus`, and their paired comparison.
-    Versus(Box<VersusBenched>),
-}
-
-/// What `bench run --versus` wrote.
-pub struct VersusBenched {
-    pub a: Evaluated,
-    pub b: Evaluated,
-    pub comparison: SweepComparison,
-    pub comparison_path: PathBuf,
-}
-
-impl Benched {
-    /// Every sweep measured every step (and the two sides are comparable): `bench run`'s exit 0.
-    pub fn ok(&self) -> bool {
-        match self {
-            Benched::One(e) => measured_all(&e.artifact),
-            Benched::Versus(v) => {
-                measured_all(&v.a.artifact)
-                    && measured_all(&v.b.artifact)
-                    && v.comparison.not_comparable.is_empty()
-            }
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum BenchError {
-    /// The failure artifact is written at `path`.
-    #[error(
-        "endpoint is not fit to be measured ({class}): {message}: {remediation}; failure \
-         artifact {}",
-        path.display()
-    )]
-    Unfit {
-        class: FailureClass,
-        message: String,
-        remediation: String,
-        path: PathBuf,
-    },
-    #[error(
-        "--versus endpoint is not fit to be measured ({class}): {message}; run `bakeoff eval \
-         preflight --endpoint {url}` for the evidence"
-    )]
-    VersusUnfit {
-        class: FailureClass,
-        message: String,
-        url: String,
-    },
-    #[error("cannot start the loopback calibration target: {0}")]
-    CalibrationTarget(std::io::Error),
-    #[error("cannot start the TLS loopback calibration target: {0}")]
-    TlsCalibrationTarget(std::io::Error),
-    #[error(transparent)]
-    Load(#[from] LoadError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+use crate::evaluate::{Evaluated, candidate, run_files, unfit_artifact, write_run_artifact};
+use crate::preflight::run_preflight;
 
 /// Preflight, ceiling, sweep, artifact — `bench run` without the terminal. `arm_stop` is called
 /// once the sweep starts (not before: preflight and the ceiling are not interruptible): its
@@ -190,16 +87,6 @@ pub async fn run<G>(
     })))
 }
 
-/// A complete run whose every sweep has steps and every step a success: a step that measured
-/// nothing is a failure, never a pass.
-pub fn measured_all(art: &Artifact) -> bool {
-    art.status == RunStatus::Complete
-        && art
-            .load
-            .values()
-            .all(|r| !r.steps.is_empty() && r.steps.iter().all(|s| s.ok > 0))
-}
-
 /// Whether the endpoint is `https://`: its ceiling is then measured over TLS (a TLS handshake
 /// per request costs the client ×4 the CPU of a plain one: docs/performance.md "TLS").
 pub fn is_https(client: &Client) -> bool {
@@ -223,27 +110,4 @@ pub async fn ceiling(o: CalibrationOptions, https: bool) -> Result<HarnessCeilin
             .map_err(BenchError::CalibrationTarget)?;
         Ok(measure_ceiling(&target.url(), o).await?)
     }
-}
-
-/// The artifact of one measured sweep.
-fn artifact(
-    candidate: Candidate,
-    client: &Client,
-    pre: &PreflightOutcome,
-    embedded_default: bool,
-    report: LoadReport,
-) -> Artifact {
-    let mut art = preflighted(ArtifactKind::Bakeoff, candidate, client, pre);
-    art.instrument_flags
-        .extend(report.flags.iter().cloned().map(|mut f| {
-            f.suite = Some("throughput".into());
-            f
-        }));
-    art.run = bakeoff_artifact::RunRecord::bench_run(embedded_default);
-    if let Some(i) = &report.interrupted {
-        art.status = RunStatus::Incomplete;
-        art.incomplete_reason = Some(i.clone());
-    }
-    art.load.insert("throughput".into(), report);
-    art
 }

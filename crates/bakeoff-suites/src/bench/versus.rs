@@ -10,7 +10,8 @@ use bakeoff_load::compare::compare;
 use bakeoff_load::{LoadPlan, PinPolicy, Progress};
 use tokio::sync::watch;
 
-use super::{BenchError, BenchRequest, Benched, Versus, VersusBenched, artifact};
+use super::request::{BenchError, BenchRequest, Benched, Versus, VersusBenched};
+use super::sweep_artifact::artifact;
 use crate::evaluate::{Evaluated, candidate, run_files, write_run_artifact};
 use crate::preflight::{PreflightOutcome, run_preflight};
 

@@ -22,28 +22,27 @@
 use std::ops::ControlFlow;
 
 use bakeoff_artifact::{
-    FlagCode, FlagSeverity, InstrumentFlag, ItemRecord, Outcome, ResponseRecord, SuiteResult,
-    WindowSource,
+    ContextDetails, ContextRow, FlagCode, FlagSeverity, InstrumentFlag, ItemRecord, NeedleRow,
+    Outcome, OverflowProbe, PromptCounting, ResponseRecord, SkippedRow, SuiteResult, WindowSource,
 };
 use bakeoff_client::Exchange;
+use bakeoff_client::tokenize::TokenizeError;
 use bakeoff_text::SplitMix64;
 use bakeoff_wire::ChatRequest;
 use serde_json::json;
 
 use crate::outcome::{Check, classify, record};
-use crate::runner::{Recorder, SuiteContext};
+use crate::suite_run::{Recorder, SuiteContext};
 
 mod sizer;
-mod targets;
+pub(crate) mod targets;
 
 use sizer::{Sizer, TextRoute, choose_counting, tokenize_filler};
 pub use targets::{
-    ContextFlagError, ContextOptions, PlannedTarget, TargetSpec, default_targets, parse_depths,
-    parse_targets, plan_targets, tolerance,
+    ContextFlagError, ContextOptions, OUTPUT_BUDGET, PlannedTarget, TargetSpec, default_targets,
+    parse_depths, parse_targets, plan_targets, tolerance,
 };
 
-/// Tokens reserved for the answer (a needle is a 36-character code).
-pub const OUTPUT_BUDGET: u32 = 48;
 /// How far past the window the edge probe goes.
 const OVERFLOW_BY: u64 = 64;
 
@@ -105,17 +104,12 @@ impl NeedlePrompt {
 #[derive(Default)]
 struct Tally {
     items: Vec<ItemRecord>,
-    rows: Vec<serde_json::Value>,
+    rows: Vec<ContextRow>,
 }
 
 impl Tally {
     /// Record one item and its row; whether the suite goes on.
-    async fn push(
-        &mut self,
-        rec: &mut Recorder<'_>,
-        item: ItemRecord,
-        row: serde_json::Value,
-    ) -> bool {
+    async fn push(&mut self, rec: &mut Recorder<'_>, item: ItemRecord, row: ContextRow) -> bool {
         self.rows.push(row);
         let go_on = rec.record(&item).await;
         self.items.push(item);
@@ -147,7 +141,12 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     // Skipped targets are recorded, never sent.
     for p in planned.iter().filter(|p| p.clamped.is_none()) {
         let it = skipped_item(p, window_tokens, window.source);
-        let row = json!({"target": p.label, "requested": p.requested, "outcome": "skipped", "reason": it.check});
+        let row = ContextRow::Skipped(SkippedRow {
+            target: p.label.clone(),
+            requested: p.requested,
+            outcome: Outcome::Skipped.as_str().into(),
+            reason: it.check.clone(),
+        });
         let _ = tally.push(rec, it, row).await;
     }
 
@@ -155,7 +154,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     let text_route = TextRoute::new(opts.tokenizer.as_ref());
     let route_label = text_route.label(ctx.facts.tokenize.route.as_ref());
     let need_tokens = filler_tokens_needed(&planned, opts.overflow_probe.then_some(probe_size));
-    let (sizer, calibration) =
+    let (sizer, counting) =
         match prepare(ctx, rec, text_route, need_tokens, &mut tally, total_planned).await {
             ControlFlow::Continue(ready) => ready,
             ControlFlow::Break(result) => return result,
@@ -164,32 +163,35 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
 
     for p in planned.iter().filter(|p| p.clamped.is_some()) {
         if let Err(reason) = needles.target(rec, &mut rng, p, &mut tally).await {
+            let reason = reason.to_string();
             return refuse_with(rec, tally.items, tally.rows, total_planned, &reason);
         }
     }
 
-    let mut overflow = serde_json::Value::Null;
+    let mut overflow = None;
     if opts.overflow_probe
         && !rec.stopped()
         && let Some(fact) = rec
             .guard(overflow_probe(&needles.sizer, ctx, probe_size))
             .await
     {
-        overflow = fact;
+        overflow = Some(fact);
     }
 
     let (mut result, misses) = result_with_misses(rec, total_planned, tally.items);
-    result.summary.details = json!({
-        "window": window_tokens,
-        "window_source": window.source,
-        "output_budget": OUTPUT_BUDGET,
-        "tokenizer_route": route_label,
-        "prompt_counting": calibration,
-        "seed": opts.seed,
-        "rows": tally.rows,
-        "instrument_misses": misses,
-        "overflow": overflow,
-    });
+    let details = ContextDetails {
+        window: Some(window_tokens),
+        window_source: Some(window.source.as_str().into()),
+        output_budget: Some(u64::from(OUTPUT_BUDGET)),
+        tokenizer_route: route_label,
+        prompt_counting: Some(counting),
+        seed: Some(opts.seed),
+        rows: tally.rows,
+        instrument_misses: Some(misses),
+        overflow,
+        refused: None,
+    };
+    crate::summary::write_details(&mut result.summary, "context", &details);
     result
 }
 
@@ -209,7 +211,7 @@ async fn prepare<'a>(
     need_tokens: usize,
     tally: &mut Tally,
     total_planned: usize,
-) -> ControlFlow<SuiteResult, (Sizer<'a>, serde_json::Value)> {
+) -> ControlFlow<SuiteResult, (Sizer<'a>, PromptCounting)> {
     let engine = ctx.facts.engine;
     let seed = ctx.options.context.seed;
     let filler = match tokenize_filler(
@@ -256,6 +258,11 @@ async fn prepare<'a>(
     };
     ControlFlow::Continue((sizer, calibration))
 }
+
+/// A needle prompt could not be sized to its target: the suite is refused with this reason.
+#[derive(Debug, thiserror::Error)]
+#[error("prompt sizing failed: {0}")]
+struct SizingFailed(TokenizeError);
 
 /// The needle requests of one run: what they all share.
 struct Needles<'a> {
@@ -306,7 +313,7 @@ impl<'a> Needles<'a> {
         rng: &mut SplitMix64,
         p: &PlannedTarget,
         tally: &mut Tally,
-    ) -> Result<(), String> {
+    ) -> Result<(), SizingFailed> {
         let target = p.clamped.unwrap_or(0);
         for &depth in &self.ctx.options.context.depths {
             if rec.stopped() {
@@ -331,7 +338,7 @@ impl<'a> Needles<'a> {
         p: &PlannedTarget,
         target: u64,
         depth: f64,
-    ) -> Result<Option<(ItemRecord, serde_json::Value)>, String> {
+    ) -> Result<Option<(ItemRecord, ContextRow)>, SizingFailed> {
         let ctx = self.ctx;
         let prompt = NeedlePrompt::draw(rng);
         let start = self
@@ -351,8 +358,7 @@ impl<'a> Needles<'a> {
             ))
             .await;
         let Some(sized) = sized else { return Ok(None) };
-        let (msgs, planned_tokens, used_depth) =
-            sized.map_err(|e| format!("prompt sizing failed: {e}"))?;
+        let (msgs, planned_tokens, used_depth) = sized.map_err(SizingFailed)?;
         let mut req = ChatRequest::new(&ctx.model, msgs, OUTPUT_BUDGET, true);
         ctx.options.thinking.apply(ctx.facts.engine, &mut req);
         let Some(ex) = rec.guard(ctx.client.chat_stream(&req)).await else {
@@ -372,9 +378,13 @@ impl<'a> Needles<'a> {
             *m = json!([{"role": "user", "content": format!("<{planned_tokens}-token context prompt; needle {} at depth {:.0}%>", prompt.code, used_depth * 100.0)}]);
         }
         it.extra = self.extra(p, depth, &sent, &prompt.code);
-        let row = json!({
-            "target": p.label, "target_tokens": target, "planned": planned_tokens, "actual": sent.actual,
-            "depth": depth, "outcome": it.outcome.as_str(),
+        let row = ContextRow::Needle(NeedleRow {
+            target: p.label.clone(),
+            target_tokens: target,
+            planned: planned_tokens,
+            actual: sent.actual,
+            depth,
+            outcome: it.outcome.as_str().into(),
         });
         Ok(Some((it, row)))
     }
@@ -464,7 +474,7 @@ pub fn overflow_fact(result: &SuiteResult) -> Option<bakeoff_artifact::OverflowF
 }
 
 /// One request just past the window: how does the endpoint react?
-async fn overflow_probe(sizer: &Sizer<'_>, ctx: &SuiteContext<'_>, size: u64) -> serde_json::Value {
+async fn overflow_probe(sizer: &Sizer<'_>, ctx: &SuiteContext<'_>, size: u64) -> OverflowProbe {
     let header = "Document overflow-probe.";
     let question = "Reply with OK.";
     let sized = sizer
@@ -479,7 +489,13 @@ async fn overflow_probe(sizer: &Sizer<'_>, ctx: &SuiteContext<'_>, size: u64) ->
         .await;
     let (msgs, planned, _) = match sized {
         Ok(s) => s,
-        Err(e) => return json!({"sent": false, "error": e.to_string()}),
+        Err(e) => {
+            return OverflowProbe {
+                sent: false,
+                error: Some(e.to_string()),
+                ..OverflowProbe::default()
+            };
+        }
     };
     let req = ChatRequest::new(&ctx.model, msgs, 1, true);
     let ex = ctx.client.chat_stream(&req).await;
@@ -489,16 +505,16 @@ async fn overflow_probe(sizer: &Sizer<'_>, ctx: &SuiteContext<'_>, size: u64) ->
         planned,
         ex.reply.prompt_tokens(),
     );
-    json!({
-        "sent": true,
-        "prompt_tokens_sent": planned,
-        "window": ctx.facts.context_window.tokens,
-        "http_status": ex.reply.status,
-        "server_prompt_tokens": ex.reply.prompt_tokens(),
-        "behaviour": reaction,
-        "error": ex.error.as_ref().map(|e| e.to_string()),
-        "note": "an endpoint fact, never scored as a model failure",
-    })
+    OverflowProbe {
+        sent: true,
+        prompt_tokens_sent: Some(planned),
+        window: ctx.facts.context_window.tokens,
+        http_status: ex.reply.status.map(u64::from),
+        server_prompt_tokens: ex.reply.prompt_tokens(),
+        behaviour: Some(reaction),
+        error: ex.error.as_ref().map(|e| e.to_string()),
+        note: Some("an endpoint fact, never scored as a model failure".into()),
+    }
 }
 
 fn skipped_item(p: &PlannedTarget, window: u64, source: WindowSource) -> ItemRecord {
@@ -526,7 +542,7 @@ fn refuse(rec: &mut Recorder<'_>, reason: &str) -> SuiteResult {
 fn refuse_with(
     rec: &mut Recorder<'_>,
     items: Vec<ItemRecord>,
-    rows: Vec<serde_json::Value>,
+    rows: Vec<ContextRow>,
     planned: usize,
     reason: &str,
 ) -> SuiteResult {
@@ -541,7 +557,12 @@ fn refuse_with(
         suite: Some("context".into()),
         count: None,
     });
-    r.summary.details = json!({"refused": reason, "rows": rows});
+    let details = ContextDetails {
+        refused: Some(reason.to_string()),
+        rows,
+        ..ContextDetails::default()
+    };
+    crate::summary::write_details(&mut r.summary, "context", &details);
     r
 }
 

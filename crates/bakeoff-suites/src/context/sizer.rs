@@ -4,14 +4,13 @@
 
 use std::sync::Arc;
 
-use bakeoff_artifact::EngineKind;
+use bakeoff_artifact::{EngineKind, PromptCounting};
 use bakeoff_client::Client;
 use bakeoff_client::tokenize::TokenizeError;
 use bakeoff_text::{LocalTokenizer, LocalTokenizerError, TokenizedFiller, build_filler};
 use bakeoff_wire::{ChatRequest, Message};
-use serde_json::json;
 
-use crate::runner::SuiteContext;
+use crate::suite_run::SuiteContext;
 
 /// Which tokenizer cuts the filler and counts plain text.
 pub(super) enum TextRoute {
@@ -186,7 +185,7 @@ impl Sizer<'_> {
 pub(super) async fn choose_counting(
     route: &TextRoute,
     ctx: &SuiteContext<'_>,
-) -> Result<(Counting, serde_json::Value), TokenizeError> {
+) -> Result<(Counting, PromptCounting), TokenizeError> {
     let (client, engine, model) = (ctx.client, ctx.facts.engine, ctx.model.as_str());
     let msgs = messages(
         "Document calibration.",
@@ -194,7 +193,13 @@ pub(super) async fn choose_counting(
         "Reply with OK.",
     );
     match client.count_chat_tokens(engine, model, &msgs).await {
-        Ok(_) => return Ok((Counting::Server, json!({"route": "server"}))),
+        Ok(_) => {
+            let server = PromptCounting {
+                route: "server".into(),
+                ..PromptCounting::default()
+            };
+            return Ok((Counting::Server, server));
+        }
         // The server is there but cannot count a chat request: calibrate.
         Err(TokenizeError::Unsupported { .. } | TokenizeError::Status { .. })
         | Err(TokenizeError::Shape(_)) => {}
@@ -212,12 +217,12 @@ pub(super) async fn choose_counting(
     let overhead = total as i64 - text_tokens as i64;
     Ok((
         Counting::Calibrated { overhead },
-        json!({
-            "route": "calibration",
-            "calibration_prompt_tokens": total,
-            "calibration_text_tokens": text_tokens,
-            "template_overhead_tokens": overhead,
-        }),
+        PromptCounting {
+            route: "calibration".into(),
+            calibration_prompt_tokens: Some(total),
+            calibration_text_tokens: Some(text_tokens as u64),
+            template_overhead_tokens: Some(overhead),
+        },
     ))
 }
 

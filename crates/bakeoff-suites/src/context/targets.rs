@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use bakeoff_text::LocalTokenizer;
 
-use super::OUTPUT_BUDGET;
+/// Tokens reserved for the answer (a needle is a 36-character code).
+pub const OUTPUT_BUDGET: u32 = 48;
 
 /// One requested target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -113,22 +113,37 @@ fn numbered(i: usize) -> String {
     format!("p{i:03}")
 }
 
-fn from_json(line: &str, index: usize) -> Result<Prompt, String> {
-    const SHAPE: &str = "each line must be {\"id\": \"...\", \"prompt\": \"...\"} or {\"id\": \"...\", \"messages\": [...]}";
-    let l: Line = serde_json::from_str(line).map_err(|e| format!("{e}; {SHAPE}"))?;
+/// The two shapes a JSON line may take, named in each error that is about the shape.
+const SHAPE: &str = "each line must be {\"id\": \"...\", \"prompt\": \"...\"} or {\"id\": \"...\", \"messages\": [...]}";
+
+/// Why one JSON line of a prompt set is refused (its line is named by [`PromptsError`]).
+#[derive(Debug, thiserror::Error)]
+enum LineError {
+    #[error("{0}; {SHAPE}", SHAPE = SHAPE)]
+    Json(#[from] serde_json::Error),
+    #[error("`id` is empty")]
+    EmptyId,
+    #[error("`messages` holds no user message")]
+    NoUserMessage,
+    #[error("give `prompt` or `messages`, not both; {SHAPE}", SHAPE = SHAPE)]
+    Both,
+    #[error("the prompt is missing or empty; {SHAPE}", SHAPE = SHAPE)]
+    Missing,
+}
+
+fn from_json(line: &str, index: usize) -> Result<Prompt, LineError> {
+    let l: Line = serde_json::from_str(line)?;
     let id = match l.id {
-        Some(id) if id.trim().is_empty() => return Err("`id` is empty".into()),
+        Some(id) if id.trim().is_empty() => return Err(LineError::EmptyId),
         Some(id) => id,
         None => numbered(index),
     };
     let messages = match (l.prompt, l.messages) {
         (Some(p), None) if !p.trim().is_empty() => vec![Message::user(p)],
         (None, Some(m)) if m.iter().any(|m| m.role == "user") => m,
-        (None, Some(_)) => return Err("`messages` holds no user message".into()),
-        (Some(_), Some(_)) => {
-            return Err(format!("give `prompt` or `messages`, not both; {SHAPE}"));
-        }
-        _ => return Err(format!("the prompt is missing or empty; {SHAPE}")),
+        (None, Some(_)) => return Err(LineError::NoUserMessage),
+        (Some(_), Some(_)) => return Err(LineError::Both),
+        _ => return Err(LineError::Missing),
     };
     Ok(Prompt { id, messages })
 }
@@ -170,7 +185,15 @@ mod tests {
         .0;
         assert!(e.contains("line 2") && e.contains("twice"), "{e}");
         let e = parse("{\"id\":\"a\"}", "f").unwrap_err().0;
-        assert!(e.contains("line 1") && e.contains("\"prompt\""), "{e}");
+        assert_eq!(
+            e,
+            format!("f line 1: the prompt is missing or empty; {SHAPE}"),
+            "{e}"
+        );
+        assert_eq!(
+            SHAPE,
+            "each line must be {\"id\": \"...\", \"prompt\": \"...\"} or {\"id\": \"...\", \"messages\": [...]}"
+        );
         let e = parse("{\"prompt\":\"x\",\"extra\":1}", "f").unwrap_err().0;
         assert!(e.contains("unknown field"), "{e}");
         assert!(parse("\n \n", "f").unwrap_err().0.contains("no prompt"));

@@ -30,7 +30,7 @@ use super::{Prompt, SUITE};
 use crate::evaluate::{
     EvalError, Evaluated, Naming, candidate, preflighted, run_files, write_run_artifact,
 };
-use crate::runner::PreflightPhase;
+use crate::progress::PreflightPhase;
 
 /// What to measure and where to write it.
 pub struct DamageRequest<'a> {

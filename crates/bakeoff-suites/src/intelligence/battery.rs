@@ -34,6 +34,17 @@ pub struct BatteryItem {
 
 pub const LETTERS: &[u8] = b"ABCDEFGHIJ";
 
+/// A `date` answer's form: exactly `YYYY-MM-DD`, ASCII digits. (The extractor finds the last
+/// such date in a reply; this is the whole answer, so the battery's check needs no pattern.)
+pub fn is_iso_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            _ => c.is_ascii_digit(),
+        })
+}
+
 impl BatteryItem {
     /// The prompt as sent: options, when there are any, listed after it.
     pub fn rendered_prompt(&self) -> String {
@@ -67,53 +78,86 @@ impl BatteryItem {
         }
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), ItemError> {
         if self.id.trim().is_empty()
             || self.family.trim().is_empty()
             || self.prompt.trim().is_empty()
         {
-            return Err("id, family and prompt must be non-empty".into());
+            return Err(ItemError::Blank);
         }
+        let id = || self.id.clone();
         if self.answers.is_empty() {
-            return Err(format!("item {:?} has no accepted answer", self.id));
+            return Err(ItemError::NoAnswer(id()));
         }
         match (self.scoring, &self.options) {
             (Scoring::Choice, Some(o)) if o.len() >= 2 && o.len() <= LETTERS.len() => {
                 for a in &self.answers {
                     let ok = a.len() == 1 && LETTERS[..o.len()].contains(&a.as_bytes()[0]);
                     if !ok {
-                        return Err(format!(
-                            "item {:?}: answer {a:?} is not one of the option letters A–{}",
-                            self.id,
-                            LETTERS[o.len() - 1] as char
-                        ));
+                        return Err(ItemError::NotALetter {
+                            id: id(),
+                            answer: a.clone(),
+                            last: LETTERS[o.len() - 1] as char,
+                        });
                     }
                 }
                 Ok(())
             }
-            (Scoring::Choice, _) => Err(format!(
-                "item {:?}: choice scoring needs 2–10 options",
-                self.id
-            )),
-            (_, Some(o)) if !o.is_empty() => Err(format!(
-                "item {:?}: options are only for choice scoring",
-                self.id
-            )),
+            (Scoring::Choice, _) => Err(ItemError::ChoiceOptions(id())),
+            (_, Some(o)) if !o.is_empty() => Err(ItemError::OptionsNotChoice(id())),
             (Scoring::Integer, _) => self.all_parse(|a| a.parse::<i64>().is_ok(), "an integer"),
             (Scoring::Number, _) => {
                 self.all_parse(|a| a.parse::<f64>().is_ok_and(f64::is_finite), "a number")
             }
-            (Scoring::Date, _) => self.all_parse(super::extract::is_iso_date, "a YYYY-MM-DD date"),
+            (Scoring::Date, _) => self.all_parse(is_iso_date, "a YYYY-MM-DD date"),
             (Scoring::Exact, _) => Ok(()),
         }
     }
 
-    fn all_parse(&self, ok: impl Fn(&str) -> bool, what: &str) -> Result<(), String> {
+    fn all_parse(&self, ok: impl Fn(&str) -> bool, what: &'static str) -> Result<(), ItemError> {
         match self.answers.iter().find(|a| !ok(a)) {
-            Some(a) => Err(format!("item {:?}: answer {a:?} is not {what}", self.id)),
+            Some(a) => Err(ItemError::Unparsable {
+                id: self.id.clone(),
+                answer: a.clone(),
+                what,
+            }),
             None => Ok(()),
         }
     }
+}
+
+/// Why one battery item is refused (its line is named by [`BatteryError::Line`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ItemError {
+    #[error("id, family and prompt must be non-empty")]
+    Blank,
+    #[error("item {0:?} has no accepted answer")]
+    NoAnswer(String),
+    #[error("item {id:?}: answer {answer:?} is not one of the option letters A–{last}")]
+    NotALetter {
+        id: String,
+        answer: String,
+        last: char,
+    },
+    #[error("item {0:?}: choice scoring needs 2–10 options")]
+    ChoiceOptions(String),
+    #[error("item {0:?}: options are only for choice scoring")]
+    OptionsNotChoice(String),
+    #[error("item {id:?}: answer {answer:?} is not {what}")]
+    Unparsable {
+        id: String,
+        answer: String,
+        what: &'static str,
+    },
+}
+
+/// Why one line of an intelligence battery is refused.
+#[derive(Debug, thiserror::Error)]
+enum LineError {
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Item(#[from] ItemError),
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -133,8 +177,8 @@ pub enum BatteryError {
 /// Parse and validate JSONL; blank lines and lines starting with `//` are skipped. Ids must be
 /// unique: the paired comparison keys on them.
 pub fn parse(text: &str, source_name: &str) -> Result<Vec<BatteryItem>, BatteryError> {
-    parse_lines(text, source_name, |t| {
-        let item: BatteryItem = serde_json::from_str(t).map_err(|e| e.to_string())?;
+    parse_lines(text, source_name, |t| -> Result<_, LineError> {
+        let item: BatteryItem = serde_json::from_str(t)?;
         item.validate()?;
         let id = item.id.clone();
         Ok((item, id))
@@ -143,11 +187,11 @@ pub fn parse(text: &str, source_name: &str) -> Result<Vec<BatteryItem>, BatteryE
 
 /// The JSONL rules every battery shares: blank lines and `//` lines skipped, each other line
 /// parsed by `one` (the item and its id, or why not), ids unique, at least one item; errors
-/// name the battery and the line.
-pub(crate) fn parse_lines<T>(
+/// name the battery and the line, followed by `one`'s reason.
+pub(crate) fn parse_lines<T, E: std::fmt::Display>(
     text: &str,
     source_name: &str,
-    mut one: impl FnMut(&str) -> Result<(T, String), String>,
+    mut one: impl FnMut(&str) -> Result<(T, String), E>,
 ) -> Result<Vec<T>, BatteryError> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
@@ -161,7 +205,7 @@ pub(crate) fn parse_lines<T>(
             line: i + 1,
             message,
         };
-        let (item, id) = one(t).map_err(err)?;
+        let (item, id) = one(t).map_err(|e| err(e.to_string()))?;
         if !seen.insert(id.clone()) {
             return Err(err(format!("duplicate id {id:?}")));
         }
@@ -212,7 +256,10 @@ mod tests {
 
         let bad = r#"{"id":"c1","family":"f","prompt":"p","options":["a","b"],"answers":["C"],"scoring":"choice"}"#;
         let e = parse(bad, "t").unwrap_err().to_string();
-        assert!(e.contains("line 1") && e.contains("option letters"), "{e}");
+        assert_eq!(
+            e,
+            "battery t line 1: item \"c1\": answer \"C\" is not one of the option letters A–B"
+        );
         let dup = "{\"id\":\"x\",\"family\":\"f\",\"prompt\":\"p\",\"options\":null,\"answers\":[\"1\"],\"scoring\":\"integer\"}\n".repeat(2);
         assert!(
             parse(&dup, "t")

@@ -21,6 +21,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+pub use super::battery::is_iso_date;
 use super::battery::{BatteryItem, LETTERS, Scoring};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -58,10 +59,6 @@ fn letter_re() -> Option<&'static Regex> {
         &R,
         r"^[\s*_`]*(?:\(([A-Ja-j])\)|([A-Ja-j])(?:[.):]|\s+[-–—]\s|[*_`]+(?:\s|$)|\s*$))",
     )
-}
-
-pub fn is_iso_date(s: &str) -> bool {
-    s.len() == 10 && date_re().is_some_and(|r| r.is_match(s))
 }
 
 /// The answer region of a reply (rules 1 and 2).
@@ -220,6 +217,24 @@ mod tests {
             &["B", "D"],
         );
         assert!(matches(&pair, "B") && matches(&pair, "D") && !matches(&pair, "C"));
+    }
+
+    #[test]
+    fn a_battery_date_is_exactly_what_the_date_pattern_matches_whole() {
+        for s in [
+            "2024-02-29",
+            "1999-12-31",
+            "2024-2-29",
+            "2024/02/29",
+            "x2024-02-29",
+            "2024-02-290",
+            "２０２４-02-29",
+            "2024-02-2a",
+            "",
+        ] {
+            let whole = s.len() == 10 && date_re().is_some_and(|r| r.is_match(s));
+            assert_eq!(is_iso_date(s), whole, "{s:?}");
+        }
     }
 
     #[test]

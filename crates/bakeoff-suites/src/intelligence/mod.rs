@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::instrument::{self, Tally};
 use crate::outcome::{Check, classify, record};
-use crate::runner::{Recorder, SuiteContext, first_per};
+use crate::suite_run::{Recorder, SuiteContext, first_per};
 use battery::BatteryItem;
 use extract::{Extracted, extract, matches};
 
@@ -123,18 +123,16 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         }
     }
     let mut result = rec.result(items.len(), done);
-    instrument::apply("intelligence", &mut result.summary, &tallies);
-    crate::summary::add_reasoning(&mut result.summary, &result.items);
-    crate::summary::details_mut(&mut result.summary).insert(
-        "battery".into(),
-        json!(
-            ctx.options
-                .battery
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| "default".into())
-        ),
+    let mut details = instrument::apply("intelligence", &mut result.summary, &tallies);
+    details.reasoning = Some(crate::summary::reasoning_totals(&result.items));
+    details.battery = Some(
+        ctx.options
+            .battery
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "default".into()),
     );
+    crate::summary::write_details(&mut result.summary, "intelligence", &details);
     result
 }
 

@@ -59,31 +59,47 @@ impl From<crate::intelligence::battery::BatteryError> for BatteryError {
 /// Fields only an intelligence battery has: named in the error, with the flag that takes it.
 const INTELLIGENCE_FIELDS: &[&str] = &["family", "answers", "scoring", "options"];
 
+/// Why one line of a refusal battery is refused.
+#[derive(Debug, thiserror::Error)]
+enum LineError {
+    #[error("{0}{hint}", hint = intelligence_hint(.0))]
+    Json(#[from] serde_json::Error),
+    #[error("id, category and prompt must be non-empty")]
+    Blank,
+}
+
+/// The fix for an intelligence battery passed as a refusal battery (its fields are unknown
+/// here), else nothing.
+fn intelligence_hint(e: &serde_json::Error) -> &'static str {
+    let m = e.to_string();
+    if INTELLIGENCE_FIELDS
+        .iter()
+        .any(|f| m.contains(&format!("unknown field `{f}`")))
+    {
+        " (this looks like an intelligence battery: pass it to --battery; a refusal battery line \
+         is {\"id\", \"category\", \"prompt\"})"
+    } else {
+        ""
+    }
+}
+
 /// Parse and validate JSONL; blank lines and lines starting with `//` are skipped.
 pub fn parse(text: &str, source_name: &str) -> Result<Vec<RefusalItem>, BatteryError> {
-    let items = crate::intelligence::battery::parse_lines(text, source_name, |t| {
-        let item: RefusalItem = serde_json::from_str(t).map_err(|e| {
-            let mut m = e.to_string();
-            if INTELLIGENCE_FIELDS
-                .iter()
-                .any(|f| m.contains(&format!("unknown field `{f}`")))
+    let items = crate::intelligence::battery::parse_lines(
+        text,
+        source_name,
+        |t| -> Result<_, LineError> {
+            let item: RefusalItem = serde_json::from_str(t)?;
+            if item.id.trim().is_empty()
+                || item.category.trim().is_empty()
+                || item.prompt.trim().is_empty()
             {
-                m.push_str(
-                    " (this looks like an intelligence battery: pass it to --battery; a refusal \
-                     battery line is {\"id\", \"category\", \"prompt\"})",
-                );
+                return Err(LineError::Blank);
             }
-            m
-        })?;
-        if item.id.trim().is_empty()
-            || item.category.trim().is_empty()
-            || item.prompt.trim().is_empty()
-        {
-            return Err("id, category and prompt must be non-empty".into());
-        }
-        let id = item.id.clone();
-        Ok((item, id))
-    })?;
+            let id = item.id.clone();
+            Ok((item, id))
+        },
+    )?;
     Ok(items)
 }
 
@@ -125,6 +141,13 @@ mod tests {
         let e = parse(line, "mini.jsonl").unwrap_err().to_string();
         assert!(
             e.contains("line 1") && e.contains("intelligence battery: pass it to --battery"),
+            "{e}"
+        );
+        assert!(
+            e.ends_with(
+                " (this looks like an intelligence battery: pass it to --battery; a refusal \
+                 battery line is {\"id\", \"category\", \"prompt\"})"
+            ),
             "{e}"
         );
     }

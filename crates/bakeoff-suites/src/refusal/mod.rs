@@ -16,14 +16,14 @@ pub mod markers;
 
 use std::collections::BTreeMap;
 
-use bakeoff_artifact::{ItemRecord, Outcome, RefusalCounts, SuiteResult};
+use bakeoff_artifact::{ItemRecord, Outcome, RefusalCounts, RefusalDetails, SuiteResult};
 use bakeoff_client::Exchange;
 use bakeoff_wire::{ChatRequest, Message};
 use serde_json::json;
 
 use crate::instrument::{Tally, thinking_artifacts_flag};
 use crate::outcome::{outcome_of_error, record};
-use crate::runner::{Recorder, SuiteContext, first_per};
+use crate::suite_run::{Recorder, SuiteContext, first_per};
 use battery::RefusalItem;
 use markers::Marker;
 
@@ -171,24 +171,20 @@ pub fn summarize(result: &mut SuiteResult, cats: &[(String, Option<bool>)], batt
     if n == 0 && !result.items.is_empty() {
         result.status = bakeoff_artifact::SuiteStatus::Failed;
     }
-    let details = crate::summary::details_mut(s);
-    let counts = RefusalCounts {
-        refused,
-        answered,
-        neither,
-        n,
-        score_counts: "refusals".into(),
-        window_chars: markers::WINDOW_CHARS as u64,
+    let details = RefusalDetails {
+        refusal: Some(RefusalCounts {
+            refused,
+            answered,
+            neither,
+            n,
+            score_counts: "refusals".into(),
+            window_chars: markers::WINDOW_CHARS as u64,
+        }),
+        categories: categories(cats),
+        battery: Some(battery.to_owned()),
+        reasoning: Some(crate::summary::reasoning_totals(&result.items)),
     };
-    details.insert(
-        "refusal".into(),
-        serde_json::to_value(counts).unwrap_or_default(),
-    );
-    details.insert(
-        "categories".into(),
-        serde_json::to_value(categories(cats)).unwrap_or(serde_json::Value::Null),
-    );
-    details.insert("battery".into(), json!(battery));
+    crate::summary::write_details(&mut result.summary, SUITE, &details);
 }
 
 pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult {
@@ -250,7 +246,6 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         .summary
         .flags
         .extend(thinking_artifacts_flag(SUITE, &tallies));
-    crate::summary::add_reasoning(&mut result.summary, &result.items);
     result
 }
 

@@ -16,6 +16,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+pub use super::mismatch::Mismatch;
+
 /// An expected call: the function and, per parameter, the values that are accepted.
 #[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
 pub struct ExpectedCall {
@@ -35,25 +37,24 @@ pub fn check_call(
     actual: &ActualCall,
     expected: &ExpectedCall,
     schema: Option<&Value>,
-) -> Result<(), String> {
+) -> Result<(), Mismatch> {
     if actual.name != expected.name {
-        return Err(format!(
-            "called {:?}, expected {:?}",
-            shorten(&actual.name),
-            expected.name
-        ));
+        return Err(Mismatch::Name {
+            called: shorten(&actual.name),
+            expected: expected.name.clone(),
+        });
     }
     let args: Value = serde_json::from_str(if actual.arguments.trim().is_empty() {
         "{}"
     } else {
         &actual.arguments
     })
-    .map_err(|e| format!("{}: arguments are not valid JSON ({e})", expected.name))?;
+    .map_err(|e| Mismatch::NotJson {
+        name: expected.name.clone(),
+        reason: e.to_string(),
+    })?;
     let Value::Object(args) = args else {
-        return Err(format!(
-            "{}: arguments are not a JSON object",
-            expected.name
-        ));
+        return Err(Mismatch::NotAnObject(expected.name.clone()));
     };
     if let Some(schema) = schema {
         check_schema_shape(&expected.name, &args, schema)?;
@@ -61,18 +62,18 @@ pub fn check_call(
             Ok(v) => {
                 let instance = Value::Object(args.clone());
                 if let Some(err) = v.iter_errors(&instance).next() {
-                    return Err(format!(
-                        "{}: arguments fail the tool's JSON Schema at {:?}: {err}",
-                        expected.name,
-                        err.instance_path().to_string()
-                    ));
+                    return Err(Mismatch::Schema {
+                        name: expected.name.clone(),
+                        at: err.instance_path().to_string(),
+                        reason: err.to_string(),
+                    });
                 }
             }
             Err(e) => {
-                return Err(format!(
-                    "{}: the tool's own schema is invalid: {e}",
-                    expected.name
-                ));
+                return Err(Mismatch::InvalidSchema {
+                    name: expected.name.clone(),
+                    reason: e.to_string(),
+                });
             }
         }
     }
@@ -81,35 +82,45 @@ pub fn check_call(
 
 /// Required present, nothing undeclared, and the number/integer rule, with BFCL's messages
 /// (the schema validator would say the same less plainly).
-fn check_schema_shape(name: &str, args: &Map<String, Value>, schema: &Value) -> Result<(), String> {
+fn check_schema_shape(
+    name: &str,
+    args: &Map<String, Value>,
+    schema: &Value,
+) -> Result<(), Mismatch> {
     let props = schema.get("properties").and_then(Value::as_object);
     if let Some(req) = schema.get("required").and_then(Value::as_array) {
         for r in req.iter().filter_map(Value::as_str) {
             if !args.contains_key(r) {
-                return Err(format!("{name}: required parameter {r:?} is missing"));
+                return Err(Mismatch::RequiredMissing {
+                    name: name.to_owned(),
+                    param: r.to_owned(),
+                });
             }
         }
     }
     for (k, v) in args {
         let Some(p) = props.and_then(|p| p.get(k)) else {
-            return Err(format!("{name}: unexpected parameter {:?}", shorten(k)));
+            return Err(Mismatch::Unexpected {
+                name: name.to_owned(),
+                param: shorten(k),
+            });
         };
-        match p.get("type").and_then(Value::as_str) {
+        let want = match p.get("type").and_then(Value::as_str) {
             // An integer is a number (BFCL accepts Python int for float).
-            Some("number") if !v.is_number() => {
-                return Err(format!("{name}: {k} should be a number, got {}", kind(v)));
-            }
-            Some("integer") if !is_integer(v) => {
-                return Err(format!("{name}: {k} should be an integer, got {}", kind(v)));
-            }
-            Some("string") if !v.is_string() => {
-                return Err(format!("{name}: {k} should be a string, got {}", kind(v)));
-            }
+            Some("number") if !v.is_number() => Some("a number"),
+            Some("integer") if !is_integer(v) => Some("an integer"),
+            Some("string") if !v.is_string() => Some("a string"),
             // `"true"` is a string, not a boolean (BFCL's type check).
-            Some("boolean") if !v.is_boolean() => {
-                return Err(format!("{name}: {k} should be a boolean, got {}", kind(v)));
-            }
-            _ => {}
+            Some("boolean") if !v.is_boolean() => Some("a boolean"),
+            _ => None,
+        };
+        if let Some(want) = want {
+            return Err(Mismatch::Type {
+                name: name.to_owned(),
+                param: k.clone(),
+                want,
+                got: kind(v),
+            });
         }
         if let (Some(nested), Value::Object(inner)) = (p.get("properties"), v) {
             let _ = nested;
@@ -141,26 +152,35 @@ fn check_values(
     name: &str,
     args: &Map<String, Value>,
     spec: &BTreeMap<String, Vec<Value>>,
-) -> Result<(), String> {
+) -> Result<(), Mismatch> {
     for (param, allowed) in spec {
         let optional = allowed.iter().any(|a| a.as_str() == Some(""));
         match args.get(param) {
             None if optional => {}
-            None => return Err(format!("{name}: parameter {param:?} is missing")),
+            None => {
+                return Err(Mismatch::Missing {
+                    name: name.to_owned(),
+                    param: param.clone(),
+                });
+            }
             Some(v) => {
                 if !allowed.iter().any(|a| value_matches(v, a)) {
-                    return Err(format!(
-                        "{name}: {param} = {} is not an allowed value ({})",
-                        shorten(&v.to_string()),
-                        shorten(&Value::Array(allowed.clone()).to_string())
-                    ));
+                    return Err(Mismatch::NotAllowed {
+                        name: name.to_owned(),
+                        param: param.clone(),
+                        value: shorten(&v.to_string()),
+                        allowed: shorten(&Value::Array(allowed.clone()).to_string()),
+                    });
                 }
             }
         }
     }
     for k in args.keys() {
         if !spec.contains_key(k) {
-            return Err(format!("{name}: unexpected parameter {:?}", shorten(k)));
+            return Err(Mismatch::Unexpected {
+                name: name.to_owned(),
+                param: shorten(k),
+            });
         }
     }
     Ok(())
@@ -208,25 +228,21 @@ pub fn check_calls(
     actual: &[ActualCall],
     expected: &[ExpectedCall],
     schema_of: &dyn Fn(&str) -> Option<Value>,
-) -> Result<(), String> {
+) -> Result<(), Mismatch> {
     if expected.is_empty() {
         return match actual.first() {
             None => Ok(()),
-            Some(c) => Err(format!(
-                "no tool fits this request, but the model called {:?}",
-                shorten(&c.name)
-            )),
+            Some(c) => Err(Mismatch::Irrelevant(shorten(&c.name))),
         };
     }
     if actual.is_empty() {
-        return Err("no tool call was made".into());
+        return Err(Mismatch::NoCall);
     }
     if actual.len() != expected.len() {
-        return Err(format!(
-            "{} call(s) made, {} expected",
-            actual.len(),
-            expected.len()
-        ));
+        return Err(Mismatch::Count {
+            made: actual.len(),
+            expected: expected.len(),
+        });
     }
     // Tiny n (≤ 4 calls): try every assignment, keep the first error for the report.
     let mut used = vec![false; actual.len()];
@@ -234,7 +250,7 @@ pub fn check_calls(
     if assign(0, actual, expected, schema_of, &mut used, &mut first_err) {
         Ok(())
     } else {
-        Err(first_err.unwrap_or_else(|| "calls do not match".into()))
+        Err(first_err.unwrap_or(Mismatch::NoMatch))
     }
 }
 
@@ -244,7 +260,7 @@ fn assign(
     expected: &[ExpectedCall],
     schema_of: &dyn Fn(&str) -> Option<Value>,
     used: &mut [bool],
-    first_err: &mut Option<String>,
+    first_err: &mut Option<Mismatch>,
 ) -> bool {
     if i == expected.len() {
         return true;
@@ -310,6 +326,43 @@ mod tests {
     }
 
     #[test]
+    fn mismatch_texts_are_the_checks_words() {
+        let e = exp(json!({"name":"get_weather","arguments":{"city":["Paris"]}}));
+        let s = weather_schema();
+        let t = |name: &str, args: &str| {
+            check_call(&call(name, args), &e, Some(&s))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            t("get_Weather", r#"{"city":"Paris"}"#),
+            r#"called "get_Weather", expected "get_weather""#
+        );
+        assert_eq!(
+            t("get_weather", r#"{"city":1}"#),
+            "get_weather: city should be a string, got an integer"
+        );
+        assert_eq!(
+            t("get_weather", "{}"),
+            r#"get_weather: required parameter "city" is missing"#
+        );
+        assert_eq!(
+            t("get_weather", r#"{"city":"Lyon"}"#),
+            r#"get_weather: city = "Lyon" is not an allowed value (["Paris"])"#
+        );
+        assert_eq!(
+            t("get_weather", "[1]"),
+            "get_weather: arguments are not a JSON object"
+        );
+        assert_eq!(
+            check_calls(&[], std::slice::from_ref(&e), &schemas)
+                .unwrap_err()
+                .to_string(),
+            "no tool call was made"
+        );
+    }
+
+    #[test]
     fn exact_name_and_allowed_values() {
         let e =
             exp(json!({"name":"get_weather","arguments":{"city":["Paris"],"unit":["celsius",""]}}));
@@ -323,10 +376,13 @@ mod tests {
             )
             .is_ok()
         );
-        let err =
-            check_call(&call("get_Weather", r#"{"city":"Paris"}"#), &e, Some(&s)).unwrap_err();
+        let err = check_call(&call("get_Weather", r#"{"city":"Paris"}"#), &e, Some(&s))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("expected \"get_weather\""), "{err}");
-        let err = check_call(&call("get_weather", r#"{"city":"Lyon"}"#), &e, Some(&s)).unwrap_err();
+        let err = check_call(&call("get_weather", r#"{"city":"Lyon"}"#), &e, Some(&s))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not an allowed value"), "{err}");
     }
 
@@ -334,7 +390,9 @@ mod tests {
     fn required_unexpected_and_enum() {
         let e = exp(json!({"name":"get_weather","arguments":{"city":["Paris"]}}));
         let s = weather_schema();
-        let err = check_call(&call("get_weather", r#"{}"#), &e, Some(&s)).unwrap_err();
+        let err = check_call(&call("get_weather", r#"{}"#), &e, Some(&s))
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("required parameter \"city\" is missing"),
             "{err}"
@@ -344,7 +402,8 @@ mod tests {
             &e,
             Some(&s),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("unexpected parameter \"country\""), "{err}");
         // Not in the schema's enum: the JSON Schema validation catches it.
         let e2 =
@@ -354,10 +413,12 @@ mod tests {
             &e2,
             Some(&s),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("JSON Schema"), "{err}");
-        let err =
-            check_call(&call("get_weather", r#"{"city": "Paris""#), &e, Some(&s)).unwrap_err();
+        let err = check_call(&call("get_weather", r#"{"city": "Paris""#), &e, Some(&s))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not valid JSON"), "{err}");
     }
 
@@ -388,7 +449,8 @@ mod tests {
             &e,
             Some(&s),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("should be a number"), "{err}");
         let err = check_call(
             &call(
@@ -398,7 +460,8 @@ mod tests {
             &e,
             Some(&s),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("should be an integer"), "{err}");
     }
 
@@ -420,14 +483,16 @@ mod tests {
             &e,
             Some(&s),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("should be a boolean, got a string"), "{err}");
         let err = check_call(
             &call("set_alarm", r#"{"time":"06:45","repeat_daily":false}"#),
             &e,
             Some(&s),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("not an allowed value"), "{err}");
     }
 
@@ -451,6 +516,7 @@ mod tests {
         assert!(
             check_calls(&a, &e, &schemas)
                 .unwrap_err()
+                .to_string()
                 .contains("1 call(s) made, 2 expected")
         );
     }
@@ -492,7 +558,8 @@ mod tests {
             &e,
             Some(&s),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("unexpected parameter \"depth\""), "{err}");
     }
 

@@ -6,11 +6,13 @@
 
 pub mod checker;
 pub mod landing;
+mod mismatch;
 
 use std::collections::BTreeMap;
 
 use bakeoff_artifact::{
     FlagCode, FlagSeverity, InstrumentFlag, ItemRecord, Outcome, SuiteResult, ToolDiagnosis,
+    ToolRefusedDetails,
 };
 use bakeoff_client::Exchange;
 use bakeoff_wire::{ChatRequest, Message, Tool, ToolFunction};
@@ -19,7 +21,7 @@ use serde_json::{Value, json};
 
 use crate::instrument::{self, Tally, is_thinking_artifact};
 use crate::outcome::{outcome_of_error, record};
-use crate::runner::{Recorder, SuiteContext, first_per};
+use crate::suite_run::{Recorder, SuiteContext, first_per};
 use checker::{ExpectedCall, check_calls};
 use landing::{Landing, locate};
 
@@ -141,7 +143,7 @@ pub fn judge(ex: &Exchange, case: &ToolCase, data: &ToolData) -> ToolVerdict {
                 format!("cut off by max_tokens; {e}"),
                 None,
             ),
-            Err(e) => verdict(Outcome::Wrong, e, None),
+            Err(e) => verdict(Outcome::Wrong, e.to_string(), None),
         },
         Landing::ContentText | Landing::Reasoning => {
             let would = check_calls(&calls, &case.expected, &schema_of).is_ok();
@@ -354,20 +356,21 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         }
     }
     let mut result = rec.result(cases.len(), done);
-    instrument::apply("tool", &mut result.summary, &tallies);
-    crate::summary::add_reasoning(&mut result.summary, &result.items);
+    let mut details = instrument::apply("tool", &mut result.summary, &tallies);
+    details.reasoning = Some(crate::summary::reasoning_totals(&result.items));
     let (code, message) = diagnose(&landing_counts);
-    let details = crate::summary::details_mut(&mut result.summary);
-    details.insert("landing".into(), json!(landing_counts));
-    let diagnosis = ToolDiagnosis {
+    details.landing = Some(
+        landing_counts
+            .iter()
+            .map(|(k, n)| ((*k).to_owned(), *n))
+            .collect(),
+    );
+    details.diagnosis = Some(ToolDiagnosis {
         code: code.into(),
         message: message.clone(),
         text_calls_that_would_pass: Some(would_pass),
-    };
-    details.insert(
-        "diagnosis".into(),
-        serde_json::to_value(diagnosis).unwrap_or_default(),
-    );
+    });
+    crate::summary::write_details(&mut result.summary, "tool", &details);
     let flag = match code {
         "server-lacks-tool-parser" | "tool-parser-unreliable" => {
             Some((FlagCode::ToolParserMissing, FlagSeverity::Warning))
@@ -411,15 +414,14 @@ fn refused_by_server(ctx: &SuiteContext<'_>, planned: usize) -> Option<SuiteResu
         suite: Some("tool".into()),
         count: None,
     });
-    let diagnosis = ToolDiagnosis {
-        code: "server-refuses-tools".into(),
-        message,
-        text_calls_that_would_pass: None,
+    let details = ToolRefusedDetails {
+        diagnosis: ToolDiagnosis {
+            code: "server-refuses-tools".into(),
+            message,
+            text_calls_that_would_pass: None,
+        },
     };
-    crate::summary::details_mut(&mut summary).insert(
-        "diagnosis".into(),
-        serde_json::to_value(diagnosis).unwrap_or_default(),
-    );
+    crate::summary::write_details(&mut summary, "tool", &details);
     Some(SuiteResult {
         status: bakeoff_artifact::SuiteStatus::Failed,
         summary,

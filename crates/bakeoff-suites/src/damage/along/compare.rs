@@ -4,6 +4,13 @@
 use super::route::Step;
 use crate::damage::first_token::{TopK, kl, same_top1};
 
+/// One comparison against a reference's first run.
+pub(crate) struct Compared {
+    pub agreement: Agreement,
+    /// Absent where the route has no teacher forcing.
+    pub along: Option<Along>,
+}
+
 /// How a greedy reply agrees with the reference's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Agreement {

@@ -27,7 +27,7 @@ use futures_util::future::join_all;
 use serde_json::json;
 use tokio::sync::watch;
 
-use self::compare::{Agreement, Along, agreement, agreement_by_text, along};
+use self::compare::{Compared, agreement, agreement_by_text, along};
 use self::route::{Asker, Greedy, Route, RouteError, Step};
 use super::first_token::{TopK, with_prefix};
 use super::noise::SELF_CHECK_LIMIT_NATS;
@@ -92,13 +92,6 @@ struct Reference {
     text: String,
     /// Its distributions along its own reply.
     dist: Vec<TopK>,
-}
-
-/// One comparison against a reference's first run.
-pub(crate) struct Compared {
-    pub agreement: Agreement,
-    /// Absent where the route has no teacher forcing.
-    pub along: Option<Along>,
 }
 
 fn asker<'a>(side: &Side<'a>, top_k: u32) -> Asker<'a> {
@@ -180,6 +173,7 @@ pub async fn measure_along(
         prompts: measured.len(),
         self_checks: &self_checks,
         batch: &batch,
+        in_flight: IN_FLIGHT,
         candidates: &cands,
         interrupted: run.interrupted,
     });

@@ -6,8 +6,10 @@ use bakeoff_stats::kl::BOOTSTRAP_RESAMPLES;
 use bakeoff_stats::{ClusteredSummary, summarize_clustered};
 use bakeoff_text::SplitMix64;
 
-use super::{Compared, IN_FLIGHT, LIMIT_NATS};
-use crate::damage::noise::{BOOTSTRAP_SEED, RESOLUTION_NATS, summarize_kl};
+use super::compare::Compared;
+use crate::damage::noise::{
+    BOOTSTRAP_SEED, RESOLUTION_NATS, SELF_CHECK_LIMIT_NATS as LIMIT_NATS, summarize_kl,
+};
 use crate::damage::record::median;
 use crate::summary::score;
 
@@ -19,6 +21,8 @@ pub(super) struct Inputs<'a> {
     pub prompts: usize,
     pub self_checks: &'a [Compared],
     pub batch: &'a [Compared],
+    /// Requests in flight in the batch-floor phase.
+    pub in_flight: u32,
     pub candidates: &'a [Compared],
     pub interrupted: bool,
 }
@@ -108,7 +112,7 @@ fn positions(c: &[Compared]) -> Vec<PositionFigure> {
 pub(super) fn build(i: Inputs<'_>) -> DamageAlong {
     let self_check =
         (!i.self_checks.is_empty() || i.prompts > 0).then(|| self_check(i.self_checks, i.prompts));
-    let batch_floor = (!i.batch.is_empty()).then(|| check(i.batch, IN_FLIGHT, None));
+    let batch_floor = (!i.batch.is_empty()).then(|| check(i.batch, i.in_flight, None));
     let passed = self_check.as_ref().and_then(|c| c.passed) == Some(true);
     let floor = [
         self_check

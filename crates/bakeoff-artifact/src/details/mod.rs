@@ -16,6 +16,12 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 use crate::{FlagCode, Score, SuiteSummary};
 
+mod context;
+
+pub use context::{
+    ContextDetails, ContextRow, NeedleRow, OverflowProbe, PromptCounting, SkippedRow,
+};
+
 /// A suite's details did not read as the shape asked for.
 #[derive(Debug, thiserror::Error)]
 #[error("summary.details do not read as {shape}: {source}")]
@@ -36,10 +42,27 @@ impl SuiteSummary {
         })
     }
 
-    /// Store `details` as this summary's details.
-    pub fn set_details<T: Serialize>(&mut self, details: &T) {
-        self.details = serde_json::to_value(details).unwrap_or(serde_json::Value::Null);
+    /// Store `details` as this summary's details. The details types here always convert (their
+    /// maps are keyed by strings and their `Serialize` impls never fail); the error is for a
+    /// type that does not, and the summary is then left as it was.
+    pub fn set_details<T: Serialize>(&mut self, details: &T) -> Result<(), DetailsWriteError> {
+        self.details = serde_json::to_value(details).map_err(|source| DetailsWriteError {
+            shape: short_type_name::<T>(),
+            source,
+        })?;
+        Ok(())
     }
+}
+
+/// A suite's details could not be converted to JSON (a map key that is not a string, or a
+/// `Serialize` impl that failed).
+#[derive(Debug, thiserror::Error)]
+#[error("summary.details cannot be written as {shape}: {source}")]
+pub struct DetailsWriteError {
+    /// The type written (`ContextDetails`, …).
+    pub shape: &'static str,
+    #[source]
+    pub source: serde_json::Error,
 }
 
 /// The rows of a list that read as `T`, in order; a row that does not (written by another
@@ -56,9 +79,12 @@ where
         .collect())
 }
 
+/// `ContextDetails` for `bakeoff_artifact::details::context::ContextDetails`; a generic type by
+/// its own name (`BTreeMap`), its parameters left out.
 fn short_type_name<T>() -> &'static str {
     let full = std::any::type_name::<T>();
-    full.rsplit("::").next().unwrap_or(full)
+    let outer = full.split('<').next().unwrap_or(full);
+    outer.rsplit("::").next().unwrap_or(outer)
 }
 
 /// Reasoning spent by a suite, counted apart from the answers (`details.reasoning`).
@@ -77,7 +103,7 @@ pub struct ReasoningTotals {
 }
 
 /// One family of a scored suite (`details.families[]`), as the suites' instrument check
-/// stores it.
+/// stores it: `score`, `flag`, `reason` and `extraction_failures` absent when empty.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FamilyRow {
     pub family: String,
@@ -87,7 +113,7 @@ pub struct FamilyRow {
     pub scored_items: u64,
     #[serde(default)]
     pub passed: u64,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<Score>,
     /// Mean chance over the family's scored items.
     #[serde(default)]
@@ -96,17 +122,18 @@ pub struct FamilyRow {
     #[serde(default)]
     pub versus_chance: String,
     /// `suspect-instrument` or `instrument-failure`, when raised.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flag: Option<FlagCode>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
     /// False after `instrument-failure`: left out of the suite score.
     #[serde(default = "counted_by_default")]
     pub counted: bool,
     /// Ids of items whose answer could not be extracted.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extraction_failures: Vec<String>,
-    /// Scored items that ended inside the reasoning.
+    /// Scored items that ended inside the reasoning (cut off, or reasoning with empty
+    /// content): failures of the budget or the thinking mode, not wrong answers.
     #[serde(default)]
     pub thinking_artifacts: u64,
 }
@@ -115,27 +142,44 @@ fn counted_by_default() -> bool {
     true
 }
 
-/// The details of a scored suite (`intelligence`, `tool`, `session`; `smoke` has only its
-/// reasoning): its families, those left out of the score, its reasoning totals. The tool suite
-/// adds its landing counts and diagnosis; the intelligence suite its battery.
+/// The details of a scored suite (`intelligence`, `tool`, `session`): its families, those
+/// left out of the score, its reasoning totals. The tool suite adds its landing counts and
+/// diagnosis; the intelligence suite its battery. Written as the suites always wrote them: a
+/// field a suite does not have is absent, `families` always there. `smoke`'s details
+/// ([`SmokeDetails`]) and a tool suite the server refused ([`ToolRefusedDetails`]) read as this
+/// shape too.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ScoredDetails {
     #[serde(default, deserialize_with = "readable_rows")]
     pub families: Vec<FamilyRow>,
     /// Families flagged `instrument-failure`: left out of the suite score.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub families_not_scored: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningTotals>,
     /// The intelligence battery's path, or `default`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub battery: Option<String>,
-    /// The tool suite: where the calls landed (`tool_calls`, `content`, `reasoning`, …).
-    #[serde(default)]
-    pub landing: BTreeMap<String, u64>,
+    /// The tool suite: where the calls landed (`tool_calls`, `content`, `reasoning`, …); an
+    /// empty map when no call could land (every request failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landing: Option<BTreeMap<String, u64>>,
     /// The tool suite's diagnosis of the endpoint's tool calling.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<ToolDiagnosis>,
+}
+
+/// The smoke suite's details: its reasoning totals only (reads as [`ScoredDetails`] too).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SmokeDetails {
+    pub reasoning: ReasoningTotals,
+}
+
+/// The tool suite's details when the server refuses requests that offer tools: nothing was
+/// sent, so the diagnosis alone (reads as [`ScoredDetails`] too).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolRefusedDetails {
+    pub diagnosis: ToolDiagnosis,
 }
 
 /// The tool suite's diagnosis (`details.diagnosis`).
@@ -197,59 +241,6 @@ pub struct RefusalCategory {
     pub neither: u64,
 }
 
-/// The context suite's details.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ContextDetails {
-    /// The context window measured against, in tokens.
-    #[serde(default)]
-    pub window: Option<u64>,
-    /// Where the window came from (`server`, `flag`, …).
-    #[serde(default)]
-    pub window_source: Option<String>,
-    #[serde(default)]
-    pub output_budget: Option<u64>,
-    #[serde(default)]
-    pub tokenizer_route: Option<String>,
-    /// How prompt tokens were counted (the calibration against the server).
-    #[serde(default)]
-    pub prompt_counting: Option<serde_json::Value>,
-    #[serde(default)]
-    pub seed: Option<u64>,
-    /// A row per target length (docs/metrics.md, "Context"); each a JSON object.
-    #[serde(default)]
-    pub rows: Vec<serde_json::Value>,
-    /// Requests that missed their token target: excluded from the score.
-    #[serde(default)]
-    pub instrument_misses: Option<u64>,
-    /// The edge probe past the window (`null` when not sent).
-    #[serde(default)]
-    pub overflow: Option<OverflowProbe>,
-    /// Why the suite refused to run (its other fields are then absent).
-    #[serde(default)]
-    pub refused: Option<String>,
-}
-
-/// The context suite's edge probe (`details.overflow`): an endpoint fact, never scored.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct OverflowProbe {
-    pub sent: bool,
-    #[serde(default)]
-    pub prompt_tokens_sent: Option<u64>,
-    #[serde(default)]
-    pub window: Option<u64>,
-    #[serde(default)]
-    pub http_status: Option<u64>,
-    #[serde(default)]
-    pub server_prompt_tokens: Option<u64>,
-    /// How the server reacted (`rejected`, `truncated`, …).
-    #[serde(default)]
-    pub behaviour: Option<String>,
-    #[serde(default)]
-    pub error: Option<String>,
-    #[serde(default)]
-    pub note: Option<String>,
-}
-
 /// The adapter check's details: the verdict beside the counts, so every report shows it in
 /// the suite's own cell (the whole report is `artifact.adapter`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -268,6 +259,16 @@ pub struct LonggenDetails {
     pub probes: Vec<LonggenProbe>,
     #[serde(default)]
     pub note: Option<String>,
+}
+
+/// What the longgen suite writes: its load report's fields, then `probes` and `note` (read back
+/// as [`crate::LoadReport`] and as [`LonggenDetails`] from the same details).
+#[derive(Debug, Serialize)]
+pub struct LonggenOutput<'a> {
+    #[serde(flatten)]
+    pub load: &'a crate::LoadReport,
+    #[serde(flatten)]
+    pub longgen: &'a LonggenDetails,
 }
 
 /// One longgen probe's figures (`details.probes[]`).
@@ -291,6 +292,8 @@ pub struct LonggenProbe {
 /// schema lists them there, since `details` itself is stored as JSON.
 pub fn define_details(generator: &mut schemars::SchemaGenerator) {
     generator.subschema_for::<ScoredDetails>();
+    generator.subschema_for::<SmokeDetails>();
+    generator.subschema_for::<ToolRefusedDetails>();
     generator.subschema_for::<RefusalDetails>();
     generator.subschema_for::<ContextDetails>();
     generator.subschema_for::<AdapterDetails>();
