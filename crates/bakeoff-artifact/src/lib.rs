@@ -31,6 +31,7 @@ pub mod load_shapes;
 pub mod monitor;
 pub mod page_cache;
 pub mod run_record;
+mod schema;
 pub mod seat;
 pub mod slug;
 pub mod store;
@@ -49,6 +50,7 @@ pub use load::*;
 pub use load_shapes::*;
 pub use page_cache::*;
 pub use run_record::RunRecord;
+pub use schema::json_schema;
 pub use seat::*;
 pub use store::{
     Journal, RunFiles, StoreError, artifact_path, journal_of, read_artifact, run_id_now,
@@ -59,20 +61,3 @@ pub use versioned::{Versioned, read_versioned};
 
 /// Version of the artifact format. Readers refuse versions they do not know.
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// The JSON Schema of [`Artifact`], as checked in, with each suite's details shape added to its
-/// definitions after the artifact's own ([`details`]).
-pub fn json_schema() -> serde_json::Value {
-    let mut schema =
-        serde_json::to_value(schemars::schema_for!(Artifact)).unwrap_or(serde_json::Value::Null);
-    let mut generator = schemars::SchemaGenerator::default();
-    details::define_details(&mut generator);
-    if let Some(defs) = schema.get_mut("$defs").and_then(|d| d.as_object_mut()) {
-        for (name, def) in generator.definitions() {
-            if !defs.contains_key(name) {
-                defs.insert(name.clone(), def.clone());
-            }
-        }
-    }
-    schema
-}

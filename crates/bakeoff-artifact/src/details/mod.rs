@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
-use crate::{FlagCode, Score, SuiteSummary};
+use crate::load::LoadReport;
+use crate::types::{FlagCode, Score, SuiteSummary};
 
 mod context;
 
@@ -251,7 +252,7 @@ pub struct AdapterDetails {
     pub message: String,
 }
 
-/// The longgen suite's details: its [`crate::LoadReport`] (read that type from the same
+/// The longgen suite's details: its [`LoadReport`] (read that type from the same
 /// details) plus the decode rate of each probe.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LonggenDetails {
@@ -262,11 +263,11 @@ pub struct LonggenDetails {
 }
 
 /// What the longgen suite writes: its load report's fields, then `probes` and `note` (read back
-/// as [`crate::LoadReport`] and as [`LonggenDetails`] from the same details).
+/// as [`LoadReport`] and as [`LonggenDetails`] from the same details).
 #[derive(Debug, Serialize)]
 pub struct LonggenOutput<'a> {
     #[serde(flatten)]
-    pub load: &'a crate::LoadReport,
+    pub load: &'a LoadReport,
     #[serde(flatten)]
     pub longgen: &'a LonggenDetails,
 }
