@@ -55,3 +55,22 @@ fn lines(ev: Event<'_>) -> Vec<String> {
         Event::Alert { report, to } => vec![report.line(to)],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exports_address_is_a_line() {
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 9464));
+        assert_eq!(
+            lines(Event::Serving(addr)),
+            ["serving the gauges for Prometheus at http://127.0.0.1:9464/metrics"]
+        );
+    }
+
+    #[test]
+    fn an_empty_tick_draws_nothing() {
+        assert!(lines(Event::Tick(&[])).is_empty());
+    }
+}

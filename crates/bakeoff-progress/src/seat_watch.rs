@@ -142,3 +142,29 @@ async fn draw(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A swap draws NEW's watch, then OLD's rollback: each watch is labelled by the seat that
+    /// serves the model it probes, else by its place in the operation.
+    #[test]
+    fn a_swaps_watches_are_labelled_by_the_model_they_probe() {
+        let whose = Whose(vec![
+            ("qwen-b".into(), Some("qwen".into())),
+            ("qwen-a rollback".into(), Some("qwen-old".into())),
+        ]);
+        assert_eq!(whose.label(0, Some("qwen")), "qwen-b");
+        assert_eq!(whose.label(1, Some("qwen-old")), "qwen-a rollback");
+        // No model known: the operation's order.
+        assert_eq!(whose.label(1, None), "qwen-a rollback");
+        assert_eq!(whose.label(5, None), "qwen-a rollback");
+        // Both serve the same id: the order decides.
+        let same = Whose(vec![
+            ("new".into(), Some("m".into())),
+            ("old rollback".into(), Some("m".into())),
+        ]);
+        assert_eq!(same.label(1, Some("m")), "old rollback");
+    }
+}

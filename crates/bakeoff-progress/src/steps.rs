@@ -245,3 +245,65 @@ impl BenchProgress for BenchDisplay {
         Arc::new(StepProgress::new(self.display().clone(), "bench", steps))
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn step(label: &str) -> LoadStep {
+        let lat = serde_json::json!({"count": 4, "clamped_high": 0, "mean_ms": 10.0, "min_ms": 10.0,
+            "p50_ms": 10.0, "p90_ms": 10.0, "p95_ms": 10.0, "p99_ms": 10.0, "max_ms": 10.0});
+        serde_json::from_value(serde_json::json!({
+            "label": label, "concurrency": 1, "sent": 4, "ok": 4, "errors": {}, "wall_s": 2.0,
+            "output_tokens": 1000, "output_tokens_per_second": 500.0, "token_source": "usage",
+            "latency": {"ttft": lat, "ttfot": lat, "tpot": lat, "itl": lat, "e2e": lat,
+                "send_lateness": lat, "ttft_corrected": lat, "e2e_corrected": lat},
+            "histograms": {"ttft": [], "itl": [], "e2e": []},
+        }))
+        .unwrap()
+    }
+
+    /// `bench run` off a terminal: the warm-up and each step's start as a status line, each
+    /// step's result as a lasting one, the per-request counts never (a log gets one line per
+    /// step); the seconds vary with the machine, so only the words around them are pinned.
+    #[test]
+    fn bench_steps_as_plain_lines() {
+        let (display, lines) = crate::Progress::capture();
+        let p = StepProgress::new(Arc::new(display), "bench", Some(2));
+        p.step_started("warm-up", Some(3), None);
+        p.request_finished(true);
+        p.step_started("c=1", None, None);
+        p.request_finished(false);
+        p.step_finished(&step("c=1"));
+        p.step_started("c=2", None, None);
+        let lines = lines.lock().unwrap().clone();
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert_eq!(lines[0], "[bench warm-up] 3 requests, not measured");
+        assert!(lines[1].starts_with("[bench step 1/2] c=1: "), "{lines:?}");
+        assert!(lines[1].ends_with(" elapsed"), "{lines:?}");
+        assert!(
+            lines[2].starts_with("[bench step 1/2] c=1: 4/4 ok, 500.0 tok/s, "),
+            "{lines:?}"
+        );
+        // One step done, one left: the ETA is shown.
+        assert!(lines[3].starts_with("[bench step 2/2] c=2: "), "{lines:?}");
+        assert!(
+            lines[3].contains(" elapsed, ~") && lines[3].ends_with(" left"),
+            "{lines:?}"
+        );
+    }
+
+    /// Inside `eval run` (no step count) the suite's own events number the steps: the load
+    /// progress draws only on a terminal, so a log gets nothing from it.
+    #[test]
+    fn inside_eval_run_a_log_gets_nothing() {
+        let (display, lines) = crate::Progress::capture();
+        let (_load, steps) = suite_progress(Arc::new(display));
+        steps.set_prefix("throughput");
+        steps.step_started("c=1", Some(8), None);
+        steps.request_finished(true);
+        steps.step_finished(&step("c=1"));
+        assert!(lines.lock().unwrap().is_empty());
+    }
+}

@@ -101,6 +101,23 @@ impl Registry {
             .iter()
             .filter(move |e| e.artifact.candidate.slug == slug)
     }
+
+    /// What a verdict on `slug` is scoped by: its newest counted artifact (else its newest,
+    /// when every one is retracted) and the names of the counted ones; `None`: no artifact.
+    pub fn verdict_basis(&self, slug: &str) -> Option<(&Entry, Vec<String>)> {
+        let entries: Vec<&Entry> = self.entries_of(slug).collect();
+        let newest = entries
+            .iter()
+            .rev()
+            .find(|e| !e.is_retracted())
+            .or(entries.last())?;
+        let counted = entries
+            .iter()
+            .filter(|e| !e.is_retracted())
+            .map(|e| e.name.clone())
+            .collect();
+        Some((newest, counted))
+    }
 }
 
 /// The campaign record of a campaign's directory.

@@ -45,17 +45,22 @@ fn workload_lines_per_step() {
     insta::assert_snapshot!(workload_lines(&conversations()).join("\n"));
 }
 
-/// An `eval run` artifact whose longgen suite carries probes but no sweep: the probe lines only.
-#[test]
-fn suite_sweeps_prints_longgen_probes() {
-    let mut a = Artifact::new(
+/// An artifact of a generic endpoint with nothing measured yet.
+fn artifact() -> Artifact {
+    Artifact::new(
         ArtifactKind::Bakeoff,
         Candidate::new("m-generic", "m", EngineKind::Generic),
         EndpointRecord {
             url: "http://127.0.0.1:1".into(),
             facts: None,
         },
-    );
+    )
+}
+
+/// An `eval run` artifact whose longgen suite carries probes but no sweep: the probe lines only.
+#[test]
+fn suite_sweeps_prints_longgen_probes() {
+    let mut a = artifact();
     a.suites.insert(
         "longgen".into(),
         SuiteResult {
@@ -84,14 +89,7 @@ fn suite_sweeps_prints_longgen_probes() {
 /// line, in that order; a failure artifact (no sweep) prints nothing here.
 #[test]
 fn bench_run_summary_in_order() {
-    let mut a = Artifact::new(
-        ArtifactKind::Bakeoff,
-        Candidate::new("m-generic", "m", EngineKind::Generic),
-        EndpointRecord {
-            url: "http://127.0.0.1:1".into(),
-            facts: None,
-        },
-    );
+    let mut a = artifact();
     let path = std::path::Path::new("results/m-bench.bakeoff.json");
     assert_eq!(bench_run(&a, path), "");
     a.load.insert("throughput".into(), conversations());

@@ -4,6 +4,7 @@ use std::io::Read as _;
 
 use bakeoff_report::escape::for_terminal;
 use bakeoff_report::logbook::{self, NewEntry};
+use bakeoff_report::logbook_text;
 
 use crate::cli::{LogCommand, LogDirArgs};
 use crate::config::{BodySource, LogAddConfig, LogArchiveConfig, default_markers};
@@ -43,39 +44,14 @@ fn add(a: LogAddConfig) -> Result<Exit, Error> {
         commits: a.commits.clone(),
     };
     let e = logbook::add(&a.dir, &n)?;
-    println!(
-        "added {} — {}",
-        for_terminal(&a.dir.join(&e.file).display().to_string(), 500),
-        for_terminal(&e.title, 300)
-    );
+    println!("{}", logbook_text::added(&a.dir, &e));
     Ok(Exit::Ok)
 }
 
 fn list(a: LogDirArgs) -> Result<Exit, Error> {
-    let markers = default_markers();
     let entries = logbook::list(&a.dir)?;
-    if entries.is_empty() {
-        println!(
-            "no entries under {} (add one with `bakeoff log add`)",
-            for_terminal(&a.dir.display().to_string(), 500)
-        );
-    }
-    // File names, titles and the matched markers come from the entries' files: escaped.
-    for e in &entries {
-        let open = logbook::open_markers(&e.text, &markers);
-        println!(
-            "{}  {}  {}{}",
-            e.date
-                .map(|d| d.to_string())
-                .unwrap_or_else(|| "undated   ".into()),
-            for_terminal(&e.file, 300),
-            for_terminal(&e.title, 300),
-            if open.is_empty() {
-                String::new()
-            } else {
-                format!("  [open: {}]", for_terminal(&open.join(", "), 300))
-            }
-        );
+    for l in logbook_text::list(&a.dir, &entries, &default_markers()) {
+        println!("{l}");
     }
     Ok(Exit::Ok)
 }

@@ -66,14 +66,13 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, Error> {
     let mut p = LoadPlan::new("");
     p.mode = match &a.rate {
         Some(r) => Mode::Open {
-            rates: bakeoff_load::plan::parse_rates(r).map_err(Error::usage)?,
+            rates: bakeoff_load::plan::parse_rates(r)?,
             // By the library's name for it: the library checks --burstiness against the kind.
-            arrival: Arrival::parse_with(Arrival::from(a.arrival).as_str(), a.burstiness)
-                .map_err(Error::usage)?,
+            arrival: Arrival::parse_with(Arrival::from(a.arrival).as_str(), a.burstiness)?,
             max_in_flight: a.max_in_flight,
         },
         None => Mode::Closed {
-            concurrency: bakeoff_load::plan::parse_levels(&a.concurrency).map_err(Error::usage)?,
+            concurrency: bakeoff_load::plan::parse_levels(&a.concurrency)?,
         },
     };
     let duration = match a.duration {
@@ -94,18 +93,13 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, Error> {
         .or(if duration.is_none() { Some(32) } else { None });
     p.bound = StepBound { requests, duration };
     p.warmup_requests = a.warmup;
-    p.prompt_tokens = LengthSpec::parse(&a.prompt_tokens, "prompt_tokens").map_err(Error::usage)?;
-    p.output_tokens = LengthSpec::parse(&a.output_tokens, "output_tokens").map_err(Error::usage)?;
+    p.prompt_tokens = LengthSpec::parse(&a.prompt_tokens, "prompt_tokens")?;
+    p.output_tokens = LengthSpec::parse(&a.output_tokens, "output_tokens")?;
     p.pin = PinPolicy::none();
     p.allow_prefix_cache = a.allow_prefix_cache;
     p.temperature = a.temperature;
     p.seed = a.seed;
-    p.slo = a
-        .slo
-        .as_deref()
-        .map(Slo::parse)
-        .transpose()
-        .map_err(Error::usage)?;
+    p.slo = a.slo.as_deref().map(Slo::parse).transpose()?;
     p.scrape_metrics = !a.no_metrics;
     shapes(a, &mut p)?;
     p.repeat = a.repeat;
@@ -128,7 +122,7 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, Error> {
             max_in_flight: a.max_in_flight,
         };
     }
-    p.validate().map_err(Error::usage)?;
+    p.validate()?;
     Ok(p)
 }
 
@@ -166,7 +160,7 @@ fn workload(a: &BenchRunArgs) -> Result<bakeoff_load::Workload, Error> {
         return Err(Error::usage("--trace-speedup needs --trace FILE.jsonl"));
     }
     let sharegpt = match &a.prompts_sharegpt {
-        Some(path) => Some(Arc::new(ShareGpt::load(path).map_err(Error::usage)?)),
+        Some(path) => Some(Arc::new(ShareGpt::load(path)?)),
         None => None,
     };
     Ok(match (&a.trace, a.multi_turn) {

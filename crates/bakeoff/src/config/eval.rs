@@ -55,8 +55,7 @@ impl RunArgs {
     pub fn validate(self) -> Result<RunConfig, Error> {
         // Everything is validated before anything starts or is written.
         // The library reads the list: `all` expanded in its order, repeats once, none refused.
-        let suites =
-            SuiteChoice::expand(self.suite.iter().flatten().copied()).map_err(Error::usage)?;
+        let suites = SuiteChoice::expand(self.suite.iter().flatten().copied())?;
         let naming = RunNaming::new(self.naming.clone())?;
         let mut endpoint = self.endpoint.clone().validate()?;
         endpoint.preflight.probe_tools = suites.contains(&SuiteName::Tool);

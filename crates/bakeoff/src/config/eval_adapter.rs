@@ -46,7 +46,7 @@ impl AdapterArgs {
         let client = client(timeouts, self.api_key_env.as_deref(), &self.tls)?;
         let (url, endpoint) =
             EndpointConfig::given(&self.endpoint, self.base.clone(), client, ready_timeout)?;
-        let prompt_set = prompts::load(self.prompts.as_deref()).map_err(Error::usage)?;
+        let prompt_set = prompts::load(self.prompts.as_deref())?;
         let prompts_source = match &self.prompts {
             Some(p) => p.display().to_string(),
             None => prompts::DEFAULT_SOURCE.into(),
