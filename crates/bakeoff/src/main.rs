@@ -27,11 +27,10 @@ macro_rules! eprintln {
     ($($arg:tt)*) => { $crate::output::err(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
-mod cli;
 mod commands;
-mod config;
 mod exit;
 
+use bakeoff_flags::cli;
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
@@ -51,7 +50,7 @@ fn main() -> std::process::ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            let e = exit::Error::internal(format!("cannot start the async runtime: {e}"));
+            let e = exit::Error::Runtime(e);
             eprintln!("error: {e}");
             return e.exit();
         }

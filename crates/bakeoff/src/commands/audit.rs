@@ -9,8 +9,8 @@ use bakeoff_model::{blocks_start, check_serving_flag, inspect_checkpoint};
 use bakeoff_report::{checkpoint_audit, template_audit};
 use bakeoff_text::{ExtractedTemplate, extract_templates, fixed_conversation, template_table};
 
-use crate::cli::{AuditCheckpointArgs, AuditCommand, AuditTemplateArgs};
 use crate::exit::{Error, Exit};
+use bakeoff_flags::cli::{AuditCheckpointArgs, AuditCommand, AuditTemplateArgs};
 
 pub async fn run(c: AuditCommand) -> Result<Exit, Error> {
     match c {

@@ -6,8 +6,8 @@
 use bakeoff_cache::{AuditOptions, audit_paths, render};
 use bakeoff_report::table::width;
 
-use crate::cli::AuditCacheArgs;
 use crate::exit::{Error, Exit};
+use bakeoff_flags::cli::AuditCacheArgs;
 
 pub fn run(a: AuditCacheArgs) -> Result<Exit, Error> {
     // A PATH that is missing or no cache is a usage error: one line naming it and the fix.

@@ -10,8 +10,8 @@ use bakeoff_report::escape::for_terminal;
 use bakeoff_seats::redact::Redactor;
 use bakeoff_seats::{Fleet, hooks, render};
 
-use crate::cli::AuditSeatArgs;
 use crate::exit::{Error, Exit};
+use bakeoff_flags::cli::AuditSeatArgs;
 
 pub fn run(a: AuditSeatArgs) -> Result<Exit, Error> {
     let fleet = Fleet::load(&a.fleet.fleet)?;

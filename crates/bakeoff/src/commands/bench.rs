@@ -14,9 +14,9 @@ use bakeoff_report::bench_summary;
 use bakeoff_suites::bench::{self, BenchRequest, Benched, Versus};
 use bakeoff_suites::evaluate::Evaluated;
 
-use crate::cli::BenchCommand;
-use crate::config::{BenchRunConfig, CalibrateConfig};
 use crate::exit::{Error, Exit};
+use bakeoff_flags::cli::BenchCommand;
+use bakeoff_flags::config::{BenchRunConfig, CalibrateConfig};
 
 pub async fn run(c: BenchCommand) -> Result<Exit, Error> {
     match c {

@@ -5,8 +5,8 @@ use bakeoff_artifact::{LoadReport, read_artifact};
 use bakeoff_load::compare::compare;
 use bakeoff_load::compare_text;
 
-use crate::config::BenchCompareConfig;
 use crate::exit::{Error, Exit};
+use bakeoff_flags::config::BenchCompareConfig;
 
 /// The sweep `suite` of the artifact at `path`: a `bench run`'s `load.<suite>`, else the
 /// load suite of that name in an `eval run`'s suites.

@@ -6,9 +6,9 @@ use bakeoff_artifact::campaign::CampaignRecord;
 use bakeoff_campaign::record::{NEGATIVE_RESULTS, RECORD};
 use bakeoff_progress::campaign::reporter;
 
-use crate::cli::CampaignCommand;
-use crate::config::{CampaignRestoreConfig, CampaignRunConfig, CampaignStatusConfig};
 use crate::exit::{Error, Exit};
+use bakeoff_flags::cli::CampaignCommand;
+use bakeoff_flags::config::{CampaignRestoreConfig, CampaignRunConfig, CampaignStatusConfig};
 
 pub async fn run(c: CampaignCommand) -> Result<Exit, Error> {
     match c {

@@ -9,8 +9,8 @@ use bakeoff_progress::eval::adapter_event;
 use bakeoff_suites::adapter::{self, AdapterEvent, AdapterRequest};
 use tokio::sync::watch;
 
-use crate::config::AdapterConfig;
 use crate::exit::{Error, Exit};
+use bakeoff_flags::config::AdapterConfig;
 
 pub async fn run(cfg: AdapterConfig) -> Result<Exit, Error> {
     bakeoff_artifact::store::create_dir(&cfg.naming.out)?;
@@ -18,7 +18,7 @@ pub async fn run(cfg: AdapterConfig) -> Result<Exit, Error> {
     let display = Progress::new(false);
     let result = match cfg.endpoint.client_for(cfg.url.clone()) {
         Ok(client) => measure(&cfg, &client, &mut stop.rx, &display).await,
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     };
     drop(stop);
     display.finish();

@@ -4,8 +4,8 @@
 use bakeoff_artifact::read_artifact;
 use bakeoff_report::compare::{compare, render};
 
-use crate::config::CompareConfig;
 use crate::exit::{Error, Exit};
+use bakeoff_flags::config::CompareConfig;
 
 pub fn run(a: CompareConfig) -> Result<Exit, Error> {
     let read = |p: &std::path::Path| {

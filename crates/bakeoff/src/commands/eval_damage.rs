@@ -14,8 +14,8 @@ use bakeoff_progress::eval::damage_hook;
 use bakeoff_suites::damage::{DamageRequest, evaluate_damage};
 use bakeoff_suites::evaluate::Naming;
 
-use crate::config::DamageConfig;
 use crate::exit::{Error, Exit};
+use bakeoff_flags::config::DamageConfig;
 
 pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
     bakeoff_artifact::store::create_dir(&cfg.naming.out)?;

@@ -2,8 +2,8 @@
 
 use bakeoff_suites::run_preflight;
 
-use crate::config::PreflightConfig;
 use crate::exit::{Error, Exit};
+use bakeoff_flags::config::PreflightConfig;
 
 pub async fn run(cfg: PreflightConfig) -> Result<Exit, Error> {
     let client = cfg.endpoint.client_for(cfg.url.clone())?;

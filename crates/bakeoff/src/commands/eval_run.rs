@@ -15,8 +15,8 @@ use bakeoff_suites::evaluate::{EvalRequest, evaluate};
 use bakeoff_suites::{EvalHook, SuiteOptions};
 use tokio::sync::watch;
 
-use crate::config::RunConfig;
 use crate::exit::{Error, Exit};
+use bakeoff_flags::config::RunConfig;
 
 pub async fn run(mut cfg: RunConfig) -> Result<Exit, Error> {
     // An output directory that cannot be made fails now, before minutes of measuring.

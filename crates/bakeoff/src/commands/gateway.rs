@@ -5,8 +5,8 @@
 use bakeoff_seats::Fleet;
 use bakeoff_seats::gateway::export::{self, ExportOptions};
 
-use crate::cli::{GatewayCommand, GatewayExportArgs};
 use crate::exit::{Error, Exit};
+use bakeoff_flags::cli::{GatewayCommand, GatewayExportArgs};
 
 pub fn run(c: GatewayCommand) -> Result<Exit, Error> {
     match c {

@@ -6,9 +6,9 @@ use bakeoff_report::escape::for_terminal;
 use bakeoff_report::logbook::{self, NewEntry};
 use bakeoff_report::logbook_text;
 
-use crate::cli::{LogCommand, LogDirArgs};
-use crate::config::{BodySource, LogAddConfig, LogArchiveConfig, default_markers};
 use crate::exit::{Error, Exit};
+use bakeoff_flags::cli::{LogCommand, LogDirArgs};
+use bakeoff_flags::config::{BodySource, LogAddConfig, LogArchiveConfig, default_markers};
 
 pub fn run(c: LogCommand) -> Result<Exit, Error> {
     match c {

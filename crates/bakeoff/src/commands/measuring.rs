@@ -4,8 +4,8 @@
 use bakeoff_client::{Client, EndpointUrl};
 use bakeoff_local::embedded;
 
-use crate::config::{EndpointConfig, RunNaming};
 use crate::exit::Error;
+use bakeoff_flags::config::{EndpointConfig, RunNaming};
 
 /// The client for the endpoint to measure: the one given, or the embedded default's.
 pub(crate) fn client_for(endpoint: &EndpointConfig, local: Option<&str>) -> Result<Client, Error> {
@@ -18,7 +18,7 @@ pub(crate) fn client_for(endpoint: &EndpointConfig, local: Option<&str>) -> Resu
             ));
         }
     };
-    endpoint.client_for(url)
+    Ok(endpoint.client_for(url)?)
 }
 
 /// The naming of a run: `--slug`, `--hardware` (else the embedded default's), `--note`s then

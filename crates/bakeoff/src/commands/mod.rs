@@ -23,10 +23,10 @@ mod seat_monitor;
 mod stop_signal;
 mod verdict;
 
-use crate::cli::{Cli, Command, EvalCommand};
 use crate::exit::{Error, Exit};
+use bakeoff_flags::cli::{Cli, Command, EvalCommand};
 
-/// Each verb converts its arguments once (`validate`, [`crate::config`]) and runs on the result.
+/// Each verb converts its arguments once (`validate`, [`bakeoff_flags::config`]) and runs on the result.
 pub async fn run(cli: Cli) -> Result<Exit, Error> {
     match cli.command {
         Command::Eval(EvalCommand::Preflight(a)) => eval_preflight::run(a.validate()?).await,

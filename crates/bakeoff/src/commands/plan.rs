@@ -11,8 +11,8 @@ use bakeoff_plan::terminal::{kv_terminal, terminal};
 use bakeoff_plan::{Answer, Overheads, PlanOptions};
 use bakeoff_seats::fleet::Fleet;
 
-use crate::config::{KvConfig, PlanConfig};
 use crate::exit::{Error, Exit};
+use bakeoff_flags::config::{KvConfig, PlanConfig};
 
 pub async fn run(a: PlanConfig) -> Result<Exit, Error> {
     let fleet = a.fleet.as_deref().map(Fleet::load).transpose()?;

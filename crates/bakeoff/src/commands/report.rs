@@ -4,8 +4,8 @@
 use bakeoff_report::views::{HTML_MARKER, MARKDOWN_MARKER, write_view};
 use bakeoff_report::{csv_export, html, markdown, registry, terminal};
 
-use crate::config::ReportConfig;
 use crate::exit::{Error, Exit};
+use bakeoff_flags::config::ReportConfig;
 
 pub fn run(cfg: ReportConfig) -> Result<Exit, Error> {
     let mut reg = registry::load(&cfg.dir)?;

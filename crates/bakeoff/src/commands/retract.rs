@@ -5,8 +5,8 @@
 use bakeoff_report::evidence::retract;
 use bakeoff_report::evidence_text;
 
-use crate::config::RetractConfig;
 use crate::exit::{Error, Exit};
+use bakeoff_flags::config::RetractConfig;
 
 pub fn run(a: RetractConfig) -> Result<Exit, Error> {
     let (path, r) = retract(&a.artifact, &a.reason, chrono::Utc::now())?;

@@ -14,9 +14,9 @@ use bakeoff_seats::redact::Redactor;
 use bakeoff_seats::render::{self, up_json};
 use bakeoff_seats::{Fleet, OpsError, Role, Seats, UpOutcome};
 
-use crate::cli::{SeatCommand, SeatLogsArgs, SeatNamesArgs, SeatStatusArgs};
-use crate::config::{SeatSwapConfig, SeatUpConfig, SeatWatchConfig, WatchConfig};
 use crate::exit::{Error, Exit};
+use bakeoff_flags::cli::{SeatCommand, SeatLogsArgs, SeatNamesArgs, SeatStatusArgs};
+use bakeoff_flags::config::{SeatSwapConfig, SeatUpConfig, SeatWatchConfig, WatchConfig};
 
 pub async fn run(c: SeatCommand) -> Result<Exit, Error> {
     match c {

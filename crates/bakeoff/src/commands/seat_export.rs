@@ -14,8 +14,8 @@ use bakeoff_kube::{ExportOptions, KubeError};
 use bakeoff_seats::Fleet;
 use bakeoff_seats::redact::Redactor;
 
-use crate::cli::SeatExportArgs;
 use crate::exit::{Error, Exit};
+use bakeoff_flags::cli::SeatExportArgs;
 
 pub fn run(a: SeatExportArgs) -> Result<Exit, Error> {
     let fleet = Fleet::load(&a.fleet.fleet)?;

@@ -10,11 +10,11 @@ use bakeoff_progress::monitor::MonitorDisplay;
 use bakeoff_seats::Fleet;
 use bakeoff_seats::redact::Redactor;
 
-use crate::cli::SeatMonitorArgs;
 use crate::exit::{Error, Exit};
+use bakeoff_flags::cli::SeatMonitorArgs;
 
 pub async fn run(a: SeatMonitorArgs) -> Result<Exit, Error> {
-    let cfg: crate::config::SeatMonitorConfig = a.validate()?;
+    let cfg: bakeoff_flags::config::SeatMonitorConfig = a.validate()?;
     let fleet = Fleet::load(&cfg.fleet)?;
     let redactor = Redactor::for_fleet(&fleet);
     let display = MonitorDisplay::new(redactor.clone());

@@ -5,8 +5,8 @@ use bakeoff_report::escape::for_terminal;
 use bakeoff_report::evidence::{Scope, VerdictEntry, set_verdict};
 use bakeoff_report::{evidence_text, registry};
 
-use crate::config::VerdictConfig;
 use crate::exit::{Error, Exit};
+use bakeoff_flags::config::VerdictConfig;
 
 pub fn run(a: VerdictConfig) -> Result<Exit, Error> {
     let reg = registry::load(&a.dir)?;

@@ -10,19 +10,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bakeoff_artifact::StoreError;
-use bakeoff_artifact::slug::BadSlug;
 use bakeoff_cache::CacheError;
 use bakeoff_campaign::CampaignError;
 use bakeoff_client::UrlError;
 use bakeoff_client::adapter::AdapterError;
-use bakeoff_client::tls::TlsError;
+use bakeoff_flags::FlagError;
 use bakeoff_kube::KubeError;
 use bakeoff_load::LoadError;
-use bakeoff_load::workload::trace::TraceError;
 use bakeoff_local::LocalError;
 use bakeoff_model::ModelError;
 use bakeoff_monitor::MonitorError;
-use bakeoff_monitor::export::alert::AlertUrlError;
 use bakeoff_plan::PlanError;
 use bakeoff_plan::kv_report::KvError;
 use bakeoff_report::csv_export::CsvError;
@@ -35,12 +32,8 @@ use bakeoff_seats::fleet::{FleetError, UnknownSeat};
 use bakeoff_seats::gateway::GatewayError;
 use bakeoff_suites::adapter::AdapterRunError;
 use bakeoff_suites::bench::BenchError;
-use bakeoff_suites::context::ContextFlagError;
-use bakeoff_suites::damage::PromptsError;
 use bakeoff_suites::evaluate::EvalError;
-use bakeoff_suites::suite_choice::SuiteListError;
-use bakeoff_suites::{intelligence, refusal};
-use bakeoff_text::{LocalTokenizerError, TemplateSourceError};
+use bakeoff_text::TemplateSourceError;
 
 /// The exit codes of `bakeoff`, one constant each (as nextest-metadata's `NextestExitCode`).
 pub mod exit_codes {
@@ -101,6 +94,12 @@ pub enum Error {
     /// The runtime or a harness part could not start, or a bug (exit 4).
     #[error("{0}")]
     Internal(String),
+    /// The async runtime could not start (exit 4).
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The command line, refused before anything started.
+    #[error(transparent)]
+    Flags(#[from] FlagError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -133,33 +132,12 @@ pub enum Error {
     Bench(#[from] BenchError),
     #[error(transparent)]
     UnknownSeat(#[from] UnknownSeat),
-    #[error(transparent)]
-    Slug(#[from] BadSlug),
-    #[error(transparent)]
-    ContextFlag(#[from] ContextFlagError),
-    #[error(transparent)]
-    Battery(#[from] intelligence::battery::BatteryError),
-    #[error(transparent)]
-    RefusalBattery(#[from] refusal::battery::BatteryError),
-    #[error(transparent)]
-    Prompts(#[from] PromptsError),
-    /// `--suite`'s list, expanded (exit 2).
-    #[error(transparent)]
-    SuiteList(#[from] SuiteListError),
-    #[error(transparent)]
-    Tokenizer(#[from] LocalTokenizerError),
+    /// An endpoint named by a command's argument (`audit template URL`).
     #[error(transparent)]
     Url(#[from] UrlError),
-    #[error(transparent)]
-    Tls(#[from] TlsError),
-    #[error(transparent)]
-    AlertUrl(#[from] AlertUrlError),
     /// The embedded default server (provision, start, health).
     #[error(transparent)]
     Local(#[from] LocalError),
-    /// A `--trace` file that cannot be replayed (exit 2).
-    #[error(transparent)]
-    Trace(#[from] TraceError),
     #[error(transparent)]
     Gateway(#[from] GatewayError),
     #[error(transparent)]
@@ -213,7 +191,8 @@ impl Error {
             Error::Usage(_) => USAGE,
             Error::Failed(_) => FAILED,
             Error::Io { .. } => IO,
-            Error::Internal(_) => INTERNAL,
+            Error::Internal(_) | Error::Runtime(_) => INTERNAL,
+            Error::Flags(e) => flag_code(e),
             Error::Store(e) => store_code(e),
             Error::Evidence(e) => match e {
                 EvidenceError::Store(s) => store_code(s),
@@ -242,17 +221,7 @@ impl Error {
                 _ => USAGE,
             },
             Error::Load(e) => load_code(e),
-            Error::Campaign(e) => match e {
-                // The campaign file, its fleet and the names given are the operator's input.
-                CampaignError::Read { .. }
-                | CampaignError::Invalid { .. }
-                | CampaignError::Fleet(_)
-                | CampaignError::NoJournal { .. }
-                | CampaignError::UnknownOnly { .. } => USAGE,
-                CampaignError::NeedsConfirm { .. } | CampaignError::Provision { .. } => FAILED,
-                CampaignError::Store(s) => store_code(s),
-                CampaignError::Io { .. } | CampaignError::Journal { .. } => IO,
-            },
+            Error::Campaign(e) => campaign_code(e),
             Error::Adapter(e) => match e {
                 AdapterRunError::InterruptedInPreflight | AdapterRunError::Unfit { .. } => FAILED,
                 // A listing that cannot be read is the endpoint's; an adapter it does not serve
@@ -269,20 +238,9 @@ impl Error {
                 BenchError::Store(s) => store_code(s),
             },
             // A flag's value or a file the operator named, parsed by the library.
-            Error::UnknownSeat(_)
-            | Error::Slug(_)
-            | Error::ContextFlag(_)
-            | Error::Battery(_)
-            | Error::RefusalBattery(_)
-            | Error::Prompts(_)
-            | Error::SuiteList(_)
-            | Error::Tokenizer(_)
-            | Error::Url(_)
-            | Error::Tls(_)
-            | Error::AlertUrl(_) => USAGE,
+            Error::UnknownSeat(_) | Error::Url(_) => USAGE,
             // The embedded default could not be had: checked, and it failed.
             Error::Local(_) => FAILED,
-            Error::Trace(_) => USAGE,
             Error::Gateway(e) => match e {
                 GatewayError::Exists { .. } | GatewayError::KeyEnv { .. } => USAGE,
                 GatewayError::Write { .. } | GatewayError::Render(_) => IO,
@@ -322,6 +280,42 @@ impl From<EvalError> for Error {
             EvalError::InterruptedInPreflight => Error::failed(e),
             EvalError::Store(s) => Error::Store(s),
         }
+    }
+}
+
+/// A refused command line is the operator's (2), but for a client that could not be built
+/// (4) and a wrapped library error that its own classification places elsewhere.
+fn flag_code(e: &FlagError) -> i32 {
+    match e {
+        FlagError::Client(_) => exit_codes::INTERNAL,
+        FlagError::Load(l) => load_code(l),
+        FlagError::Campaign(c) => campaign_code(c),
+        FlagError::Invalid(_)
+        | FlagError::Trace(_)
+        | FlagError::Url(_)
+        | FlagError::Tls(_)
+        | FlagError::SuiteList(_)
+        | FlagError::Battery(_)
+        | FlagError::RefusalBattery(_)
+        | FlagError::ContextFlag(_)
+        | FlagError::Tokenizer(_)
+        | FlagError::Prompts(_)
+        | FlagError::AlertUrl(_)
+        | FlagError::Slug(_) => exit_codes::USAGE,
+    }
+}
+
+fn campaign_code(e: &CampaignError) -> i32 {
+    match e {
+        // The campaign file, its fleet and the names given are the operator's input.
+        CampaignError::Read { .. }
+        | CampaignError::Invalid { .. }
+        | CampaignError::Fleet(_)
+        | CampaignError::NoJournal { .. }
+        | CampaignError::UnknownOnly { .. } => exit_codes::USAGE,
+        CampaignError::NeedsConfirm { .. } | CampaignError::Provision { .. } => exit_codes::FAILED,
+        CampaignError::Store(s) => store_code(s),
+        CampaignError::Io { .. } | CampaignError::Journal { .. } => exit_codes::IO,
     }
 }
 

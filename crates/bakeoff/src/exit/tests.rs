@@ -1,5 +1,7 @@
 use super::*;
 use bakeoff_seats::hooks::PreStartRefusal;
+use bakeoff_suites::damage::PromptsError;
+use bakeoff_suites::{intelligence, refusal};
 
 fn io() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied")
@@ -185,23 +187,31 @@ fn an_export_and_a_monitor_are_classified_by_their_variant() {
 
 #[test]
 fn operator_input_a_library_refuses_is_usage() {
-    let slug = Error::from(bakeoff_artifact::slug::validate_slug("Upper").unwrap_err());
+    let slug = Error::from(FlagError::from(
+        bakeoff_artifact::slug::validate_slug("Upper").unwrap_err(),
+    ));
     assert_eq!(slug.exit_code(), exit_codes::USAGE);
     assert_eq!(
         slug.to_string(),
         "slug \"Upper\" must be lower-case letters, digits and single dashes (e.g. \"upper\")"
     );
-    let depth = Error::from(bakeoff_suites::context::parse_depths("120").unwrap_err());
+    let depth = Error::from(FlagError::from(
+        bakeoff_suites::context::parse_depths("120").unwrap_err(),
+    ));
     assert_eq!(depth.exit_code(), exit_codes::USAGE);
     assert_eq!(
         depth.to_string(),
         "context depth \"120\" is not a percentage 0–100"
     );
-    let battery = Error::from(intelligence::battery::BatteryError::Empty("b.jsonl".into()));
+    let battery = Error::from(FlagError::from(intelligence::battery::BatteryError::Empty(
+        "b.jsonl".into(),
+    )));
     assert_eq!(battery.exit_code(), exit_codes::USAGE);
-    let refusal = Error::from(refusal::battery::BatteryError::Empty("r.jsonl".into()));
+    let refusal = Error::from(FlagError::from(refusal::battery::BatteryError::Empty(
+        "r.jsonl".into(),
+    )));
     assert_eq!(refusal.exit_code(), exit_codes::USAGE);
-    let prompts = Error::from(PromptsError("p".into()));
+    let prompts = Error::from(FlagError::from(PromptsError("p".into())));
     assert_eq!(prompts.exit_code(), exit_codes::USAGE);
 }
 

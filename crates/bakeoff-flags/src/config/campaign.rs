@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use bakeoff_campaign::Campaign;
 use bakeoff_campaign::run::RunOptions;
 
+use crate::FlagError;
 use crate::cli::{CampaignDirArgs, CampaignRestoreArgs, CampaignRunArgs};
-use crate::exit::Error;
 
 #[derive(Debug)]
 pub struct CampaignRunConfig {
@@ -17,7 +17,7 @@ pub struct CampaignRunConfig {
 }
 
 impl CampaignRunArgs {
-    pub fn validate(self) -> Result<CampaignRunConfig, Error> {
+    pub fn validate(self) -> Result<CampaignRunConfig, FlagError> {
         let watch = self.watch.validate()?;
         let mut campaign = Campaign::load(&self.file)?;
         // --out wins over the file's `out` (docs/campaign.md).
@@ -25,7 +25,7 @@ impl CampaignRunArgs {
             campaign.out = out;
         }
         if self.dry_run && self.fresh {
-            return Err(Error::usage(
+            return Err(FlagError::invalid(
                 "--dry-run starts nothing and --fresh moves files: give one of them",
             ));
         }
@@ -60,7 +60,7 @@ pub struct CampaignRestoreConfig {
 
 impl CampaignRestoreArgs {
     /// The campaign file is the one the journal names (its first `campaign-started` line).
-    pub fn validate(self) -> Result<CampaignRestoreConfig, Error> {
+    pub fn validate(self) -> Result<CampaignRestoreConfig, FlagError> {
         let watch = self.watch.validate()?;
         let file = bakeoff_campaign::journal::campaign_file(&self.dir)?;
         let mut campaign = Campaign::load(&file)?;
@@ -96,7 +96,7 @@ pub struct CampaignStatusConfig {
 }
 
 impl CampaignDirArgs {
-    pub fn validate(self) -> Result<CampaignStatusConfig, Error> {
+    pub fn validate(self) -> Result<CampaignStatusConfig, FlagError> {
         Ok(CampaignStatusConfig {
             allow_contaminated: super::allow_contaminated(&self.allow, "campaign status")?,
             dir: self.dir,

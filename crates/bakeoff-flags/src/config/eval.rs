@@ -9,8 +9,8 @@ use bakeoff_suites::throughput::ThroughputOptions;
 use bakeoff_suites::{SuiteChoice, SuiteName, SuiteOptions};
 
 use super::{EndpointConfig, RunNaming, embedded};
+use crate::FlagError;
 use crate::cli::{CompareArgs, LoadSuiteArgs, PreflightArgs, RunArgs};
-use crate::exit::Error;
 
 #[derive(Debug)]
 pub struct PreflightConfig {
@@ -20,15 +20,15 @@ pub struct PreflightConfig {
 }
 
 impl PreflightArgs {
-    pub fn validate(self) -> Result<PreflightConfig, Error> {
+    pub fn validate(self) -> Result<PreflightConfig, FlagError> {
         if self.endpoint.endpoint.is_none() {
-            return Err(Error::usage(
+            return Err(FlagError::invalid(
                 "eval preflight needs --endpoint URL (e.g. http://127.0.0.1:8080)",
             ));
         }
         let endpoint = self.endpoint.validate()?;
         let url = endpoint.url.clone().ok_or_else(|| {
-            Error::usage("eval preflight needs --endpoint URL (e.g. http://127.0.0.1:8080)")
+            FlagError::invalid("eval preflight needs --endpoint URL (e.g. http://127.0.0.1:8080)")
         })?;
         Ok(PreflightConfig {
             endpoint,
@@ -52,7 +52,7 @@ pub struct RunConfig {
 }
 
 impl RunArgs {
-    pub fn validate(self) -> Result<RunConfig, Error> {
+    pub fn validate(self) -> Result<RunConfig, FlagError> {
         // Everything is validated before anything starts or is written.
         // The library reads the list: `all` expanded in its order, repeats once, none refused.
         let suites = SuiteChoice::expand(self.suite.iter().flatten().copied())?;
@@ -74,7 +74,7 @@ impl RunArgs {
 }
 
 /// `--thinking`, `--battery`, `--refusal-battery`, `--limit` and the suites' own flags.
-fn suite_options(a: &RunArgs, endpoint: &EndpointConfig) -> Result<SuiteOptions, Error> {
+fn suite_options(a: &RunArgs, endpoint: &EndpointConfig) -> Result<SuiteOptions, FlagError> {
     if let Some(p) = &a.battery {
         bakeoff_suites::intelligence::load(Some(p))?;
     }
@@ -82,7 +82,7 @@ fn suite_options(a: &RunArgs, endpoint: &EndpointConfig) -> Result<SuiteOptions,
         bakeoff_suites::refusal::load(Some(p))?;
     }
     if a.limit == Some(0) {
-        return Err(Error::usage("--limit must be at least 1"));
+        return Err(FlagError::invalid("--limit must be at least 1"));
     }
     Ok(SuiteOptions {
         thinking: endpoint.thinking,
@@ -96,7 +96,7 @@ fn suite_options(a: &RunArgs, endpoint: &EndpointConfig) -> Result<SuiteOptions,
     })
 }
 
-fn context_options(a: &RunArgs) -> Result<ContextOptions, Error> {
+fn context_options(a: &RunArgs) -> Result<ContextOptions, FlagError> {
     Ok(ContextOptions {
         targets: a
             .context_targets
@@ -115,16 +115,16 @@ fn context_options(a: &RunArgs) -> Result<ContextOptions, Error> {
 }
 
 impl LoadSuiteArgs {
-    fn throughput(&self) -> Result<ThroughputOptions, Error> {
+    fn throughput(&self) -> Result<ThroughputOptions, FlagError> {
         // The same level parser as `bench run --concurrency`.
         let concurrency = bakeoff_load::plan::parse_levels(&self.load_concurrency)
             .ok()
             .filter(|c| !c.is_empty())
             .ok_or_else(|| {
-                Error::usage("--load-concurrency needs levels of at least 1, e.g. 1,2,4")
+                FlagError::invalid("--load-concurrency needs levels of at least 1, e.g. 1,2,4")
             })?;
         if self.load_requests == 0 || self.load_prompt_tokens == 0 || self.load_output_tokens == 0 {
-            return Err(Error::usage(
+            return Err(FlagError::invalid(
                 "--load-requests, --load-prompt-tokens and --load-output-tokens must be at least 1",
             ));
         }
@@ -137,9 +137,9 @@ impl LoadSuiteArgs {
         })
     }
 
-    fn longgen(&self) -> Result<LonggenOptions, Error> {
+    fn longgen(&self) -> Result<LonggenOptions, FlagError> {
         if self.longgen_probes == 0 || self.longgen_tokens == 0 || self.longgen_repeats == 0 {
-            return Err(Error::usage(
+            return Err(FlagError::invalid(
                 "--longgen-probes, --longgen-tokens and --longgen-repeats must be at least 1",
             ));
         }

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use bakeoff_model::KvCacheDtype;
 use bakeoff_plan::kv_report::KvRequest;
 
+use crate::FlagError;
 use crate::cli::{KvArgs, PlanArgs, name_of};
-use crate::exit::Error;
 
 #[derive(Debug)]
 pub struct PlanConfig {
@@ -26,9 +26,9 @@ pub struct PlanConfig {
 }
 
 impl PlanArgs {
-    pub fn validate(self) -> Result<PlanConfig, Error> {
+    pub fn validate(self) -> Result<PlanConfig, FlagError> {
         if !(self.margin.is_finite() && self.margin >= 0.0) {
-            return Err(Error::usage(format!(
+            return Err(FlagError::invalid(format!(
                 "--margin {}: must be a number of GiB, 0 or more; fix: e.g. --margin 2 (0 for no margin)",
                 self.margin
             )));
@@ -57,7 +57,7 @@ impl PlanArgs {
             .gpu
             .map(|g| {
                 u32::try_from(g).map_err(|_| {
-                    Error::usage(format!(
+                    FlagError::invalid(format!(
                         "--gpu {g}: not a GPU index; fix: pass the index nvidia-smi shows (0, 1, …)"
                     ))
                 })
@@ -66,17 +66,17 @@ impl PlanArgs {
         let mut engine_versions = BTreeMap::new();
         for v in &self.engine_versions {
             let (s, ver) = v.split_once('=').ok_or_else(|| {
-                Error::usage(format!("--engine-version {v:?}: write it as SEAT=VERSION"))
+                FlagError::invalid(format!("--engine-version {v:?}: write it as SEAT=VERSION"))
             })?;
             engine_versions.insert(s.to_owned(), ver.to_owned());
         }
         let coexist = match &self.coexist {
             None => None,
             Some(c) => {
-                let (x, y) = c
-                    .split_once(',')
-                    .ok_or_else(|| Error::usage("--coexist takes two seat names: --coexist A,B"))?;
-                let gpu = gpu.ok_or_else(|| Error::usage("--coexist needs --gpu N"))?;
+                let (x, y) = c.split_once(',').ok_or_else(|| {
+                    FlagError::invalid("--coexist takes two seat names: --coexist A,B")
+                })?;
+                let gpu = gpu.ok_or_else(|| FlagError::invalid("--coexist needs --gpu N"))?;
                 Some((x.trim().to_owned(), y.trim().to_owned(), gpu))
             }
         };
@@ -108,7 +108,7 @@ pub struct KvConfig {
 }
 
 impl KvArgs {
-    pub fn validate(self) -> Result<KvConfig, Error> {
+    pub fn validate(self) -> Result<KvConfig, FlagError> {
         // Every numeric flag is checked before anything is read: 0, negative and NaN are refused.
         let max_model_len = self
             .max_model_len
@@ -177,20 +177,20 @@ impl KvArgs {
 }
 
 /// A whole-number flag that must be 1 or more: one line naming the flag and the fix.
-fn at_least_one(flag: &str, v: i64, fix: &str) -> Result<u64, Error> {
+fn at_least_one(flag: &str, v: i64, fix: &str) -> Result<u64, FlagError> {
     u64::try_from(v).ok().filter(|v| *v >= 1).ok_or_else(|| {
-        Error::usage(format!(
+        FlagError::invalid(format!(
             "{flag} {v}: must be a whole number, 1 or more; fix: {fix}"
         ))
     })
 }
 
 /// A GiB flag that must be a finite number above 0.
-fn positive_gib(flag: &str, v: f64, fix: &str) -> Result<f64, Error> {
+fn positive_gib(flag: &str, v: f64, fix: &str) -> Result<f64, FlagError> {
     if v.is_finite() && v > 0.0 {
         Ok(v)
     } else {
-        Err(Error::usage(format!(
+        Err(FlagError::invalid(format!(
             "{flag} {v}: must be a number of GiB above 0; fix: {fix}"
         )))
     }

@@ -4,8 +4,8 @@ use bakeoff_client::EndpointUrl;
 use bakeoff_suites::damage::{Prompt, prompts};
 
 use super::{EndpointConfig, RunNaming, client, request_timeouts, whole_secs};
+use crate::FlagError;
 use crate::cli::DamageArgs;
-use crate::exit::Error;
 
 #[derive(Debug)]
 pub struct DamageConfig {
@@ -26,15 +26,15 @@ pub struct DamageConfig {
 }
 
 impl DamageArgs {
-    pub fn validate(self) -> Result<DamageConfig, Error> {
+    pub fn validate(self) -> Result<DamageConfig, FlagError> {
         if self.tokens > 4096 {
-            return Err(Error::usage(format!(
+            return Err(FlagError::invalid(format!(
                 "--tokens {} is more than 4096: damage along the reply costs a request per position on some engines; give at most 4096",
                 self.tokens
             )));
         }
         if self.top_k == 0 {
-            return Err(Error::usage(
+            return Err(FlagError::invalid(
                 "--top-k must be at least 1 (the first token's alternatives to compare)",
             ));
         }
@@ -53,7 +53,7 @@ impl DamageArgs {
             &self.reference_model,
             self.reference_api_key_env.as_deref(),
         )
-        .map_err(|e| Error::usage(format!("--reference: {e}")))?;
+        .map_err(|e| FlagError::invalid(format!("--reference: {e}")))?;
         let prompt_set = prompts::load(self.prompts.as_deref())?;
         let prompts_source = match &self.prompts {
             Some(p) => p.display().to_string(),

@@ -5,8 +5,8 @@ use bakeoff_suites::adapter::AdapterOptions;
 use bakeoff_suites::damage::{Prompt, prompts};
 
 use super::{EndpointConfig, RunNaming, client, request_timeouts, whole_secs};
+use crate::FlagError;
 use crate::cli::AdapterArgs;
-use crate::exit::Error;
 
 #[derive(Debug)]
 pub struct AdapterConfig {
@@ -24,20 +24,20 @@ pub struct AdapterConfig {
 }
 
 impl AdapterArgs {
-    pub fn validate(self) -> Result<AdapterConfig, Error> {
+    pub fn validate(self) -> Result<AdapterConfig, FlagError> {
         if self.adapter.trim().is_empty() {
-            return Err(Error::usage(
+            return Err(FlagError::invalid(
                 "--adapter is empty: give the adapter's model id (vLLM) or its id, path or file \
                  name as llama.cpp's GET /lora-adapters lists it",
             ));
         }
         if self.top_k == 0 {
-            return Err(Error::usage(
+            return Err(FlagError::invalid(
                 "--top-k must be at least 1 (the first token's alternatives to compare)",
             ));
         }
         if self.max_tokens == 0 {
-            return Err(Error::usage("--max-tokens must be at least 1"));
+            return Err(FlagError::invalid("--max-tokens must be at least 1"));
         }
         // The endpoint checks every command shares, so keys, timeouts and the preflight are
         // checked (and worded) the one way.

@@ -6,8 +6,8 @@ use bakeoff_client::tls::{Tls, TlsOptions};
 use bakeoff_client::{ApiKey, Client, ClientOptions, EndpointUrl, Timeouts};
 use bakeoff_suites::{PreflightOptions, ThinkingMode};
 
+use crate::FlagError;
 use crate::cli::{EndpointArgs, TlsArgs};
-use crate::exit::Error;
 
 /// The endpoint to measure and how to talk to it.
 #[derive(Debug, Clone)]
@@ -20,7 +20,7 @@ pub struct EndpointConfig {
 }
 
 impl EndpointArgs {
-    pub fn validate(self) -> Result<EndpointConfig, Error> {
+    pub fn validate(self) -> Result<EndpointConfig, FlagError> {
         let url = url(self.endpoint.as_deref())?;
         let timeouts = Timeouts {
             connect: whole_secs("--connect-timeout", self.connect_timeout)?,
@@ -31,7 +31,7 @@ impl EndpointArgs {
         let ready_timeout = whole_secs("--ready-timeout", self.ready_timeout)?;
         let client = client(timeouts, self.api_key_env.as_deref(), &self.tls)?;
         if self.max_model_len == Some(0) {
-            return Err(Error::usage(
+            return Err(FlagError::invalid(
                 "--max-model-len must be a positive token count",
             ));
         }
@@ -50,7 +50,7 @@ impl EndpointArgs {
 }
 
 /// `--endpoint URL` (absent: the embedded default).
-fn url(endpoint: Option<&str>) -> Result<Option<EndpointUrl>, Error> {
+fn url(endpoint: Option<&str>) -> Result<Option<EndpointUrl>, FlagError> {
     Ok(endpoint.map(EndpointUrl::parse).transpose()?)
 }
 
@@ -61,9 +61,9 @@ pub fn client(
     timeouts: Timeouts,
     api_key_env: Option<&str>,
     tls: &TlsArgs,
-) -> Result<ClientOptions, Error> {
+) -> Result<ClientOptions, FlagError> {
     if tls.insecure && tls.ca_cert.is_some() {
-        return Err(Error::usage(
+        return Err(FlagError::invalid(
             "--insecure and --ca-cert contradict each other: --ca-cert verifies against that CA, --insecure verifies nothing; give one",
         ));
     }
@@ -81,7 +81,7 @@ pub fn client(
 /// The timeouts of a command whose one timeout flag is `--request-timeout` (`eval damage`,
 /// `eval adapter`): the others keep their defaults, the first byte due no later than the whole
 /// request.
-pub fn request_timeouts(request_timeout: u64) -> Result<Timeouts, Error> {
+pub fn request_timeouts(request_timeout: u64) -> Result<Timeouts, FlagError> {
     let total = whole_secs("--request-timeout", request_timeout)?;
     let d = Timeouts::default();
     Ok(Timeouts {
@@ -92,9 +92,11 @@ pub fn request_timeouts(request_timeout: u64) -> Result<Timeouts, Error> {
 }
 
 /// A whole-seconds flag that must be 1 or more.
-pub fn whole_secs(flag: &str, v: u64) -> Result<Duration, Error> {
+pub fn whole_secs(flag: &str, v: u64) -> Result<Duration, FlagError> {
     if v == 0 {
-        return Err(Error::usage(format!("{flag} must be at least 1 second")));
+        return Err(FlagError::invalid(format!(
+            "{flag} must be at least 1 second"
+        )));
     }
     Ok(Duration::from_secs(v))
 }
@@ -107,8 +109,9 @@ impl EndpointConfig {
         url: &str,
         model: Option<String>,
         api_key_env: Option<&str>,
-    ) -> Result<EndpointConfig, Error> {
-        let url = EndpointUrl::parse(url).map_err(|e| Error::usage(format!("--versus: {e}")))?;
+    ) -> Result<EndpointConfig, FlagError> {
+        let url =
+            EndpointUrl::parse(url).map_err(|e| FlagError::invalid(format!("--versus: {e}")))?;
         let mut c = self.clone();
         c.url = Some(url);
         c.preflight.model = model;
@@ -126,7 +129,7 @@ impl EndpointConfig {
         model: Option<String>,
         client: ClientOptions,
         ready_timeout: Duration,
-    ) -> Result<(EndpointUrl, Self), Error> {
+    ) -> Result<(EndpointUrl, Self), FlagError> {
         let url = EndpointUrl::parse(url)?;
         let c = EndpointConfig {
             url: Some(url.clone()),
@@ -143,14 +146,14 @@ impl EndpointConfig {
     }
 
     /// A client for `url` (the given endpoint, or the embedded default's).
-    pub fn client_for(&self, url: EndpointUrl) -> Result<Client, Error> {
-        Client::try_new(url, self.client.clone()).map_err(Error::internal)
+    pub fn client_for(&self, url: EndpointUrl) -> Result<Client, FlagError> {
+        Client::try_new(url, self.client.clone()).map_err(FlagError::Client)
     }
 }
 
 /// The API key: `--api-key-env NAME` names the variable; otherwise `BAKEOFF_API_KEY`. The value
 /// goes only into the Authorization header.
-fn api_key(api_key_env: Option<&str>) -> Result<Option<ApiKey>, Error> {
+fn api_key(api_key_env: Option<&str>) -> Result<Option<ApiKey>, FlagError> {
     match api_key_env {
         Some(name) => key_from_env(name, "--api-key-env").map(Some),
         None => Ok(std::env::var("BAKEOFF_API_KEY").ok().and_then(ApiKey::new)),
@@ -158,14 +161,14 @@ fn api_key(api_key_env: Option<&str>) -> Result<Option<ApiKey>, Error> {
 }
 
 /// The key in environment variable `name`, named by `flag`.
-fn key_from_env(name: &str, flag: &str) -> Result<ApiKey, Error> {
+fn key_from_env(name: &str, flag: &str) -> Result<ApiKey, FlagError> {
     match std::env::var(name) {
         Ok(v) => ApiKey::new(v).ok_or_else(|| {
-            Error::usage(format!(
+            FlagError::invalid(format!(
                 "environment variable {name} (from {flag}) is empty"
             ))
         }),
-        Err(_) => Err(Error::usage(format!(
+        Err(_) => Err(FlagError::invalid(format!(
             "environment variable {name} (from {flag}) is not set; export it or drop the flag"
         ))),
     }

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use bakeoff_seats::WatchOptions;
 
+use crate::FlagError;
 use crate::cli::{SeatSwapArgs, SeatUpArgs, SeatWatchArgs, WatchArgs, WatchTimingArgs};
-use crate::exit::Error;
 
 /// Where failure artifacts go without `--out`, relative to the working directory (as `eval run
 /// --out results`; the clap default of `--out` is the same): never into the directory of the
@@ -34,9 +34,11 @@ impl Default for WatchConfig {
 }
 
 impl WatchTimingArgs {
-    pub fn validate(self) -> Result<WatchOptions, Error> {
+    pub fn validate(self) -> Result<WatchOptions, FlagError> {
         if self.crash_loop_restarts == 0 {
-            return Err(Error::usage("--crash-loop-restarts must be at least 1"));
+            return Err(FlagError::invalid(
+                "--crash-loop-restarts must be at least 1",
+            ));
         }
         Ok(WatchOptions {
             silence_timeout: secs("--silence-timeout", self.silence_timeout)?,
@@ -55,7 +57,7 @@ impl WatchTimingArgs {
 }
 
 impl WatchArgs {
-    pub fn validate(self) -> Result<WatchConfig, Error> {
+    pub fn validate(self) -> Result<WatchConfig, FlagError> {
         Ok(WatchConfig {
             options: self.timing.validate()?,
             out: self.out,
@@ -66,16 +68,17 @@ impl WatchArgs {
 
 /// A size as the fleet file's `memory` takes it: bytes, or with a suffix `k`, `m`, `g` (an
 /// optional `b` after it), binary multiples.
-pub(crate) fn size(name: &str, v: &str) -> Result<u64, Error> {
-    bakeoff_seats::fleet::parse_size(v)
-        .ok_or_else(|| Error::usage(format!("{name} {v:?} is not a size: use bytes or 512m, 1g")))
+pub(crate) fn size(name: &str, v: &str) -> Result<u64, FlagError> {
+    bakeoff_seats::fleet::parse_size(v).ok_or_else(|| {
+        FlagError::invalid(format!("{name} {v:?} is not a size: use bytes or 512m, 1g"))
+    })
 }
 
-pub(crate) fn secs(name: &str, v: f64) -> Result<Duration, Error> {
+pub(crate) fn secs(name: &str, v: f64) -> Result<Duration, FlagError> {
     // try_from: a huge value (1e20) would panic in from_secs_f64.
     match Duration::try_from_secs_f64(v) {
         Ok(d) if v.is_finite() && v > 0.0 => Ok(d),
-        _ => Err(Error::usage(format!(
+        _ => Err(FlagError::invalid(format!(
             "{name} {v} must be a positive number of seconds (at most about 1.8e19)"
         ))),
     }
@@ -96,7 +99,7 @@ pub struct SeatUpConfig {
 }
 
 impl SeatUpArgs {
-    pub fn validate(self) -> Result<SeatUpConfig, Error> {
+    pub fn validate(self) -> Result<SeatUpConfig, FlagError> {
         Ok(SeatUpConfig {
             fleet: self.fleet.fleet,
             seats: self.seats,
@@ -116,7 +119,7 @@ pub struct SeatWatchConfig {
 }
 
 impl SeatWatchArgs {
-    pub fn validate(self) -> Result<SeatWatchConfig, Error> {
+    pub fn validate(self) -> Result<SeatWatchConfig, FlagError> {
         Ok(SeatWatchConfig {
             fleet: self.fleet.fleet,
             seat: self.seat,
@@ -135,7 +138,7 @@ pub struct SeatSwapConfig {
 }
 
 impl SeatSwapArgs {
-    pub fn validate(self) -> Result<SeatSwapConfig, Error> {
+    pub fn validate(self) -> Result<SeatSwapConfig, FlagError> {
         Ok(SeatSwapConfig {
             fleet: self.fleet.fleet,
             old: self.old,

@@ -6,8 +6,8 @@ use bakeoff_report::evidence::VerdictKind;
 use bakeoff_report::logbook::DEFAULT_MARKERS;
 use chrono::NaiveDate;
 
+use crate::FlagError;
 use crate::cli::{LogAddArgs, LogArchiveArgs, ReportArgs, RetractArgs, VerdictArgs};
-use crate::exit::Error;
 
 #[derive(Debug)]
 pub struct ReportConfig {
@@ -27,7 +27,7 @@ pub struct ReportFiles {
 }
 
 impl ReportArgs {
-    pub fn validate(self) -> Result<ReportConfig, Error> {
+    pub fn validate(self) -> Result<ReportConfig, FlagError> {
         let files = (!self.no_files).then(|| ReportFiles {
             markdown: self
                 .markdown
@@ -56,11 +56,13 @@ pub struct VerdictConfig {
 }
 
 impl VerdictArgs {
-    pub fn validate(self) -> Result<VerdictConfig, Error> {
+    pub fn validate(self) -> Result<VerdictConfig, FlagError> {
         let verdict = VerdictKind::from(self.verdict);
         let reason = self.reason.trim().to_string();
         if reason.is_empty() {
-            return Err(Error::usage("--reason is empty: say why, it is the record"));
+            return Err(FlagError::invalid(
+                "--reason is empty: say why, it is the record",
+            ));
         }
         Ok(VerdictConfig {
             slug: self.slug,
@@ -82,7 +84,7 @@ pub struct RetractConfig {
 }
 
 impl RetractArgs {
-    pub fn validate(self) -> Result<RetractConfig, Error> {
+    pub fn validate(self) -> Result<RetractConfig, FlagError> {
         Ok(RetractConfig {
             artifact: self.artifact,
             reason: self.reason,
@@ -110,7 +112,7 @@ pub struct LogAddConfig {
 }
 
 impl LogAddArgs {
-    pub fn validate(self) -> Result<LogAddConfig, Error> {
+    pub fn validate(self) -> Result<LogAddConfig, FlagError> {
         let body = match self.body_file {
             Some(p) if p.as_os_str() == "-" => BodySource::Stdin,
             Some(p) => BodySource::File(p),
@@ -139,7 +141,7 @@ pub struct LogArchiveConfig {
 }
 
 impl LogArchiveArgs {
-    pub fn validate(self) -> Result<LogArchiveConfig, Error> {
+    pub fn validate(self) -> Result<LogArchiveConfig, FlagError> {
         let markers = if self.marker.is_empty() {
             default_markers()
         } else {
@@ -160,10 +162,10 @@ pub fn default_markers() -> Vec<String> {
 }
 
 /// A `YYYY-MM-DD` flag; absent: today (UTC).
-fn date(s: Option<&str>, flag: &str) -> Result<NaiveDate, Error> {
+fn date(s: Option<&str>, flag: &str) -> Result<NaiveDate, FlagError> {
     match s {
         None => Ok(chrono::Utc::now().date_naive()),
         Some(s) => NaiveDate::parse_from_str(s, "%Y-%m-%d")
-            .map_err(|_| Error::usage(format!("{flag} {s:?} is not a date; use YYYY-MM-DD"))),
+            .map_err(|_| FlagError::invalid(format!("{flag} {s:?} is not a date; use YYYY-MM-DD"))),
     }
 }

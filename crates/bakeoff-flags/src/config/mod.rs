@@ -31,12 +31,12 @@ pub use seat_monitor::*;
 
 use bakeoff_local::embedded::Embedded;
 
-use crate::exit::Error;
+use crate::FlagError;
 
 /// The embedded default's llama-server `-c` and `-np` (`--local-ctx`, `--local-parallel`).
-pub fn embedded(ctx: u32, parallel: u32) -> Result<Embedded, Error> {
+pub fn embedded(ctx: u32, parallel: u32) -> Result<Embedded, FlagError> {
     if ctx == 0 || parallel == 0 {
-        return Err(Error::usage(
+        return Err(FlagError::invalid(
             "--local-ctx and --local-parallel must be positive",
         ));
     }
@@ -55,7 +55,7 @@ pub struct RunNaming {
 }
 
 impl RunNaming {
-    pub fn new(a: crate::cli::NamingArgs) -> Result<Self, Error> {
+    pub fn new(a: crate::cli::NamingArgs) -> Result<Self, FlagError> {
         Ok(Self {
             out: a.out,
             slug: slug(a.slug)?,
@@ -67,7 +67,7 @@ impl RunNaming {
 }
 
 /// `--slug`, checked: it names files.
-pub fn slug(s: Option<String>) -> Result<Option<String>, Error> {
+pub fn slug(s: Option<String>) -> Result<Option<String>, FlagError> {
     if let Some(s) = &s {
         bakeoff_artifact::slug::validate_slug(s)?;
     }

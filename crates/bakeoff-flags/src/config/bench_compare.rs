@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
+use crate::FlagError;
 use crate::cli::{BenchCompareArgs, Sweep};
-use crate::exit::Error;
 
 #[derive(Debug)]
 pub struct BenchCompareConfig {
@@ -16,7 +16,7 @@ pub struct BenchCompareConfig {
 }
 
 impl BenchCompareArgs {
-    pub fn validate(self) -> Result<BenchCompareConfig, Error> {
+    pub fn validate(self) -> Result<BenchCompareConfig, FlagError> {
         Ok(BenchCompareConfig {
             allow_contaminated: super::allow_contaminated(&self.allow, "bench compare")?,
             a: self.a,

@@ -5,8 +5,8 @@
 
 use bakeoff_report::compare::Confound;
 
+use crate::FlagError;
 use crate::cli::{Allow, name_of};
-use crate::exit::Error;
 
 /// `eval compare --allow`: the differences the comparison may give a verdict across (blank list
 /// items skipped).
@@ -15,13 +15,13 @@ pub fn confounds(allow: &[Option<Allow>]) -> Vec<Confound> {
 }
 
 /// `--allow` of a command that can allow only `contaminated`: whether it was given.
-pub fn allow_contaminated(allow: &[Option<Allow>], command: &str) -> Result<bool, Error> {
+pub fn allow_contaminated(allow: &[Option<Allow>], command: &str) -> Result<bool, FlagError> {
     let mut yes = false;
     for a in allow.iter().flatten() {
         match a {
             Allow::Contaminated => yes = true,
             other => {
-                return Err(Error::usage(format!(
+                return Err(FlagError::invalid(format!(
                     "--allow {} is not something {command} can allow; use contaminated",
                     name_of(other)
                 )));

@@ -7,8 +7,8 @@ use bakeoff_load::{Arrival, LengthSpec, LoadPlan, Mode, PinPolicy, Slo, StepBoun
 use bakeoff_local::embedded::Embedded;
 
 use super::{EndpointConfig, RunNaming, embedded};
+use crate::FlagError;
 use crate::cli::{BenchCalibrateArgs, BenchRunArgs};
-use crate::exit::Error;
 
 #[derive(Debug)]
 pub struct BenchRunConfig {
@@ -30,7 +30,7 @@ pub struct BenchRunConfig {
 }
 
 impl BenchRunArgs {
-    pub fn validate(self) -> Result<BenchRunConfig, Error> {
+    pub fn validate(self) -> Result<BenchRunConfig, FlagError> {
         let naming = RunNaming::new(self.naming.clone())?;
         let local = embedded(self.local_ctx, self.local_parallel)?;
         // The levels, lengths and SLO are checked before anything starts.
@@ -45,7 +45,7 @@ impl BenchRunArgs {
             None => None,
         };
         if versus.is_some() && plan.find_capacity.is_some() {
-            return Err(Error::usage(bakeoff_load::runner::VERSUS_NO_SEARCH));
+            return Err(FlagError::invalid(bakeoff_load::runner::VERSUS_NO_SEARCH));
         }
         let allow_contaminated = super::allow_contaminated(&self.allow, "bench run")?;
         Ok(BenchRunConfig {
@@ -62,7 +62,7 @@ impl BenchRunArgs {
     }
 }
 
-fn plan(a: &BenchRunArgs) -> Result<LoadPlan, Error> {
+fn plan(a: &BenchRunArgs) -> Result<LoadPlan, FlagError> {
     let mut p = LoadPlan::new("");
     p.mode = match &a.rate {
         Some(r) => Mode::Open {
@@ -75,18 +75,18 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, Error> {
             concurrency: bakeoff_load::plan::parse_levels(&a.concurrency)?,
         },
     };
-    let duration = match a.duration {
-        Some(d) if !(d.is_finite() && d > 0.0) => {
-            return Err(Error::usage(
-                "--duration must be a positive number of seconds",
-            ));
-        }
-        Some(d) => Some(
-            Duration::try_from_secs_f64(d)
-                .map_err(|_| Error::usage("--duration must be a positive number of seconds"))?,
-        ),
-        None => None,
-    };
+    let duration =
+        match a.duration {
+            Some(d) if !(d.is_finite() && d > 0.0) => {
+                return Err(FlagError::invalid(
+                    "--duration must be a positive number of seconds",
+                ));
+            }
+            Some(d) => Some(Duration::try_from_secs_f64(d).map_err(|_| {
+                FlagError::invalid("--duration must be a positive number of seconds")
+            })?),
+            None => None,
+        };
     // Neither bound given: 32 requests per step.
     let requests = a
         .requests
@@ -128,9 +128,9 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, Error> {
 
 /// `--burstiness` (open loop), `--ramp-up`, `--cancel-rate`, `--gauge-interval`
 /// (docs/metrics.md, "Load shapes" and "Engine gauges through a step"); the plan checks ranges.
-fn shapes(a: &BenchRunArgs, p: &mut LoadPlan) -> Result<(), Error> {
+fn shapes(a: &BenchRunArgs, p: &mut LoadPlan) -> Result<(), FlagError> {
     if a.burstiness.is_some() && a.rate.is_none() {
-        return Err(Error::usage(
+        return Err(FlagError::invalid(
             "--burstiness shapes open-loop arrivals: give --rate R --arrival gamma",
         ));
     }
@@ -138,7 +138,9 @@ fn shapes(a: &BenchRunArgs, p: &mut LoadPlan) -> Result<(), Error> {
         Duration::try_from_secs_f64(v)
             .ok()
             .filter(|_| v.is_finite())
-            .ok_or_else(|| Error::usage(format!("{flag} must be a number of seconds, 0 or more")))
+            .ok_or_else(|| {
+                FlagError::invalid(format!("{flag} must be a number of seconds, 0 or more"))
+            })
     };
     p.ramp_up = a.ramp_up.map(|r| secs(r, "--ramp-up")).transpose()?;
     p.cancel_rate = a.cancel_rate.unwrap_or(0.0);
@@ -148,16 +150,18 @@ fn shapes(a: &BenchRunArgs, p: &mut LoadPlan) -> Result<(), Error> {
 }
 
 /// `--multi-turn`, `--trace`, `--prompts-sharegpt` (docs/metrics.md, "Workloads").
-fn workload(a: &BenchRunArgs) -> Result<bakeoff_load::Workload, Error> {
+fn workload(a: &BenchRunArgs) -> Result<bakeoff_load::Workload, FlagError> {
     use bakeoff_load::workload::{MultiTurn, ShareGpt, Trace, TraceReplay, Workload};
     use std::sync::Arc;
     if a.system_prompt_tokens.is_some() && a.multi_turn.is_none() {
-        return Err(Error::usage(
+        return Err(FlagError::invalid(
             "--system-prompt-tokens is the shared system prompt of --multi-turn conversations: add --multi-turn TURNS",
         ));
     }
     if a.trace_speedup.is_some() && a.trace.is_none() {
-        return Err(Error::usage("--trace-speedup needs --trace FILE.jsonl"));
+        return Err(FlagError::invalid(
+            "--trace-speedup needs --trace FILE.jsonl",
+        ));
     }
     let sharegpt = match &a.prompts_sharegpt {
         Some(path) => Some(Arc::new(ShareGpt::load(path)?)),
@@ -187,12 +191,14 @@ pub struct CalibrateConfig {
 }
 
 impl BenchCalibrateArgs {
-    pub fn validate(self) -> Result<CalibrateConfig, Error> {
+    pub fn validate(self) -> Result<CalibrateConfig, FlagError> {
         let phase = Duration::try_from_secs_f64(self.seconds)
             .ok()
             .filter(|_| self.seconds.is_finite() && self.seconds > 0.0);
         let (Some(phase), true) = (phase, self.streams > 0) else {
-            return Err(Error::usage("--seconds and --streams must be positive"));
+            return Err(FlagError::invalid(
+                "--seconds and --streams must be positive",
+            ));
         };
         Ok(CalibrateConfig {
             options: CalibrationOptions {
