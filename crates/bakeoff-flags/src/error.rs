@@ -2,6 +2,8 @@
 //! each variant into an exit code: the operator's input is 2, except where a wrapped library
 //! error says otherwise (a load engine's internal failure, a campaign's I/O).
 
+use std::path::PathBuf;
+
 use bakeoff_artifact::slug::BadSlug;
 use bakeoff_campaign::CampaignError;
 use bakeoff_client::UrlError;
@@ -27,6 +29,20 @@ pub enum FlagError {
     /// operator's input.
     #[error("{0}")]
     Client(#[source] bakeoff_client::ClientBuildError),
+    /// `log add --body-file -`: standard input could not be read.
+    #[error("cannot read the body from stdin: {0}")]
+    BodyStdin(#[source] std::io::Error),
+    #[error("cannot read --body-file {} ({source}): pass an existing file, or - for stdin", path.display())]
+    BodyFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `kv --log FILE`.
+    #[error("{}: cannot read the log ({source})", path.display())]
+    EngineLog {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     // A flag's value, or a file it names, parsed by the library that owns it.
     #[error(transparent)]
     Load(#[from] LoadError),

@@ -30,6 +30,33 @@ pub enum RegistryError {
     },
 }
 
+/// A verdict named a candidate the directory holds no artifact of (the operator's input).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no artifact for candidate {slug:?} under {} ({}); give the slug of an artifact there, or --out DIR",
+    dir.display(),
+    held(candidates)
+)]
+pub struct NoArtifactFor {
+    pub slug: String,
+    pub dir: PathBuf,
+    /// The slugs the directory does hold, for the operator to pick from.
+    pub candidates: Vec<String>,
+}
+
+/// The slugs an artifact's directory holds, said in words; slugs come from artifacts' files,
+/// so they are escaped.
+fn held(candidates: &[String]) -> String {
+    if candidates.is_empty() {
+        "it holds none".to_string()
+    } else {
+        format!(
+            "candidates there: {}",
+            crate::escape::for_terminal(&candidates.join(", "), 500)
+        )
+    }
+}
+
 /// One artifact file and what the registry knows about it.
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -103,20 +130,25 @@ impl Registry {
     }
 
     /// What a verdict on `slug` is scoped by: its newest counted artifact (else its newest,
-    /// when every one is retracted) and the names of the counted ones; `None`: no artifact.
-    pub fn verdict_basis(&self, slug: &str) -> Option<(&Entry, Vec<String>)> {
+    /// when every one is retracted) and the names of the counted ones.
+    pub fn verdict_basis(&self, slug: &str) -> Result<(&Entry, Vec<String>), NoArtifactFor> {
         let entries: Vec<&Entry> = self.entries_of(slug).collect();
         let newest = entries
             .iter()
             .rev()
             .find(|e| !e.is_retracted())
-            .or(entries.last())?;
+            .or(entries.last())
+            .ok_or_else(|| NoArtifactFor {
+                slug: slug.to_string(),
+                dir: self.dir.clone(),
+                candidates: self.slugs(),
+            })?;
         let counted = entries
             .iter()
             .filter(|e| !e.is_retracted())
             .map(|e| e.name.clone())
             .collect();
-        Some((newest, counted))
+        Ok((newest, counted))
     }
 }
 

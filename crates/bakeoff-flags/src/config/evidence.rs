@@ -100,6 +100,27 @@ pub enum BodySource {
     File(PathBuf),
 }
 
+impl BodySource {
+    /// The body's text: as given, or read from stdin or `--body-file`'s file.
+    pub fn read(&self) -> Result<String, FlagError> {
+        match self {
+            BodySource::Stdin => {
+                let mut s = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+                    .map_err(FlagError::BodyStdin)?;
+                Ok(s)
+            }
+            BodySource::File(p) => {
+                std::fs::read_to_string(p).map_err(|source| FlagError::BodyFile {
+                    path: p.clone(),
+                    source,
+                })
+            }
+            BodySource::Text(t) => Ok(t.clone()),
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct LogAddConfig {
     pub dir: PathBuf,

@@ -107,6 +107,21 @@ pub struct KvConfig {
     pub json: bool,
 }
 
+impl KvConfig {
+    /// `--log FILE`'s text, when one is given.
+    pub fn read_log(&self) -> Result<Option<String>, FlagError> {
+        self.log
+            .as_ref()
+            .map(|p| {
+                std::fs::read_to_string(p).map_err(|source| FlagError::EngineLog {
+                    path: p.clone(),
+                    source,
+                })
+            })
+            .transpose()
+    }
+}
+
 impl KvArgs {
     pub fn validate(self) -> Result<KvConfig, FlagError> {
         // Every numeric flag is checked before anything is read: 0, negative and NaN are refused.

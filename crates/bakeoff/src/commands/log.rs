@@ -1,14 +1,12 @@
 //! `bakeoff log add|list|archive`: the operator logbook.
 
-use std::io::Read as _;
-
 use bakeoff_report::escape::for_terminal;
 use bakeoff_report::logbook::{self, NewEntry};
 use bakeoff_report::logbook_text;
 
 use crate::exit::{Error, Exit};
 use bakeoff_flags::cli::{LogCommand, LogDirArgs};
-use bakeoff_flags::config::{BodySource, LogAddConfig, LogArchiveConfig, default_markers};
+use bakeoff_flags::config::{LogAddConfig, LogArchiveConfig, default_markers};
 
 pub fn run(c: LogCommand) -> Result<Exit, Error> {
     match c {
@@ -19,22 +17,7 @@ pub fn run(c: LogCommand) -> Result<Exit, Error> {
 }
 
 fn add(a: LogAddConfig) -> Result<Exit, Error> {
-    let body = match &a.body {
-        BodySource::Stdin => {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| Error::usage(format!("cannot read the body from stdin: {e}")))?;
-            s
-        }
-        BodySource::File(p) => std::fs::read_to_string(p).map_err(|e| {
-            Error::usage(format!(
-                "cannot read --body-file {} ({e}): pass an existing file, or - for stdin",
-                p.display()
-            ))
-        })?,
-        BodySource::Text(t) => t.clone(),
-    };
+    let body = a.body.read()?;
     let n = NewEntry {
         date: a.date,
         title: a.title.clone(),

@@ -52,12 +52,9 @@ pub async fn run(a: PlanConfig) -> Result<Exit, Error> {
 }
 
 pub fn kv(cfg: KvConfig) -> Result<Exit, Error> {
+    let log = cfg.read_log()?;
     let mut req = cfg.request;
-    if let Some(p) = &cfg.log {
-        let text = std::fs::read_to_string(p)
-            .map_err(|e| Error::usage(format!("{}: cannot read the log ({e})", p.display())))?;
-        req.log = Some(parse_engine_log(&text));
-    }
+    req.log = log.as_deref().map(parse_engine_log);
     let r = kv_report(&req)?;
     if cfg.json {
         println!(

@@ -1,7 +1,6 @@
 //! `bakeoff verdict SLUG VERDICT --reason …`: the operator's verdict, scoped to the tested
 //! configuration, stored beside the artifacts as DIR/<slug>.verdict.json.
 
-use bakeoff_report::escape::for_terminal;
 use bakeoff_report::evidence::{Scope, VerdictEntry, set_verdict};
 use bakeoff_report::{evidence_text, registry};
 
@@ -10,19 +9,7 @@ use bakeoff_flags::config::VerdictConfig;
 
 pub fn run(a: VerdictConfig) -> Result<Exit, Error> {
     let reg = registry::load(&a.dir)?;
-    let Some((newest, counted)) = reg.verdict_basis(&a.slug) else {
-        let slugs = reg.slugs();
-        return Err(Error::usage(format!(
-            "no artifact for candidate {:?} under {} ({}); give the slug of an artifact there, or --out DIR",
-            a.slug,
-            a.dir.display(),
-            if slugs.is_empty() {
-                "it holds none".to_string()
-            } else {
-                format!("candidates there: {}", for_terminal(&slugs.join(", "), 500))
-            }
-        )));
-    };
+    let (newest, counted) = reg.verdict_basis(&a.slug)?;
     let entry = VerdictEntry {
         verdict: a.verdict,
         reason: a.reason.clone(),

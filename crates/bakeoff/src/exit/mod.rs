@@ -17,6 +17,7 @@ use bakeoff_client::adapter::AdapterError;
 use bakeoff_flags::FlagError;
 use bakeoff_kube::KubeError;
 use bakeoff_load::LoadError;
+use bakeoff_load::sweep_input::SweepInputError;
 use bakeoff_local::LocalError;
 use bakeoff_model::ModelError;
 use bakeoff_monitor::MonitorError;
@@ -25,7 +26,7 @@ use bakeoff_plan::kv_report::KvError;
 use bakeoff_report::csv_export::CsvError;
 use bakeoff_report::evidence::EvidenceError;
 use bakeoff_report::logbook::LogbookError;
-use bakeoff_report::registry::RegistryError;
+use bakeoff_report::registry::{NoArtifactFor, RegistryError};
 use bakeoff_report::views::ViewError;
 use bakeoff_seats::OpsError;
 use bakeoff_seats::fleet::{FleetError, UnknownSeat};
@@ -110,6 +111,9 @@ pub enum Error {
     View(#[from] ViewError),
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// A verdict on a candidate the directory holds no artifact of (exit 2).
+    #[error(transparent)]
+    NoArtifact(#[from] NoArtifactFor),
     #[error(transparent)]
     Csv(#[from] CsvError),
     #[error(transparent)]
@@ -124,6 +128,9 @@ pub enum Error {
     Kv(#[from] KvError),
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// The artifacts `bench compare` was given.
+    #[error(transparent)]
+    SweepInput(#[from] SweepInputError),
     #[error(transparent)]
     Campaign(#[from] CampaignError),
     #[error(transparent)]
@@ -221,6 +228,10 @@ impl Error {
                 _ => USAGE,
             },
             Error::Load(e) => load_code(e),
+            Error::SweepInput(e) => match e {
+                SweepInputError::Store(s) => store_code(s),
+                SweepInputError::NoSweep { .. } => USAGE,
+            },
             Error::Campaign(e) => campaign_code(e),
             Error::Adapter(e) => match e {
                 AdapterRunError::InterruptedInPreflight | AdapterRunError::Unfit { .. } => FAILED,
@@ -238,7 +249,7 @@ impl Error {
                 BenchError::Store(s) => store_code(s),
             },
             // A flag's value or a file the operator named, parsed by the library.
-            Error::UnknownSeat(_) | Error::Url(_) => USAGE,
+            Error::UnknownSeat(_) | Error::Url(_) | Error::NoArtifact(_) => USAGE,
             // The embedded default could not be had: checked, and it failed.
             Error::Local(_) => FAILED,
             Error::Gateway(e) => match e {
@@ -291,6 +302,9 @@ fn flag_code(e: &FlagError) -> i32 {
         FlagError::Load(l) => load_code(l),
         FlagError::Campaign(c) => campaign_code(c),
         FlagError::Invalid(_)
+        | FlagError::BodyStdin(_)
+        | FlagError::BodyFile { .. }
+        | FlagError::EngineLog { .. }
         | FlagError::Trace(_)
         | FlagError::Url(_)
         | FlagError::Tls(_)

@@ -1,4 +1,6 @@
 use super::*;
+use bakeoff_load::sweep_input::SweepInputError;
+use bakeoff_report::registry::NoArtifactFor;
 use bakeoff_seats::hooks::PreStartRefusal;
 use bakeoff_suites::damage::PromptsError;
 use bakeoff_suites::{intelligence, refusal};
@@ -222,4 +224,43 @@ fn a_url_or_tls_flag_is_usage_and_the_embedded_default_failed() {
     let local = Error::from(LocalError::Provision("no network".into()));
     assert_eq!(local.exit_code(), exit_codes::FAILED);
     assert_eq!(local.to_string(), "no network");
+}
+
+#[test]
+fn inputs_named_on_the_command_line_are_usage() {
+    let body = Error::from(FlagError::BodyFile {
+        path: PathBuf::from("notes.md"),
+        source: io(),
+    });
+    assert_eq!(body.exit_code(), exit_codes::USAGE);
+    assert!(
+        body.to_string()
+            .starts_with("cannot read --body-file notes.md ("),
+        "{body}"
+    );
+    let sweep = Error::from(SweepInputError::NoSweep {
+        path: PathBuf::from("a.json"),
+        suite: "throughput".into(),
+    });
+    assert_eq!(sweep.exit_code(), exit_codes::USAGE);
+    let unreadable = Error::from(SweepInputError::Store(StoreError::Read {
+        path: PathBuf::from("a.json"),
+        source: io(),
+    }));
+    assert_eq!(unreadable.exit_code(), exit_codes::USAGE);
+    let none = Error::from(NoArtifactFor {
+        slug: "gone".into(),
+        dir: PathBuf::from("results"),
+        candidates: vec!["a".into(), "b\u{1b}[2J".into()],
+    });
+    assert_eq!(none.exit_code(), exit_codes::USAGE);
+    assert_eq!(
+        none.to_string(),
+        "no artifact for candidate \"gone\" under results (candidates there: a, b\\u{1b}[2J); give the slug of an artifact there, or --out DIR"
+    );
+    let client = Error::from(FlagError::EngineLog {
+        path: PathBuf::from("engine.log"),
+        source: io(),
+    });
+    assert_eq!(client.exit_code(), exit_codes::USAGE);
 }
