@@ -22,6 +22,7 @@ pub mod compare;
 pub mod compare_text;
 pub mod difference;
 pub mod gauges;
+mod invalid;
 pub mod lengths;
 pub mod limit;
 pub mod measure;

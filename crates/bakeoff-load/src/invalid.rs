@@ -1,0 +1,5 @@
+//! Why a load plan or one of its inputs is refused.
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;
