@@ -359,7 +359,7 @@ pub fn peak_overlap(intervals: &[(f64, f64)]) -> u64 {
 }
 
 pub(crate) fn calib_client(url: &str, tls: bakeoff_client::tls::Tls) -> Result<Client, LoadError> {
-    let url = EndpointUrl::parse(url).map_err(|e| LoadError::Config(e.to_string()))?;
+    let url = EndpointUrl::parse(url)?;
     Ok(Client::new(
         url,
         ClientOptions {

@@ -411,3 +411,89 @@ fn endpoint_texts() {
         ),
     ]);
 }
+
+#[test]
+fn guards_the_plan_cannot_reach_keep_their_texts() {
+    use crate::invalid::{Conflict, Missing};
+    check(vec![
+        (
+            LoadError::from(Conflict::VersusWithCapacity).to_string(),
+            crate::runner::VERSUS_NO_SEARCH,
+        ),
+        (
+            LoadError::from(Missing::CapacityStartRate).to_string(),
+            "--find-capacity needs a start rate: --rate R",
+        ),
+    ]);
+}
+
+/// The refusals are data: the kind, the flag and the value at fault, and the reader's own
+/// error as the source.
+#[test]
+fn refusals_hold_their_data() {
+    use std::error::Error as _;
+
+    use crate::invalid::{
+        Conflict, LengthFileInvalid, LengthProblem, NotPositive, OutOfRange, Place, PlanInvalid,
+        RecordProblem, ShareGptInvalid, SloInvalid, Unparsable,
+    };
+    let invalid = |e: LoadError| match e {
+        LoadError::Config(p) => p,
+        other => panic!("not a plan refusal: {other}"),
+    };
+    let e = invalid(Arrival::parse_with("gamma", Some(-0.5)).unwrap_err());
+    assert!(matches!(e, PlanInvalid::NotPositive(NotPositive::Burstiness(k)) if k == -0.5));
+    let e = invalid(Arrival::parse_with("poisson", Some(2.0)).unwrap_err());
+    assert!(matches!(
+        e,
+        PlanInvalid::Conflict(Conflict::BurstinessWithoutGamma {
+            arrival: Arrival::Poisson
+        })
+    ));
+    let mut p = LoadPlan::new("m");
+    p.gauge_interval = Some(Duration::from_millis(50));
+    let e = invalid(p.validate().unwrap_err());
+    assert!(
+        matches!(e, PlanInvalid::OutOfRange(OutOfRange::GaugeInterval(d)) if d == Duration::from_millis(50))
+    );
+    p.gauge_interval = None;
+    p.workload = multi_turn(2);
+    p.cancel_rate = 0.5;
+    let e = invalid(p.validate().unwrap_err());
+    assert!(matches!(
+        e,
+        PlanInvalid::Conflict(Conflict::ShapesWithWorkload {
+            workload: "multi-turn"
+        })
+    ));
+    let e = invalid(parse_levels("1,x").unwrap_err());
+    assert!(matches!(&e, PlanInvalid::Unparsable(Unparsable::Level(s)) if s == "x"));
+    let e = invalid(LengthSpec::parse("5-2", "f").unwrap_err());
+    assert!(matches!(
+        &e,
+        PlanInvalid::Unparsable(Unparsable::Length {
+            spec,
+            problem: LengthProblem::Range { min: 5, max: 2 },
+        }) if spec == "5-2"
+    ));
+    assert_eq!(e.source().unwrap().to_string(), "a range needs 1 <= A <= B");
+    let e = invalid(Slo::parse("foo=1s").unwrap_err());
+    assert!(matches!(&e, PlanInvalid::Slo(SloInvalid::UnknownKey { key }) if key == "foo"));
+    let e = invalid(LengthSpec::from_jsonl(Path::new("/nonexistent/l"), "f").unwrap_err());
+    assert!(matches!(
+        &e,
+        PlanInvalid::LengthFile(LengthFileInvalid::Read { path, .. }) if path == Path::new("/nonexistent/l")
+    ));
+    assert!(e.source().unwrap().is::<std::io::Error>());
+    let e = invalid(ShareGpt::parse("[{\"conversations\": 3}]", "f").unwrap_err());
+    assert!(matches!(
+        &e,
+        PlanInvalid::ShareGpt(ShareGptInvalid::Record {
+            place: Place::Element(1),
+            problem: RecordProblem::ConversationsNotArray,
+            ..
+        })
+    ));
+    let e = invalid(ShareGpt::parse("[1,", "f").unwrap_err());
+    assert!(e.source().unwrap().is::<serde_json::Error>());
+}
