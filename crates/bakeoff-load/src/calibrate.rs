@@ -358,8 +358,8 @@ pub fn peak_overlap(intervals: &[(f64, f64)]) -> u64 {
     best.max(0) as u64
 }
 
-fn calib_client(url: &str, tls: bakeoff_client::tls::Tls) -> Result<Client, LoadError> {
-    let url = EndpointUrl::parse(url).map_err(|e| LoadError::Config(e.to_string()))?;
+pub(crate) fn calib_client(url: &str, tls: bakeoff_client::tls::Tls) -> Result<Client, LoadError> {
+    let url = EndpointUrl::parse(url)?;
     Ok(Client::new(
         url,
         ClientOptions {

@@ -4,10 +4,50 @@
 //! JSON object per line, the length read from the named field (`prompt_tokens` for prompts,
 //! `output_tokens` for outputs) and used in file order, cycling.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::LoadError;
+use crate::invalid::Unparsable;
 use crate::prng::SplitMix64;
+
+/// What is wrong with a length written `N` or `A-B` (reported as
+/// [`crate::invalid::Unparsable::Length`]).
+#[derive(Debug, thiserror::Error)]
+pub enum LengthProblem {
+    #[error("not a number")]
+    NotANumber,
+    /// `A-B` with A of 0 or B below A.
+    #[error("a range needs 1 <= A <= B")]
+    Range { min: u32, max: u32 },
+    #[error("must be at least 1")]
+    Zero,
+}
+
+/// A `@file.jsonl` of lengths, one JSON object per line; `line` is 1-based.
+#[derive(Debug, thiserror::Error)]
+pub enum LengthFileInvalid {
+    #[error("cannot read {path} ({source}): pass an existing JSONL file")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} line {line}: not JSON: {source}")]
+    NotJson {
+        path: PathBuf,
+        line: usize,
+        source: serde_json::Error,
+    },
+    /// The line lacks `field`, or it is not an integer from 1 to `u32::MAX`.
+    #[error("{path} line {line}: needs a positive integer field {field:?}")]
+    NoLength {
+        path: PathBuf,
+        line: usize,
+        field: String,
+    },
+    /// Not one non-blank line.
+    #[error("{path} has no lines")]
+    Empty { path: PathBuf },
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum LengthSpec {
@@ -27,61 +67,67 @@ impl LengthSpec {
     /// Parse `N`, `A-B` or `@file.jsonl` (reading `field` from each line).
     pub fn parse(s: &str, field: &str) -> Result<Self, LoadError> {
         let s = s.trim();
-        let bad = |why: &str| {
-            LoadError::Config(format!("length {s:?}: {why}; use N, A-B or @file.jsonl"))
+        let bad = |problem: LengthProblem| Unparsable::Length {
+            spec: s.to_string(),
+            problem,
         };
         if let Some(path) = s.strip_prefix('@') {
             return Self::from_jsonl(Path::new(path), field);
         }
         if let Some((a, b)) = s.split_once('-') {
-            let min: u32 = a.trim().parse().map_err(|_| bad("not a number"))?;
-            let max: u32 = b.trim().parse().map_err(|_| bad("not a number"))?;
+            let min: u32 = a
+                .trim()
+                .parse()
+                .map_err(|_| bad(LengthProblem::NotANumber))?;
+            let max: u32 = b
+                .trim()
+                .parse()
+                .map_err(|_| bad(LengthProblem::NotANumber))?;
             if min == 0 || max < min {
-                return Err(bad("a range needs 1 <= A <= B"));
+                return Err(bad(LengthProblem::Range { min, max }).into());
             }
             return Ok(LengthSpec::Uniform { min, max });
         }
-        let n: u32 = s.parse().map_err(|_| bad("not a number"))?;
+        let n: u32 = s.parse().map_err(|_| bad(LengthProblem::NotANumber))?;
         if n == 0 {
-            return Err(bad("must be at least 1"));
+            return Err(bad(LengthProblem::Zero).into());
         }
         Ok(LengthSpec::Fixed(n))
     }
 
     pub fn from_jsonl(path: &Path, field: &str) -> Result<Self, LoadError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            LoadError::Config(format!(
-                "cannot read {} ({e}): pass an existing JSONL file",
-                path.display()
-            ))
+        let text = std::fs::read_to_string(path).map_err(|source| LengthFileInvalid::Read {
+            path: path.to_path_buf(),
+            source,
         })?;
         let mut lengths = Vec::new();
         for (n, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let v: serde_json::Value = serde_json::from_str(line).map_err(|e| {
-                LoadError::Config(format!("{} line {}: not JSON: {e}", path.display(), n + 1))
-            })?;
+            let v: serde_json::Value =
+                serde_json::from_str(line).map_err(|source| LengthFileInvalid::NotJson {
+                    path: path.to_path_buf(),
+                    line: n + 1,
+                    source,
+                })?;
             let len = v
                 .get(field)
                 .and_then(serde_json::Value::as_u64)
                 .and_then(|x| u32::try_from(x).ok())
                 .filter(|x| *x > 0)
-                .ok_or_else(|| {
-                    LoadError::Config(format!(
-                        "{} line {}: needs a positive integer field {field:?}",
-                        path.display(),
-                        n + 1
-                    ))
+                .ok_or_else(|| LengthFileInvalid::NoLength {
+                    path: path.to_path_buf(),
+                    line: n + 1,
+                    field: field.to_string(),
                 })?;
             lengths.push(len);
         }
         if lengths.is_empty() {
-            return Err(LoadError::Config(format!(
-                "{} has no lines",
-                path.display()
-            )));
+            return Err(LengthFileInvalid::Empty {
+                path: path.to_path_buf(),
+            }
+            .into());
         }
         Ok(LengthSpec::List {
             source: path.display().to_string(),

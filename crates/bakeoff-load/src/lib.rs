@@ -22,6 +22,7 @@ pub mod compare;
 pub mod compare_text;
 pub mod difference;
 pub mod gauges;
+pub mod invalid;
 pub mod lengths;
 pub mod limit;
 pub mod measure;
@@ -41,6 +42,7 @@ pub mod workload;
 mod prng;
 
 pub use calibrate::{CalibrationOptions, CalibrationTarget, measure_ceiling};
+pub use invalid::PlanInvalid;
 pub use lengths::LengthSpec;
 pub use pin::PinPolicy;
 pub use plan::{LoadPlan, Mode, Slo, StepBound};
@@ -52,8 +54,8 @@ pub use workload::Workload;
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// Bad plan or input: the message names the thing and the fix.
-    #[error("{0}")]
-    Config(String),
+    #[error(transparent)]
+    Config(#[from] PlanInvalid),
     #[error(transparent)]
     Stats(#[from] bakeoff_stats::StatsError),
     #[error("load engine: {0}")]

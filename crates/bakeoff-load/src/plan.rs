@@ -5,6 +5,7 @@ use std::time::Duration;
 use bakeoff_artifact::HarnessCeiling;
 
 use crate::LoadError;
+use crate::invalid::{Conflict, Missing, NotPositive, OutOfRange, SloInvalid, Unparsable};
 use crate::lengths::LengthSpec;
 use crate::pin::PinPolicy;
 use crate::schedule::Arrival;
@@ -65,31 +66,29 @@ impl Slo {
     pub fn parse(s: &str) -> Result<Self, LoadError> {
         let mut slo = Slo::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (k, v) = part.split_once('=').ok_or_else(|| {
-                LoadError::Config(format!(
-                    "--slo {part:?}: expected key=value, e.g. ttft=500ms"
-                ))
-            })?;
-            let d = parse_duration(v).ok_or_else(|| {
-                LoadError::Config(format!(
-                    "--slo {part:?}: {v:?} is not a duration like 500ms or 2s"
-                ))
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| SloInvalid::NotKeyValue {
+                    part: part.to_string(),
+                })?;
+            let d = parse_duration(v).ok_or_else(|| SloInvalid::NotADuration {
+                part: part.to_string(),
+                value: v.to_string(),
             })?;
             match k.trim() {
                 "ttft" => slo.ttft = Some(d),
                 "tpot" => slo.tpot = Some(d),
                 "e2e" => slo.e2e = Some(d),
                 other => {
-                    return Err(LoadError::Config(format!(
-                        "--slo key {other:?} is not one of ttft, tpot, e2e"
-                    )));
+                    return Err(SloInvalid::UnknownKey {
+                        key: other.to_string(),
+                    }
+                    .into());
                 }
             }
         }
         if slo == Slo::default() {
-            return Err(LoadError::Config(
-                "--slo is empty; e.g. ttft=500ms,tpot=50ms".into(),
-            ));
+            return Err(SloInvalid::Empty.into());
         }
         Ok(slo)
     }
@@ -165,6 +164,9 @@ pub struct LoadPlan {
 /// Gauges are sampled once a second unless the operator says otherwise.
 pub const DEFAULT_GAUGE_INTERVAL: Duration = Duration::from_secs(1);
 
+/// The shortest `--gauge-interval` accepted.
+pub const MIN_GAUGE_INTERVAL: Duration = Duration::from_millis(100);
+
 /// A bounded search for the highest arrival rate meeting the SLO: double from the start rate
 /// until a rate fails (halve until one passes), then bisect between the highest passing and
 /// the lowest failing rate until they are within `precision` of each other, in at most
@@ -235,29 +237,20 @@ impl LoadPlan {
 
     pub fn validate(&self) -> Result<(), LoadError> {
         if self.bound.requests.is_none() && self.bound.duration.is_none() {
-            return Err(LoadError::Config(
-                "each step needs a bound: --requests N and/or --duration SECS".into(),
-            ));
+            return Err(Missing::StepBound.into());
         }
         if self.bound.requests == Some(0) || self.bound.duration == Some(Duration::ZERO) {
-            return Err(LoadError::Config(
-                "--requests and --duration must be positive".into(),
-            ));
+            return Err(NotPositive::StepBound.into());
         }
         if self.repeat == 0 {
-            return Err(LoadError::Config(
-                "--repeat must be 1 or more (1 measures each level once)".into(),
-            ));
+            return Err(NotPositive::Repeat.into());
         }
         self.workload.validate()?;
         self.validate_shapes()?;
         match &self.workload {
             crate::workload::Workload::Trace(_) => {
                 if self.find_capacity.is_some() {
-                    return Err(LoadError::Config(
-                        "--trace replays the trace's own arrivals: it cannot be combined with --find-capacity"
-                            .into(),
-                    ));
+                    return Err(Conflict::TraceWithCapacity.into());
                 }
                 // The trace is the schedule: no levels to check.
                 return Ok(());
@@ -265,45 +258,30 @@ impl LoadPlan {
             crate::workload::Workload::MultiTurn(_)
                 if !matches!(self.mode, Mode::Closed { .. }) =>
             {
-                return Err(LoadError::Config(
-                    "--multi-turn runs whole conversations on closed-loop workers: give --concurrency, not --rate"
-                        .into(),
-                ));
+                return Err(Conflict::MultiTurnWithRate.into());
             }
             _ => {}
         }
         if self.find_capacity.is_some() {
             if !matches!(self.mode, Mode::Open { .. }) {
-                return Err(LoadError::Config(
-                    "--find-capacity searches arrival rates: give --rate START (open loop)".into(),
-                ));
+                return Err(Conflict::CapacityWithConcurrency.into());
             }
             if self.slo.is_none() {
-                return Err(LoadError::Config(
-                    "--find-capacity needs the objectives to meet: add --slo, e.g. ttft=500ms,tpot=50ms"
-                        .into(),
-                ));
+                return Err(Missing::CapacitySlo.into());
             }
             if self.repeat > 1 {
-                return Err(LoadError::Config(
-                    "--find-capacity and --repeat cannot be combined: search first, then repeat the found rates with --rate"
-                        .into(),
-                ));
+                return Err(Conflict::CapacityWithRepeat.into());
             }
         }
         match &self.mode {
             Mode::Closed { concurrency } => {
                 if concurrency.is_empty() || concurrency.contains(&0) {
-                    return Err(LoadError::Config(
-                        "--concurrency needs positive levels, e.g. 1,2,4,8".into(),
-                    ));
+                    return Err(NotPositive::Concurrency.into());
                 }
             }
             Mode::Open { rates, .. } => {
                 if rates.is_empty() || rates.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
-                    return Err(LoadError::Config(
-                        "--rate needs positive rates, e.g. 2,5,10".into(),
-                    ));
+                    return Err(NotPositive::Rates.into());
                 }
             }
         }
@@ -314,23 +292,13 @@ impl LoadPlan {
     /// have them (a trace is its own schedule; a conversation's turns depend on the replies).
     fn validate_shapes(&self) -> Result<(), LoadError> {
         if !(self.cancel_rate.is_finite() && (0.0..1.0).contains(&self.cancel_rate)) {
-            return Err(LoadError::Config(format!(
-                "--cancel-rate {}: a share from 0 up to (not including) 1, e.g. 0.2",
-                self.cancel_rate
-            )));
+            return Err(OutOfRange::CancelRate(self.cancel_rate).into());
         }
         if self.ramp_up == Some(Duration::ZERO) {
-            return Err(LoadError::Config(
-                "--ramp-up must be a positive number of seconds".into(),
-            ));
+            return Err(NotPositive::RampUp.into());
         }
-        if self
-            .gauge_interval
-            .is_some_and(|d| d < Duration::from_millis(100))
-        {
-            return Err(LoadError::Config(
-                "--gauge-interval must be at least 0.1 s (0 turns the gauges off)".into(),
-            ));
+        if let Some(d) = self.gauge_interval.filter(|d| *d < MIN_GAUGE_INTERVAL) {
+            return Err(OutOfRange::GaugeInterval(d).into());
         }
         let shaped = self.ramp_up.is_some() || self.cancel_rate > 0.0;
         if shaped
@@ -339,10 +307,10 @@ impl LoadPlan {
                 crate::workload::Workload::Synthetic | crate::workload::Workload::ShareGpt(_)
             )
         {
-            return Err(LoadError::Config(
-                "--ramp-up and --cancel-rate apply to synthetic and ShareGPT prompts: not to --trace or --multi-turn"
-                    .into(),
-            ));
+            return Err(Conflict::ShapesWithWorkload {
+                workload: self.workload.kind(),
+            }
+            .into());
         }
         Ok(())
     }
@@ -429,7 +397,7 @@ pub fn parse_levels(s: &str) -> Result<Vec<u32>, LoadError> {
             p.parse::<u32>()
                 .ok()
                 .filter(|v| *v > 0)
-                .ok_or_else(|| LoadError::Config(format!("{p:?} is not a positive integer level")))
+                .ok_or_else(|| Unparsable::Level(p.to_string()).into())
         })
         .collect()
 }
@@ -443,7 +411,7 @@ pub fn parse_rates(s: &str) -> Result<Vec<f64>, LoadError> {
             p.parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite() && *v > 0.0)
-                .ok_or_else(|| LoadError::Config(format!("{p:?} is not a positive rate")))
+                .ok_or_else(|| Unparsable::Rate(p.to_string()).into())
         })
         .collect()
 }

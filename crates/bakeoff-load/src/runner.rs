@@ -261,9 +261,7 @@ impl<'a> StepContext<'a> {
         report: &mut LoadReport,
     ) -> Result<String, LoadError> {
         let Some((start, arrival, cap)) = specs.first().and_then(|s| s.rate) else {
-            return Err(LoadError::Config(
-                "--find-capacity needs a start rate: --rate R".into(),
-            ));
+            return Err(crate::invalid::Missing::CapacityStartRate.into());
         };
         let mut state = crate::capacity::Search::new(start, search);
         let mut rate = Some(start);

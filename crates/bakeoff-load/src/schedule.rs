@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use crate::LoadError;
+use crate::invalid::{Conflict, NotPositive, Unparsable};
 use crate::prng::SplitMix64;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -61,21 +62,13 @@ impl Arrival {
 
     /// `--arrival KIND` with `--burstiness K`, checked: K is gamma's alone, and positive.
     pub fn parse_with(kind: &str, burstiness: Option<f64>) -> Result<Self, LoadError> {
-        let a = Self::parse(kind).ok_or_else(|| {
-            LoadError::Config(format!(
-                "--arrival {kind:?}: use poisson, constant or gamma (with --burstiness K)"
-            ))
-        })?;
+        let a = Self::parse(kind).ok_or_else(|| Unparsable::Arrival(kind.to_string()))?;
         match (a, burstiness) {
             (Arrival::Gamma { .. }, Some(k)) if k.is_finite() && k > 0.0 => {
                 Ok(Arrival::Gamma { burstiness: k })
             }
-            (Arrival::Gamma { .. }, Some(k)) => Err(LoadError::Config(format!(
-                "--burstiness {k}: must be a positive number (1 is Poisson, below 1 burstier)"
-            ))),
-            (_, Some(_)) => Err(LoadError::Config(
-                "--burstiness is the shape of gamma arrivals: add --arrival gamma".into(),
-            )),
+            (Arrival::Gamma { .. }, Some(k)) => Err(NotPositive::Burstiness(k).into()),
+            (arrival, Some(_)) => Err(Conflict::BurstinessWithoutGamma { arrival }.into()),
             (a, None) => Ok(a),
         }
     }

@@ -66,7 +66,7 @@ pub async fn run_versus(
     for p in [a.plan, b.plan] {
         p.validate()?;
         if p.find_capacity.is_some() {
-            return Err(LoadError::Config(VERSUS_NO_SEARCH.into()));
+            return Err(crate::invalid::Conflict::VersusWithCapacity.into());
         }
     }
     let specs = step_specs(a.plan);

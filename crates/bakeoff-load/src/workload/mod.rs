@@ -19,6 +19,7 @@ pub use trace::{LineProblem, Trace, TraceEntry, TraceError};
 pub use turns::{CacheTally, TurnAccumulator};
 
 use crate::LoadError;
+use crate::invalid::NotPositive;
 use crate::lengths::LengthSpec;
 use crate::pin::PinPolicy;
 use crate::prompt;
@@ -75,12 +76,10 @@ impl Workload {
 
     pub fn validate(&self) -> Result<(), LoadError> {
         match self {
-            Workload::MultiTurn(m) if m.turns == 0 => Err(LoadError::Config(
-                "--multi-turn needs at least 1 turn per conversation".into(),
-            )),
-            Workload::Trace(t) if !(t.speedup.is_finite() && t.speedup > 0.0) => Err(
-                LoadError::Config("--trace-speedup must be a positive number, e.g. 2".into()),
-            ),
+            Workload::MultiTurn(m) if m.turns == 0 => Err(NotPositive::Turns.into()),
+            Workload::Trace(t) if !(t.speedup.is_finite() && t.speedup > 0.0) => {
+                Err(NotPositive::TraceSpeedup(t.speedup).into())
+            }
             _ => Ok(()),
         }
     }

@@ -7,11 +7,86 @@
 //!
 //! The text is untrusted: no error message quotes it, and nothing here prints it.
 
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::LoadError;
+
+/// Why a `--prompts-sharegpt` file is refused. `file` is the file as the operator named it;
+/// serde_json's messages give a position, never the text.
+#[derive(Debug, thiserror::Error)]
+pub enum ShareGptInvalid {
+    #[error(
+        "--prompts-sharegpt {path}: cannot read it ({source}): pass an existing ShareGPT JSON or JSONL file"
+    )]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The text starts with `[` but is not a JSON array.
+    #[error(
+        "--prompts-sharegpt {file}: not a JSON array of conversations ({source}); give a ShareGPT JSON array or one conversation per line (JSONL)"
+    )]
+    NotArray {
+        file: String,
+        source: serde_json::Error,
+    },
+    /// A JSONL line (1-based) that is not JSON.
+    #[error(
+        "--prompts-sharegpt {file} line {line}: not JSON ({source}); each line must be one {{\"conversations\": [{{\"from\": \"human\", \"value\": …}}]}} object"
+    )]
+    NotJsonLine {
+        file: String,
+        line: usize,
+        source: serde_json::Error,
+    },
+    /// Every record was skipped (`skipped` of them) or there were none.
+    #[error(
+        "--prompts-sharegpt {file}: no conversation has a human turn ({skipped} skipped); each needs a {{\"from\": \"human\", \"value\": \"…\"}} turn"
+    )]
+    NoHumanTurn { file: String, skipped: u64 },
+    /// A record that is JSON but not a conversation.
+    #[error(
+        "--prompts-sharegpt {file} {place}: {problem}; expected {{\"conversations\": [{{\"from\": \"human\", \"value\": \"…\"}}, …]}}"
+    )]
+    Record {
+        file: String,
+        place: Place,
+        #[source]
+        problem: RecordProblem,
+    },
+}
+
+/// Where a record sits, 1-based: `element N` of a JSON array, `line N` of JSONL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Element(usize),
+    Line(usize),
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place::Element(k) => write!(f, "element {k}"),
+            Place::Line(n) => write!(f, "line {n}"),
+        }
+    }
+}
+
+/// What a record lacks.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordProblem {
+    #[error("no \"conversations\" field")]
+    NoConversations,
+    #[error("\"conversations\" is not an array")]
+    ConversationsNotArray,
+    #[error("a turn has no \"from\" string")]
+    NoFrom,
+    #[error("a turn has no \"value\" string")]
+    NoValue,
+}
 
 /// One conversation's human turns (never empty).
 #[derive(Debug, Clone, PartialEq)]
@@ -31,11 +106,9 @@ pub struct ShareGpt {
 
 impl ShareGpt {
     pub fn load(path: &Path) -> Result<Self, LoadError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            LoadError::Config(format!(
-                "--prompts-sharegpt {}: cannot read it ({e}): pass an existing ShareGPT JSON or JSONL file",
-                path.display()
-            ))
+        let text = std::fs::read_to_string(path).map_err(|source| ShareGptInvalid::Read {
+            path: path.to_path_buf(),
+            source,
         })?;
         Self::parse(&text, &path.display().to_string())
     }
@@ -48,63 +121,59 @@ impl ShareGpt {
             skipped: 0,
         };
         if text.trim_start().starts_with('[') {
-            let all: Vec<Value> = serde_json::from_str(text).map_err(|e| {
-                LoadError::Config(format!(
-                    "--prompts-sharegpt {source}: not a JSON array of conversations ({e}); \
-                     give a ShareGPT JSON array or one conversation per line (JSONL)"
-                ))
-            })?;
+            let all: Vec<Value> =
+                serde_json::from_str(text).map_err(|e| ShareGptInvalid::NotArray {
+                    file: source.to_string(),
+                    source: e,
+                })?;
             for (k, v) in all.iter().enumerate() {
-                out.push(v, || format!("element {}", k + 1))?;
+                out.push(v, Place::Element(k + 1))?;
             }
         } else {
             for (n, line) in text.lines().enumerate() {
                 if line.trim().is_empty() {
                     continue;
                 }
-                let v: Value = serde_json::from_str(line).map_err(|e| {
-                    LoadError::Config(format!(
-                        "--prompts-sharegpt {source} line {}: not JSON ({e}); each line must be one \
-                         {{\"conversations\": [{{\"from\": \"human\", \"value\": …}}]}} object",
-                        n + 1
-                    ))
-                })?;
-                out.push(&v, || format!("line {}", n + 1))?;
+                let v: Value =
+                    serde_json::from_str(line).map_err(|e| ShareGptInvalid::NotJsonLine {
+                        file: source.to_string(),
+                        line: n + 1,
+                        source: e,
+                    })?;
+                out.push(&v, Place::Line(n + 1))?;
             }
         }
         if out.conversations.is_empty() {
-            return Err(LoadError::Config(format!(
-                "--prompts-sharegpt {source}: no conversation has a human turn \
-                 ({} skipped); each needs a {{\"from\": \"human\", \"value\": \"…\"}} turn",
-                out.skipped
-            )));
+            return Err(ShareGptInvalid::NoHumanTurn {
+                file: out.source,
+                skipped: out.skipped,
+            }
+            .into());
         }
         Ok(out)
     }
 
-    fn push(&mut self, v: &Value, place: impl Fn() -> String) -> Result<(), LoadError> {
-        let bad = |why: &str| {
-            LoadError::Config(format!(
-                "--prompts-sharegpt {} {}: {why}; expected {{\"conversations\": [{{\"from\": \"human\", \"value\": \"…\"}}, …]}}",
-                self.source,
-                place()
-            ))
+    fn push(&mut self, v: &Value, place: Place) -> Result<(), ShareGptInvalid> {
+        let bad = |problem| ShareGptInvalid::Record {
+            file: self.source.clone(),
+            place,
+            problem,
         };
         let turns = v
             .get("conversations")
-            .ok_or_else(|| bad("no \"conversations\" field"))?
+            .ok_or_else(|| bad(RecordProblem::NoConversations))?
             .as_array()
-            .ok_or_else(|| bad("\"conversations\" is not an array"))?;
+            .ok_or_else(|| bad(RecordProblem::ConversationsNotArray))?;
         let mut human = Vec::new();
         for t in turns {
             let from = t
                 .get("from")
                 .and_then(Value::as_str)
-                .ok_or_else(|| bad("a turn has no \"from\" string"))?;
+                .ok_or_else(|| bad(RecordProblem::NoFrom))?;
             let value = t
                 .get("value")
                 .and_then(Value::as_str)
-                .ok_or_else(|| bad("a turn has no \"value\" string"))?;
+                .ok_or_else(|| bad(RecordProblem::NoValue))?;
             if matches!(from, "human" | "user") && !value.trim().is_empty() {
                 human.push(value.to_string());
             }

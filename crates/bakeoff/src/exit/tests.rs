@@ -1,4 +1,5 @@
 use super::*;
+use bakeoff_load::invalid::{Missing, NotPositive};
 use bakeoff_load::sweep_input::SweepInputError;
 use bakeoff_report::registry::NoArtifactFor;
 use bakeoff_seats::hooks::PreStartRefusal;
@@ -50,9 +51,12 @@ fn adapter_and_bench_errors_keep_their_codes() {
         target.to_string(),
         "cannot start the loopback calibration target: denied"
     );
-    let plan = Error::from(BenchError::Load(LoadError::Config("bad".into())));
+    let plan = Error::from(BenchError::Load(LoadError::from(NotPositive::Repeat)));
     assert_eq!(plan.exit_code(), exit_codes::USAGE);
-    assert_eq!(plan.to_string(), "bad");
+    assert_eq!(
+        plan.to_string(),
+        "--repeat must be 1 or more (1 measures each level once)"
+    );
 }
 
 #[test]
@@ -68,9 +72,12 @@ fn each_kind_has_its_code() {
         e.to_string(),
         "interrupted by the operator during preflight; nothing was measured"
     );
-    let e = Error::from(LoadError::Config("bad".into()));
+    let e = Error::from(LoadError::from(Missing::StepBound));
     assert_eq!(e.exit_code(), exit_codes::USAGE);
-    assert_eq!(e.to_string(), "bad");
+    assert_eq!(
+        e.to_string(),
+        "each step needs a bound: --requests N and/or --duration SECS"
+    );
 }
 
 #[test]
