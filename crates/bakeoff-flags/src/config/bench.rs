@@ -45,7 +45,10 @@ impl BenchRunArgs {
             None => None,
         };
         if versus.is_some() && plan.find_capacity.is_some() {
-            return Err(FlagError::invalid(bakeoff_load::runner::VERSUS_NO_SEARCH));
+            return Err(bakeoff_load::LoadError::from(
+                bakeoff_load::invalid::Conflict::VersusWithCapacity,
+            )
+            .into());
         }
         let allow_contaminated = super::allow_contaminated(&self.allow, "bench run")?;
         Ok(BenchRunConfig {
