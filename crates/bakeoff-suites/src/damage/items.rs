@@ -137,7 +137,8 @@ impl AlongExtra {
         phase: ItemPhase,
         prompt: &str,
         a: &Agreement,
-        (reference_tokens, tokens): (usize, usize),
+        reference_tokens: usize,
+        tokens: usize,
         along: Option<&Along>,
     ) -> Self {
         Self {
@@ -289,7 +290,7 @@ mod tests {
                         "kl": along.map(|al| &al.kl),
                         "top1_differs": along.map(|al| &al.top1_differs),
                     });
-                    let now = AlongExtra::of(phase, "p-1", a, (3, 4), along);
+                    let now = AlongExtra::of(phase, "p-1", a, 3, 4, along);
                     same_bytes_both_ways(&now, &then);
                 }
             }

@@ -231,7 +231,8 @@ impl Phases<'_> {
                         &p.id,
                         &r,
                         second.as_ref().map(|(reply, c)| (reply.as_slice(), c)),
-                        (started, &mut self.writes),
+                        started,
+                        &mut self.writes,
                     );
                     if let Ok((_, c)) = second {
                         self_checks.push(c);
@@ -240,10 +241,7 @@ impl Phases<'_> {
                 }
                 Err(e) => {
                     let id = format!("along/self-check/{}", p.id);
-                    (
-                        error_item(&id, &p.id, &e, (started, &mut self.writes)),
-                        None,
-                    )
+                    (error_item(&id, &p.id, &e, started, &mut self.writes), None)
                 }
             };
             on_item(AlongPhase::SelfCheck, &item, i + 1, planned);
@@ -322,7 +320,8 @@ impl Phases<'_> {
                     &p.id,
                     r,
                     compared.as_ref().map(|(reply, c)| (reply.as_slice(), c)),
-                    (started, &mut self.writes),
+                    started,
+                    &mut self.writes,
                 );
                 if let Ok((_, c)) = compared {
                     batch.push(c);
@@ -369,7 +368,8 @@ impl Phases<'_> {
                 &p.id,
                 r,
                 result.as_ref().map(|(reply, c)| (reply.as_slice(), c)),
-                (started, &mut self.writes),
+                started,
+                &mut self.writes,
             );
             if let Ok((_, c)) = result {
                 cands.push(c);

@@ -22,11 +22,12 @@ pub(super) fn compared_item(
     prompt: &str,
     reference: &Reference,
     result: Result<(&[Step], &Compared), &RouteError>,
-    (started, writes): (Instant, &mut ItemWrites),
+    started: Instant,
+    writes: &mut ItemWrites,
 ) -> ItemRecord {
     let (reply, c) = match result {
         Ok(x) => x,
-        Err(e) => return error_item(id, prompt, e, (started, writes)),
+        Err(e) => return error_item(id, prompt, e, started, writes),
     };
     let a = &c.agreement;
     let check = format!(
@@ -73,8 +74,8 @@ pub(super) fn compared_item(
         error: None,
         extra: serde_json::Value::Null,
     };
-    let lengths = (reference.reply.len(), reply.len());
-    let extra = AlongExtra::of(phase, prompt, a, lengths, c.along.as_ref());
+    let (ref_len, len) = (reference.reply.len(), reply.len());
+    let extra = AlongExtra::of(phase, prompt, a, ref_len, len, c.along.as_ref());
     writes.extra(&mut it, &extra);
     it
 }
@@ -83,7 +84,8 @@ pub(super) fn error_item(
     id: &str,
     prompt: &str,
     e: &RouteError,
-    (started, writes): (Instant, &mut ItemWrites),
+    started: Instant,
+    writes: &mut ItemWrites,
 ) -> ItemRecord {
     let (outcome, kind) = match e {
         RouteError::Request(r) => (crate::outcome::outcome_of_error(r), "request"),
