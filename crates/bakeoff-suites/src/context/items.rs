@@ -1,5 +1,5 @@
 //! The context suite's item shapes: what a needle item asked for, planned and counted, and why
-//! a target was skipped (docs/suites.md "Context suite").
+//! a target was skipped (docs/artifacts.md "Context suite records").
 
 use bakeoff_artifact::WindowSource;
 use serde::{Deserialize, Serialize};
