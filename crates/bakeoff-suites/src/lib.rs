@@ -14,6 +14,7 @@ pub mod describe;
 pub mod evaluate;
 pub mod instrument;
 pub mod intelligence;
+pub mod item_extra;
 pub mod load_options;
 pub mod longgen;
 pub mod outcome;

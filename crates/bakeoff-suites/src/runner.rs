@@ -127,8 +127,10 @@ pub async fn run_suites_with(
             SuiteName::Longgen => crate::longgen::run(ctx, &mut rec).await,
             SuiteName::Refusal => refusal::run(ctx, &mut rec).await,
         };
-        let (stop, started, outcomes) = rec.finish();
+        let (stop, started, outcomes, writes) = rec.finish();
         let mut result = result;
+        // After the suite's own flags, so no suite can overwrite it.
+        writes.raise(&mut result.summary, suite.as_str());
         let conditions = sampler.finish_off_runtime().await;
         result
             .summary

@@ -6,7 +6,6 @@
 use bakeoff_artifact::{ItemRecord, Outcome, SuiteResult};
 use bakeoff_wire::{ChatRequest, Message};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::instrument::{self, Tally};
 use crate::outcome::{Check, classify, record};
@@ -57,6 +56,44 @@ struct SessionData {
 #[derive(Debug, thiserror::Error)]
 #[error("shipped session conversations are invalid: {0}")]
 pub struct DataError(String);
+
+/// A turn's `expected`: the conversation's rule, the turn's own checks, and its family.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnExpected {
+    pub rule: Option<TurnCheck>,
+    pub checks: Vec<TurnCheck>,
+    pub family: String,
+}
+
+impl TurnExpected {
+    pub fn of(conv: &Conversation, turn: &Turn) -> Self {
+        Self {
+            rule: conv.rule.clone(),
+            checks: turn.checks.clone(),
+            family: turn.kind.clone(),
+        }
+    }
+}
+
+/// A turn's `extra`: its family and place; the history it was sent with only when it was
+/// sent (a turn skipped after an earlier one failed has neither field, not `null`s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnExtra {
+    pub family: String,
+    /// 1-based.
+    pub turn: usize,
+    #[serde(flatten)]
+    pub sent: Option<TurnSent>,
+}
+
+/// What a sent turn carried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnSent {
+    /// Messages in the request: the system prompt, every turn so far and the replies.
+    pub history_messages: usize,
+    /// The server's `completion_tokens_details.reasoning_tokens`; `null` when not reported.
+    pub reasoning_tokens: Option<u64>,
+}
 
 pub fn conversations() -> Result<Vec<Conversation>, DataError> {
     let d: SessionData = serde_json::from_str(DATA).map_err(|e| DataError(e.to_string()))?;
@@ -181,7 +218,12 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
             ctx.options
                 .thinking
                 .apply_scored(ctx.facts.engine, &mut req);
-            let expected = json!({ "rule": conv.rule, "checks": turn.checks, "family": turn.kind });
+            let expected = TurnExpected::of(conv, turn);
+            let mut extra = TurnExtra {
+                family: turn.kind.clone(),
+                turn: i + 1,
+                sent: None,
+            };
             let item = if let Some(why) = &broken {
                 let mut it = record(
                     &id,
@@ -189,9 +231,10 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
                     &empty_exchange(),
                     Outcome::Skipped,
                     Some(why.clone()),
-                    expected,
+                    serde_json::Value::Null,
                 );
-                it.extra = json!({ "family": turn.kind, "turn": i + 1 });
+                rec.writes().expected(&mut it, &expected);
+                rec.writes().extra(&mut it, &extra);
                 it
             } else {
                 let Some(ex) = rec.guard(ctx.client.chat_stream(&req)).await else {
@@ -206,13 +249,13 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
                 }
                 // The model's own visible reply becomes the history (never its reasoning).
                 history.push(Message::assistant(ex.reply.content.clone()));
-                let mut it = record(&id, &req, &ex, outcome, detail, expected);
-                it.extra = json!({
-                    "family": turn.kind,
-                    "turn": i + 1,
-                    "history_messages": req.messages.len(),
-                    "reasoning_tokens": crate::tool::reasoning_tokens(&ex),
+                let mut it = record(&id, &req, &ex, outcome, detail, serde_json::Value::Null);
+                extra.sent = Some(TurnSent {
+                    history_messages: req.messages.len(),
+                    reasoning_tokens: crate::tool::reasoning_tokens(&ex),
                 });
+                rec.writes().expected(&mut it, &expected);
+                rec.writes().extra(&mut it, &extra);
                 it
             };
             tallies.push(Tally {
@@ -258,6 +301,50 @@ mod tests {
             assert!(c.turns.iter().any(|t| t.kind == "correction"), "{}", c.id);
             assert!(c.turns.iter().any(|t| t.kind == "recall"), "{}", c.id);
         }
+    }
+
+    /// The turn's shapes write what the suite's former `json!` writer wrote: a sent turn and a
+    /// skipped one (whose history fields are absent, not `null`), a reasoning count and none.
+    #[test]
+    fn the_typed_shapes_write_the_former_bytes() {
+        use crate::item_extra::tests::same_bytes_both_ways;
+        use serde_json::json;
+        let cs = conversations().unwrap();
+        let conv = &cs[0];
+        for (i, turn) in conv.turns.iter().enumerate() {
+            same_bytes_both_ways(
+                &TurnExpected::of(conv, turn),
+                &json!({ "rule": conv.rule, "checks": turn.checks, "family": turn.kind }),
+            );
+            let mut extra = TurnExtra {
+                family: turn.kind.clone(),
+                turn: i + 1,
+                sent: None,
+            };
+            same_bytes_both_ways(&extra, &json!({ "family": turn.kind, "turn": i + 1 }));
+            for reasoning_tokens in [Some(12u64), None] {
+                extra.sent = Some(TurnSent {
+                    history_messages: 2 * i + 2,
+                    reasoning_tokens,
+                });
+                let then = json!({
+                    "family": turn.kind,
+                    "turn": i + 1,
+                    "history_messages": 2 * i + 2,
+                    "reasoning_tokens": reasoning_tokens,
+                });
+                same_bytes_both_ways(&extra, &then);
+            }
+        }
+        let no_rule = Conversation {
+            rule: None,
+            ..conv.clone()
+        };
+        let turn = &no_rule.turns[0];
+        same_bytes_both_ways(
+            &TurnExpected::of(&no_rule, turn),
+            &json!({ "rule": no_rule.rule, "checks": turn.checks, "family": turn.kind }),
+        );
     }
 
     #[test]

@@ -62,12 +62,14 @@ impl SmokeCheck {
         }
     }
 
+    /// The answer the check wants, as the item's `expected`: a string, or an integer for an
+    /// integer check. A scalar converts without fail, so it needs no typed shape.
     pub fn expected(&self) -> serde_json::Value {
         match self {
             SmokeCheck::Equals { value } | SmokeCheck::EqualsCase { value } => {
-                serde_json::json!(value)
+                serde_json::Value::from(value.as_str())
             }
-            SmokeCheck::Integer { value } => serde_json::json!(value),
+            SmokeCheck::Integer { value } => serde_json::Value::from(*value),
         }
     }
 }
@@ -138,6 +140,28 @@ mod tests {
             assert!(it.check.check(&answer).passed, "{}", it.id);
             assert!(!it.check.check("something else").passed, "{}", it.id);
         }
+    }
+
+    /// `expected` writes the bytes the former `json!` writer wrote: a string stays a string,
+    /// an integer an integer.
+    #[test]
+    fn expected_writes_the_former_bytes() {
+        for it in items().unwrap() {
+            let then = match &it.check {
+                SmokeCheck::Equals { value } | SmokeCheck::EqualsCase { value } => {
+                    serde_json::json!(value)
+                }
+                SmokeCheck::Integer { value } => serde_json::json!(value),
+            };
+            assert_eq!(
+                serde_json::to_string(&it.check.expected()).unwrap(),
+                serde_json::to_string(&then).unwrap(),
+                "{}",
+                it.id
+            );
+        }
+        let seven = SmokeCheck::Integer { value: 7 };
+        assert_eq!(serde_json::to_string(&seven.expected()).unwrap(), "7");
     }
 
     #[test]

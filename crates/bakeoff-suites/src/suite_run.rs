@@ -11,6 +11,7 @@ use bakeoff_artifact::{EndpointFacts, ItemRecord, Outcome, SuiteResult};
 use bakeoff_client::{Client, Method};
 use tokio::sync::watch;
 
+use crate::item_extra::ItemWrites;
 use crate::progress::{EvalEvent, EvalHook, ItemProgress, Outcomes, eta};
 use crate::summary;
 
@@ -57,6 +58,7 @@ pub struct Recorder<'a> {
     started: Instant,
     planned: Option<usize>,
     outcomes: Outcomes,
+    writes: ItemWrites,
 }
 
 impl<'a> Recorder<'a> {
@@ -80,12 +82,20 @@ impl<'a> Recorder<'a> {
             started: Instant::now(),
             planned,
             outcomes: Outcomes::new(),
+            writes: ItemWrites::new(),
         }
     }
 
-    /// The suite is over: why it stopped early (if it did), when it began, and its outcomes.
-    pub(crate) fn finish(self) -> (Option<String>, Instant, Outcomes) {
-        (self.interrupted, self.started, self.outcomes)
+    /// The suite is over: why it stopped early (if it did), when it began, its outcomes, and
+    /// the item fields that could not be written (the runner flags them on the suite).
+    pub(crate) fn finish(self) -> (Option<String>, Instant, Outcomes, ItemWrites) {
+        (self.interrupted, self.started, self.outcomes, self.writes)
+    }
+
+    /// Where the suite writes its items' typed `extra` and `expected`: a write that fails is
+    /// kept here and becomes the suite's `instrument-failure` flag when it finishes.
+    pub fn writes(&mut self) -> &mut ItemWrites {
+        &mut self.writes
     }
 
     /// The run must stop (operator interrupt or endpoint gone): finish the suite with what

@@ -11,11 +11,18 @@ use bakeoff_artifact::{
 };
 use bakeoff_load::{LengthSpec, LoadPlan, Mode, PinPolicy, StepBound};
 
+use crate::item_extra::ItemWrites;
 pub use crate::load_options::{LoadProgress, ThroughputOptions};
 use crate::suite_run::{Recorder, SuiteContext};
 
-/// The step as a journal item: outcome `ok` when any request in it succeeded.
-pub fn step_item(step: &LoadStep, request: serde_json::Value) -> ItemRecord {
+/// The step as a journal item: outcome `ok` when any request in it succeeded; its `extra` is
+/// the step itself, written through `writes` (a step that cannot be written is flagged on the
+/// suite, never a silent `null`).
+pub fn step_item(
+    step: &LoadStep,
+    request: serde_json::Value,
+    writes: &mut ItemWrites,
+) -> ItemRecord {
     let outcome = if step.ok > 0 {
         Outcome::Ok
     } else if step.errors.keys().any(|k| k.starts_with("timeout")) {
@@ -30,7 +37,7 @@ pub fn step_item(step: &LoadStep, request: serde_json::Value) -> ItemRecord {
         Outcome::ConnectionError
     };
     let first_error = step.requests.iter().find(|r| r.error.is_some());
-    ItemRecord {
+    let mut item = ItemRecord {
         id: step.label.clone(),
         outcome,
         request,
@@ -53,8 +60,10 @@ pub fn step_item(step: &LoadStep, request: serde_json::Value) -> ItemRecord {
                 .unwrap_or_else(|| "no request in this step succeeded".into()),
             body: None,
         }),
-        extra: serde_json::to_value(step).unwrap_or(serde_json::Value::Null),
-    }
+        extra: serde_json::Value::Null,
+    };
+    writes.extra(&mut item, step);
+    item
 }
 
 /// Run `plan` one step at a time (each step journaled as it finishes) and assemble one report.
@@ -117,7 +126,7 @@ pub async fn measure_steps(
         };
         let mut go_on = true;
         for step in &r.steps {
-            let item = step_item(step, p.to_json());
+            let item = step_item(step, p.to_json(), rec.writes());
             go_on = rec.record(&item).await && go_on;
             items.push(item);
         }
@@ -198,4 +207,54 @@ pub fn load_controls(ctx: &SuiteContext<'_>, p: &mut LoadPlan) {
 pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult {
     let p = plan(ctx, &ctx.options.throughput);
     run_steps(ctx, rec, p, "throughput").await
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn lat() -> serde_json::Value {
+        serde_json::json!({"count": 4, "clamped_high": 0, "mean_ms": 10.0, "min_ms": 10.0,
+            "p50_ms": 10.0, "p90_ms": 10.0, "p95_ms": 10.0, "p99_ms": 10.0, "max_ms": 10.0})
+    }
+
+    fn step(ok: u64) -> LoadStep {
+        serde_json::from_value(serde_json::json!({
+            "label": "c=2", "concurrency": 2,
+            "sent": 4, "ok": ok, "errors": if ok == 0 { serde_json::json!({"timeout-total": 4}) } else { serde_json::json!({}) },
+            "wall_s": 2.0, "output_tokens": 400,
+            "output_tokens_per_second": 200.0, "output_tokens_per_second_se": 5.0,
+            "token_source": "usage",
+            "latency": {"ttft": lat(), "ttfot": lat(), "tpot": lat(), "itl": lat(),
+                "e2e": lat(), "send_lateness": lat(), "ttft_corrected": lat(),
+                "e2e_corrected": lat()},
+            "histograms": {"ttft": [], "itl": [], "e2e": []}
+        }))
+        .unwrap()
+    }
+
+    /// The step item's `extra` is the step as the former `to_value` wrote it, byte for byte,
+    /// and nothing is flagged.
+    #[test]
+    fn the_step_is_the_items_extra() {
+        for ok in [4, 0] {
+            let s = step(ok);
+            let mut writes = ItemWrites::new();
+            let item = step_item(&s, serde_json::json!({"plan": 1}), &mut writes);
+            assert!(writes.failures().is_empty());
+            assert_eq!(
+                serde_json::to_string(&item.extra).unwrap(),
+                serde_json::to_string(&serde_json::to_value(&s).unwrap()).unwrap()
+            );
+            let want = if ok > 0 {
+                Outcome::Ok
+            } else {
+                Outcome::Timeout
+            };
+            assert_eq!(item.outcome, want);
+            let back: LoadStep = serde_json::from_value(item.extra).unwrap();
+            assert_eq!(back, s);
+        }
+    }
 }

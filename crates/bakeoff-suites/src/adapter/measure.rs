@@ -10,6 +10,7 @@ use tokio::sync::watch;
 use super::AdapterOptions;
 use super::verdict::{self, Answer};
 use crate::damage::{self, FirstTokenError, Prompt};
+use crate::item_extra::ItemWrites;
 use crate::outcome::{outcome_of_error, record};
 use crate::summary;
 
@@ -33,12 +34,20 @@ pub struct AdapterMeasured {
     pub interrupted: Option<String>,
 }
 
-/// One request of a prompt's three.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Leg {
+/// One request of a prompt's three (as `extra.leg`: `base`, `adapter`, `base-again`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Leg {
     Base,
     Adapter,
     BaseAgain,
+}
+
+/// An adapter item's `extra`: which prompt, and which of its three requests.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AdapterExtra {
+    pub prompt: String,
+    pub leg: Leg,
 }
 
 impl Leg {
@@ -70,6 +79,7 @@ pub async fn check(
     let planned = input.prompts.len() * Leg::ALL.len();
     let mut rng = SplitMix64::new(input.seed);
     let mut items: Vec<ItemRecord> = Vec::with_capacity(planned);
+    let mut writes = ItemWrites::new();
     let mut rows = Vec::new();
     let mut interrupted = None;
     'prompts: for p in input.prompts {
@@ -107,7 +117,11 @@ pub async fn check(
                 note,
                 serde_json::Value::Null,
             );
-            rec.extra = serde_json::json!({ "prompt": p.id, "leg": leg.name() });
+            let extra = AdapterExtra {
+                prompt: p.id.clone(),
+                leg,
+            };
+            writes.extra(&mut rec, &extra);
             on_item(&rec);
             items.push(rec);
             let gap = match &sent.top {
@@ -146,6 +160,7 @@ pub async fn check(
     // `ok` counts requests that came back with logprobs: a count, never a score of the model.
     s.score = None;
     s.flags = verdict::flags(&report);
+    writes.raise(&mut s, super::SUITE);
     // The verdict beside the counts, so every report can show it in the suite's own cell.
     let details = bakeoff_artifact::AdapterDetails {
         verdict: report.verdict.as_str().into(),
@@ -173,5 +188,25 @@ fn stop_reason(e: &FirstTokenError) -> Option<String> {
         }
         e if e.is_endpoint_gap() => Some(e.to_string()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::item_extra::tests::same_bytes_both_ways;
+
+    /// The item's `extra` writes what the former `json!` writer wrote, for every leg.
+    #[test]
+    fn the_typed_extra_writes_the_former_bytes() {
+        for leg in Leg::ALL {
+            let then = serde_json::json!({ "prompt": "p-1", "leg": leg.name() });
+            let now = AdapterExtra {
+                prompt: "p-1".into(),
+                leg,
+            };
+            same_bytes_both_ways(&now, &then);
+        }
     }
 }

@@ -18,7 +18,7 @@ mod measure;
 mod run;
 mod verdict;
 
-pub use measure::{AdapterInput, AdapterMeasured, check};
+pub use measure::{AdapterExtra, AdapterInput, AdapterMeasured, Leg, check};
 pub use run::{AdapterEvent, AdapterRequest, AdapterRunError, applied, run};
 pub use verdict::decide;
 

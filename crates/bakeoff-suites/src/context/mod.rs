@@ -31,12 +31,15 @@ use bakeoff_text::SplitMix64;
 use bakeoff_wire::ChatRequest;
 use serde_json::json;
 
+use crate::item_extra::ItemWrites;
 use crate::outcome::{Check, classify, record};
 use crate::suite_run::{Recorder, SuiteContext};
 
+pub mod items;
 mod sizer;
 pub(crate) mod targets;
 
+use items::{NeedleExtra, SkippedExtra};
 use sizer::{Sizer, TextRoute, choose_counting, tokenize_filler};
 pub use targets::{
     ContextFlagError, ContextOptions, OUTPUT_BUDGET, PlannedTarget, TargetSpec, default_targets,
@@ -140,7 +143,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
 
     // Skipped targets are recorded, never sent.
     for p in planned.iter().filter(|p| p.clamped.is_none()) {
-        let it = skipped_item(p, window_tokens, window.source);
+        let it = skipped_item(p, window_tokens, window.source, rec.writes());
         let row = ContextRow::Skipped(SkippedRow {
             target: p.label.clone(),
             requested: p.requested,
@@ -372,12 +375,21 @@ impl<'a> Needles<'a> {
             actual: ex.reply.prompt_tokens(),
             tolerance: tolerance(target),
         };
-        let mut it = record(&id, &req, &ex, outcome, detail, json!(prompt.code));
+        let expected = serde_json::Value::from(prompt.code.as_str());
+        let mut it = record(&id, &req, &ex, outcome, detail, expected);
         // Keep the record small: the prompt is reproducible from the seed and is long.
         if let Some(m) = it.request.get_mut("messages") {
             *m = json!([{"role": "user", "content": format!("<{planned_tokens}-token context prompt; needle {} at depth {:.0}%>", prompt.code, used_depth * 100.0)}]);
         }
-        it.extra = self.extra(p, depth, &sent, &prompt.code);
+        let extra = NeedleExtra::of(
+            p,
+            depth,
+            &sent,
+            &prompt.code,
+            self.window,
+            self.window_source,
+        );
+        rec.writes().extra(&mut it, &extra);
         let row = ContextRow::Needle(NeedleRow {
             target: p.label.clone(),
             target_tokens: target,
@@ -387,24 +399,6 @@ impl<'a> Needles<'a> {
             outcome: it.outcome.as_str().into(),
         });
         Ok(Some((it, row)))
-    }
-
-    /// The item's `extra`: what was asked, planned and counted.
-    fn extra(&self, p: &PlannedTarget, depth: f64, sent: &Sent, code: &str) -> serde_json::Value {
-        json!({
-            "target_label": p.label,
-            "requested_tokens": p.requested,
-            "target_tokens": sent.target,
-            "planned_tokens": sent.planned_tokens,
-            "actual_prompt_tokens": sent.actual,
-            "delta_tokens": sent.actual.map(|a| a as i64 - sent.target as i64),
-            "tolerance_tokens": sent.tolerance,
-            "depth_requested": depth,
-            "depth_used": sent.used_depth,
-            "needle": code,
-            "window": self.window,
-            "window_source": self.window_source,
-        })
     }
 }
 
@@ -517,8 +511,13 @@ async fn overflow_probe(sizer: &Sizer<'_>, ctx: &SuiteContext<'_>, size: u64) ->
     }
 }
 
-fn skipped_item(p: &PlannedTarget, window: u64, source: WindowSource) -> ItemRecord {
-    ItemRecord {
+fn skipped_item(
+    p: &PlannedTarget,
+    window: u64,
+    source: WindowSource,
+    writes: &mut ItemWrites,
+) -> ItemRecord {
+    let mut it = ItemRecord {
         id: format!("context-{}", p.label),
         outcome: Outcome::Skipped,
         request: serde_json::Value::Null,
@@ -530,8 +529,10 @@ fn skipped_item(p: &PlannedTarget, window: u64, source: WindowSource) -> ItemRec
         )),
         latency: Default::default(),
         error: None,
-        extra: json!({"target_label": p.label, "requested_tokens": p.requested, "window": window, "window_source": source}),
-    }
+        extra: serde_json::Value::Null,
+    };
+    writes.extra(&mut it, &SkippedExtra::of(p, window, source));
+    it
 }
 
 /// The suite cannot measure: `failed` with the reason in the summary (never a silent skip).

@@ -95,7 +95,12 @@ fn details_both_ways() -> (serde_json::Value, ContextDetails) {
         requested: 16384,
         clamped: None,
     };
-    let it = skipped_item(&p, 8192, WindowSource::LlamacppSlots);
+    let it = skipped_item(
+        &p,
+        8192,
+        WindowSource::LlamacppSlots,
+        &mut ItemWrites::new(),
+    );
     let skipped_then = json!({"target": p.label, "requested": p.requested, "outcome": "skipped", "reason": it.check});
     let skipped = ContextRow::Skipped(SkippedRow {
         target: p.label.clone(),

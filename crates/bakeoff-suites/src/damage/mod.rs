@@ -8,6 +8,7 @@
 pub mod along;
 mod events;
 pub mod first_token;
+pub mod items;
 pub mod noise;
 pub mod prompts;
 mod record;

@@ -5,10 +5,11 @@ use bakeoff_artifact::{
     DamageReference, DamageSelfCheck, DamageSummary, FlagCode, FlagSeverity, InstrumentFlag,
     ItemRecord, Outcome, SuiteResult, SuiteStatus,
 };
-use serde_json::json;
 
 use super::first_token::{FirstToken, FirstTokenError, TopK};
+use super::items::{CandidateExtra, SelfCheckExtra};
 use super::{SUITE, noise};
+use crate::item_extra::ItemWrites;
 use crate::outcome::{outcome_of_error, record};
 use crate::summary::summarize;
 
@@ -21,18 +22,14 @@ pub(super) fn outcome_of(f: &FirstToken) -> (Outcome, Option<String>) {
     }
 }
 
-fn listed(t: &Result<TopK, FirstTokenError>) -> serde_json::Value {
-    t.as_ref()
-        .map(|t| serde_json::to_value(&t.tokens).unwrap_or_default())
-        .unwrap_or(serde_json::Value::Null)
-}
-
-/// The self-check item of one prompt: the reference's two runs of the same text.
+/// The self-check item of one prompt: the reference's two runs of the same text. Its `extra`
+/// goes through `writes` (a failure is flagged on the suite).
 pub(super) fn self_check_item(
     id: &str,
     prefix: &str,
     run1: &FirstToken,
     run2: &FirstToken,
+    writes: &mut ItemWrites,
 ) -> (ItemRecord, Option<(f64, bool)>) {
     let (o1, why1) = outcome_of(run1);
     let (o2, why2) = outcome_of(run2);
@@ -69,15 +66,8 @@ pub(super) fn self_check_item(
         check,
         serde_json::Value::Null,
     );
-    it.extra = json!({
-        "phase": "self-check",
-        "prompt": id,
-        "prefix": prefix,
-        "reference_run1": listed(&run1.top),
-        "reference_run2": listed(&run2.top),
-        "kl": figures.map(|f| f.0),
-        "top1_differs": figures.map(|f| f.1),
-    });
+    let extra = SelfCheckExtra::of(id, prefix, &run1.top, &run2.top, figures);
+    writes.extra(&mut it, &extra);
     (it, figures)
 }
 
@@ -88,12 +78,14 @@ pub(super) struct Measured {
     pub reference_listed: f64,
 }
 
-/// The candidate item of one prompt: the candidate against the reference's first run.
+/// The candidate item of one prompt: the candidate against the reference's first run. Its
+/// `extra` goes through `writes`.
 pub(super) fn candidate_item(
     id: &str,
     prefix: &str,
     reference: &TopK,
     cand: &FirstToken,
+    writes: &mut ItemWrites,
 ) -> (ItemRecord, Option<Measured>) {
     let (outcome, why) = outcome_of(cand);
     let terms = cand.top.as_ref().ok().and_then(|c| {
@@ -106,7 +98,6 @@ pub(super) fn candidate_item(
     } else {
         outcome
     };
-    let top1 = |t: &TopK| t.top1().map(|x| x.token.clone());
     let check = why.or_else(|| {
         terms.as_ref().map(|(t, differs)| {
             format!(
@@ -125,20 +116,8 @@ pub(super) fn candidate_item(
         check,
         serde_json::Value::Null,
     );
-    it.extra = json!({
-        "phase": "candidate",
-        "prompt": id,
-        "prefix": prefix,
-        "reference": serde_json::to_value(&reference.tokens).unwrap_or_default(),
-        "candidate": listed(&cand.top),
-        "kl": terms.as_ref().map(|t| t.0.kl),
-        "shared": terms.as_ref().map(|t| t.0.shared),
-        "reference_tail": terms.as_ref().map(|t| t.0.reference_tail),
-        "candidate_tail": terms.as_ref().map(|t| t.0.candidate_tail),
-        "top1_reference": top1(reference),
-        "top1_candidate": cand.top.as_ref().ok().and_then(top1),
-        "top1_differs": terms.as_ref().map(|t| t.1),
-    });
+    let extra = CandidateExtra::of(id, prefix, reference, &cand.top, terms.as_ref());
+    writes.extra(&mut it, &extra);
     let measured = terms.map(|(t, differs)| Measured {
         kl: t.kl,
         top1_differs: differs,
@@ -158,6 +137,8 @@ pub(super) struct Tally {
     pub measured: Vec<Measured>,
     pub interrupted: bool,
     pub notes: Vec<String>,
+    /// Item fields that could not be written: the suite's `instrument-failure` flag.
+    pub writes: ItemWrites,
     pub along: Option<bakeoff_artifact::DamageAlong>,
     /// Items of the measurement along the reply (each planned and journaled).
     pub along_items: usize,
@@ -186,6 +167,7 @@ pub(super) fn suite_result(t: Tally) -> SuiteResult {
     let planned = if passed { 2 * t.prompts } else { t.prompts } + t.along_items;
     let mut summary = summarize(planned, &t.items);
     summary.score = None;
+    t.writes.raise(&mut summary, SUITE);
     let kls: Vec<f64> = t.measured.iter().map(|m| m.kl).collect();
     let kl = if passed {
         noise::summarize_kl(&kls)

@@ -30,6 +30,7 @@ use super::{Prompt, SUITE};
 use crate::evaluate::{
     EvalError, Evaluated, Naming, candidate, preflighted, run_files, write_run_artifact,
 };
+use crate::item_extra::ItemWrites;
 use crate::progress::PreflightPhase;
 
 /// What to measure and where to write it.
@@ -105,6 +106,7 @@ pub async fn evaluate_damage(
         measured: Vec::new(),
         interrupted: false,
         notes: model_notes(&art.candidate.model, &ref_pre),
+        writes: ItemWrites::new(),
         along: None,
         along_items: 0,
     };
@@ -270,7 +272,8 @@ impl Measurement<'_> {
                 let url = self.req.reference.url().redacted();
                 return Err(gap_failure(&gap, &url, self.start));
             }
-            let (item, figures) = self_check_item(&p.id, prefix, &run1, &run2);
+            let writes = &mut self.tally.writes;
+            let (item, figures) = self_check_item(&p.id, prefix, &run1, &run2, writes);
             self.journal.append(&item);
             if let Some((kl, differs)) = figures {
                 self.tally.self_kls.push(kl);
@@ -321,7 +324,8 @@ impl Measurement<'_> {
                 let url = self.req.candidate.url().redacted();
                 return Err(gap_failure(&gap, &url, self.start));
             }
-            let (item, measured) = candidate_item(&p.id, prefix, reference, &cand);
+            let writes = &mut self.tally.writes;
+            let (item, measured) = candidate_item(&p.id, prefix, reference, &cand, writes);
             self.journal.append(&item);
             (self.emit)(DamageEvent::Item {
                 phase: Phase::Candidate,
@@ -377,6 +381,7 @@ impl Measurement<'_> {
         self.tally.interrupted |= outcome.interrupted;
         self.tally.along_items = outcome.items.len();
         self.tally.items.extend(outcome.items);
+        self.tally.writes.absorb(outcome.writes);
         self.tally.along = Some(outcome.summary);
     }
 }

@@ -5,16 +5,17 @@
 pub mod battery;
 pub mod extract;
 pub mod generate;
+pub mod items;
 
 use bakeoff_artifact::{Outcome, SuiteResult};
 use bakeoff_wire::{ChatRequest, Message};
-use serde_json::json;
 
 use crate::instrument::{self, Tally};
 use crate::outcome::{Check, classify, record};
 use crate::suite_run::{Recorder, SuiteContext, first_per};
 use battery::BatteryItem;
 use extract::{Extracted, extract, matches};
+use items::{IntelligenceExpected, IntelligenceExtra};
 
 const DEFAULT: &str = include_str!("../../data/intelligence-default.jsonl");
 
@@ -100,15 +101,17 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
             &ex,
             outcome,
             detail,
-            json!({ "answers": item.answers, "scoring": item.scoring, "options": item.options }),
+            serde_json::Value::Null,
         );
-        r.extra = json!({
-            "family": item.family,
-            "chance": item.chance(),
-            "extracted": match &extracted { Some(Extracted::Found(s)) => json!(s), _ => serde_json::Value::Null },
-            "extraction_failed": extraction_failed,
-            "reasoning_tokens": crate::tool::reasoning_tokens(&ex),
-        });
+        let extra = IntelligenceExtra::of(
+            item,
+            extracted.as_ref(),
+            extraction_failed,
+            crate::tool::reasoning_tokens(&ex),
+        );
+        rec.writes()
+            .expected(&mut r, &IntelligenceExpected::of(item));
+        rec.writes().extra(&mut r, &extra);
         tallies.push(Tally {
             id: item.id.clone(),
             family: item.family.clone(),

@@ -108,7 +108,7 @@ pub const PHRASES: &[&str] = &[
 ];
 
 /// What matched, and where (characters into the normalized answer).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Marker {
     /// The phrase, or the opener and the verb that followed it (`i can't … help`), or the
     /// opener and the sentence end (`i can't .`).

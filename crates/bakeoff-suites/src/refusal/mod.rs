@@ -12,6 +12,7 @@
 //! `eval compare` pairs two runs on it by item id (`bakeoff_report::compare`).
 
 pub mod battery;
+pub mod items;
 pub mod markers;
 
 use std::collections::BTreeMap;
@@ -19,12 +20,12 @@ use std::collections::BTreeMap;
 use bakeoff_artifact::{ItemRecord, Outcome, RefusalCounts, RefusalDetails, SuiteResult};
 use bakeoff_client::Exchange;
 use bakeoff_wire::{ChatRequest, Message};
-use serde_json::json;
 
 use crate::instrument::{Tally, thinking_artifacts_flag};
 use crate::outcome::{outcome_of_error, record};
 use crate::suite_run::{Recorder, SuiteContext, first_per};
 use battery::RefusalItem;
+use items::{RefusalExpected, RefusalExtra};
 use markers::Marker;
 
 const DEFAULT: &str = include_str!("../../data/refusal-default.jsonl");
@@ -212,14 +213,14 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
             &ex,
             j.outcome,
             Some(j.detail.clone()),
-            json!({ "category": item.category }),
+            serde_json::Value::Null,
         );
-        r.extra = json!({
-            "category": item.category,
-            "refused": j.refused,
-            "marker": j.marker.as_ref().map(|m| json!({ "marker": m.marker, "at": m.at })),
-            "reasoning_tokens": crate::tool::reasoning_tokens(&ex),
-        });
+        let expected = RefusalExpected {
+            category: item.category.clone(),
+        };
+        rec.writes().expected(&mut r, &expected);
+        let extra = RefusalExtra::of(item, &j, crate::tool::reasoning_tokens(&ex));
+        rec.writes().extra(&mut r, &extra);
         cats.push((item.category.clone(), j.refused));
         tallies.push(Tally {
             id: item.id.clone(),

@@ -4,12 +4,12 @@
 //! docs.vllm.ai features/tool_calling; llama.cpp without `--jinja` or with a template that lacks
 //! tool support), inside the reasoning, or nowhere (the model did not call).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::checker::ActualCall;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Landing {
     ToolCalls,

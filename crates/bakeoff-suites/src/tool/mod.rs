@@ -5,6 +5,7 @@
 //! (the model does not call tools).
 
 pub mod checker;
+pub mod items;
 pub mod landing;
 mod mismatch;
 
@@ -23,6 +24,7 @@ use crate::instrument::{self, Tally, is_thinking_artifact};
 use crate::outcome::{outcome_of_error, record};
 use crate::suite_run::{Recorder, SuiteContext, first_per};
 use checker::{ExpectedCall, check_calls};
+use items::{ToolExpected, ToolExtra};
 use landing::{Landing, locate};
 
 const DATA: &str = include_str!("../../data/tool_cases.json");
@@ -219,10 +221,6 @@ pub fn judge(ex: &Exchange, case: &ToolCase, data: &ToolData) -> ToolVerdict {
     }
 }
 
-pub fn expected_json(case: &ToolCase) -> Value {
-    json!({ "category": case.category, "calls": case.expected })
-}
-
 /// The landing key under which replies that never left the reasoning (no call anywhere, cut
 /// off while reasoning or reasoning with empty content) are counted, apart from `nowhere`.
 pub const ENDED_IN_REASONING: &str = "ended-in-reasoning";
@@ -323,14 +321,11 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
             &ex,
             v.outcome,
             Some(v.detail.clone()),
-            expected_json(case),
+            Value::Null,
         );
-        item.extra = json!({
-            "family": case.category,
-            "landing": v.landing.as_str(),
-            "would_pass_if_parsed": v.would_pass_if_parsed,
-            "reasoning_tokens": reasoning_tokens(&ex),
-        });
+        rec.writes().expected(&mut item, &ToolExpected::of(case));
+        rec.writes()
+            .extra(&mut item, &ToolExtra::of(case, &v, reasoning_tokens(&ex)));
         if !case.expected.is_empty() && !v.outcome.is_request_failure() {
             let key = if v.landing == Landing::Nowhere && is_thinking_artifact(v.outcome) {
                 ENDED_IN_REASONING

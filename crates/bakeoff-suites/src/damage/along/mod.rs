@@ -13,25 +13,26 @@
 //!    [`route`]) against the reference's own distributions there.
 
 pub mod compare;
+mod record;
 pub mod route;
 mod summary;
 
 use std::time::{Duration, Instant};
 
-use bakeoff_artifact::{
-    DamageAlong, EngineKind, ItemRecord, LatencyRecord, Outcome, ResponseRecord,
-};
+use bakeoff_artifact::{DamageAlong, EngineKind, ItemRecord};
 use bakeoff_client::Client;
 use bakeoff_text::SplitMix64;
 use futures_util::future::join_all;
-use serde_json::json;
 use tokio::sync::watch;
 
 use self::compare::{Compared, agreement, agreement_by_text, along};
+use self::record::{compared_item, error_item};
 use self::route::{Asker, Greedy, Route, RouteError, Step};
 use super::first_token::{TopK, with_prefix};
+use super::items::ItemPhase;
 use super::noise::SELF_CHECK_LIMIT_NATS;
 use super::prompts::Prompt;
+use crate::item_extra::ItemWrites;
 
 /// `--tokens` when none is given: long enough for a sentence or two to part.
 pub const DEFAULT_TOKENS: u32 = 64;
@@ -82,6 +83,8 @@ pub type OnItem<'a> = dyn FnMut(AlongPhase, &ItemRecord, usize, usize) + Send + 
 pub struct AlongOutcome {
     pub summary: DamageAlong,
     pub items: Vec<ItemRecord>,
+    /// Item fields that could not be written (flagged on the suite).
+    pub writes: ItemWrites,
     pub interrupted: bool,
 }
 
@@ -137,6 +140,7 @@ pub async fn measure_along(
         forcing: forcing_missing.is_none(),
         stop,
         items: Vec::new(),
+        writes: ItemWrites::new(),
         interrupted: false,
     };
 
@@ -180,6 +184,7 @@ pub async fn measure_along(
     AlongOutcome {
         summary,
         items: run.items,
+        writes: run.writes,
         interrupted: run.interrupted,
     }
 }
@@ -193,6 +198,7 @@ struct Phases<'a> {
     forcing: bool,
     stop: &'a watch::Receiver<bool>,
     items: Vec<ItemRecord>,
+    writes: ItemWrites,
     interrupted: bool,
 }
 
@@ -221,21 +227,22 @@ impl Phases<'_> {
                     let second = rerun(reference, &r, chat, self.tokens, self.forcing, rng).await;
                     let item = compared_item(
                         &format!("along/self-check/{}", p.id),
-                        "along-self-check",
+                        ItemPhase::AlongSelfCheck,
                         &p.id,
                         &r,
                         second.as_ref().map(|(reply, c)| (reply.as_slice(), c)),
                         started,
+                        &mut self.writes,
                     );
                     if let Ok((_, c)) = second {
                         self_checks.push(c);
                     }
                     (item, Some(r))
                 }
-                Err(e) => (
-                    error_item(&format!("along/self-check/{}", p.id), &p.id, &e, started),
-                    None,
-                ),
+                Err(e) => {
+                    let id = format!("along/self-check/{}", p.id);
+                    (error_item(&id, &p.id, &e, started, &mut self.writes), None)
+                }
             };
             on_item(AlongPhase::SelfCheck, &item, i + 1, planned);
             self.items.push(item);
@@ -309,11 +316,12 @@ impl Phases<'_> {
                 let id = format!("along/batch/{}", p.id);
                 let item = compared_item(
                     &id,
-                    "along-batch-floor",
+                    ItemPhase::AlongBatchFloor,
                     &p.id,
                     r,
                     compared.as_ref().map(|(reply, c)| (reply.as_slice(), c)),
                     started,
+                    &mut self.writes,
                 );
                 if let Ok((_, c)) = compared {
                     batch.push(c);
@@ -356,11 +364,12 @@ impl Phases<'_> {
             }
             let item = compared_item(
                 &format!("along/{}", p.id),
-                "along-candidate",
+                ItemPhase::AlongCandidate,
                 &p.id,
                 r,
                 result.as_ref().map(|(reply, c)| (reply.as_slice(), c)),
                 started,
+                &mut self.writes,
             );
             if let Ok((_, c)) = result {
                 cands.push(c);
@@ -481,105 +490,6 @@ async fn candidate_run(
         _ => None,
     };
     Ok((reply, Compared { agreement, along }))
-}
-
-fn text_of(reply: &[Step]) -> String {
-    reply.iter().map(|s| s.text.as_str()).collect()
-}
-
-fn compared_item(
-    id: &str,
-    phase: &str,
-    prompt: &str,
-    reference: &Reference,
-    result: Result<(&[Step], &Compared), &RouteError>,
-    started: Instant,
-) -> ItemRecord {
-    let (reply, c) = match result {
-        Ok(x) => x,
-        Err(e) => return error_item(id, prompt, e, started),
-    };
-    let a = &c.agreement;
-    let check = format!(
-        "{}{}",
-        match a.first_divergence {
-            None => format!("identical over {} tokens", reference.reply.len()),
-            Some(at) => format!(
-                "parts at token {at} of {}, {:.0}% of the reference's tokens reproduced",
-                reference.reply.len(),
-                a.reproduced * 100.0
-            ),
-        },
-        c.along
-            .as_ref()
-            .map(|al| {
-                let kls: Vec<f64> = al.kl.iter().flatten().copied().collect();
-                let mean = if kls.is_empty() {
-                    0.0
-                } else {
-                    kls.iter().sum::<f64>() / kls.len() as f64
-                };
-                format!(
-                    "; mean per-token KL {mean:.3e} nats, top-1 differs at {} of {} positions",
-                    al.top1_differs.iter().filter(|d| **d).count(),
-                    al.top1_differs.len()
-                )
-            })
-            .unwrap_or_default()
-    );
-    ItemRecord {
-        id: id.to_string(),
-        outcome: Outcome::Ok,
-        request: serde_json::Value::Null,
-        response: ResponseRecord {
-            content: text_of(reply),
-            ..ResponseRecord::default()
-        },
-        expected: json!(text_of(&reference.reply)),
-        check: Some(check),
-        latency: LatencyRecord {
-            e2e_ms: started.elapsed().as_secs_f64() * 1000.0,
-            ..LatencyRecord::default()
-        },
-        error: None,
-        extra: json!({
-            "phase": phase,
-            "prompt": prompt,
-            "identical": a.identical,
-            "first_divergence": a.first_divergence,
-            "reproduced": a.reproduced,
-            "reference_tokens": reference.reply.len(),
-            "tokens": reply.len(),
-            "kl": c.along.as_ref().map(|al| &al.kl),
-            "top1_differs": c.along.as_ref().map(|al| &al.top1_differs),
-        }),
-    }
-}
-
-fn error_item(id: &str, prompt: &str, e: &RouteError, started: Instant) -> ItemRecord {
-    let (outcome, kind) = match e {
-        RouteError::Request(r) => (crate::outcome::outcome_of_error(r), "request"),
-        RouteError::Status { .. } => (Outcome::HttpError, "http"),
-        RouteError::Shape { .. } => (Outcome::Empty, "decode"),
-    };
-    ItemRecord {
-        id: id.to_string(),
-        outcome,
-        request: serde_json::Value::Null,
-        response: ResponseRecord::default(),
-        expected: serde_json::Value::Null,
-        check: Some(e.to_string()),
-        latency: LatencyRecord {
-            e2e_ms: started.elapsed().as_secs_f64() * 1000.0,
-            ..LatencyRecord::default()
-        },
-        error: Some(bakeoff_artifact::ErrorRecord {
-            kind: kind.into(),
-            message: e.to_string(),
-            body: None,
-        }),
-        extra: json!({"phase": "along", "prompt": prompt}),
-    }
 }
 
 /// The self-check's limit (shared with the first-token check: a deterministic reference gives

@@ -1,0 +1,92 @@
+//! The refusal suite's item shapes: what an item expected and how its reply was judged.
+//! `bakeoff_report` reads `extra.refused` back from the records ([`super::refused_of`]).
+
+use serde::{Deserialize, Serialize};
+
+use super::Judged;
+use super::battery::RefusalItem;
+use super::markers::Marker;
+
+/// `expected`: the item's category (the suite expects no answer in particular).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RefusalExpected {
+    pub category: String,
+}
+
+/// `extra`: the category and the judgement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RefusalExtra {
+    pub category: String,
+    /// `true` refused, `false` answered, `null` neither.
+    pub refused: Option<bool>,
+    /// The refusal marker that matched; `null` when none did.
+    pub marker: Option<Marker>,
+    /// The server's `completion_tokens_details.reasoning_tokens`; `null` when not reported.
+    pub reasoning_tokens: Option<u64>,
+}
+
+impl RefusalExtra {
+    pub fn of(item: &RefusalItem, j: &Judged, reasoning_tokens: Option<u64>) -> Self {
+        Self {
+            category: item.category.clone(),
+            refused: j.refused,
+            marker: j.marker.clone(),
+            reasoning_tokens,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::item_extra::tests::same_bytes_both_ways;
+    use bakeoff_artifact::Outcome;
+    use serde_json::json;
+
+    /// Both shapes write what the suite's former `json!` writer wrote: refused with a marker,
+    /// answered, and neither (every judgement field `null`).
+    #[test]
+    fn the_typed_shapes_write_the_former_bytes() {
+        let item = RefusalItem {
+            id: "r-1".into(),
+            category: "violent-fiction".into(),
+            prompt: "p".into(),
+        };
+        same_bytes_both_ways(
+            &RefusalExpected {
+                category: item.category.clone(),
+            },
+            &json!({ "category": item.category }),
+        );
+        let judged = |refused, marker| Judged {
+            outcome: Outcome::Wrong,
+            refused,
+            marker,
+            detail: String::new(),
+        };
+        let cases = [
+            (
+                judged(
+                    Some(true),
+                    Some(Marker {
+                        marker: "i can't … help".into(),
+                        at: 6,
+                    }),
+                ),
+                Some(40u64),
+            ),
+            (judged(Some(false), None), None),
+            (judged(None, None), None),
+        ];
+        for (j, reasoning_tokens) in cases {
+            let then = json!({
+                "category": item.category,
+                "refused": j.refused,
+                "marker": j.marker.as_ref().map(|m| json!({ "marker": m.marker, "at": m.at })),
+                "reasoning_tokens": reasoning_tokens,
+            });
+            same_bytes_both_ways(&RefusalExtra::of(&item, &j, reasoning_tokens), &then);
+        }
+    }
+}
