@@ -16,6 +16,8 @@ use url::Url;
 use crate::dialect::{self, llamacpp, sglang, vllm};
 use crate::{Client, EndpointUrl, Method, RequestError};
 
+pub mod template;
+
 #[derive(Debug, Clone)]
 pub struct DiscoveryOptions {
     /// `--max-model-len N`: wins over anything discovered, recorded as source `hint`.

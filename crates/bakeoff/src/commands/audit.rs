@@ -1,10 +1,9 @@
 //! `bakeoff audit template` and `bakeoff audit checkpoint`.
 
 use std::path::Path;
-use std::time::Duration;
 
-use bakeoff_client::discovery::{DiscoveryOptions, discover};
-use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
+use bakeoff_client::ApiKey;
+use bakeoff_client::discovery::template::endpoint_template;
 use bakeoff_model::{blocks_start, check_serving_flag, inspect_checkpoint};
 use bakeoff_report::{checkpoint_audit, template_audit};
 use bakeoff_text::{ExtractedTemplate, extract_templates, fixed_conversation, template_table};
@@ -24,37 +23,8 @@ pub async fn run(c: AuditCommand) -> Result<Exit, Error> {
 /// Templates of a path, or of a running endpoint (llama.cpp `/props` through discovery).
 async fn templates_of(p: &str) -> Result<Vec<ExtractedTemplate>, Error> {
     if p.starts_with("http://") || p.starts_with("https://") {
-        let url = EndpointUrl::parse(p)?;
-        let client = Client::new(
-            url,
-            ClientOptions {
-                timeouts: Timeouts::default(),
-                api_key: std::env::var("BAKEOFF_API_KEY")
-                    .ok()
-                    .and_then(bakeoff_client::ApiKey::new),
-                ..Default::default()
-            },
-        );
-        let d = discover(
-            &client,
-            &DiscoveryOptions {
-                probe_timeout: Duration::from_secs(10),
-                ..DiscoveryOptions::default()
-            },
-        )
-        .await;
-        let text = d.chat_template.ok_or_else(|| {
-            Error::usage(format!(
-                "{p}: the endpoint exposes no chat template (llama.cpp /props has none, or it is not llama.cpp); fix: audit the model directory instead"
-            ))
-        })?;
-        return Ok(vec![ExtractedTemplate {
-            label: p.to_owned(),
-            source: "endpoint /props chat_template".into(),
-            text,
-            bos_token: None,
-            eos_token: None,
-        }]);
+        let key = std::env::var("BAKEOFF_API_KEY").ok().and_then(ApiKey::new);
+        return Ok(vec![endpoint_template(p, key).await?]);
     }
     Ok(extract_templates(Path::new(p))?)
 }

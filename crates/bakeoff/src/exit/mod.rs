@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use bakeoff_artifact::StoreError;
 use bakeoff_cache::CacheError;
 use bakeoff_campaign::CampaignError;
-use bakeoff_client::UrlError;
 use bakeoff_client::adapter::AdapterError;
+use bakeoff_client::discovery::template::EndpointTemplateError;
 use bakeoff_flags::FlagError;
 use bakeoff_kube::KubeError;
 use bakeoff_load::LoadError;
@@ -139,9 +139,10 @@ pub enum Error {
     Bench(#[from] BenchError),
     #[error(transparent)]
     UnknownSeat(#[from] UnknownSeat),
-    /// An endpoint named by a command's argument (`audit template URL`).
+    /// An endpoint named by a command's argument (`audit template URL`): a bad URL, or no
+    /// template there (exit 2).
     #[error(transparent)]
-    Url(#[from] UrlError),
+    EndpointTemplate(#[from] EndpointTemplateError),
     /// The embedded default server (provision, start, health).
     #[error(transparent)]
     Local(#[from] LocalError),
@@ -249,7 +250,7 @@ impl Error {
                 BenchError::Store(s) => store_code(s),
             },
             // A flag's value or a file the operator named, parsed by the library.
-            Error::UnknownSeat(_) | Error::Url(_) | Error::NoArtifact(_) => USAGE,
+            Error::UnknownSeat(_) | Error::EndpointTemplate(_) | Error::NoArtifact(_) => USAGE,
             // The embedded default could not be had: checked, and it failed.
             Error::Local(_) => FAILED,
             Error::Gateway(e) => match e {

@@ -226,7 +226,9 @@ fn operator_input_a_library_refuses_is_usage() {
 
 #[test]
 fn a_url_or_tls_flag_is_usage_and_the_embedded_default_failed() {
-    let url = Error::from(bakeoff_client::EndpointUrl::parse("ftp://x").unwrap_err());
+    let url = Error::from(FlagError::from(
+        bakeoff_client::EndpointUrl::parse("ftp://x").unwrap_err(),
+    ));
     assert_eq!(url.exit_code(), exit_codes::USAGE);
     let local = Error::from(LocalError::Provision("no network".into()));
     assert_eq!(local.exit_code(), exit_codes::FAILED);
