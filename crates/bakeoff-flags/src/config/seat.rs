@@ -7,7 +7,9 @@ use std::time::Duration;
 use bakeoff_seats::WatchOptions;
 
 use crate::FlagError;
-use crate::cli::{SeatSwapArgs, SeatUpArgs, SeatWatchArgs, WatchArgs, WatchTimingArgs};
+use crate::cli::{
+    SeatNamesArgs, SeatSwapArgs, SeatUpArgs, SeatWatchArgs, WatchArgs, WatchTimingArgs,
+};
 
 /// Where failure artifacts go without `--out`, relative to the working directory (as `eval run
 /// --out results`; the clap default of `--out` is the same): never into the directory of the
@@ -84,14 +86,50 @@ pub(crate) fn secs(name: &str, v: f64) -> Result<Duration, FlagError> {
     }
 }
 
+/// The seats a verb acts on: those named, or with `--all` every seat in the fleet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SeatSelection {
+    All,
+    Named(Vec<String>),
+}
+
+impl SeatSelection {
+    /// Naming none without `--all` is refused: a bare `seat up` or `seat down` never acts on
+    /// the whole fleet by accident (clap refuses `--all` with names).
+    pub fn new(seats: Vec<String>, all: bool) -> Result<Self, FlagError> {
+        match (all, seats.is_empty()) {
+            (true, _) => Ok(SeatSelection::All),
+            (false, true) => Err(FlagError::invalid(
+                "name the seats, or --all for every seat in the fleet",
+            )),
+            (false, false) => Ok(SeatSelection::Named(seats)),
+        }
+    }
+}
+
+/// `seat down`.
+#[derive(Debug)]
+pub struct SeatDownConfig {
+    pub fleet: PathBuf,
+    pub seats: SeatSelection,
+    pub confirm: bool,
+}
+
+impl SeatNamesArgs {
+    pub fn validate(self) -> Result<SeatDownConfig, FlagError> {
+        Ok(SeatDownConfig {
+            fleet: self.fleet.fleet,
+            seats: SeatSelection::new(self.seats, self.all)?,
+            confirm: self.confirm,
+        })
+    }
+}
+
 /// `seat up` and `seat restart`.
 #[derive(Debug)]
 pub struct SeatUpConfig {
     pub fleet: PathBuf,
-    /// The seats named; empty only with `all`.
-    pub seats: Vec<String>,
-    /// `--all`: every seat in the fleet.
-    pub all: bool,
+    pub seats: SeatSelection,
     pub confirm: bool,
     pub watch: WatchConfig,
     /// `--warm-cache`: read the weight files once before each start.
@@ -102,8 +140,7 @@ impl SeatUpArgs {
     pub fn validate(self) -> Result<SeatUpConfig, FlagError> {
         Ok(SeatUpConfig {
             fleet: self.fleet.fleet,
-            seats: self.seats,
-            all: self.all,
+            seats: SeatSelection::new(self.seats, self.all)?,
             confirm: self.confirm,
             watch: self.watch.validate()?,
             warm_cache: self.warm_cache,

@@ -5,7 +5,7 @@ mod refusals;
 mod valid;
 
 use bakeoff_flags::FlagError;
-use bakeoff_flags::cli::{BenchCommand, Cli, Command, EvalCommand, LogCommand};
+use bakeoff_flags::cli::{BenchCommand, Cli, Command, EvalCommand, LogCommand, SeatCommand};
 use clap::Parser;
 
 /// Parses `bakeoff ARGS…` (clap must accept it).
@@ -27,6 +27,8 @@ pub fn check(args: &[&str]) -> Result<(), FlagError> {
         Command::Verdict(a) => a.validate().map(drop),
         Command::Log(LogCommand::Add(a)) => a.validate().map(drop),
         Command::Plan(a) => a.validate().map(drop),
+        Command::Seat(SeatCommand::Up(a) | SeatCommand::Restart(a)) => a.validate().map(drop),
+        Command::Seat(SeatCommand::Down(a)) => a.validate().map(drop),
         other => panic!("no validation wired in this test for {other:?}"),
     }
 }

@@ -103,3 +103,16 @@ fn a_value_a_library_parses_keeps_that_library_s_error() {
         Err("context depth \"120\" is not a percentage 0–100".to_string())
     );
 }
+
+#[test]
+fn a_bare_seat_verb_never_means_the_whole_fleet() {
+    for verb in ["up", "down", "restart"] {
+        assert_eq!(
+            refusal(&["seat", verb, "--fleet", "fleet.toml"]),
+            "name the seats, or --all for every seat in the fleet",
+            "{verb}"
+        );
+        assert!(check(&["seat", verb, "--fleet", "fleet.toml", "--all"]).is_ok());
+        assert!(check(&["seat", verb, "--fleet", "fleet.toml", "a", "b"]).is_ok());
+    }
+}

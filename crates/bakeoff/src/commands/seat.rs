@@ -15,14 +15,16 @@ use bakeoff_seats::render::{self, up_json};
 use bakeoff_seats::{Fleet, OpsError, Role, Seats, UpOutcome};
 
 use crate::exit::{Error, Exit};
-use bakeoff_flags::cli::{SeatCommand, SeatLogsArgs, SeatNamesArgs, SeatStatusArgs};
-use bakeoff_flags::config::{SeatSwapConfig, SeatUpConfig, SeatWatchConfig, WatchConfig};
+use bakeoff_flags::cli::{SeatCommand, SeatLogsArgs, SeatStatusArgs};
+use bakeoff_flags::config::{
+    SeatDownConfig, SeatSelection, SeatSwapConfig, SeatUpConfig, SeatWatchConfig, WatchConfig,
+};
 
 pub async fn run(c: SeatCommand) -> Result<Exit, Error> {
     match c {
         SeatCommand::Up(a) => up(a.validate()?).await,
         SeatCommand::Restart(a) => restart(a.validate()?).await,
-        SeatCommand::Down(a) => down(a).await,
+        SeatCommand::Down(a) => down(a.validate()?).await,
         SeatCommand::Status(a) => status(a).await,
         SeatCommand::Logs(a) => logs(a).await,
         SeatCommand::Watch(a) => watch(a.validate()?).await,
@@ -35,7 +37,7 @@ pub async fn run(c: SeatCommand) -> Result<Exit, Error> {
 async fn up(a: SeatUpConfig) -> Result<Exit, Error> {
     let (seats, out) = open(&a.fleet, &a.watch)?;
     let mut seats = seats.with_warm_cache(a.warm_cache);
-    let names = names_or_all(&seats, &a.seats, a.all)?;
+    let names = names_of(&seats, &a.seats)?;
     gate_all(&seats, &out, &names, "start", a.confirm)?;
     let mut ok = true;
     let mut outs = Vec::new();
@@ -59,7 +61,7 @@ async fn up(a: SeatUpConfig) -> Result<Exit, Error> {
 async fn restart(a: SeatUpConfig) -> Result<Exit, Error> {
     let (seats, out) = open(&a.fleet, &a.watch)?;
     let mut seats = seats.with_warm_cache(a.warm_cache);
-    let names = names_or_all(&seats, &a.seats, a.all)?;
+    let names = names_of(&seats, &a.seats)?;
     gate_all(&seats, &out, &names, "restart", a.confirm)?;
     let mut ok = true;
     for n in &names {
@@ -77,9 +79,9 @@ async fn restart(a: SeatUpConfig) -> Result<Exit, Error> {
     Ok(Exit::from_ok(ok))
 }
 
-async fn down(a: SeatNamesArgs) -> Result<Exit, Error> {
-    let (seats, out) = open(&a.fleet.fleet, &WatchConfig::default())?;
-    let names = names_or_all(&seats, &a.seats, a.all)?;
+async fn down(a: SeatDownConfig) -> Result<Exit, Error> {
+    let (seats, out) = open(&a.fleet, &WatchConfig::default())?;
+    let names = names_of(&seats, &a.seats)?;
     gate_all(&seats, &out, &names, "stop", a.confirm)?;
     // Every named seat is stopped even when one leaves something behind; a zombie loader or a
     // port still held makes the command fail (1) once all are done.
@@ -214,24 +216,18 @@ impl Out {
     }
 }
 
-/// The seats a verb acts on: those named, or with `--all` every seat in the fleet. Naming none
-/// without `--all` is a usage error: a bare `seat up` or `seat down` never acts on the whole
-/// fleet by accident.
-fn names_or_all(seats: &Seats, given: &[String], all: bool) -> Result<Vec<String>, Error> {
-    if all {
-        return Ok(seats.fleet.seats.iter().map(|s| s.name.clone()).collect());
+/// The names of the seats selected, each one the fleet declares.
+fn names_of(seats: &Seats, selection: &SeatSelection) -> Result<Vec<String>, Error> {
+    match selection {
+        SeatSelection::All => Ok(seats.fleet.seats.iter().map(|s| s.name.clone()).collect()),
+        SeatSelection::Named(given) => {
+            for n in given {
+                seats.fleet.require(n)?;
+            }
+            Ok(given.clone())
+        }
     }
-    if given.is_empty() {
-        return Err(Error::usage(NAME_THE_SEATS));
-    }
-    for n in given {
-        seats.fleet.require(n)?;
-    }
-    Ok(given.to_vec())
 }
-
-/// The refusal of `seat up|down|restart` with no seat named and no `--all`.
-const NAME_THE_SEATS: &str = "name the seats, or --all for every seat in the fleet";
 
 /// Check every gate before acting on any seat: a refusal leaves the whole fleet untouched.
 fn gate_all(

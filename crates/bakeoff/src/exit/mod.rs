@@ -78,9 +78,6 @@ impl Exit {
 /// Why a command ended early. The message is one line: `<what>: <fix>`.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A bad flag or a bad input named on the command line (exit 2).
-    #[error("{0}")]
-    Usage(String),
     /// Checked, and it failed (exit 1).
     #[error("{0}")]
     Failed(String),
@@ -175,10 +172,6 @@ pub enum Error {
 }
 
 impl Error {
-    pub fn usage(msg: impl std::fmt::Display) -> Self {
-        Self::Usage(msg.to_string())
-    }
-
     pub fn failed(msg: impl std::fmt::Display) -> Self {
         Self::Failed(msg.to_string())
     }
@@ -196,7 +189,6 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         use exit_codes::{FAILED, INTERNAL, IO, USAGE};
         match self {
-            Error::Usage(_) => USAGE,
             Error::Failed(_) => FAILED,
             Error::Io { .. } => IO,
             Error::Internal(_) | Error::Runtime(_) => INTERNAL,

@@ -61,7 +61,7 @@ fn adapter_and_bench_errors_keep_their_codes() {
 
 #[test]
 fn each_kind_has_its_code() {
-    assert_eq!(Error::usage("x").exit_code(), 2);
+    assert_eq!(Error::from(FlagError::invalid("x")).exit_code(), 2);
     assert_eq!(Error::failed("x").exit_code(), 1);
     assert_eq!(Error::internal("x").exit_code(), 4);
     assert_eq!(Exit::Ok.code(), 0);
