@@ -154,10 +154,7 @@ async fn provision_if_needed(c: &Campaign, report: &Reporter) -> Result<(), Camp
     bakeoff_local::provision(&cache)
         .await
         .map(|_| ())
-        .map_err(|e| CampaignError::Provision {
-            cache,
-            message: e.to_string(),
-        })
+        .map_err(|source| CampaignError::Provision { cache, source })
 }
 
 /// The variants `--only` selects: candidates or variants by name.
