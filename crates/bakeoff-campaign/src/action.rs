@@ -117,8 +117,8 @@ mod tests {
         }
     }
 
-    /// The texts `campaign restore` prints and the journal keeps, as they were written before
-    /// the actions were typed (the binary's tests and the journal's readers match them).
+    /// The texts `campaign restore` prints and the journal keeps, byte for byte (the binary's
+    /// tests and anyone reading the journal match them), and which of them are failures.
     #[test]
     fn each_action_reads_as_its_line() {
         let lines = [
