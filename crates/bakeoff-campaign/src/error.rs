@@ -20,14 +20,21 @@ pub enum CampaignError {
     Fleet(#[from] bakeoff_seats::FleetError),
     #[error(transparent)]
     Store(#[from] bakeoff_artifact::StoreError),
-    #[error("{path}: {message}")]
-    Io { path: PathBuf, message: String },
+    /// A file of the campaign's directory that cannot be written or read: the path, then the
+    /// failure's own message; the failure is kept typed so a caller can tell its kind.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: IoCause,
+    },
     /// The journal cannot be read back: the campaign cannot tell what it already did.
-    #[error("{path}: line {line}: {message}; move the directory aside or run with --fresh")]
+    #[error("{path}: line {line}: {problem}; move the directory aside or run with --fresh")]
     Journal {
         path: PathBuf,
         line: usize,
-        message: String,
+        #[source]
+        problem: JournalProblem,
     },
     /// Displaced production seats without `--confirm`: nothing was touched.
     #[error(
@@ -39,19 +46,49 @@ pub enum CampaignError {
     )]
     NoJournal { dir: PathBuf },
     /// The embedded default (`{cache}` in a seat's command) could not be provisioned.
-    #[error("provisioning the embedded default under {cache}: {message}")]
-    Provision { cache: PathBuf, message: String },
+    #[error("provisioning the embedded default under {cache}: {source}")]
+    Provision {
+        cache: PathBuf,
+        #[source]
+        source: bakeoff_local::LocalError,
+    },
     #[error("--only {name}: no candidate or variant of that name; the campaign has: {known}")]
     UnknownOnly { name: String, known: String },
 }
 
 impl CampaignError {
-    pub(crate) fn io(path: &std::path::Path, e: impl std::fmt::Display) -> Self {
+    pub(crate) fn io(path: &std::path::Path, e: impl Into<IoCause>) -> Self {
         CampaignError::Io {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            source: e.into(),
         }
     }
+}
+
+/// Why a file of the campaign's directory could not be read or written. Each shows its own
+/// message unchanged (`CampaignError::Io` puts the path before it).
+#[derive(Debug, thiserror::Error)]
+pub enum IoCause {
+    /// The file system's (create, open, read, rename, append).
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// A journal line that could not be serialized.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// `negative-results.md`, written beside the record.
+    #[error(transparent)]
+    Logbook(#[from] bakeoff_report::logbook::LogbookError),
+}
+
+/// What is wrong with a journal line.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalProblem {
+    /// A line (not a last one cut short by a kill) that is no journal entry.
+    #[error(transparent)]
+    Parse(#[from] serde_json::Error),
+    /// No `campaign-started` line: `campaign restore DIR` cannot find the campaign file.
+    #[error("no campaign-started line names the campaign file")]
+    NoCampaignFile,
 }
 
 /// What is wrong with a campaign file (or the directory it writes to), with the fix.

@@ -13,7 +13,7 @@ use bakeoff_seats::Seat;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::error::CampaignError;
+use crate::error::{CampaignError, JournalProblem};
 
 pub const JOURNAL: &str = "campaign.journal.jsonl";
 
@@ -219,7 +219,7 @@ pub fn replay(path: &Path) -> Result<State, CampaignError> {
                 return Err(CampaignError::Journal {
                     path: path.to_path_buf(),
                     line: i + 1,
-                    message: e.to_string(),
+                    problem: e.into(),
                 });
             }
         }
@@ -241,7 +241,7 @@ pub fn campaign_file(dir: &Path) -> Result<PathBuf, CampaignError> {
         .ok_or_else(|| CampaignError::Journal {
             path,
             line: 1,
-            message: "no campaign-started line names the campaign file".into(),
+            problem: JournalProblem::NoCampaignFile,
         })
 }
 

@@ -13,6 +13,7 @@
 //! and the measurement steps silently did nothing) is here, where a step that measured nothing
 //! is a failed outcome, never a pass.
 
+mod action;
 mod attempt;
 pub mod candidate;
 pub mod dry_run;

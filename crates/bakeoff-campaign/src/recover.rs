@@ -8,6 +8,7 @@ use bakeoff_artifact::campaign::{Outcome, OutcomeKind};
 use bakeoff_seats::Seats;
 use chrono::Utc;
 
+use crate::action::RestoreAction;
 use crate::error::{CampaignError, Invalid};
 use crate::file::Campaign;
 use crate::journal::{Entry, JOURNAL, Journal};
@@ -23,7 +24,7 @@ pub async fn restore(
     c: &Campaign,
     opts: &RunOptions,
     report: &Reporter,
-) -> Result<Vec<String>, CampaignError> {
+) -> Result<Vec<RestoreAction>, CampaignError> {
     if !c.out.join(JOURNAL).exists() {
         return Err(CampaignError::NoJournal { dir: c.out.clone() });
     }
@@ -35,7 +36,7 @@ pub(crate) async fn recover(
     c: &Campaign,
     opts: &RunOptions,
     report: &Reporter,
-) -> Result<Vec<String>, CampaignError> {
+) -> Result<Vec<RestoreAction>, CampaignError> {
     let mut journal = open_journal(c)?;
     let actions = recover_with(c, opts, &mut journal, report).await?;
     record::write(c, journal.state(), opts.allow_contaminated)?;
@@ -65,7 +66,7 @@ pub(crate) async fn recover_with(
     opts: &RunOptions,
     journal: &mut Journal,
     report: &Reporter,
-) -> Result<Vec<String>, CampaignError> {
+) -> Result<Vec<RestoreAction>, CampaignError> {
     let state = journal.state().clone();
     let mut actions = Vec::new();
     if state.seats_up.is_empty() && state.displaced.is_empty() && state.open.is_none() {
@@ -83,39 +84,43 @@ pub(crate) async fn recover_with(
             "recovery: stopping {} (started by an earlier run)",
             s.name
         ));
-        let message = match seats.down(&s.name, true).await {
-            Ok(_) => String::new(),
-            Err(e) => e.to_string(),
+        let action = match seats.down(&s.name, true).await {
+            Ok(_) => RestoreAction::Stopped {
+                seat: s.name.clone(),
+            },
+            Err(error) => RestoreAction::CouldNotStop {
+                seat: s.name.clone(),
+                error,
+            },
         };
-        actions.push(if message.is_empty() {
-            format!("stopped seat {} left up by an earlier run", s.name)
-        } else {
-            format!("could not stop seat {}: {message}", s.name)
-        });
+        // The journal keeps the stop's error text alone (empty when it stopped).
+        let message = match &action {
+            RestoreAction::CouldNotStop { error, .. } => error.to_string(),
+            _ => String::new(),
+        };
         journal.append(Entry::SeatStopped {
             at: Utc::now(),
             seat: s.name.clone(),
             message,
         })?;
+        actions.push(action);
     }
     for (seat, variant, stopped_at) in &state.displaced {
-        let (ok, down_ms, message) =
-            window::restore_one(&seats, seat, *stopped_at, variant, report).await;
-        actions.push(if ok {
-            format!(
-                "restored displaced seat {seat} ({:.1} s down)",
-                down_ms as f64 / 1000.0
-            )
-        } else {
-            message.clone()
-        });
+        let action = window::restore_one(&seats, seat, *stopped_at, variant, report).await;
+        let ok = !action.is_failure();
         journal.append(Entry::Restored {
             at: Utc::now(),
             seat: seat.clone(),
             ok,
-            down_ms: Some(down_ms),
-            message,
+            down_ms: action.down_ms(),
+            // The journal keeps a failed restore's line; a restore that worked has none.
+            message: if ok {
+                String::new()
+            } else {
+                action.to_string()
+            },
         })?;
+        actions.push(action);
     }
     if let Some((slug, attempt, started)) = &state.open {
         let mut row = match c.variants.iter().find(|v| &v.slug == slug) {
@@ -152,7 +157,9 @@ pub(crate) async fn recover_with(
             OutcomeKind::Interrupted,
             "the campaign stopped while this variant ran (killed or interrupted); its files are kept and it runs again",
         ));
-        actions.push(format!("recorded variant {slug} as interrupted"));
+        actions.push(RestoreAction::Interrupted {
+            variant: slug.clone(),
+        });
         journal.append(Entry::VariantDone {
             at: Utc::now(),
             row: Box::new(row),

@@ -9,6 +9,7 @@ use bakeoff_artifact::campaign::{CampaignRecord, Outcome, OutcomeKind};
 use chrono::Utc;
 use tokio::sync::watch;
 
+pub use crate::action::{RestoreAction, RestoreFailure, WatchVerdict};
 pub use crate::options::RunOptions;
 pub use crate::progress::{Progress, Reporter};
 pub use crate::recover::restore;
@@ -30,7 +31,7 @@ pub struct Summary {
     /// A displaced seat could not be brought back: the operator must act.
     pub restore_failed: bool,
     /// What the recovery of an earlier run did.
-    pub recovered: Vec<String>,
+    pub recovered: Vec<RestoreAction>,
     /// Variants this run took up (run, or skipped by the ladder); 0 when every selected
     /// variant already had an outcome.
     pub taken_up: usize,
@@ -55,7 +56,7 @@ pub async fn run(
     if opts.fresh && c.out.join(JOURNAL).exists() {
         recovered = recover(c, opts, report).await?;
         let moved = set_aside(&c.out)?;
-        recovered.push(format!("old files moved to {}", moved.display()));
+        recovered.push(RestoreAction::SetAside { to: moved });
     }
     let mut journal = open_journal(c)?;
     recovered.extend(recover_with(c, opts, &mut journal, report).await?);
@@ -154,10 +155,7 @@ async fn provision_if_needed(c: &Campaign, report: &Reporter) -> Result<(), Camp
     bakeoff_local::provision(&cache)
         .await
         .map(|_| ())
-        .map_err(|e| CampaignError::Provision {
-            cache,
-            message: e.to_string(),
-        })
+        .map_err(|source| CampaignError::Provision { cache, source })
 }
 
 /// The variants `--only` selects: candidates or variants by name.

@@ -10,6 +10,7 @@ use bakeoff_seats::Seats;
 use chrono::Utc;
 use tokio::sync::watch;
 
+use crate::action::{RestoreAction, RestoreFailure, WatchVerdict};
 use crate::candidate::Window;
 use crate::error::CampaignError;
 use crate::idle::{IdleWait, SeatAccess, wait_idle_at};
@@ -153,7 +154,16 @@ pub async fn restore(
         let Some(stopped_at) = journal.state().displaced_at(&d.seat) else {
             continue;
         };
-        let (ok, down_ms, message) = restore_one(seats, &d.seat, stopped_at, variant, report).await;
+        let action = restore_one(seats, &d.seat, stopped_at, variant, report).await;
+        let ok = !action.is_failure();
+        let down_ms = action.down_ms().unwrap_or_default();
+        // The journal and the row's notes keep the failure's line; a restore that worked
+        // has none.
+        let message = if ok {
+            String::new()
+        } else {
+            action.to_string()
+        };
         journal.append(Entry::Restored {
             at: Utc::now(),
             seat: d.seat.clone(),
@@ -170,19 +180,20 @@ pub async fn restore(
     Ok(())
 }
 
-/// Restore one seat: `(ok, downtime ms, what went wrong)`.
+/// Restore one seat: [`RestoreAction::Restored`] or [`RestoreAction::RestoreFailed`], with its
+/// downtime.
 pub async fn restore_one(
     seats: &Seats,
     name: &str,
     stopped_at: chrono::DateTime<Utc>,
     variant: &str,
     report: &Reporter,
-) -> (bool, u64, String) {
+) -> RestoreAction {
     report.phase(variant, &format!("restoring displaced seat {name}"));
     // The operator confirmed the displacement; bringing the seat back undoes it.
     let outcome = seats.up(name, true, false).await;
     let down_ms = (Utc::now() - stopped_at).num_milliseconds().max(0) as u64;
-    match outcome {
+    let failure = match outcome {
         Ok(o) if o.ok() => {
             report.phase(
                 variant,
@@ -191,32 +202,22 @@ pub async fn restore_one(
                     down_ms as f64 / 1000.0
                 ),
             );
-            (true, down_ms, String::new())
+            return RestoreAction::Restored {
+                seat: name.to_string(),
+                down_ms,
+            };
         }
-        Ok(o) => {
-            let why = o
-                .report
-                .as_ref()
-                .map(|r| {
-                    format!(
-                        "{}: {}",
-                        r.class.map(|c| c.to_string()).unwrap_or_default(),
-                        r.message
-                    )
-                })
-                .unwrap_or_default();
-            let msg = format!(
-                "RESTORE FAILED: {name} did not come back ({why}); bring it up by hand: bakeoff seat up {name} --confirm"
-            );
-            report.note(&msg);
-            (false, down_ms, msg)
-        }
-        Err(e) => {
-            let msg = format!(
-                "RESTORE FAILED: {name}: {e}; bring it up by hand: bakeoff seat up {name} --confirm"
-            );
-            report.note(&msg);
-            (false, down_ms, msg)
-        }
-    }
+        Ok(o) => RestoreFailure::NotBack(o.report.map(|r| WatchVerdict {
+            class: r.class,
+            message: r.message,
+        })),
+        Err(e) => RestoreFailure::Up(e),
+    };
+    let action = RestoreAction::RestoreFailed {
+        seat: name.to_string(),
+        down_ms,
+        failure,
+    };
+    report.note(&action.to_string());
+    action
 }

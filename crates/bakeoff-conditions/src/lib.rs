@@ -414,11 +414,53 @@ mod tests {
     use super::*;
     use bakeoff_artifact::FlagCode;
 
-    /// Two real busy loops started here, sampled with this process excluded: their CPU counts
-    /// as others', and they are named in the host-contended evidence.
+    /// A proc root that shows the host's own files and only the given processes, each a link
+    /// to its real `/proc/<pid>`: what else the machine runs cannot crowd them out of the top.
+    struct ProcView(PathBuf);
+
+    impl ProcView {
+        fn of(pids: &[u32]) -> Self {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos();
+            let root = std::env::temp_dir()
+                .join(format!("bakeoff-conditions-{}-{nanos}", std::process::id()));
+            std::fs::create_dir_all(&root).unwrap();
+            let proc = std::path::Path::new("/proc");
+            for file in ["stat", "loadavg", "meminfo"] {
+                std::os::unix::fs::symlink(proc.join(file), root.join(file)).unwrap();
+            }
+            for pid in pids {
+                let pid = pid.to_string();
+                std::os::unix::fs::symlink(proc.join(&pid), root.join(&pid)).unwrap();
+            }
+            Self(root)
+        }
+    }
+
+    impl Drop for ProcView {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// A process's CPU ticks (utime + stime) as `/proc` shows them now.
+    fn ticks(pid: u32) -> u64 {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        procfs::parse_stat(pid, &text).unwrap().ticks
+    }
+
+    /// Real busy loops started here, sampled with this process excluded: their CPU counts as
+    /// others', and they are named in the host-contended evidence. Enough loops to pass the
+    /// contention limit on this host (a quarter of its cores, at least half a core). The
+    /// sampler reads the real `/proc/stat` and the loops' real `/proc/<pid>` entries through a
+    /// [`ProcView`], and the test waits until each loop has run (ticks it reads itself), so a
+    /// busy machine neither pushes the loops out of the top nor leaves them without CPU time.
     #[test]
     fn real_busy_loops_are_others_and_named() {
-        let mut hogs: Vec<std::process::Child> = (0..2)
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut hogs: Vec<std::process::Child> = (0..cores / 4 + 2)
             .map(|_| {
                 std::process::Command::new("sh")
                     .args(["-c", "while :; do :; done"])
@@ -426,34 +468,53 @@ mod tests {
                     .unwrap()
             })
             .collect();
+        let pids: Vec<u32> = hogs.iter().map(|h| h.id()).collect();
+        let view = ProcView::of(&pids);
         let mut ex = Exclude::for_endpoint("127.0.0.1", None);
         ex.interval = Duration::from_millis(200);
+        ex.proc_root = view.0.clone();
         // The hogs are this process's children: leave out a pid that does not exist instead.
         ex.bakeoff_pid = u32::MAX;
         let s = Sampler::start(ex);
-        std::thread::sleep(Duration::from_millis(1500));
+        let at_start: Vec<u64> = pids.iter().map(|p| ticks(*p)).collect();
+        // Several sampling intervals, and until every loop has had CPU since the first sample
+        // (the limit only ends a hang).
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_millis(1500)
+            || pids.iter().zip(&at_start).any(|(p, t)| ticks(*p) < t + 2)
+        {
+            assert!(
+                t0.elapsed() < Duration::from_secs(120),
+                "the loops never ran"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
         let c = s.finish();
         for h in &mut hogs {
             let _ = h.kill();
             let _ = h.wait();
         }
         assert!(c.samples >= 3, "{c:?}");
-        let pids: Vec<u32> = hogs.iter().map(|h| h.id()).collect();
-        for p in &pids {
-            assert!(
-                c.top_others.iter().any(|o| o.pid == *p),
-                "{p} not in {:?}",
-                c.top_others
-            );
-        }
+        // Every process listed is a loop, and every loop is listed (as far as the list goes),
+        // with the CPU it used.
+        let listed: Vec<u32> = c.top_others.iter().map(|o| o.pid).collect();
+        assert!(listed.iter().all(|p| pids.contains(p)), "{listed:?}");
+        assert_eq!(listed.len(), pids.len().min(TOP), "{listed:?}");
+        assert!(c.top_others.iter().all(|o| o.cpu_seconds > 0.0), "{c:?}");
         let o = c.other_cpu_cores.unwrap();
-        eprintln!("other cores with two hogs: {o:.2} of {}", c.host_cores);
+        eprintln!(
+            "other cores with {} hogs: {o:.2} of {}",
+            pids.len(),
+            c.host_cores
+        );
         let f = c
             .findings
             .iter()
             .find(|f| f.code == FlagCode::HostContended)
             .unwrap();
-        assert!(f.message.contains(&pids[0].to_string()), "{}", f.message);
+        for p in listed.iter().take(5) {
+            assert!(f.message.contains(&p.to_string()), "{}", f.message);
+        }
         assert!(c.gpu.unavailable.is_some());
     }
 

@@ -3,8 +3,8 @@
 //! fixture); the last test reads a real llama-server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -412,17 +412,42 @@ async fn nothing_listening_is_an_error() {
 /// vLLM's /metrics whose answer follows the time since the server started: `busy` says whether
 /// it is busy at that instant; `None` answers 500 (a failed reading).
 fn timed_vllm(busy: fn(Duration) -> Option<bool>) -> Router {
+    logged_vllm(move |_, t| busy(t)).0
+}
+
+/// What a scripted server answered, in order: when each answer was served (before the client
+/// could see it) and what it said (`None`: a 500).
+type Served = Arc<Mutex<Vec<(Instant, Option<bool>)>>>;
+
+/// vLLM's /metrics answering by the request's number (from 0) and the time since the server
+/// started, as `timed_vllm` does, logging each answer.
+fn logged_vllm(
+    busy: impl Fn(usize, Duration) -> Option<bool> + Send + Sync + 'static,
+) -> (Router, Served) {
     let t0 = Instant::now();
-    Router::new().route(
+    let served: Served = Arc::default();
+    let log = served.clone();
+    let busy = Arc::new(busy);
+    let app = Router::new().route(
         "/metrics",
-        get(move || async move {
-            match busy(t0.elapsed()) {
-                Some(true) => text(vllm_metrics([1, 0], [0, 0])),
-                Some(false) => text(vllm_metrics([0, 0], [0, 0])),
-                None => json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "x"})),
+        get(move || {
+            let (log, busy) = (log.clone(), busy.clone());
+            async move {
+                let answer = {
+                    let mut log = log.lock().unwrap();
+                    let answer = busy(log.len(), t0.elapsed());
+                    log.push((Instant::now(), answer));
+                    answer
+                };
+                match answer {
+                    Some(true) => text(vllm_metrics([1, 0], [0, 0])),
+                    Some(false) => text(vllm_metrics([0, 0], [0, 0])),
+                    None => json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "x"})),
+                }
             }
         }),
-    )
+    );
+    (app, served)
 }
 
 fn never_stopped() -> (
@@ -434,74 +459,89 @@ fn never_stopped() -> (
 
 #[tokio::test]
 async fn busy_for_a_second_then_idle() {
-    let s = scripted::serve(timed_vllm(|t| Some(t < Duration::from_secs(1)))).await;
+    // The first three readings are busy whatever the machine's speed; then busy until 1 s.
+    let (app, served) = logged_vllm(|n, t| Some(n < 3 || t < Duration::from_secs(1)));
+    let s = scripted::serve(app).await;
     let (_tx, mut rx) = never_stopped();
+    let idle_for = Duration::from_millis(300);
     let w = wait_idle(
         &s.url(),
         None,
         EngineKind::Vllm,
-        Duration::from_millis(300),
+        idle_for,
         Duration::from_secs(20),
         Duration::from_millis(50),
         &mut rx,
     )
     .await;
+    let end = Instant::now();
     match w {
-        IdleWait::Idle { waited, source } => {
-            assert!(waited >= Duration::from_millis(1300), "{waited:?}");
-            assert!(waited < Duration::from_secs(15), "{waited:?}");
-            assert_eq!(source, VLLM_SOURCE);
-        }
+        IdleWait::Idle { source, .. } => assert_eq!(source, VLLM_SOURCE),
         other => panic!("{other:?}"),
     }
+    // Measured against when the server answered, not against the wait's own start (which may
+    // come after the server's first second on a busy machine): the stretch began at the first
+    // idle answer, after every busy one, and the wait ended `idle_for` after it or later.
+    let served = served.lock().unwrap().clone();
+    let first_idle = served
+        .iter()
+        .position(|(_, a)| *a == Some(false))
+        .expect("an idle answer");
+    assert!(first_idle >= 3, "{served:?}");
+    assert!(
+        served[first_idle..].iter().all(|(_, a)| *a == Some(false)),
+        "{served:?}"
+    );
+    assert!(
+        end.duration_since(served[first_idle].0) >= idle_for,
+        "{served:?}"
+    );
 }
 
 #[tokio::test]
 async fn a_busy_or_failed_reading_restarts_the_stretch() {
-    // Idle, busy at 0.3–0.5 s, idle: a 600 ms stretch cannot end before 1.1 s.
-    let s = scripted::serve(timed_vllm(|t| {
-        Some((Duration::from_millis(300)..Duration::from_millis(500)).contains(&t))
-    }))
-    .await;
-    let (_tx, mut rx) = never_stopped();
-    let w = wait_idle(
-        &s.url(),
-        None,
-        EngineKind::Vllm,
-        Duration::from_millis(600),
-        Duration::from_secs(20),
-        Duration::from_millis(40),
-        &mut rx,
-    )
-    .await;
-    let IdleWait::Idle { waited, .. } = w else {
-        panic!("{w:?}")
-    };
-    assert!(waited >= Duration::from_millis(1100), "{waited:?}");
-
-    // The same with a failed reading in the gap.
-    let s = scripted::serve(timed_vllm(|t| {
-        if (Duration::from_millis(300)..Duration::from_millis(500)).contains(&t) {
-            None
-        } else {
-            Some(false)
-        }
-    }))
-    .await;
-    let w = wait_idle(
-        &s.url(),
-        None,
-        EngineKind::Vllm,
-        Duration::from_millis(600),
-        Duration::from_secs(20),
-        Duration::from_millis(40),
-        &mut rx,
-    )
-    .await;
-    let IdleWait::Idle { waited, .. } = w else {
-        panic!("{w:?}")
-    };
-    assert!(waited >= Duration::from_millis(1100), "{waited:?}");
+    // The readings are scripted by number, not by time, so a slow machine sees the same ones:
+    // idle, then a busy (or failed) one, then idle for good.
+    let idle_for = Duration::from_millis(600);
+    for (gap, (app, served)) in [
+        (Some(true), logged_vllm(|n, _| Some(n == 1))),
+        (
+            None,
+            logged_vllm(|n, _| if n == 1 { None } else { Some(false) }),
+        ),
+    ] {
+        let s = scripted::serve(app).await;
+        let (_tx, mut rx) = never_stopped();
+        let w = wait_idle(
+            &s.url(),
+            None,
+            EngineKind::Vllm,
+            idle_for,
+            Duration::from_secs(20),
+            Duration::from_millis(150),
+            &mut rx,
+        )
+        .await;
+        let end = Instant::now();
+        let IdleWait::Idle { .. } = w else {
+            panic!("{w:?}")
+        };
+        let served = served.lock().unwrap().clone();
+        let said: Vec<Option<bool>> = served.iter().map(|(_, a)| *a).collect();
+        // The first reading only began a stretch (0 s long), so the wait read the gap.
+        assert_eq!(said[..2], [Some(false), gap], "{said:?}");
+        // The gap broke the stretch: it began again at the next idle reading (2), and only a
+        // later one could end it.
+        assert!(said.len() >= 4, "{said:?}");
+        // It ended `idle_for` after that reading or later (the reading was served before the
+        // client saw it). A stretch counted on from the first reading, through the gap, would
+        // end about `idle_for` after the first, two polls (300 ms) before this.
+        assert!(
+            end.duration_since(served[2].0) >= idle_for,
+            "{:?} after reading 2: {said:?}",
+            end.duration_since(served[2].0)
+        );
+    }
 }
 
 #[tokio::test]

@@ -90,7 +90,10 @@ async fn a_rerun_resumes_and_fresh_starts_over_keeping_the_old_files() {
     let s = run(&c, &fresh, go(), &Reporter::silent()).await.unwrap();
     assert_eq!(s.record.variants[0].attempts, 1, "started over");
     assert!(
-        s.recovered.iter().any(|a| a.contains("previous-")),
+        s.recovered
+            .iter()
+            .any(|a| a.to_string().starts_with("old files moved to")
+                && a.to_string().contains("previous-")),
         "{:?}",
         s.recovered
     );

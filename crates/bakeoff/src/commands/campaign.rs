@@ -109,8 +109,11 @@ async fn restore(cfg: CampaignRestoreConfig) -> Result<Exit, Error> {
     }
     let mut failed = false;
     for a in &actions {
-        failed |= a.starts_with("RESTORE FAILED") || a.starts_with("could not stop");
-        println!("{}", bakeoff_report::escape::for_terminal(a, 2000));
+        failed |= a.is_failure();
+        println!(
+            "{}",
+            bakeoff_report::escape::for_terminal(&a.to_string(), 2000)
+        );
     }
     Ok(Exit::from_ok(!failed))
 }
