@@ -11,8 +11,15 @@ use std::time::Duration;
 use bakeoff_client::UrlError;
 
 pub use crate::lengths::{LengthFileInvalid, LengthProblem};
-use crate::schedule::Arrival;
 pub use crate::workload::sharegpt::{Place, RecordProblem, ShareGptInvalid};
+
+/// The shortest `--gauge-interval` accepted (re-exported by [`crate::plan`]).
+pub const MIN_GAUGE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Why `--versus` refuses `--find-capacity`: the search picks each endpoint's own rates, so the
+/// two sides would not share levels to pair (re-exported by [`crate::runner`]).
+pub const VERSUS_NO_SEARCH: &str = "--versus compares two endpoints at the same levels; \
+--find-capacity searches each endpoint's own rates: search each first, then compare at fixed --rate";
 
 /// Why a plan, a flag's value or an input file is refused.
 #[derive(Debug, thiserror::Error)]
@@ -76,10 +83,10 @@ pub enum OutOfRange {
     /// Not in [0, 1), or not a number.
     #[error("--cancel-rate {0}: a share from 0 up to (not including) 1, e.g. 0.2")]
     CancelRate(f64),
-    /// Below [`crate::plan::MIN_GAUGE_INTERVAL`].
+    /// Below [`MIN_GAUGE_INTERVAL`].
     #[error(
         "--gauge-interval must be at least {} s (0 turns the gauges off)",
-        crate::plan::MIN_GAUGE_INTERVAL.as_secs_f64()
+        MIN_GAUGE_INTERVAL.as_secs_f64()
     )]
     GaugeInterval(Duration),
 }
@@ -106,11 +113,14 @@ pub enum Conflict {
         "--ramp-up and --cancel-rate apply to synthetic and ShareGPT prompts: not to --trace or --multi-turn"
     )]
     ShapesWithWorkload { workload: &'static str },
-    #[error("{}", crate::runner::VERSUS_NO_SEARCH)]
+    #[error("{}", VERSUS_NO_SEARCH)]
     VersusWithCapacity,
     /// `--burstiness` with an arrival process other than gamma.
     #[error("--burstiness is the shape of gamma arrivals: add --arrival gamma")]
-    BurstinessWithoutGamma { arrival: Arrival },
+    BurstinessWithoutGamma {
+        /// The arrival process given ([`crate::schedule::Arrival::as_str`]).
+        arrival: &'static str,
+    },
 }
 
 /// Something a step or an option needs that the plan lacks.

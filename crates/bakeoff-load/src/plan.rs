@@ -164,8 +164,7 @@ pub struct LoadPlan {
 /// Gauges are sampled once a second unless the operator says otherwise.
 pub const DEFAULT_GAUGE_INTERVAL: Duration = Duration::from_secs(1);
 
-/// The shortest `--gauge-interval` accepted.
-pub const MIN_GAUGE_INTERVAL: Duration = Duration::from_millis(100);
+pub use crate::invalid::MIN_GAUGE_INTERVAL;
 
 /// A bounded search for the highest arrival rate meeting the SLO: double from the start rate
 /// until a rate fails (halve until one passes), then bisect between the highest passing and

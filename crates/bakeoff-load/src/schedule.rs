@@ -68,7 +68,10 @@ impl Arrival {
                 Ok(Arrival::Gamma { burstiness: k })
             }
             (Arrival::Gamma { .. }, Some(k)) => Err(NotPositive::Burstiness(k).into()),
-            (arrival, Some(_)) => Err(Conflict::BurstinessWithoutGamma { arrival }.into()),
+            (arrival, Some(_)) => Err(Conflict::BurstinessWithoutGamma {
+                arrival: arrival.as_str(),
+            }
+            .into()),
             (a, None) => Ok(a),
         }
     }

@@ -14,10 +14,7 @@ use super::{Progress, StepContext, empty_report, finish_report, run_nonce, step_
 use crate::LoadError;
 use crate::plan::LoadPlan;
 
-/// Why `--versus` refuses `--find-capacity`: the search picks each endpoint's own rates, so the
-/// two sides would not share levels to pair.
-pub const VERSUS_NO_SEARCH: &str = "--versus compares two endpoints at the same levels; \
---find-capacity searches each endpoint's own rates: search each first, then compare at fixed --rate";
+pub use crate::invalid::VERSUS_NO_SEARCH;
 
 /// One side: its client and its plan (the plans differ only in what belongs to the endpoint:
 /// the model name and the engine's pinning fields).

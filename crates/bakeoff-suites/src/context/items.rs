@@ -4,8 +4,16 @@
 use bakeoff_artifact::WindowSource;
 use serde::{Deserialize, Serialize};
 
-use super::Sent;
 use super::targets::PlannedTarget;
+
+/// One needle request as sent and answered, for its record.
+pub(super) struct Sent {
+    pub(super) target: u64,
+    pub(super) planned_tokens: u64,
+    pub(super) used_depth: f64,
+    pub(super) actual: Option<u64>,
+    pub(super) tolerance: u64,
+}
 
 /// A needle item's `extra`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -39,7 +39,7 @@ pub mod items;
 mod sizer;
 pub(crate) mod targets;
 
-use items::{NeedleExtra, SkippedExtra};
+use items::{NeedleExtra, Sent, SkippedExtra};
 use sizer::{Sizer, TextRoute, choose_counting, tokenize_filler};
 pub use targets::{
     ContextFlagError, ContextOptions, OUTPUT_BUDGET, PlannedTarget, TargetSpec, default_targets,
@@ -275,15 +275,6 @@ struct Needles<'a> {
     starts: Vec<usize>,
     window: u64,
     window_source: WindowSource,
-}
-
-/// One needle request as sent and answered, for its record.
-struct Sent {
-    target: u64,
-    planned_tokens: u64,
-    used_depth: f64,
-    actual: Option<u64>,
-    tolerance: u64,
 }
 
 impl<'a> Needles<'a> {

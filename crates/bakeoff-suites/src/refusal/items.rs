@@ -3,8 +3,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Judged;
-use super::battery::RefusalItem;
 use super::markers::Marker;
 
 /// `expected`: the item's category (the suite expects no answer in particular).
@@ -25,20 +23,11 @@ pub struct RefusalExtra {
     pub reasoning_tokens: Option<u64>,
 }
 
-impl RefusalExtra {
-    pub fn of(item: &RefusalItem, j: &Judged, reasoning_tokens: Option<u64>) -> Self {
-        Self {
-            category: item.category.clone(),
-            refused: j.refused,
-            marker: j.marker.clone(),
-            reasoning_tokens,
-        }
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::Judged;
+    use super::super::battery::RefusalItem;
     use super::*;
     use crate::item_extra::tests::same_bytes_both_ways;
     use bakeoff_artifact::Outcome;

@@ -250,6 +250,18 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     result
 }
 
+// Built here, from the suite's judgement, so `items` imports nothing of this module.
+impl RefusalExtra {
+    pub fn of(item: &RefusalItem, j: &Judged, reasoning_tokens: Option<u64>) -> Self {
+        Self {
+            category: item.category.clone(),
+            refused: j.refused,
+            marker: j.marker.clone(),
+            reasoning_tokens,
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

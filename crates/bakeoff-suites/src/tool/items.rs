@@ -5,22 +5,12 @@ use serde::{Deserialize, Serialize};
 
 use super::checker::ExpectedCall;
 use super::landing::Landing;
-use super::{ToolCase, ToolVerdict};
 
 /// `expected`: the case's category and the calls it accepts (none for an irrelevance case).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolExpected {
     pub category: String,
     pub calls: Vec<ExpectedCall>,
-}
-
-impl ToolExpected {
-    pub fn of(case: &ToolCase) -> Self {
-        Self {
-            category: case.category.clone(),
-            calls: case.expected.clone(),
-        }
-    }
 }
 
 /// `extra`: where the reply's calls landed, and whether calls written as text would have
@@ -36,20 +26,10 @@ pub struct ToolExtra {
     pub reasoning_tokens: Option<u64>,
 }
 
-impl ToolExtra {
-    pub fn of(case: &ToolCase, v: &ToolVerdict, reasoning_tokens: Option<u64>) -> Self {
-        Self {
-            family: case.category.clone(),
-            landing: v.landing,
-            would_pass_if_parsed: v.would_pass_if_parsed,
-            reasoning_tokens,
-        }
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::ToolVerdict;
     use super::*;
     use crate::item_extra::tests::same_bytes_both_ways;
     use bakeoff_artifact::Outcome;

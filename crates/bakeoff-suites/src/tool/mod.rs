@@ -433,6 +433,27 @@ pub fn landing_of(item: &ItemRecord) -> Option<&str> {
     item.extra.get("landing").and_then(Value::as_str)
 }
 
+// The item shapes are built here, from the suite's own types, so `items` imports none of them.
+impl ToolExpected {
+    pub fn of(case: &ToolCase) -> Self {
+        Self {
+            category: case.category.clone(),
+            calls: case.expected.clone(),
+        }
+    }
+}
+
+impl ToolExtra {
+    pub fn of(case: &ToolCase, v: &ToolVerdict, reasoning_tokens: Option<u64>) -> Self {
+        Self {
+            family: case.category.clone(),
+            landing: v.landing,
+            would_pass_if_parsed: v.would_pass_if_parsed,
+            reasoning_tokens,
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

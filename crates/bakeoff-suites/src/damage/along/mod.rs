@@ -26,7 +26,7 @@ use futures_util::future::join_all;
 use tokio::sync::watch;
 
 use self::compare::{Compared, agreement, agreement_by_text, along};
-use self::record::{compared_item, error_item};
+use self::record::{Reference, compared_item, error_item};
 use self::route::{Asker, Greedy, Route, RouteError, Step};
 use super::first_token::{TopK, with_prefix};
 use super::items::ItemPhase;
@@ -86,15 +86,6 @@ pub struct AlongOutcome {
     /// Item fields that could not be written (flagged on the suite).
     pub writes: ItemWrites,
     pub interrupted: bool,
-}
-
-/// The reference's first run of one prompt: what everything else is compared with.
-struct Reference {
-    ids: Option<Vec<u32>>,
-    reply: Vec<Step>,
-    text: String,
-    /// Its distributions along its own reply.
-    dist: Vec<TopK>,
 }
 
 fn asker<'a>(side: &Side<'a>, top_k: u32) -> Asker<'a> {

@@ -5,11 +5,20 @@ use std::time::Instant;
 
 use bakeoff_artifact::{ItemRecord, LatencyRecord, Outcome, ResponseRecord};
 
-use super::Reference;
 use super::compare::Compared;
 use super::route::{RouteError, Step};
+use crate::damage::first_token::TopK;
 use crate::damage::items::{AlongExtra, AlongFailedExtra, ItemPhase};
 use crate::item_extra::ItemWrites;
+
+/// The reference's first run of one prompt: what everything else is compared with.
+pub(super) struct Reference {
+    pub(super) ids: Option<Vec<u32>>,
+    pub(super) reply: Vec<Step>,
+    pub(super) text: String,
+    /// Its distributions along its own reply.
+    pub(super) dist: Vec<TopK>,
+}
 
 fn text_of(reply: &[Step]) -> String {
     reply.iter().map(|s| s.text.as_str()).collect()
