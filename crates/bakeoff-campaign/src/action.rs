@@ -56,6 +56,16 @@ impl RestoreAction {
         )
     }
 
+    /// What the journal (and a variant row's notes) keep of a restore: a failure's line,
+    /// nothing for one that worked.
+    pub fn restore_note(&self) -> String {
+        if self.is_failure() {
+            self.to_string()
+        } else {
+            String::new()
+        }
+    }
+
     /// A displaced seat's downtime, from its stop to ready or to the failed restore.
     pub fn down_ms(&self) -> Option<u64> {
         match self {

@@ -113,12 +113,7 @@ pub(crate) async fn recover_with(
             seat: seat.clone(),
             ok,
             down_ms: action.down_ms(),
-            // The journal keeps a failed restore's line; a restore that worked has none.
-            message: if ok {
-                String::new()
-            } else {
-                action.to_string()
-            },
+            message: action.restore_note(),
         })?;
         actions.push(action);
     }

@@ -157,13 +157,7 @@ pub async fn restore(
         let action = restore_one(seats, &d.seat, stopped_at, variant, report).await;
         let ok = !action.is_failure();
         let down_ms = action.down_ms().unwrap_or_default();
-        // The journal and the row's notes keep the failure's line; a restore that worked
-        // has none.
-        let message = if ok {
-            String::new()
-        } else {
-            action.to_string()
-        };
+        let message = action.restore_note();
         journal.append(Entry::Restored {
             at: Utc::now(),
             seat: d.seat.clone(),

@@ -8,6 +8,7 @@
 //! which the suite's summary turns into an `instrument-failure` flag, as
 //! [`crate::summary::write_details`] does for the details: never a silent `null`.
 
+use bakeoff_artifact::details::short_type_name;
 use bakeoff_artifact::{FlagCode, FlagSeverity, InstrumentFlag, ItemRecord, SuiteSummary};
 use serde::Serialize;
 
@@ -132,14 +133,6 @@ impl ItemWrites {
     pub fn raise(&self, summary: &mut SuiteSummary, suite: &str) {
         summary.flags.extend(self.flag(suite));
     }
-}
-
-/// `ToolExtra` for `bakeoff_suites::tool::items::ToolExtra`; a generic type by its own name
-/// (`BTreeMap`), its parameters left out. (As the artifact's details name their shapes.)
-fn short_type_name<T>() -> &'static str {
-    let full = std::any::type_name::<T>();
-    let outer = full.split('<').next().unwrap_or(full);
-    outer.rsplit("::").next().unwrap_or(outer)
 }
 
 #[cfg(test)]

@@ -81,8 +81,9 @@ where
 }
 
 /// `ContextDetails` for `bakeoff_artifact::details::context::ContextDetails`; a generic type by
-/// its own name (`BTreeMap`), its parameters left out.
-fn short_type_name<T>() -> &'static str {
+/// its own name (`BTreeMap`), its parameters left out: how an error names the shape it could
+/// not read or write (the details here, an item's typed `extra` in bakeoff-suites).
+pub fn short_type_name<T>() -> &'static str {
     let full = std::any::type_name::<T>();
     let outer = full.split('<').next().unwrap_or(full);
     outer.rsplit("::").next().unwrap_or(outer)
