@@ -43,6 +43,160 @@ pub struct CampaignRecord {
     /// withheld (docs/campaign.md, "Contaminated variants").
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_contaminated: bool,
+    /// What isolation designed and concluded, one per candidate with `[candidate.isolate]`
+    /// and a failed variant (docs/campaign.md "Isolation that designs itself").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub isolations: Vec<IsolationRecord>,
+    /// What tuning searched and found, one per candidate with `[candidate.tune]` and a
+    /// completed variant (docs/campaign.md "Tuning").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tunings: Vec<TuningRecord>,
+}
+
+/// A tuning trial: a configuration of the search space, started, watched and benched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TrialRecord {
+    /// The completed variant tuned.
+    pub base: String,
+    /// Its place in the search, from 1 (1: the base configuration itself).
+    pub step: u32,
+    /// The configuration: each flag of the space and its value (`base` where the base's own
+    /// launch is kept).
+    pub config: Vec<AxisValue>,
+    /// `output tok/s` (peak over the levels) or `capacity req/s` (under the SLO).
+    pub objective: String,
+    /// The measured value; absent when the trial did not start, did not fit or measured
+    /// nothing valid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// The row of the final comparison (the winner against the base, alternately): its result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<TuneComparison>,
+}
+
+/// The winner measured against the base, alternately, in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TuneComparison {
+    /// What was compared: `output tok/s at c=4`.
+    pub metric: String,
+    /// Rounds of the alternation.
+    pub repeats: u32,
+    /// Winner minus base, with its 95 % interval (paired by round).
+    pub difference: f64,
+    pub low: f64,
+    pub high: f64,
+    pub base_mean: f64,
+    pub winner_mean: f64,
+    /// `better`, `no better than the default`, or `worse`.
+    pub verdict: String,
+    /// The comparison's artifacts, relative to the campaign's directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
+}
+
+/// One candidate's tuning.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TuningRecord {
+    pub candidate: String,
+    /// The completed variant tuned.
+    pub base: String,
+    /// `coordinate search` (docs/campaign.md "Tuning").
+    pub method: String,
+    pub objective: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<String>,
+    /// `in-progress`, `searched`, `compared`, or `stopped` (the budget cut it).
+    pub status: String,
+    pub trials: u32,
+    pub max_trials: u32,
+    /// Configurations in the whole grid of the space.
+    pub grid: u32,
+    /// The best configuration found and its value.
+    pub best: Vec<AxisValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_value: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_value: Option<f64>,
+    /// The best variant (its artifacts are `<variant>.bakeoff.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_variant: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<TuneComparison>,
+    pub summary: String,
+}
+
+/// A probe: a variant the campaign designed itself after a failure, to test one hypothesis.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProbeRecord {
+    /// The failed variant whose failure it isolates.
+    pub parent: String,
+    /// The failure class that chose it (`init-wedge`, `bad-argument`, …).
+    pub class: FailureClass,
+    /// Its place in the isolation, from 1.
+    pub step: u32,
+    /// What it tests: `graph capture at 131072`.
+    pub hypothesis: String,
+    /// What changes against the parent: `--enforce-eager, window 131072`.
+    pub probe: String,
+    /// What a start would mean, and what a failure would mean.
+    pub if_ready: String,
+    pub if_failed: String,
+}
+
+/// How one candidate's isolation ended (or stands).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum IsolationStatus {
+    /// Probes are still to run.
+    InProgress,
+    /// A factor separates a probe that started from one that failed.
+    Isolated,
+    /// The arithmetic proves that nothing in the allowed space fits; nothing more was started.
+    ProvenUnfit,
+    /// The budget ran out, or the table has no probe left: no factor is claimed.
+    NotIsolated,
+}
+
+impl IsolationStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IsolationStatus::InProgress => "in-progress",
+            IsolationStatus::Isolated => "isolated",
+            IsolationStatus::ProvenUnfit => "proven-unfit",
+            IsolationStatus::NotIsolated => "not-isolated",
+        }
+    }
+}
+
+/// One candidate's isolation: the failure it started from, the factor (or why none), the
+/// probes on each side, what the budget cut.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct IsolationRecord {
+    pub candidate: String,
+    /// The failed variant isolated.
+    pub parent: String,
+    pub class: FailureClass,
+    pub status: IsolationStatus,
+    /// The separating factor, in words (`graph capture`, `the flag --foo`, `the window:
+    /// 8192 starts, 16384 fails`); absent unless isolated or proven unfit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factor: Option<String>,
+    /// The probe (variant) that started, and the one that failed, that separate it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+    /// Why it ended where it did, with the numbers.
+    pub summary: String,
+    /// Starts used (probes that were started) against the budget.
+    pub starts: u32,
+    pub max_starts: u32,
+    /// Seconds spent in probes against the time budget.
+    pub seconds: u64,
+    pub budget_s: u64,
+    /// Probes the budget (or the proof) cut, as `hypothesis: probe`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_attempted: Vec<String>,
 }
 
 impl crate::Versioned for CampaignRecord {
@@ -328,6 +482,13 @@ pub struct VariantRow {
     /// from before they were recorded, and for a variant never started).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<VariantConditions>,
+    /// A variant the campaign designed itself (isolation): its hypothesis and what each
+    /// outcome would mean. Absent for the campaign file's own variants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeRecord>,
+    /// A tuning trial (docs/campaign.md "Tuning"): its configuration and measured value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial: Option<TrialRecord>,
 }
 
 /// A variant's conditions, summarized from its seat start record and its eval artifact (each

@@ -28,6 +28,8 @@ pub(crate) struct VariantRun<'a> {
     pub(crate) journal: &'a mut Journal,
     pub(crate) report: &'a Reporter,
     pub(crate) stop: &'a mut watch::Receiver<bool>,
+    /// A tuning trial: measure the ready seat with this bench sweep instead of the suites.
+    pub(crate) bench: Option<&'a bakeoff_load::LoadPlan>,
 }
 
 impl VariantRun<'_> {
@@ -256,6 +258,28 @@ impl VariantRun<'_> {
                 ));
             }
         };
+        if let Some(plan) = self.bench {
+            let benched = crate::tune::bench(self.c, v, url, plan, self.stop).await;
+            row.timings.suites_ms = Some(t.elapsed().as_millis() as u64);
+            return match benched {
+                Ok((art, path)) => {
+                    row.artifacts.push(relative(&self.c.out, &path));
+                    row.conditions = record::conditions(up.conditions.as_ref(), Some(&art));
+                    if let Some(trial) = row.trial.as_mut() {
+                        trial.value = crate::tune::objective_value(&art, &trial.objective);
+                    }
+                    Ok(if bakeoff_suites::bench::measured_all(&art) {
+                        Outcome::of(OutcomeKind::Completed, "")
+                    } else {
+                        Outcome::of(
+                            OutcomeKind::Invalid,
+                            "the trial's bench did not measure every step",
+                        )
+                    })
+                }
+                Err(e) => Ok(Outcome::of(OutcomeKind::Invalid, e)),
+            };
+        }
         let measured = self.measure(url, v).await;
         row.timings.suites_ms = Some(t.elapsed().as_millis() as u64);
         let (art, path) = match measured {

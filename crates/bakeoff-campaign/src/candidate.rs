@@ -50,4 +50,60 @@ pub struct CandidateSpec {
     pub ladder: Vec<(String, Vec<FlagValue>)>,
     pub ladder_mode: LadderMode,
     pub window: Option<Window>,
+    /// `[candidate.isolate]`: after a variant fails, design and run the probes that isolate
+    /// its cause (docs/campaign.md "Isolation that designs itself"); off unless asked.
+    pub isolate: Option<Isolate>,
+    /// `[candidate.tune]`: once a variant completes, search the flags of `space` for the
+    /// configuration that serves best (docs/campaign.md "Tuning"); off unless asked.
+    pub tune: Option<Tune>,
+}
+
+/// What tuning optimizes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Objective {
+    /// The peak output tokens/s over closed-loop `concurrency` levels.
+    Throughput { concurrency: Vec<u32> },
+    /// The highest request rate whose requests meet `slo` (bench run's `--find-capacity`),
+    /// searched from `rate`.
+    Capacity { slo: String, rate: f64 },
+}
+
+/// A candidate's tuning: the objective, the bench steps of each trial, the search space and
+/// its budget.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tune {
+    pub objective: Objective,
+    /// Requests per measured step.
+    pub requests: u64,
+    pub prompt_tokens: u64,
+    pub output_tokens: u64,
+    /// Trials started at most, the base's included.
+    pub max_trials: u32,
+    /// A move needs this relative gain over the best so far (noise is not a winner).
+    pub min_gain: f64,
+    /// The winner against the base, alternately: this many rounds.
+    pub repeat: u32,
+    /// Flags and the values searched, in file order.
+    pub space: Vec<(String, Vec<String>)>,
+}
+
+/// The budget of a candidate's isolation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Isolate {
+    /// Probes started at most (a probe the arithmetic refuses is not started and not counted).
+    pub max_starts: u32,
+    /// Seconds of probes at most; a probe is not begun past it.
+    pub budget_s: u64,
+    /// Plan headroom for `--gpu-memory-utilization` probes: the highest fraction allowed.
+    pub max_gpu_memory_utilization: f64,
+}
+
+impl Default for Isolate {
+    fn default() -> Self {
+        Self {
+            max_starts: 6,
+            budget_s: 3600,
+            max_gpu_memory_utilization: 0.95,
+        }
+    }
 }

@@ -113,5 +113,14 @@ pub async fn plan(c: &Campaign, opts: &RunOptions) -> Vec<String> {
             ));
         }
     }
+    for cand in c.candidates.iter().filter(|x| x.isolate.is_some()) {
+        lines.push(String::new());
+        lines.push(format!("candidate {}:", cand.name));
+        lines.extend(
+            crate::isolate::dry_run_lines(c, &cand.name)
+                .into_iter()
+                .map(|l| format!("   {l}")),
+        );
+    }
     lines
 }

@@ -144,6 +144,12 @@ fn toml_line(e: &toml::de::Error) -> String {
 /// What is wrong with one `[[candidate]]`.
 #[derive(Debug, thiserror::Error)]
 pub enum CandidateProblem {
+    /// `[candidate.isolate]`: a value out of its range (the text names the key and the fix).
+    #[error("[candidate.isolate] {0}")]
+    Isolate(String),
+    /// `[candidate.tune]`: a value out of its range or a missing key (the text names the fix).
+    #[error("[candidate.tune] {0}")]
+    Tune(String),
     #[error("seat {seat:?} is not in the fleet file; it declares: {declared}")]
     UnknownSeat { seat: String, declared: String },
     #[error("image is for Docker seats only, and seat {seat} is a process seat")]

@@ -12,7 +12,7 @@ use bakeoff_seats::{Fleet, Role};
 use bakeoff_suites::SuiteName;
 use serde::Deserialize;
 
-pub use crate::candidate::{CandidateSpec, FlagValue, Window};
+pub use crate::candidate::{CandidateSpec, FlagValue, Isolate, Objective, Tune, Window};
 use crate::error::{BadFlagValue, CampaignError, CandidateProblem, Invalid};
 use crate::variant::{self, Variant};
 
@@ -266,6 +266,8 @@ fn checked_candidate(rc: RawCandidate, fleet: &Fleet) -> Result<CandidateSpec, C
         return Err(CandidateProblem::ModeWithoutLadder);
     }
     let window = rc.window.map(|w| window(w, fleet)).transpose()?;
+    let isolate = rc.isolate.map(isolate).transpose()?;
+    let tune = rc.tune.map(tune).transpose()?;
     Ok(CandidateSpec {
         name: rc.name,
         seat: rc.seat,
@@ -278,7 +280,145 @@ fn checked_candidate(rc: RawCandidate, fleet: &Fleet) -> Result<CandidateSpec, C
         ladder,
         ladder_mode: rc.ladder_mode.unwrap_or_default(),
         window,
+        isolate,
+        tune,
     })
+}
+
+fn tune(t: RawTune) -> Result<Tune, CandidateProblem> {
+    let bad = |s: String| CandidateProblem::Tune(s);
+    let objective = match t.objective.as_deref().unwrap_or("throughput") {
+        "throughput" => {
+            if t.slo.is_some() {
+                return Err(bad("slo is for objective = \"capacity\"; fix: remove it, or set objective = \"capacity\"".into()));
+            }
+            let concurrency = t.concurrency.clone().unwrap_or_else(|| vec![4]);
+            if concurrency.is_empty() || concurrency.iter().any(|c| !(1..=4096).contains(c)) {
+                return Err(bad(
+                    "concurrency must list levels from 1 to 4096; fix: e.g. concurrency = [4]"
+                        .into(),
+                ));
+            }
+            Objective::Throughput { concurrency }
+        }
+        "capacity" => {
+            let Some(slo) = t.slo.clone() else {
+                return Err(bad(
+                    "objective = \"capacity\" needs an slo; fix: e.g. slo = \"ttft=2s,tpot=200ms\""
+                        .into(),
+                ));
+            };
+            bakeoff_load::Slo::parse(&slo).map_err(|e| bad(format!("slo {slo:?}: {e}")))?;
+            let rate = t.rate.unwrap_or(1.0);
+            if !(rate.is_finite() && rate > 0.0 && rate <= 10_000.0) {
+                return Err(bad(format!(
+                    "rate = {rate} is out of range; fix: requests per second above 0 and at most 10000 (default 1)"
+                )));
+            }
+            Objective::Capacity { slo, rate }
+        }
+        other => {
+            return Err(bad(format!(
+                "objective = {other:?} is not known; fix: \"throughput\" (peak output tok/s) or \"capacity\" (under an slo)"
+            )));
+        }
+    };
+    let space: Vec<(String, Vec<String>)> = t
+        .space
+        .0
+        .into_iter()
+        .map(|(k, vs)| {
+            let vs: Vec<String> = vs
+                .iter()
+                .map(|v| match v {
+                    toml::Value::String(s) => Ok(s.clone()),
+                    toml::Value::Integer(i) => Ok(i.to_string()),
+                    toml::Value::Float(f) => Ok(f.to_string()),
+                    other => Err(bad(format!(
+                        "space {k:?}: {other} is not a flag value; fix: strings or numbers"
+                    ))),
+                })
+                .collect::<Result<_, _>>()?;
+            Ok((k, vs))
+        })
+        .collect::<Result<_, CandidateProblem>>()?;
+    if space.is_empty() || space.iter().any(|(_, v)| v.is_empty()) {
+        return Err(bad("space must name at least one flag with at least one value; fix: e.g. [candidate.tune.space] \"-np\" = [1, 2, 4]".into()));
+    }
+    for (k, vs) in &space {
+        if !(k.starts_with('-') && k.len() > 1) {
+            return Err(bad(format!(
+                "space key {k:?} is not a flag; fix: e.g. \"-np\""
+            )));
+        }
+        for (i, v) in vs.iter().enumerate() {
+            if vs[..i].contains(v) {
+                return Err(bad(format!("space {k:?} lists {v:?} twice")));
+            }
+        }
+    }
+    let out = Tune {
+        objective,
+        requests: t.requests.unwrap_or(24),
+        prompt_tokens: t.prompt_tokens.unwrap_or(128),
+        output_tokens: t.output_tokens.unwrap_or(64),
+        max_trials: t.max_trials.unwrap_or(8),
+        min_gain: t.min_gain.unwrap_or(0.03),
+        repeat: t.repeat.unwrap_or(3),
+        space,
+    };
+    let range = |name: &str, v: u64, lo: u64, hi: u64| {
+        if (lo..=hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(bad(format!(
+                "{name} = {v} is out of range; fix: {lo} to {hi}"
+            )))
+        }
+    };
+    range("requests", out.requests, 4, 100_000)?;
+    range("prompt_tokens", out.prompt_tokens, 1, 1_000_000)?;
+    range("output_tokens", out.output_tokens, 1, 100_000)?;
+    range("max_trials", u64::from(out.max_trials), 1, 100)?;
+    range("repeat", u64::from(out.repeat), 1, 20)?;
+    if !(out.min_gain.is_finite() && (0.0..1.0).contains(&out.min_gain)) {
+        return Err(bad(format!(
+            "min_gain = {} is out of range; fix: a share from 0 to below 1 (default 0.03)",
+            out.min_gain
+        )));
+    }
+    Ok(out)
+}
+
+fn isolate(i: RawIsolate) -> Result<Isolate, CandidateProblem> {
+    let d = Isolate::default();
+    let out = Isolate {
+        max_starts: i.max_starts.unwrap_or(d.max_starts),
+        budget_s: i.budget_s.unwrap_or(d.budget_s),
+        max_gpu_memory_utilization: i
+            .max_gpu_memory_utilization
+            .unwrap_or(d.max_gpu_memory_utilization),
+    };
+    if !(1..=50).contains(&out.max_starts) {
+        return Err(CandidateProblem::Isolate(format!(
+            "max_starts = {} is out of range; fix: 1 to 50 (default {})",
+            out.max_starts, d.max_starts
+        )));
+    }
+    if !(1..=7 * 24 * 3600).contains(&out.budget_s) {
+        return Err(CandidateProblem::Isolate(format!(
+            "budget_s = {} is out of range; fix: 1 to 604800 seconds (default {})",
+            out.budget_s, d.budget_s
+        )));
+    }
+    let u = out.max_gpu_memory_utilization;
+    if !(u.is_finite() && u > 0.0 && u <= 1.0) {
+        return Err(CandidateProblem::Isolate(format!(
+            "max_gpu_memory_utilization = {u} is out of range; fix: a fraction above 0 and at most 1 (default {})",
+            d.max_gpu_memory_utilization
+        )));
+    }
+    Ok(out)
 }
 
 fn window(w: RawWindow, fleet: &Fleet) -> Result<Window, CandidateProblem> {
@@ -336,6 +476,44 @@ fn flag_value(v: &toml::Value) -> Result<FlagValue, BadFlagValue> {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawTune {
+    #[serde(default)]
+    objective: Option<String>,
+    #[serde(default)]
+    slo: Option<String>,
+    #[serde(default)]
+    concurrency: Option<Vec<u32>>,
+    #[serde(default)]
+    rate: Option<f64>,
+    #[serde(default)]
+    requests: Option<u64>,
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    max_trials: Option<u32>,
+    #[serde(default)]
+    min_gain: Option<f64>,
+    #[serde(default)]
+    repeat: Option<u32>,
+    #[serde(default)]
+    space: Ordered<Vec<toml::Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIsolate {
+    #[serde(default)]
+    max_starts: Option<u32>,
+    #[serde(default)]
+    budget_s: Option<u64>,
+    #[serde(default)]
+    max_gpu_memory_utilization: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawFile {
     campaign: RawCampaign,
     #[serde(default)]
@@ -379,6 +557,10 @@ struct RawCandidate {
     ladder: Option<Ordered<Vec<toml::Value>>>,
     #[serde(default)]
     ladder_mode: Option<LadderMode>,
+    #[serde(default)]
+    isolate: Option<RawIsolate>,
+    #[serde(default)]
+    tune: Option<RawTune>,
     #[serde(default)]
     window: Option<RawWindow>,
 }

@@ -25,12 +25,14 @@ pub mod fleet_plan;
 pub mod fleet_view;
 pub mod host_readings;
 pub mod idle;
+pub mod isolate;
 pub mod journal;
 pub mod options;
 pub mod progress;
 pub mod record;
 mod recover;
 pub mod run;
+pub mod tune;
 pub mod variant;
 pub mod window;
 

@@ -43,6 +43,8 @@ pub fn blank_row(candidate: &str, slug: &str) -> VariantRow {
         finished_at: None,
         notes: vec![],
         conditions: None,
+        probe: None,
+        trial: None,
     };
     row.set_outcome(Outcome::pending());
     row
@@ -61,7 +63,7 @@ pub fn pending_row(v: &Variant) -> VariantRow {
 
 /// The record as the journal has it now: each variant's latest row, pending where none.
 pub fn build(c: &Campaign, state: &State) -> CampaignRecord {
-    let variants: Vec<VariantRow> = c
+    let mut variants: Vec<VariantRow> = c
         .variants
         .iter()
         .map(|v| {
@@ -72,9 +74,22 @@ pub fn build(c: &Campaign, state: &State) -> CampaignRecord {
                 .unwrap_or_else(|| pending_row(v))
         })
         .collect();
+    // The probes isolation designed and the trials tuning ran, after the file's variants.
+    let mut probes: Vec<VariantRow> = state
+        .rows
+        .values()
+        .filter(|r| {
+            (r.probe.is_some() || r.trial.is_some())
+                && !c.variants.iter().any(|v| v.slug == r.variant)
+        })
+        .cloned()
+        .collect();
+    probes.sort_by_key(|r| r.index);
+    variants.extend(probes);
     let mut notes = Vec::new();
-    for slug in state.rows.keys() {
-        if !c.variants.iter().any(|v| &v.slug == slug) {
+    for (slug, row) in &state.rows {
+        if row.probe.is_none() && row.trial.is_none() && !c.variants.iter().any(|v| &v.slug == slug)
+        {
             notes.push(format!(
                 "variant {slug} was run by an earlier version of the campaign file and is no longer in it (its row is in the journal)"
             ));
@@ -125,6 +140,8 @@ pub fn build(c: &Campaign, state: &State) -> CampaignRecord {
         variants,
         notes,
         allow_contaminated: false,
+        isolations: crate::isolate::records(c, &state.rows),
+        tunings: crate::tune::records(c, &state.rows),
     }
 }
 

@@ -107,6 +107,7 @@ pub async fn run(
                 journal: &mut journal,
                 report,
                 stop: &mut stop,
+                bench: None,
             };
             ctx.run(v, t_campaign).await?
         };
@@ -125,6 +126,36 @@ pub async fn run(
             break;
         }
     }
+    if !interrupted {
+        let run = isolate_all(
+            c,
+            opts,
+            &selected,
+            &mut journal,
+            report,
+            &mut stop,
+            t_campaign,
+        )
+        .await?;
+        taken_up += run.taken_up;
+        interrupted |= run.interrupted;
+        restore_failed |= run.restore_failed;
+    }
+    if !interrupted && !restore_failed {
+        let run = tune_all(
+            c,
+            opts,
+            &selected,
+            &mut journal,
+            report,
+            &mut stop,
+            t_campaign,
+        )
+        .await?;
+        taken_up += run.taken_up;
+        interrupted |= run.interrupted;
+        restore_failed |= run.restore_failed;
+    }
     let record = record::write(c, journal.state(), opts.allow_contaminated)?;
     Ok(Summary {
         record,
@@ -133,6 +164,223 @@ pub async fn run(
         recovered,
         taken_up,
     })
+}
+
+/// What the isolations of a run took up.
+#[derive(Default)]
+struct IsolationRun {
+    taken_up: usize,
+    interrupted: bool,
+    restore_failed: bool,
+}
+
+/// Each selected candidate with `[candidate.isolate]` and a failed variant: its probes, one
+/// after another, as the planner designs them from what the earlier ones showed
+/// (docs/campaign.md "Isolation that designs itself"). Each probe's row is journaled (with its
+/// hypothesis) before it starts, so a recovery and a resumed run find it.
+async fn isolate_all(
+    c: &Campaign,
+    opts: &RunOptions,
+    selected: &[String],
+    journal: &mut crate::journal::Journal,
+    report: &Reporter,
+    stop: &mut watch::Receiver<bool>,
+    t_campaign: Instant,
+) -> Result<IsolationRun, CampaignError> {
+    let mut out = IsolationRun::default();
+    for cand in &c.candidates {
+        let Some(spec) = &cand.isolate else { continue };
+        if !c
+            .variants
+            .iter()
+            .any(|v| v.candidate == cand.name && selected.contains(&v.slug))
+        {
+            continue;
+        }
+        while let Some(walk) = crate::isolate::walk(c, &cand.name, spec, &journal.state().rows) {
+            let Some((v, probe)) = walk.next else {
+                if let Some(f) = &walk.record.factor {
+                    report.note(&format!("{}: isolated: {f}", cand.name));
+                } else {
+                    report.note(&format!("{}: {}", cand.name, walk.record.summary));
+                }
+                break;
+            };
+            if *stop.borrow() {
+                out.interrupted = true;
+                return Ok(out);
+            }
+            out.taken_up += 1;
+            report.note(&format!(
+                "{}: probe {}: hypothesis: {}; probe: {}",
+                cand.name, probe.step, probe.hypothesis, probe.probe
+            ));
+            if journal
+                .state()
+                .rows
+                .get(&v.slug)
+                .is_none_or(|r| r.probe.is_none())
+            {
+                let mut pending = record::pending_row(&v);
+                pending.probe = Some(probe.clone());
+                journal.append(Entry::VariantDone {
+                    at: Utc::now(),
+                    row: Box::new(pending),
+                })?;
+            }
+            report.emit(Progress::Variant {
+                index: v.index,
+                total: c.variants.len() as u32,
+                variant: v.slug.clone(),
+            });
+            let mut ctx = VariantRun {
+                c,
+                opts,
+                journal,
+                report,
+                stop,
+                bench: None,
+            };
+            let mut row = ctx.run(&v, t_campaign).await?;
+            row.probe = Some(probe);
+            out.restore_failed |= row.displaced.iter().any(|d| d.restored == Some(false));
+            let stopped = row.outcome.kind == OutcomeKind::Interrupted;
+            report.emit(Progress::Done {
+                variant: v.slug.clone(),
+                outcome: row.outcome_label.clone(),
+            });
+            journal.append(Entry::VariantDone {
+                at: Utc::now(),
+                row: Box::new(row),
+            })?;
+            record::write(c, journal.state(), opts.allow_contaminated)?;
+            if stopped || out.restore_failed {
+                out.interrupted |= stopped;
+                return Ok(out);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Each selected candidate with `[candidate.tune]` and a completed variant: its trials, one
+/// after another as the coordinate search asks for them, then the winner against the base
+/// (docs/campaign.md "Tuning"). Each trial's row is journaled before it starts.
+async fn tune_all(
+    c: &Campaign,
+    opts: &RunOptions,
+    selected: &[String],
+    journal: &mut crate::journal::Journal,
+    report: &Reporter,
+    stop: &mut watch::Receiver<bool>,
+    t_campaign: Instant,
+) -> Result<IsolationRun, CampaignError> {
+    use crate::tune::TuneNext;
+    let mut out = IsolationRun::default();
+    for cand in &c.candidates {
+        let Some(spec) = &cand.tune else { continue };
+        if !c
+            .variants
+            .iter()
+            .any(|v| v.candidate == cand.name && selected.contains(&v.slug))
+        {
+            continue;
+        }
+        let plan = crate::tune::plan(spec);
+        while let Some(walk) = crate::tune::walk(c, &cand.name, spec, &journal.state().rows) {
+            let Some(next) = walk.next else {
+                report.note(&format!("{}: tuning: {}", cand.name, walk.record.summary));
+                break;
+            };
+            if *stop.borrow() {
+                out.interrupted = true;
+                return Ok(out);
+            }
+            out.taken_up += 1;
+            let row = match next {
+                TuneNext::Trial(trial) => {
+                    let (v, trial) = *trial;
+                    report.note(&format!(
+                        "{}: tuning trial {}: {}",
+                        cand.name,
+                        trial.step,
+                        if !v.delta.is_empty() {
+                            v.delta.join("; ")
+                        } else {
+                            "the base configuration".into()
+                        }
+                    ));
+                    if journal
+                        .state()
+                        .rows
+                        .get(&v.slug)
+                        .is_none_or(|r| r.trial.is_none())
+                    {
+                        let mut pending = record::pending_row(&v);
+                        pending.trial = Some(trial.clone());
+                        journal.append(Entry::VariantDone {
+                            at: Utc::now(),
+                            row: Box::new(pending),
+                        })?;
+                    }
+                    report.emit(Progress::Variant {
+                        index: v.index,
+                        total: c.variants.len() as u32,
+                        variant: v.slug.clone(),
+                    });
+                    let mut ctx = VariantRun {
+                        c,
+                        opts,
+                        journal,
+                        report,
+                        stop,
+                        bench: Some(&plan),
+                    };
+                    let mut row = ctx.run(&v, t_campaign).await?;
+                    if row.trial.is_none() {
+                        row.trial = Some(trial);
+                    }
+                    row
+                }
+                TuneNext::Versus(versus) => {
+                    let crate::tune::Versus {
+                        base,
+                        winner,
+                        record,
+                        slug,
+                    } = *versus;
+                    report.note(&format!(
+                        "{}: tuning: {} against {}, {} rounds alternately",
+                        cand.name, winner.slug, base.slug, spec.repeat
+                    ));
+                    let mut cmp = crate::tune::Compare {
+                        c,
+                        opts,
+                        journal,
+                        report,
+                        stop,
+                    };
+                    cmp.run(spec, &base, &winner, record, &slug).await?
+                }
+            };
+            out.restore_failed |= row.displaced.iter().any(|d| d.restored == Some(false));
+            let stopped = row.outcome.kind == OutcomeKind::Interrupted || *stop.borrow();
+            report.emit(Progress::Done {
+                variant: row.variant.clone(),
+                outcome: row.outcome_label.clone(),
+            });
+            journal.append(Entry::VariantDone {
+                at: Utc::now(),
+                row: Box::new(row),
+            })?;
+            record::write(c, journal.state(), opts.allow_contaminated)?;
+            if stopped || out.restore_failed {
+                out.interrupted |= stopped;
+                return Ok(out);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A seat command with `{cache}` runs the embedded default's engine or model: provision them

@@ -223,6 +223,122 @@ fn derive(
     (seat, delta)
 }
 
+/// One change a probe makes to the variant it isolates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Set a flag's value (added when absent).
+    Set(String, String),
+    /// Add a switch (`--enforce-eager`).
+    Add(String),
+    /// Remove a flag and its value.
+    Remove(String),
+    /// Set an environment variable.
+    Env(String, String),
+}
+
+impl Change {
+    /// As an axis of the probe's row: the flag and its value (`true`/`false` for presence).
+    pub fn axis(&self) -> (String, String) {
+        match self {
+            Change::Set(f, v) => (f.clone(), v.clone()),
+            Change::Add(f) => (f.clone(), "true".into()),
+            Change::Remove(f) => (f.clone(), "false".into()),
+            Change::Env(k, v) => (format!("env {k}"), v.clone()),
+        }
+    }
+
+    /// `-c 4096`, `+ --enforce-eager`, `- --foo`, `env K=V`.
+    pub fn text(&self) -> String {
+        match self {
+            Change::Set(f, v) => format!("{f} {v}"),
+            Change::Add(f) => format!("+ {f}"),
+            Change::Remove(f) => format!("- {f}"),
+            Change::Env(k, v) => format!("env {k}={v}"),
+        }
+    }
+
+    fn slug_part(&self) -> String {
+        match self {
+            Change::Set(f, v) => format!("{}-{}", sanitize(f), sanitize(v)),
+            Change::Add(f) => sanitize(f),
+            Change::Remove(f) => format!("no-{}", sanitize(f)),
+            Change::Env(k, v) => format!("env-{}-{}", sanitize(k), sanitize(v)),
+        }
+    }
+}
+
+/// A probe's variant: `parent`'s seat with `changes`, named `<parent>-probe-<changes>` (the
+/// same changes always give the same name, so a resumed isolation finds its finished probes),
+/// `again` when there is none (a flake check).
+pub fn probe_variant(parent: &Variant, changes: &[Change], index: u32) -> Variant {
+    derived_variant(parent, changes, index, "probe", "again")
+}
+
+/// A variant derived from `parent` with `changes`, named `<parent>-<infix>-<changes>` (or
+/// `<parent>-<infix>-<empty>` without a change): a probe's (`probe`, `again`) or a tuning
+/// trial's (`tune`, `base`).
+pub fn derived_variant(
+    parent: &Variant,
+    changes: &[Change],
+    index: u32,
+    infix: &str,
+    empty: &str,
+) -> Variant {
+    let parts: Vec<String> = changes.iter().map(Change::slug_part).collect();
+    let tail = if parts.is_empty() {
+        empty.to_string()
+    } else {
+        parts.join("-")
+    };
+    let slug = sanitize(&format!("{}-{infix}-{tail}", parent.slug));
+    let mut seat = parent.seat.clone();
+    seat.name = slug.clone();
+    let mut delta = parent.delta.clone();
+    let (args, env) = match &mut seat.launch {
+        Launch::Process(p) => (&mut p.args, &mut p.env),
+        Launch::Docker(d) => (&mut d.command, &mut d.env),
+    };
+    let mut axes = parent.axes.clone();
+    for ch in changes {
+        delta.push(match ch {
+            Change::Set(f, v) => apply(args, f, &FlagValue::Value(v.clone())),
+            Change::Add(f) => apply(args, f, &FlagValue::Present),
+            Change::Remove(f) => apply(args, f, &FlagValue::Absent),
+            Change::Env(k, v) => match env.insert(k.clone(), v.clone()) {
+                Some(old) => format!("env {k}={v} (was {old})"),
+                None => format!("env {k}={v}"),
+            },
+        });
+        let value = match ch {
+            Change::Set(_, v) | Change::Env(_, v) => FlagValue::Value(v.clone()),
+            Change::Add(_) => FlagValue::Present,
+            Change::Remove(_) => FlagValue::Absent,
+        };
+        let flag = ch.axis().0;
+        match axes.iter_mut().find(|(f, _)| *f == flag) {
+            Some(a) => a.1 = value,
+            None => axes.push((flag, value)),
+        }
+    }
+    let fraction = bakeoff_model::args::flag_value(
+        args,
+        &["--gpu-memory-utilization", "--mem-fraction-static"],
+    )
+    .and_then(|v| v.parse::<f64>().ok());
+    if fraction.is_some() {
+        seat.gpu_memory_utilization = fraction;
+    }
+    Variant {
+        candidate: parent.candidate.clone(),
+        slug,
+        index,
+        axes,
+        delta,
+        seat,
+        base_seat: parent.base_seat.clone(),
+    }
+}
+
 /// Apply one flag value and say what changed.
 fn apply(args: &mut Vec<String>, flag: &str, v: &FlagValue) -> String {
     match v {
@@ -266,7 +382,7 @@ const ALIASES: &[&[&str]] = &[
     &["-q", "--quantization"],
 ];
 
-fn spellings(flag: &str) -> Vec<&str> {
+pub(crate) fn spellings(flag: &str) -> Vec<&str> {
     ALIASES
         .iter()
         .find(|g| g.contains(&flag))

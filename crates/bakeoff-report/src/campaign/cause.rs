@@ -286,6 +286,8 @@ mod tests {
             finished_at: None,
             notes: Vec::new(),
             conditions: None,
+            probe: None,
+            trial: None,
         };
         r.set_outcome(outcome);
         r

@@ -13,11 +13,15 @@ mod negative;
 use std::fmt::Write as _;
 
 use bakeoff_artifact::StoreError;
-use bakeoff_artifact::campaign::{CampaignRecord, CandidatePlan, OutcomeKind, VariantRow};
+use bakeoff_artifact::campaign::{
+    CampaignRecord, CandidatePlan, IsolationRecord, OutcomeKind, VariantRow,
+};
 
 pub use cause::{BelievedCause, CauseClass, believed_cause};
 pub use conditions::conditions_line;
 pub use negative::negative_results;
+
+pub mod isolation;
 
 use crate::escape::{for_html as h, for_terminal};
 use crate::table::{Grid, Kind, render};
@@ -30,6 +34,8 @@ pub(crate) struct Group<'a> {
     pub rows: Vec<&'a VariantRow>,
     /// `--allow contaminated`: verdicts resting on contaminated variants are given.
     pub allow_contaminated: bool,
+    /// What the candidate's isolation designed and concluded, when it has one.
+    pub isolation: Option<&'a IsolationRecord>,
 }
 
 impl Group<'_> {
@@ -70,6 +76,7 @@ pub(crate) fn groups(rec: &CampaignRecord) -> Vec<Group<'_>> {
             plan: Some(p),
             rows: Vec::new(),
             allow_contaminated: rec.allow_contaminated,
+            isolation: rec.isolations.iter().find(|i| i.candidate == p.name),
         })
         .collect();
     for row in &rec.variants {
@@ -80,6 +87,7 @@ pub(crate) fn groups(rec: &CampaignRecord) -> Vec<Group<'_>> {
                 plan: None,
                 rows: vec![row],
                 allow_contaminated: rec.allow_contaminated,
+                isolation: None,
             }),
         }
     }
@@ -353,6 +361,9 @@ pub fn ladder_table_at(rec: &CampaignRecord, width: Option<u16>) -> String {
             let cause = cause_of(&g);
             let _ = writeln!(out, "believed cause {}", for_terminal(&cause.text, 600));
         }
+        if let Some(iso) = g.isolation {
+            let _ = writeln!(out, "{}", for_terminal(&isolation::line(iso), 1200));
+        }
     }
     for n in &rec.notes {
         let _ = writeln!(out, "note: {}", for_terminal(n, 400));
@@ -404,6 +415,34 @@ pub(crate) fn cause_of(g: &Group<'_>) -> BelievedCause {
                     tainted.join(", ")
                 ),
             };
+        }
+    }
+    // An isolation that named its factor says it with its two probes; otherwise the ladder's
+    // own evidence (a budget that ran out is "not isolated", never a guess).
+    if let Some(iso) = g.isolation {
+        use bakeoff_artifact::campaign::IsolationStatus as S;
+        match iso.status {
+            S::Isolated | S::ProvenUnfit => {
+                if let Some(f) = isolation::factor(iso) {
+                    let class = if iso.status == S::ProvenUnfit {
+                        CauseClass::Resources
+                    } else if f.starts_with("engine support") {
+                        CauseClass::EngineSupport
+                    } else {
+                        CauseClass::ConfigSpecific
+                    };
+                    return BelievedCause {
+                        text: format!("{}: {f}", class.as_str()),
+                        class,
+                    };
+                }
+            }
+            S::NotIsolated => {
+                let mut b = believed_cause(&g.rows);
+                b.text = format!("{}; isolation: {}", b.text, iso.summary);
+                return b;
+            }
+            S::InProgress => {}
         }
     }
     believed_cause(&g.rows)

@@ -52,6 +52,8 @@ fn row(candidate: &str, variant: &str, index: u32, axes: &[(&str, &str)]) -> Var
         finished_at: None,
         notes: Vec::new(),
         conditions: None,
+        probe: None,
+        trial: None,
     }
 }
 
@@ -296,6 +298,8 @@ pub(crate) fn record() -> CampaignRecord {
         variants: vec![v1, v2, v3, v4, v5, v6, v7, v8],
         notes: vec!["resumed once after SIGINT".into()],
         allow_contaminated: false,
+        isolations: Vec::new(),
+        tunings: Vec::new(),
     }
 }
 

@@ -70,6 +70,56 @@ fn headline(g: &Group<'_>) -> String {
     }
 }
 
+/// The probes the campaign designed, with their hypotheses, and the factor they separated.
+fn designed(out: &mut String, g: &Group<'_>) {
+    let Some(iso) = g.isolation else { return };
+    let probes = super::isolation::probes(&g.rows);
+    let _ = writeln!(
+        out,
+        "- **Isolation that designed itself:** from {} ({}), {} of {} starts and {} of {} s used:\n",
+        code(&iso.parent),
+        code(&iso.class.to_string()),
+        iso.starts,
+        iso.max_starts,
+        iso.seconds,
+        iso.budget_s
+    );
+    if !probes.is_empty() {
+        let _ = writeln!(
+            out,
+            "  | step | hypothesis | probe | outcome | variant |\n  |---|---|---|---|---|"
+        );
+        for r in &probes {
+            if let Some(p) = &r.probe {
+                let _ = writeln!(
+                    out,
+                    "  | {} | {} | {} | {} | {} |",
+                    p.step,
+                    md(&p.hypothesis),
+                    md(&p.probe),
+                    md(&r.outcome.label()),
+                    code(&r.variant)
+                );
+            }
+        }
+        out.push('\n');
+    }
+    let said = match super::isolation::factor(iso) {
+        Some(f) => format!("**Separating factor:** {}", md(&f)),
+        None => format!("**Separating factor:** not isolated — {}", md(&iso.summary)),
+    };
+    let _ = writeln!(out, "  {said}");
+    if !iso.not_attempted.is_empty() {
+        let cut: Vec<String> = iso.not_attempted.iter().map(|s| md(s)).collect();
+        let _ = writeln!(
+            out,
+            "  Not attempted (cut by the budget or the proof): {}",
+            cut.join("; ")
+        );
+    }
+    out.push('\n');
+}
+
 fn section(out: &mut String, n: usize, g: &Group<'_>, dir: &Path) {
     let files = Files::read(g, dir);
     let verdicts = Verdicts::read(g, dir);
@@ -80,6 +130,7 @@ fn section(out: &mut String, n: usize, g: &Group<'_>, dir: &Path) {
     symptom(out, g);
     evidence(out, g, &files);
     isolation(out, g);
+    designed(out, g);
     let cause = cause_of(g);
     let _ = writeln!(
         out,

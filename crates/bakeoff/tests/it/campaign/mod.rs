@@ -12,6 +12,7 @@ mod contaminated;
 mod docker;
 mod engine_flags;
 mod input;
+mod isolate;
 mod ladder;
 mod recovery;
 pub(crate) mod window;
