@@ -38,7 +38,12 @@ fn main() -> std::process::ExitCode {
         Ok(cli) => cli,
         Err(e) => match cli::refusal::one_line_refusal(&e) {
             Some(line) => {
-                eprintln!("{}", bakeoff_report::escape::for_terminal(&line, 2000));
+                eprintln!(
+                    "{}",
+                    bakeoff_report::table::for_stderr(&bakeoff_report::escape::for_terminal(
+                        &line, 2000
+                    ))
+                );
                 return std::process::ExitCode::from(2);
             }
             None => e.exit(),
@@ -61,8 +66,11 @@ fn main() -> std::process::ExitCode {
             // Messages can quote file contents and server replies: never let them drive the
             // terminal.
             eprintln!(
-                "error: {}",
-                bakeoff_report::escape::for_terminal(&e.to_string(), 2000)
+                "{}",
+                bakeoff_report::table::for_stderr(&format!(
+                    "error: {}",
+                    bakeoff_report::escape::for_terminal(&e.to_string(), 2000)
+                ))
             );
             e.exit_code()
         }
