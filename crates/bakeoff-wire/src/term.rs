@@ -14,7 +14,7 @@
 mod text;
 pub use text::{CONTINUATION, fit_line, fit_text, wraps};
 #[cfg(feature = "table")]
-pub use text::{for_screen, for_stderr, wrap_width};
+pub use text::{for_screen, for_stderr, stderr_width, wrap_width};
 
 /// The width a table is laid out for when neither `COLUMNS` nor the terminal gives one.
 pub const DEFAULT_WIDTH: u16 = 120;

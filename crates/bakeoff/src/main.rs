@@ -38,12 +38,7 @@ fn main() -> std::process::ExitCode {
         Ok(cli) => cli,
         Err(e) => match cli::refusal::one_line_refusal(&e) {
             Some(line) => {
-                eprintln!(
-                    "{}",
-                    bakeoff_report::table::for_stderr(&bakeoff_report::escape::for_terminal(
-                        &line, 2000
-                    ))
-                );
+                eprintln!("{}", bakeoff_report::escape::for_terminal(&line, 2000));
                 return std::process::ExitCode::from(2);
             }
             None => e.exit(),
@@ -66,11 +61,8 @@ fn main() -> std::process::ExitCode {
             // Messages can quote file contents and server replies: never let them drive the
             // terminal.
             eprintln!(
-                "{}",
-                bakeoff_report::table::for_stderr(&format!(
-                    "error: {}",
-                    bakeoff_report::escape::for_terminal(&e.to_string(), 2000)
-                ))
+                "error: {}",
+                bakeoff_report::escape::for_terminal(&e.to_string(), 2000)
             );
             e.exit_code()
         }
@@ -104,8 +96,12 @@ mod output {
         }
     }
 
+    /// Standard error carries human text only (errors, refusals, notes; never JSON): every
+    /// line of it fitted to `COLUMNS` or the terminal, unchanged on a log
+    /// (`bakeoff_wire::term::for_stderr`).
     pub fn err(args: std::fmt::Arguments<'_>) {
-        let _ = std::io::stderr().lock().write_fmt(args);
+        let text = bakeoff_report::table::for_stderr(&args.to_string());
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
     }
 
     fn lost(e: &std::io::Error) {

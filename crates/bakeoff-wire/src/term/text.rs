@@ -86,25 +86,31 @@ pub fn for_screen(text: &str) -> String {
     }
 }
 
-/// `text` as it goes to standard error (an error line, a refusal): [`fit_text`] at the
-/// tables' width when `COLUMNS` is set or standard error is a terminal, else unchanged.
+/// The width lines on standard error (an error, a refusal, progress) are wrapped at: `COLUMNS`,
+/// else standard error's terminal, else 120 — when `COLUMNS` is set or standard error is a
+/// terminal; `None` otherwise (a log keeps one line per record).
 #[cfg(feature = "table")]
-pub fn for_stderr(text: &str) -> String {
+pub fn stderr_width() -> Option<u16> {
     use std::io::IsTerminal;
-    if wraps(
+    wraps(
         std::env::var("COLUMNS").ok().as_deref(),
         std::io::stderr().is_terminal(),
-    ) {
-        fit_text(
-            text,
-            super::width_with(|| {
-                let mut t = comfy_table::Table::new();
-                t.use_stderr();
-                t.width()
-            }),
-        )
-    } else {
-        text.to_string()
+    )
+    .then(|| {
+        super::width_with(|| {
+            let mut t = comfy_table::Table::new();
+            t.use_stderr();
+            t.width()
+        })
+    })
+}
+
+/// `text` as it goes to standard error: [`fit_text`] at [`stderr_width`], else unchanged.
+#[cfg(feature = "table")]
+pub fn for_stderr(text: &str) -> String {
+    match stderr_width() {
+        Some(w) => fit_text(text, w),
+        None => text.to_string(),
     }
 }
 
