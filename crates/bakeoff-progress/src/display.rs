@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bakeoff_wire::escape::for_terminal;
+use bakeoff_wire::term;
 
 /// Where a command's progress goes.
 pub struct Progress {
@@ -56,8 +57,9 @@ impl Progress {
             }
             // Never `eprintln!`: it panics when stderr is closed; a lost progress line is not
             // worth the run.
+            // Fitted to `COLUMNS` when it is set; on a log, one line per step.
             None => {
-                let _ = writeln!(std::io::stderr().lock(), "{text}");
+                let _ = writeln!(std::io::stderr().lock(), "{}", term::for_stderr(text));
             }
         }
     }
@@ -67,7 +69,7 @@ impl Progress {
     /// line per step is the rule, never a line per request.
     pub fn transient(&self, text: &str) {
         if let Some(pb) = &self.bar {
-            pb.set_message(for_terminal(text, 400));
+            pb.set_message(spinner_message(&for_terminal(text, 400)));
         }
     }
 
@@ -76,7 +78,7 @@ impl Progress {
     pub fn status(&self, text: &str) {
         let text = for_terminal(text, 400);
         match &self.bar {
-            Some(pb) => pb.set_message(text),
+            Some(pb) => pb.set_message(spinner_message(&text)),
             None => self.plain(&text),
         }
     }
@@ -85,7 +87,7 @@ impl Progress {
     pub fn line(&self, text: &str) {
         let text = for_terminal(text, 2000);
         match &self.bar {
-            Some(pb) => pb.println(text),
+            Some(pb) => pb.println(term::for_stderr(&text)),
             None => self.plain(&text),
         }
     }
@@ -95,6 +97,15 @@ impl Progress {
         if let Some(pb) = &self.bar {
             pb.finish_and_clear();
         }
+    }
+}
+
+/// A spinner's message fitted to the terminal beside the spinner's two columns, wrapped between
+/// words like every free-text line (`term::fit_text`).
+fn spinner_message(text: &str) -> String {
+    match term::stderr_width() {
+        Some(w) => term::fit_text(text, w.saturating_sub(2).max(20)),
+        None => text.to_string(),
     }
 }
 

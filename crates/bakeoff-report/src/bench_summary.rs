@@ -88,10 +88,15 @@ pub fn conditions_line(art: &Artifact) -> String {
 /// `bench run`'s summary of one endpoint: the sweep's table, the workload's lines, where the
 /// artifact is and the conditions line (nothing when the artifact holds no sweep: a failure).
 pub fn bench_run(art: &Artifact, path: &Path) -> String {
+    bench_run_at(art, path, crate::table::width())
+}
+
+/// [`bench_run`] with its table laid out for `width` columns.
+pub fn bench_run_at(art: &Artifact, path: &Path, width: u16) -> String {
     let Some(r) = art.load.get("throughput") else {
         return String::new();
     };
-    let mut out = format!("{}\n", crate::bench::sweep(r));
+    let mut out = format!("{}\n", crate::bench::sweep_at(r, width));
     for line in workload_lines(r) {
         out.push_str(&line);
         out.push('\n');

@@ -6,5 +6,6 @@
 //! [`bakeoff_wire::term`]'s, shared with the seats' `seat status` table.
 
 pub use bakeoff_wire::term::{
-    COMPACT_BELOW, DEFAULT_WIDTH, Grid, Kind, Plan, glue, render, shorten_middle, width, width_from,
+    COMPACT_BELOW, DEFAULT_WIDTH, Grid, Kind, Plan, fit_text, for_screen, for_stderr, glue, render,
+    shorten_middle, width, width_from,
 };

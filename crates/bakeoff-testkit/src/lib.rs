@@ -9,6 +9,7 @@
 
 pub mod fleet;
 pub mod litellm;
+pub mod screen;
 pub mod scripted;
 pub mod vllm;
 pub mod vllm_lora;

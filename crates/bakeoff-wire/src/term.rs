@@ -6,6 +6,15 @@
 //! (comfy-table's `Table::width`), and this module decides. A terminal that reports zero
 //! columns (`script -qc …`, some `docker exec -t`) or no terminal at all gets
 //! [`DEFAULT_WIDTH`], never a table of one character per column.
+//!
+//! The free-text lines printed around the tables (notes, conditions, flags, findings,
+//! refusals) are fitted to the same width by [`fit_text`] (`term/text.rs`): wrapped between
+//! words, never inside a number, path or flag name, continuations indented.
+
+mod text;
+pub use text::{CONTINUATION, fit_line, fit_text, wraps};
+#[cfg(feature = "table")]
+pub use text::{for_screen, for_stderr, stderr_width, wrap_width};
 
 /// The width a table is laid out for when neither `COLUMNS` nor the terminal gives one.
 pub const DEFAULT_WIDTH: u16 = 120;
@@ -464,22 +473,10 @@ fn list_layout(headers: &[String], rows: &[Vec<String>], width: u16) -> String {
 }
 
 fn wrap_into(out: &mut String, line: &str, width: usize, cont: &str) {
-    let lead: String = line.chars().take_while(|c| *c == ' ').collect();
-    let mut cur = lead;
-    for word in line.split([' ', '\t']).filter(|w| !w.is_empty()) {
-        let fresh = cur.trim().is_empty();
-        if !fresh && chars(&cur) + 1 + chars(word) > width {
-            out.push_str(&cur);
-            out.push('\n');
-            cur = cont.to_string();
-        }
-        if !cur.trim().is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(word);
+    for l in fit_line(line, width, cont) {
+        out.push_str(&l);
+        out.push('\n');
     }
-    out.push_str(&cur);
-    out.push('\n');
 }
 
 /// The width tables are laid out for: `COLUMNS` when a positive number, else the terminal's
@@ -505,13 +502,17 @@ pub fn render(grid: &Grid, width: u16) -> String {
     s
 }
 
-/// The line under a table that left out `columns` at `width`; `full` names where every figure
-/// is kept (`--json`, the artifact). `None` when nothing was left out.
+/// The line under a table that left out `columns` at `width`, fitted to `width` ([`fit_text`]:
+/// it may be two or more lines); `full` names where every figure is kept (`--json`, the
+/// artifact). `None` when nothing was left out.
 pub fn left_out_line(columns: &[String], width: u16, full: &str) -> Option<String> {
     (!columns.is_empty()).then(|| {
-        format!(
-            "not shown at {width} columns: {} (a wider terminal or {full} shows them)",
-            columns.join(", ")
+        fit_text(
+            &format!(
+                "not shown at {width} columns: {} (a wider terminal or {full} shows them)",
+                columns.join(", ")
+            ),
+            width,
         )
     })
 }

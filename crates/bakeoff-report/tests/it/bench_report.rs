@@ -20,7 +20,13 @@ fn at(s: &str) -> DateTime<Utc> {
     s.parse().unwrap()
 }
 
-fn candidate(slug: &str, model: &str, engine: EngineKind, quant: &str, window: u64) -> Candidate {
+pub(crate) fn candidate(
+    slug: &str,
+    model: &str,
+    engine: EngineKind,
+    quant: &str,
+    window: u64,
+) -> Candidate {
     let mut c = Candidate::new(slug, model, engine);
     c.engine_version = Some("b11434".into());
     c.quantization = Some(quant.into());
@@ -31,7 +37,7 @@ fn candidate(slug: &str, model: &str, engine: EngineKind, quant: &str, window: u
     c
 }
 
-fn artifact(c: Candidate, created: &str) -> Artifact {
+pub(crate) fn artifact(c: Candidate, created: &str) -> Artifact {
     let mut a = Artifact::new(
         ArtifactKind::Bakeoff,
         c,
@@ -45,7 +51,7 @@ fn artifact(c: Candidate, created: &str) -> Artifact {
 }
 
 /// A smoke suite whose items pass where `passes` says so.
-fn smoke(passes: &[bool]) -> SuiteResult {
+pub(crate) fn smoke(passes: &[bool]) -> SuiteResult {
     let items: Vec<Value> = passes
         .iter()
         .enumerate()
@@ -75,13 +81,13 @@ fn smoke(passes: &[bool]) -> SuiteResult {
     .unwrap()
 }
 
-fn lat(p50: f64, p99: f64) -> Value {
+pub(crate) fn lat(p50: f64, p99: f64) -> Value {
     json!({"count": 4, "clamped_high": 0, "mean_ms": p50, "min_ms": p50, "p50_ms": p50,
            "p90_ms": (p50 + p99) / 2.0, "p95_ms": p99, "p99_ms": p99, "max_ms": p99})
 }
 
 /// A closed-loop sweep over `levels`: tok/s and latencies grow with the level.
-fn sweep(levels: &[u32]) -> LoadReport {
+pub(crate) fn sweep(levels: &[u32]) -> LoadReport {
     let steps: Vec<Value> = levels
         .iter()
         .map(|c| {
@@ -113,7 +119,7 @@ const GEMMA: &str = "gemma-3-270m-llamacpp-q4km-8k";
 /// Two eval runs of the gemma candidate (embedded default's alias), its `bench run` (served
 /// id: a file path), a renamed bench run of the same configuration (`--slug my-sweep`, the
 /// model spelled another way), and a vLLM bench run no eval candidate matches.
-fn write_dir(dir: &Path) {
+pub(crate) fn write_dir(dir: &Path) {
     let gemma =
         |slug: &str, model: &str| candidate(slug, model, EngineKind::LlamaCpp, "q4_k_m", 8192);
     let mut a = artifact(gemma(GEMMA, "gemma-3-270m-q4_k_m"), "2026-07-10T10:00:00Z");
@@ -529,9 +535,9 @@ fn a_capacity_finding_over_contaminated_steps_carries_a_caveat() {
         });
         assert_eq!(legend, column, "{w}: {t}");
         // A column left out is named under the table, never dropped unannounced.
-        let named = t.lines().any(|l| {
-            l.starts_with(&format!("not shown at {w} columns: ")) && l.contains("decode c/s")
-        });
+        let named = bakeoff_testkit::screen::left_out_notes(&t, w)
+            .iter()
+            .any(|n| n.contains("decode c/s"));
         assert_eq!(named, !column, "{w}: {t}");
         left_out += usize::from(!column);
     }

@@ -5,4 +5,5 @@
 mod bench_report;
 mod campaign;
 mod logbook_archive;
+mod screen;
 mod tables;

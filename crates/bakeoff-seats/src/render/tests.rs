@@ -473,3 +473,48 @@ fn seat_status_json() {
 fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
+
+/// `seat status` and `audit seat` as a terminal of 60, 80 and 120 columns gets them (fitted by
+/// `term::fit_text`, as the binary prints them when `COLUMNS` is set or stdout is a terminal):
+/// a seat's long detail, the left-out note and the routes under the table, and a finding with
+/// a long message, its fix and evidence naming a path, all within the width (a word longer than
+/// the room whole on its own line), every left-out column named.
+#[test]
+fn seat_status_and_findings_fit_every_width() {
+    use bakeoff_testkit::screen::{WIDTHS, every_column_shown_or_named, fits_every_line, flat};
+    let (mut list, routes) = fleet_status();
+    list[1].detail = Some(
+        "inference-failing: every completion failed with HTTP 500 from /v1/chat/completions; the engine log at /var/lib/bakeoff/seats/bench-b/engine.log ends with a CUDA error".into(),
+    );
+    let mut finding = bakeoff_artifact::SeatFinding::new(
+        "download-in-writable-layer",
+        bakeoff_artifact::FindingSeverity::Error,
+        "the container writes the model download into its writable layer: 14.2 GiB in 3 min 10 s, and the layer is lost when the container is removed",
+    );
+    finding.fix = Some(
+        "mount the host's Hugging Face cache at /root/.cache/huggingface (docker.volumes = [\"/srv/hf-cache:/root/.cache/huggingface\"]) and start again".into(),
+    );
+    finding.evidence = vec![
+        "/var/lib/docker/overlay2/3f2a9c7d1e5b/diff/root/.cache/huggingface/hub grew 14.2 GiB"
+            .into(),
+    ];
+    for w in WIDTHS {
+        let text = term::fit_text(&status_lines_now(&list, &routes, w, clock()).join("\n"), w);
+        fits_every_line(&text, w, "seat status");
+        every_column_shown_or_named(&text, w, &["GPU", "uptime", "load", "restarts", "aliases"]);
+        assert!(
+            flat(&text).contains(&flat(list[1].detail.as_deref().unwrap_or_default())),
+            "{w}: {text}"
+        );
+        let lines = term::fit_text(&finding_lines(std::slice::from_ref(&finding)).join("\n"), w);
+        fits_every_line(&lines, w, "audit seat");
+        assert!(
+            flat(&lines).contains(&flat(&finding.message)),
+            "{w}: {lines}"
+        );
+        assert!(
+            lines.lines().skip(1).all(|l| l.starts_with("    ")),
+            "{w}: {lines}"
+        );
+    }
+}

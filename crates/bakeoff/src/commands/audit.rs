@@ -45,7 +45,10 @@ async fn template(a: AuditTemplateArgs) -> Result<Exit, Error> {
         let v = template_audit::json(refrow.as_ref(), &rows);
         println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
     } else {
-        print!("{}", template_audit::terminal(refrow.as_ref(), &rows));
+        print!(
+            "{}",
+            super::screen(&template_audit::terminal(refrow.as_ref(), &rows))
+        );
     }
     Ok(Exit::from_ok(!any_mismatch))
 }
@@ -58,7 +61,10 @@ fn checkpoint(a: AuditCheckpointArgs) -> Result<Exit, Error> {
         let v = checkpoint_audit::json(&report, flag, &findings);
         println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
     } else {
-        print!("{}", checkpoint_audit::terminal(&report, flag, &findings));
+        print!(
+            "{}",
+            super::screen(&checkpoint_audit::terminal(&report, flag, &findings))
+        );
     }
     Ok(Exit::from_ok(!blocks_start(&findings)))
 }

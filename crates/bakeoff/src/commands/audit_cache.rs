@@ -19,7 +19,7 @@ pub fn run(a: AuditCacheArgs) -> Result<Exit, Error> {
         );
     } else {
         for line in render::lines(&report, width()) {
-            println!("{line}");
+            println!("{}", super::screen(&line));
         }
     }
     Ok(Exit::from_ok(report.ok))

@@ -51,7 +51,7 @@ pub fn run(a: AuditSeatArgs) -> Result<Exit, Error> {
         }
         lines.extend(render::finding_lines(&findings));
         for l in lines {
-            println!("{}", redactor.text(&l));
+            println!("{}", super::screen(&redactor.text(&l)));
         }
     }
     Ok(Exit::from_ok(ok))

@@ -97,7 +97,7 @@ fn print_one(json: bool, art: &Artifact, path: &Path) -> Result<(), Error> {
             serde_json::to_string_pretty(art).map_err(Error::json)?
         );
     } else {
-        print!("{}", bench_summary::bench_run(art, path));
+        print!("{}", super::screen(&bench_summary::bench_run(art, path)));
     }
     Ok(())
 }
@@ -120,19 +120,35 @@ fn print_versus(
     for (name, side) in ["A", "B"].iter().zip(sides) {
         if let Some(r) = side.artifact.load.get("throughput") {
             println!(
-                "{name}: {}\n{}",
-                bakeoff_report::escape::for_terminal(&side.artifact.endpoint.url, 300),
-                bakeoff_report::bench::sweep(r)
+                "{}",
+                super::screen(&format!(
+                    "{name}: {}\n{}",
+                    bakeoff_report::escape::for_terminal(&side.artifact.endpoint.url, 300),
+                    bakeoff_report::bench::sweep(r)
+                ))
             );
         }
     }
     print!(
         "{}",
-        bakeoff_load::compare_text::text(cmp, &sides[0].path, &sides[1].path)
+        super::screen(&bakeoff_load::compare_text::text(
+            cmp,
+            &sides[0].path,
+            &sides[1].path
+        ))
     );
-    println!("comparison: {}", cmp_path.display());
+    println!(
+        "{}",
+        super::screen(&format!("comparison: {}", cmp_path.display()))
+    );
     for (name, side) in ["A", "B"].iter().zip(sides) {
-        println!("{name} {}", bench_summary::conditions_line(&side.artifact));
+        println!(
+            "{}",
+            super::screen(&format!(
+                "{name} {}",
+                bench_summary::conditions_line(&side.artifact)
+            ))
+        );
     }
     Ok(())
 }
@@ -142,7 +158,7 @@ async fn calibrate(cfg: CalibrateConfig) -> Result<Exit, Error> {
     if cfg.json {
         println!("{}", serde_json::to_string_pretty(&c).map_err(Error::json)?);
     } else {
-        print!("{}", bench_summary::ceiling(&c));
+        print!("{}", super::screen(&bench_summary::ceiling(&c)));
     }
     Ok(Exit::Ok)
 }

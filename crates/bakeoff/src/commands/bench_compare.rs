@@ -18,7 +18,7 @@ pub fn run(a: BenchCompareConfig) -> Result<Exit, Error> {
             serde_json::to_string_pretty(&cmp).map_err(Error::json)?
         );
     } else {
-        print!("{}", compare_text::text(&cmp, &a.a, &a.b));
+        print!("{}", super::screen(&compare_text::text(&cmp, &a.a, &a.b)));
     }
     Ok(Exit::from_ok(cmp.not_comparable.is_empty()))
 }

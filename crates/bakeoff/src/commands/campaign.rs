@@ -23,7 +23,10 @@ async fn campaign_run(cfg: CampaignRunConfig) -> Result<Exit, Error> {
     let needs_confirm = !c.displaced_production().is_empty() && !cfg.options.confirm;
     if cfg.dry_run || needs_confirm {
         for l in bakeoff_campaign::dry_run::plan(c, &cfg.options).await {
-            println!("{}", bakeoff_report::escape::for_terminal(&l, 4000));
+            println!(
+                "{}",
+                super::screen(&bakeoff_report::escape::for_terminal(&l, 4000))
+            );
         }
         if cfg.dry_run {
             return Ok(Exit::Ok);
@@ -43,7 +46,7 @@ async fn campaign_run(cfg: CampaignRunConfig) -> Result<Exit, Error> {
         if cfg.json {
             eprintln!("{}", nothing_left_text());
         } else {
-            println!("{}", nothing_left_text());
+            println!("{}", super::screen(nothing_left_text()));
         }
     }
     if cfg.json {
@@ -54,11 +57,15 @@ async fn campaign_run(cfg: CampaignRunConfig) -> Result<Exit, Error> {
     } else {
         print!(
             "{}",
-            bakeoff_report::campaign::ladder_table(&summary.record)
+            super::screen(&bakeoff_report::campaign::ladder_table(&summary.record))
         );
-        println!("wrote {}", c.out.join(RECORD).display());
-        println!("wrote {}", c.out.join(NEGATIVE_RESULTS).display());
-        println!("{}", campaign_conditions(&summary.record));
+        for f in [RECORD, NEGATIVE_RESULTS] {
+            println!(
+                "{}",
+                super::screen(&format!("wrote {}", c.out.join(f).display()))
+            );
+        }
+        println!("{}", super::screen(&campaign_conditions(&summary.record)));
     }
     if summary.restore_failed {
         return Err(Error::failed(
@@ -90,11 +97,17 @@ fn status(cfg: CampaignStatusConfig) -> Result<Exit, Error> {
             serde_json::to_string_pretty(&rec).map_err(Error::json)?
         );
     } else {
-        print!("{}", bakeoff_report::campaign::ladder_table(&rec));
+        print!(
+            "{}",
+            super::screen(&bakeoff_report::campaign::ladder_table(&rec))
+        );
         if let Some(l) = bakeoff_campaign::journal::in_flight(dir) {
-            println!("{}", bakeoff_report::escape::for_terminal(&l, 2000));
+            println!(
+                "{}",
+                super::screen(&bakeoff_report::escape::for_terminal(&l, 2000))
+            );
         }
-        println!("{}", campaign_conditions(&rec));
+        println!("{}", super::screen(&campaign_conditions(&rec)));
     }
     Ok(Exit::Ok)
 }
@@ -103,8 +116,11 @@ async fn restore(cfg: CampaignRestoreConfig) -> Result<Exit, Error> {
     let actions = bakeoff_campaign::run::restore(&cfg.campaign, &cfg.options, &reporter()).await?;
     if actions.is_empty() {
         println!(
-            "{}: nothing to recover (no seat left up, none displaced, no variant interrupted)",
-            cfg.dir.display()
+            "{}",
+            super::screen(&format!(
+                "{}: nothing to recover (no seat left up, none displaced, no variant interrupted)",
+                cfg.dir.display()
+            ))
         );
     }
     let mut failed = false;
@@ -112,7 +128,7 @@ async fn restore(cfg: CampaignRestoreConfig) -> Result<Exit, Error> {
         failed |= a.is_failure();
         println!(
             "{}",
-            bakeoff_report::escape::for_terminal(&a.to_string(), 2000)
+            super::screen(&bakeoff_report::escape::for_terminal(&a.to_string(), 2000))
         );
     }
     Ok(Exit::from_ok(!failed))

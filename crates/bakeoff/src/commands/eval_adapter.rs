@@ -56,16 +56,19 @@ async fn measure(
     } else if let Some(r) = &art.adapter {
         print!(
             "{}",
-            bakeoff_report::adapter::terminal(
+            super::screen(&bakeoff_report::adapter::terminal(
                 r,
                 &done.path.display().to_string(),
                 bakeoff_report::table::width()
-            )
+            ))
         );
         if let Some(reason) = &art.incomplete_reason {
             println!(
-                "incomplete: {}",
-                bakeoff_report::escape::for_terminal(reason, 400)
+                "{}",
+                super::screen(&format!(
+                    "incomplete: {}",
+                    bakeoff_report::escape::for_terminal(reason, 400)
+                ))
             );
         }
     }

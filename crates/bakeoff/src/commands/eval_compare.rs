@@ -45,7 +45,7 @@ pub fn run(a: CompareConfig) -> Result<Exit, Error> {
             serde_json::to_string_pretty(&cmp).map_err(Error::json)?
         );
     } else {
-        println!("{}", render::text(&cmp));
+        println!("{}", super::screen(&render::text(&cmp)));
     }
     // A comparison without a verdict is still a finished comparison; the reason is printed.
     Ok(Exit::Ok)

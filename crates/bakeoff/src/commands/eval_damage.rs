@@ -68,12 +68,15 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
         // The run's summary table, with the damage lines under it (bakeoff_report::damage).
         print!(
             "{}",
-            bakeoff_report::terminal::run_summary(
+            super::screen(&bakeoff_report::terminal::run_summary(
                 art,
                 &outcome.evaluated.path.display().to_string()
-            )
+            ))
         );
-        println!("{}", bakeoff_report::bench_summary::conditions_line(art));
+        println!(
+            "{}",
+            super::screen(&bakeoff_report::bench_summary::conditions_line(art))
+        );
     }
     match outcome.withheld {
         Some(reason) => {

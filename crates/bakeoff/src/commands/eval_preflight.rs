@@ -37,7 +37,7 @@ pub async fn run(cfg: PreflightConfig) -> Result<Exit, Error> {
     } else {
         println!(
             "{}",
-            bakeoff_report::terminal::preflight(
+            super::screen(&bakeoff_report::terminal::preflight(
                 &out.report,
                 &out.discovered.facts,
                 &client.url().redacted(),
@@ -47,7 +47,7 @@ pub async fn run(cfg: PreflightConfig) -> Result<Exit, Error> {
                         class: u.class,
                         remediation: u.remediation.as_deref(),
                     })
-            )
+            ))
         );
     }
     Ok(Exit::from_ok(out.report.fit))

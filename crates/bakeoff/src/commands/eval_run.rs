@@ -80,13 +80,19 @@ async fn measure(
     } else {
         println!(
             "{}",
-            bakeoff_report::terminal::run_summary(
+            super::screen(&bakeoff_report::terminal::run_summary(
                 &evaluated.artifact,
                 &evaluated.path.display().to_string()
-            )
+            ))
         );
-        print!("{}", bench_summary::suite_sweeps(&evaluated.artifact));
-        println!("{}", bench_summary::conditions_line(&evaluated.artifact));
+        print!(
+            "{}",
+            super::screen(&bench_summary::suite_sweeps(&evaluated.artifact))
+        );
+        println!(
+            "{}",
+            super::screen(&bench_summary::conditions_line(&evaluated.artifact))
+        );
     }
     Ok(Exit::from_ok(evaluated.ok()))
 }

@@ -41,7 +41,10 @@ pub async fn run(a: PlanConfig) -> Result<Exit, Error> {
             serde_json::to_string_pretty(&report).map_err(Error::json)?
         );
     } else {
-        print!("{}", terminal(&report, bakeoff_report::table::width()));
+        print!(
+            "{}",
+            super::screen(&terminal(&report, bakeoff_report::table::width()))
+        );
     }
     // A NO or an UNKNOWN to a coexistence question is not a fit (1); headroom warnings are
     // printed but are not failures of the command.
@@ -62,7 +65,7 @@ pub fn kv(cfg: KvConfig) -> Result<Exit, Error> {
             serde_json::to_string_pretty(&r.json).map_err(Error::json)?
         );
     } else {
-        print!("{}", kv_terminal(&r));
+        print!("{}", super::screen(&kv_terminal(&r)));
     }
     if r.mismatch {
         return Err(Error::failed(

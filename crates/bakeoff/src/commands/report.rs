@@ -13,7 +13,7 @@ pub fn run(cfg: ReportConfig) -> Result<Exit, Error> {
         // `--allow contaminated`: render the verdicts the campaign run withheld.
         c.allow_contaminated |= cfg.allow_contaminated;
     }
-    print!("{}", terminal::report(&reg));
+    print!("{}", super::screen(&terminal::report(&reg)));
     // A seat monitor's series is something to report too (`bakeoff seat monitor --out DIR`).
     if reg.entries.is_empty() && reg.monitors.is_empty() {
         return Ok(Exit::Failed);
@@ -30,13 +30,25 @@ pub fn run(cfg: ReportConfig) -> Result<Exit, Error> {
         None => markdown::negative_results(&reg, &generated),
     };
     write_view(&md_path, &md, MARKDOWN_MARKER)?;
-    println!("wrote negative-results log: {}", md_path.display());
+    println!(
+        "{}",
+        super::screen(&format!(
+            "wrote negative-results log: {}",
+            md_path.display()
+        ))
+    );
     let html_path = files.html;
     write_view(&html_path, &html::report(&reg, &generated), HTML_MARKER)?;
-    println!("wrote HTML report: {}", html_path.display());
+    println!(
+        "{}",
+        super::screen(&format!("wrote HTML report: {}", html_path.display()))
+    );
     if let Some(dir) = &files.csv {
         for (p, n) in csv_export::export(&reg, dir)? {
-            println!("wrote {n} rows: {}", p.display());
+            println!(
+                "{}",
+                super::screen(&format!("wrote {n} rows: {}", p.display()))
+            );
         }
     }
     Ok(Exit::Ok)

@@ -195,7 +195,7 @@ struct Out {
 
 impl Out {
     fn line(&self, s: std::fmt::Arguments<'_>) {
-        println!("{}", self.redactor.text(&s.to_string()));
+        println!("{}", super::screen(&self.redactor.text(&s.to_string())));
     }
 
     /// Lines rendered by `bakeoff_seats::render`, one `line` each.

@@ -34,6 +34,7 @@ mod plan_audit;
 mod plan_remote;
 mod report_browser;
 mod report_real;
+mod screen_width;
 mod seat_api_key;
 mod seat_cli;
 mod seat_down;
