@@ -474,106 +474,177 @@ fn flag_value(v: &toml::Value) -> Result<FlagValue, BadFlagValue> {
 
 // ---- raw file ---------------------------------------------------------------------------
 
-#[derive(Deserialize)]
+/// `[candidate.tune]`: once a variant of the candidate completes, search the flags of
+/// `space` for the configuration that serves best (docs/campaign.md "Tuning").
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Tune")]
 struct RawTune {
+    /// `throughput` (default: peak output tok/s over `concurrency`) or `capacity` (the highest
+    /// request rate meeting `slo`).
     #[serde(default)]
     objective: Option<String>,
+    /// `capacity` only: the objectives, as `bench run --slo` takes them (`ttft=2s,tpot=200ms`).
     #[serde(default)]
     slo: Option<String>,
+    /// `throughput` only: the closed-loop levels each trial is measured at (default [4]).
     #[serde(default)]
     concurrency: Option<Vec<u32>>,
+    /// `capacity` only: the first rate tried, requests per second (default 1).
     #[serde(default)]
     rate: Option<f64>,
+    /// Requests per measured step (default 24).
     #[serde(default)]
     requests: Option<u64>,
+    /// Prompt tokens per request (default 128).
     #[serde(default)]
     prompt_tokens: Option<u64>,
+    /// Output tokens per request (default 64).
     #[serde(default)]
     output_tokens: Option<u64>,
+    /// Trials started at most, the base configuration's included (default 8).
     #[serde(default)]
     max_trials: Option<u32>,
+    /// The relative gain a move needs over the best so far (default 0.03).
     #[serde(default)]
     min_gain: Option<f64>,
+    /// Rounds of the winner against the base, alternately (default 3).
     #[serde(default)]
     repeat: Option<u32>,
+    /// `[candidate.tune.space]`: each key a flag, each value the values searched.
     #[serde(default)]
     space: Ordered<Vec<toml::Value>>,
 }
 
-#[derive(Deserialize)]
+/// `[candidate.isolate]`: after a variant fails, design and run the probes that isolate its
+/// cause (docs/campaign.md "Isolation that designs itself").
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Isolate")]
 struct RawIsolate {
+    /// Probes started at most (default 6).
     #[serde(default)]
     max_starts: Option<u32>,
+    /// Seconds of probes at most (default 3600).
     #[serde(default)]
     budget_s: Option<u64>,
+    /// The highest GPU-memory fraction a probe may ask (default 0.95).
     #[serde(default)]
     max_gpu_memory_utilization: Option<f64>,
 }
 
-#[derive(Deserialize)]
+/// A bakeoff campaign file (TOML): the campaign, and the candidates it tries (docs/campaign.md).
+/// Unknown keys are errors; paths are relative to the campaign file.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "bakeoff campaign file")]
 struct RawFile {
+    /// `[campaign]`: what is run, with which suites, where it writes.
     campaign: RawCampaign,
+    /// `[[candidate]]`: a configuration built from a fleet seat, with its ladder and window.
     #[serde(default)]
     candidate: Vec<RawCandidate>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Campaign")]
 struct RawCampaign {
+    /// Lower-case letters, digits, single dashes.
     name: String,
+    /// The fleet file the hosts and seats come from.
     fleet: PathBuf,
+    /// The suites each variant runs (`eval run --suite`).
     suites: Vec<String>,
+    /// `eval run --limit`: a quick subset of each suite.
     #[serde(default)]
     limit: Option<u32>,
+    /// Where it writes (default `results/<name>` beside this file; `campaign run --out` wins).
     #[serde(default)]
     out: Option<PathBuf>,
+    /// The GPU's size, where no NVML or nvidia-smi reading exists.
     #[serde(default)]
     gpu_memory_gib: Option<f64>,
+    /// The headroom the memory check keeps free (default 2).
     #[serde(default)]
     margin_gib: Option<f64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Candidate")]
 struct RawCandidate {
+    /// Lower-case letters, digits, single dashes.
     name: String,
+    /// The fleet seat whose launch is the base configuration.
     seat: String,
+    /// Flags whose value is replaced (added when absent): `{ "-c" = "4096" }`.
     #[serde(default)]
     set_args: Ordered<toml::Value>,
+    /// Arguments appended.
     #[serde(default)]
     add_args: Vec<String>,
+    /// Flags removed, with their value when they have one.
     #[serde(default)]
     remove_args: Vec<String>,
+    /// Environment variables merged over the seat's.
     #[serde(default)]
     env: BTreeMap<String, String>,
+    /// Docker seats only: another image.
     #[serde(default)]
     image: Option<String>,
+    /// Free text, copied into every artifact of this candidate.
     #[serde(default)]
     note: Option<String>,
+    /// `[candidate.ladder]`: each key a flag, each value the alternatives tried (`true` /
+    /// `false`: the flag present / absent); the variants are their product, in file order.
     #[serde(default)]
     ladder: Option<Ordered<Vec<toml::Value>>>,
+    /// `all` (default) or `first-success`: stop at the first completed variant.
     #[serde(default)]
     ladder_mode: Option<LadderMode>,
+    /// `[candidate.isolate]`: probes designed after a failure (off unless present).
     #[serde(default)]
     isolate: Option<RawIsolate>,
+    /// `[candidate.tune]`: a search of flags once a variant completes (off unless present).
     #[serde(default)]
     tune: Option<RawTune>,
+    /// `[candidate.window]`: the bench window, seats displaced while it runs.
     #[serde(default)]
     window: Option<RawWindow>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Window")]
 struct RawWindow {
+    /// Seats stopped for this candidate and restored after.
     #[serde(default)]
     displaces: Vec<String>,
+    /// Seconds each must show 0 running and 0 waiting requests first.
     #[serde(default)]
     idle_for_s: Option<u64>,
+    /// Not idle by then: the candidate is skipped, never forced.
     #[serde(default)]
     idle_timeout_s: Option<u64>,
+}
+
+/// The JSON Schema of the campaign file (schemas/campaign-file.schema.json), for an editor's
+/// checking.
+pub fn file_json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(RawFile)).unwrap_or(serde_json::Value::Null)
+}
+
+/// A flag's value in a campaign file: a string or a number is its value; `true` / `false`
+/// mean the flag present / absent.
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+#[serde(untagged)]
+enum FlagValueShape {
+    Text(String),
+    Integer(i64),
+    Number(f64),
+    Presence(bool),
 }
 
 /// A TOML table kept in file order: a ladder's variants are the product of its axes in the
@@ -606,5 +677,38 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for Ordered<V> {
             }
         }
         d.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+/// A table of flags: each value a flag's value ([`FlagValueShape`]), or a list of them.
+trait FlagShape {
+    fn shape(g: &mut schemars::SchemaGenerator) -> schemars::Schema;
+}
+
+impl FlagShape for toml::Value {
+    fn shape(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        g.subschema_for::<FlagValueShape>()
+    }
+}
+
+impl FlagShape for Vec<toml::Value> {
+    fn shape(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let item = g.subschema_for::<FlagValueShape>();
+        schemars::json_schema!({ "type": "array", "items": item })
+    }
+}
+
+impl<V: FlagShape> schemars::JsonSchema for Ordered<V> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FlagTable".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let value = V::shape(g);
+        schemars::json_schema!({ "type": "object", "additionalProperties": value })
     }
 }

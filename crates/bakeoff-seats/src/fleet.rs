@@ -36,7 +36,7 @@ pub mod types;
 
 pub use docker_host::{HostInvalid, SshAddress, SshAddressError, TlsFiles};
 pub use launch::{DockerLaunch, Launch, NotASize, ProcessLaunch, parse_size};
-pub use raw::{FleetInvalid, SeatInvalid};
+pub use raw::{FleetInvalid, SeatInvalid, file_json_schema};
 pub use seat_tls::{SeatTls, SeatTlsError, engine_cert_flag};
 pub use types::{
     Engine, Fleet, Host, MAX_STOP_TIMEOUT_S, Role, Route, Seat, UnknownSeat, substitute,

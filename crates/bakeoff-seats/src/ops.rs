@@ -9,7 +9,7 @@
 //!   the pre-start hooks, reaching its backend) runs before OLD is touched, and any error
 //!   after OLD is stopped becomes NEW's failure and takes the rollback path;
 //! - a `dormant` seat is created but not started by `up`;
-//! - every failure writes `<slug>.failure.json`.
+//! - every failure writes `<seat>.failure.json` (the seat's name is its slug).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -87,7 +87,7 @@ pub enum OpsError {
 pub struct UpOutcome {
     pub seat: String,
     pub report: Option<WatchReport>,
-    /// `<slug>.failure.json`, when it failed.
+    /// `<seat>.failure.json`, when it failed.
     pub failure_path: Option<PathBuf>,
     /// A dormant seat: created, deliberately not started.
     pub created_only: bool,

@@ -481,7 +481,7 @@ pub const TABLE: &[Row] = &[
     ),
     watch(
         C::WrongPort,
-        "the log says the server listens on another port than the seat's (readiness::listen_port: llama.cpp `listening on http://H:P`, uvicorn `Uvicorn running on`, vLLM `Starting vLLM (API )?server (N )?on`, Ollama `Listening on`), and the seat's port refused after that line",
+        "the log says the server listens on another port than the seat's (llama.cpp `listening on http://H:P`, uvicorn `Uvicorn running on`, vLLM `Starting vLLM (API )?server (N )?on`, Ollama `Listening on`), and the seat's port refused after that line",
         "llama.cpp tools/server/server.cpp, uvicorn server.py _log_started_message, vLLM 0.19.1 \
          entrypoints/openai/api_server.py build_and_serve, Ollama server/routes.go; measured here \
          (llama-server given another --port)",
@@ -500,14 +500,14 @@ pub const TABLE: &[Row] = &[
     endpoint(
         C::Unreachable,
         "every connection refused (or timed out connecting), control calls and completions",
-        "bakeoff's discovery and readiness probes (bakeoff_client::preflight); measured here \
+        "bakeoff's discovery and readiness probes; measured here \
          (a closed port on 127.0.0.1)",
         R_UNREACHABLE,
     ),
     endpoint(
         C::NotHttp,
         "something answered, but no reply was HTTP (another service on the port)",
-        "bakeoff's HTTP/1 head parser (bakeoff_client::h1); measured here (a TCP listener that \
+        "bakeoff's HTTP/1 head parser; measured here (a TCP listener that \
          answers with text)",
         R_NOT_HTTP,
     ),
@@ -522,7 +522,7 @@ pub const TABLE: &[Row] = &[
     endpoint(
         C::ServerError,
         "every call, control and completion, answered 5xx (not all 503)",
-        "bakeoff's readiness probes (the statuses of every call: preflight::http_statuses)",
+        "bakeoff's readiness probes (the statuses of every call)",
         R_SERVER_ERROR,
     ),
     endpoint(

@@ -9,7 +9,8 @@ use super::{Allow, ArrivalKind, EndpointArgs, Reading, Sweep, choice, item};
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// A load sweep: closed-loop concurrency levels, or open-loop arrival rates; writes
-    /// DIR/<slug>-bench.bakeoff.json. Without --endpoint: a local llama-server with the test model.
+    /// DIR/<slug>-bench.bakeoff.json. Without --endpoint: a local llama-server with the test model
+    /// (the first run downloads and builds llama.cpp under ~/.cache/bakeoff: minutes; see --endpoint).
     #[command(
         after_help = "Examples:\n  bakeoff bench run --concurrency 1,2,4 --requests 16 --out results\n  bakeoff bench run --endpoint http://127.0.0.1:8000 --rate 1,2,4 --duration 60 --slo ttft=500ms,tpot=50ms\n  bakeoff bench run --endpoint http://127.0.0.1:8001 --versus http://127.0.0.1:8002 --concurrency 1 --output-tokens 1024 --requests 3 --repeat 5"
     )]

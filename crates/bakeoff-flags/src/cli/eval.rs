@@ -14,11 +14,15 @@ use super::{Allow, Reading, Thinking, choice, item};
 pub enum EvalCommand {
     /// Is this endpoint fit to be measured? Exit 0 fit, 1 unfit, 2 usage error.
     #[command(
+        mut_arg("endpoint", |a| a
+            .help("OpenAI-compatible base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is fine); required here")
+            .long_help(None)),
         after_help = "Examples:\n  bakeoff eval preflight --endpoint http://127.0.0.1:8080\n  bakeoff eval preflight --endpoint http://gpu-box:8000/v1 --model qwen3-8b --ready-timeout 600 --json"
     )]
     Preflight(PreflightArgs),
     /// Preflight, then the suites; writes DIR/<slug>.bakeoff.json (or .failure.json).
-    /// Without --endpoint: provisions and starts a local llama-server with the test model.
+    /// Without --endpoint: provisions and starts a local llama-server with the test model (the
+    /// first run downloads and builds llama.cpp under ~/.cache/bakeoff: minutes; see --endpoint).
     #[command(
         after_help = "Examples:\n  bakeoff eval run --suite smoke,context,tool,session,intelligence --out results\n  bakeoff eval run --endpoint http://127.0.0.1:8080 --suite smoke,context --out results --note \"after driver update\""
     )]
@@ -71,14 +75,14 @@ pub struct NamingArgs {
 #[derive(Debug, Args, Clone)]
 pub struct EndpointArgs {
     /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is fine)
-    /// (default: the embedded local llama-server with the test model, provisioned and started;
-    /// `eval preflight` requires it).
-    #[arg(long, value_name = "URL")]
+    /// (default: the embedded local llama-server with the test model; its first run downloads
+    /// and builds llama.cpp under ~/.cache/bakeoff, minutes: --help says all).
+    #[arg(long, value_name = "URL", long_help = super::about::ENDPOINT_LONG_HELP)]
     pub endpoint: Option<String>,
     /// Model id to request (default: the first id in /v1/models).
     #[arg(long, value_name = "ID")]
     pub model: Option<String>,
-    /// The context window, in tokens, when the server does not advertise it (recorded as
+    /// The context window, in tokens: wins over whatever the server advertises (recorded as
     /// source `hint`; default: what the server advertises).
     #[arg(long, value_name = "N")]
     pub max_model_len: Option<u64>,

@@ -2,6 +2,7 @@
 //! converted once into a checked configuration by `validate` ([`crate::config`]).
 //! One file per area (`eval.rs`, …); this file only lists the top-level verbs.
 
+pub mod about;
 mod audit;
 mod bench;
 mod campaign;
@@ -35,7 +36,8 @@ pub use values::*;
 #[command(
     name = "bakeoff",
     version,
-    about = "Qualify local LLM deployments with honest measurements."
+    about = "Qualify local LLM deployments with honest measurements.",
+    after_help = about::EXIT_AND_ENVIRONMENT
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -74,11 +76,12 @@ pub enum Command {
     /// Audit chat templates and checkpoints before anything starts.
     #[command(subcommand)]
     Audit(AuditCommand),
-    /// Print the JSON Schema of the artifacts (schemas/artifact.v1.schema.json).
+    /// List the JSON Schemas bakeoff ships, or print one: artifacts, records, and the fleet and
+    /// campaign files (for an editor's checking).
     #[command(
-        after_help = "Examples:\n  bakeoff schema\n  bakeoff schema > schemas/artifact.v1.schema.json"
+        after_help = "Examples:\n  bakeoff schema\n  bakeoff schema artifact > schemas/artifact.v1.schema.json\n  bakeoff schema fleet-file > fleet.schema.json"
     )]
-    Schema,
+    Schema(SchemaArgs),
     /// Compare every artifact under DIR; write the negative-results log and the HTML report.
     #[command(
         after_help = "Examples:\n  bakeoff report results\n  bakeoff report results --csv results/csv --html /tmp/report.html"
@@ -97,4 +100,12 @@ pub enum Command {
     /// The operator logbook: dated entries, an index, archival.
     #[command(subcommand)]
     Log(LogCommand),
+}
+
+/// `bakeoff schema [NAME]`.
+#[derive(Debug, clap::Args)]
+pub struct SchemaArgs {
+    /// The schema to print (`bakeoff schema` lists the names); left out: the list.
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
 }

@@ -1,5 +1,5 @@
 //! clap's refusal of a command line, as one line: bad input gets one line naming the thing and
-//! the fix (README "Exit codes"), whether the refusal is clap's (an unknown flag, a value not
+//! the fix (README "Exit codes and environment"), whether the refusal is clap's (an unknown flag, a value not
 //! among a flag's choices) or a config check's. clap renders several lines — the error, the
 //! possible values or a tip, a usage line, "For more information, try '--help'" — so the error
 //! and its help (the values, the tip) are joined and the usage boilerplate dropped. `--help`

@@ -1,6 +1,7 @@
 //! The command line as a library: a command line parsed by clap and checked by `validate`,
 //! without spawning the binary (the binary's own tests cover the exit codes these become).
 
+mod docs;
 mod refusals;
 mod valid;
 

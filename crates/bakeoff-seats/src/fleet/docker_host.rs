@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// `tls = { ca = "…", cert = "…", key = "…" }`: the files `docker --tlsverify` uses, resolved
 /// against the fleet file's directory.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TlsFiles {
     pub ca: PathBuf,

@@ -6,23 +6,28 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProcessLaunch {
+    /// The program (`{cache}` is bakeoff's cache directory).
     pub command: String,
+    /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,
+    /// Environment variables added to bakeoff's own.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DockerLaunch {
+    /// The image (pulled by Docker when absent).
     pub image: String,
     /// The container's command (entrypoint left to the image).
     #[serde(default)]
     pub command: Vec<String>,
+    /// The container's environment.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// `HOST:CONTAINER[:ro]` bind mounts.
@@ -37,6 +42,7 @@ pub struct DockerLaunch {
     /// Memory limit: bytes, or with a suffix `k`, `m`, `g` (`512m`, `8g`).
     #[serde(default)]
     pub memory: Option<String>,
+    /// Container labels.
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
     /// The port the engine listens on inside the container (default: the seat's port).

@@ -99,40 +99,53 @@ pub enum SeatInvalid {
     GpuNotOnHost { gpu: u32, host: String, gpus: u32 },
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+/// A bakeoff fleet file (TOML): the hosts, the seats on them, the gateway's routes
+/// (docs/fleet.md). Unknown keys are errors.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "bakeoff fleet file")]
 pub(super) struct RawFile {
+    /// `[fleet]`: the fleet's name and state directory.
     #[serde(default)]
     fleet: RawFleet,
+    /// `[hosts.NAME]`: the machines seats run on (absent: only `local`).
     #[serde(default)]
     hosts: BTreeMap<String, RawHost>,
+    /// `[[seat]]`: the named serving slots.
     #[serde(default)]
     seat: Vec<RawSeat>,
+    /// `[[route]]`: gateway aliases and the seat each reaches.
     #[serde(default)]
     route: Vec<RawRoute>,
+    /// `[gateway]`: the LiteLLM proxy in front of the fleet.
     #[serde(default)]
     gateway: Option<RawGateway>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Fleet")]
 pub(super) struct RawFleet {
+    /// The fleet's name (default `fleet`): names its monitor and state files.
     name: Option<String>,
+    /// Where seats' state is kept, relative to the fleet file (default `.bakeoff-seats`).
     state_dir: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Host")]
 pub(super) struct RawHost {
     /// `unix:///var/run/docker.sock`, `tcp://10.0.0.5:2375`, `ssh://user@host`; absent: the
     /// local socket.
     docker: Option<String>,
-    /// `{ ca, cert, key }` for a `tcp://` engine with `--tlsverify` (super::docker_host).
+    /// `{ ca, cert, key }`: the client files for a `tcp://` engine with `--tlsverify`.
     tls: Option<super::docker_host::TlsFiles>,
     /// An ssh_config file for an `ssh://` host (`ssh -F`), relative to the fleet file.
     ssh_config: Option<PathBuf>,
     /// Where seats on this host answer (default 127.0.0.1).
     address: Option<String>,
+    /// How many GPUs the host has (ids 0 to gpus-1).
     #[serde(default)]
     gpus: u32,
     /// The memory of each of its GPUs, in GiB, for the placement check where no reading gives
@@ -142,24 +155,34 @@ pub(super) struct RawHost {
     nvidia_smi: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Seat")]
 pub(super) struct RawSeat {
+    /// The seat's name, unique in the fleet.
     name: String,
+    /// The `[hosts.NAME]` it runs on (default `local`).
     #[serde(default = "default_host")]
     host: String,
+    /// The engine: `vllm`, `sglang`, `llama.cpp` or `generic`.
     engine: Engine,
+    /// `production` (never touched without `--confirm`), `bench` or `dormant`.
     role: Role,
+    /// The port the seat answers on.
     port: u16,
+    /// The model names it serves (informational; the gateway routes by them).
     #[serde(default)]
     served_model_names: Vec<String>,
+    /// vLLM's `--gpu-memory-utilization`, for the memory plan.
     gpu_memory_utilization: Option<f64>,
+    /// `[seat.process]`: run as a process on the host.
     process: Option<ProcessLaunch>,
+    /// `[seat.docker]`: run as a Docker container.
     docker: Option<DockerLaunch>,
     /// Seconds to wait after SIGTERM / `docker stop` before killing.
     stop_timeout_s: Option<u64>,
-    /// The pinned chat template, relative to the fleet file's directory (resolved and checked
-    /// by `crate::checks::template_pin::resolve_pins`).
+    /// The pinned chat template, relative to the fleet file's directory: the served template
+    /// must equal it.
     chat_template: Option<PathBuf>,
     /// The environment variable holding the key the engine was started with (`--api-key`,
     /// `VLLM_API_KEY`, …): bakeoff's own probes of the seat send it, in the header only.
@@ -172,18 +195,23 @@ fn default_host() -> String {
     "local".into()
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Route")]
 pub(super) struct RawRoute {
+    /// The gateway's model alias.
     alias: String,
+    /// The seat that serves it.
     seat: Option<String>,
+    /// Or the upstream base URL, resolved to the seat on its port.
     api_base: Option<String>,
     /// The gateway's upstream model name (`hosted_vllm/<served-name>`), informational.
     model: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Gateway")]
 pub(super) struct RawGateway {
     /// A LiteLLM proxy `config.yaml`, relative to the fleet file.
     litellm_config: Option<PathBuf>,
@@ -481,4 +509,9 @@ fn gpus_on_host(seat: Seat, host: &Host) -> Result<Seat, SeatInvalid> {
         }
     }
     Ok(seat)
+}
+
+/// The JSON Schema of the fleet file (schemas/fleet-file.schema.json), for an editor's checking.
+pub fn file_json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(RawFile)).unwrap_or(serde_json::Value::Null)
 }

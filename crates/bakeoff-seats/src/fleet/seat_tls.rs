@@ -38,10 +38,13 @@ impl SeatTls {
 }
 
 /// `[seat.tls]` as written.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "SeatTls")]
 pub(super) struct RawSeatTls {
+    /// A private CA (PEM) trusted beside the system's roots, relative to the fleet file.
     ca_cert: Option<PathBuf>,
+    /// Accept the seat's certificate without verifying it (recorded).
     #[serde(default)]
     insecure: bool,
 }

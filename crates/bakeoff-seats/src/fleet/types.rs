@@ -20,7 +20,7 @@ pub struct UnknownSeat {
     pub known: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Role {
     /// Serves users: never started, stopped or swapped without `--confirm`.

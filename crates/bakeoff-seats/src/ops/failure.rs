@@ -1,5 +1,5 @@
 //! A seat's failure: the report of a start that failed before anything could be watched, and
-//! the `<slug>.failure.json` artifact every failed operation writes.
+//! the `<seat>.failure.json` artifact every failed operation writes.
 
 use std::path::{Path, PathBuf};
 

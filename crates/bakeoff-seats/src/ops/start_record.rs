@@ -5,7 +5,7 @@
 //!
 //! It is replaced by the next start (atomically: a reader sees the old record or the new one,
 //! never half of one). It never replaces a failure artifact: a failed start still writes its
-//! own never-overwritten `<slug>.failure.json` first, and this record names it.
+//! own never-overwritten `<seat>.failure.json` first, and this record names it.
 
 use std::path::{Path, PathBuf};
 

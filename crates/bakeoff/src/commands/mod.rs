@@ -17,6 +17,7 @@ mod measuring;
 mod plan;
 mod report;
 mod retract;
+mod schema;
 mod seat;
 mod seat_export;
 mod seat_monitor;
@@ -53,11 +54,6 @@ pub async fn run(cli: Cli) -> Result<Exit, Error> {
         Command::Plan(a) => plan::run(a.validate()?).await,
         Command::Kv(a) => plan::kv(a.validate()?),
         Command::Audit(c) => audit::run(c).await,
-        Command::Schema => {
-            let s = serde_json::to_string_pretty(&bakeoff_artifact::json_schema())
-                .map_err(Error::json)?;
-            println!("{s}");
-            Ok(Exit::Ok)
-        }
+        Command::Schema(a) => schema::run(a),
     }
 }

@@ -1,5 +1,5 @@
 //! Errors that must not stop short: every one says what went wrong and the fix
-//! (`<what>: <fix>`, README "Qualify a candidate" and docs/fleet.md), and `plan` without a card
+//! (`<what>: <fix>`, docs/measuring.md and docs/fleet.md), and `plan` without a card
 //! size says what it cannot price with both ways to give it.
 
 use crate::plan_audit::fixture;

@@ -1,4 +1,4 @@
-//! The exit codes (README "Exit codes"): an output that cannot be written is an I/O failure
+//! The exit codes (README "Exit codes and environment"): an output that cannot be written is an I/O failure
 //! (3), never a usage error (2) or a failed check (1); a bad flag is a usage error (2). Each
 //! error is one line on stderr, `error: …`.
 

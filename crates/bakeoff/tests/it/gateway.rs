@@ -145,7 +145,7 @@ async fn the_real_litellm_proxy_in_front_of_a_seat_reports_one_outage() {
         .unwrap();
     assert_eq!(code(&o), 0, "{}\n{}", text(&o), proxy.log_tail());
 
-    // The same gateway behind HTTPS (README "Gateway over HTTPS"): nginx terminating TLS with a
+    // The same gateway behind HTTPS (docs/measuring.md "Gateways and seats over HTTPS"): nginx terminating TLS with a
     // test CA in front of the proxy; preflight with --ca-cert, and a fleet whose gateway is
     // `https://…` with `ca_cert`, probed through it.
     let (ca, cert, key) = crate::tls::test_pki(dir.path());
