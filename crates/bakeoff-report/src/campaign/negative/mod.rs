@@ -105,8 +105,11 @@ fn designed(out: &mut String, g: &Group<'_>) {
         out.push('\n');
     }
     let said = match super::isolation::factor(iso) {
-        Some(f) => format!("**Separating factor:** {}", md(&f)),
-        None => format!("**Separating factor:** not isolated — {}", md(&iso.summary)),
+        Some(f) => format!("**Separating factor:** {}", with_code(&f, md, code)),
+        None => format!(
+            "**Separating factor:** not isolated — {}",
+            with_code(&iso.summary, md, code)
+        ),
     };
     let _ = writeln!(out, "  {said}");
     if !iso.not_attempted.is_empty() {
