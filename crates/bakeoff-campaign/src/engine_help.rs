@@ -102,6 +102,16 @@ pub async fn unknown_flags(fleet: &Fleet, v: &Variant) -> Option<String> {
         return None;
     }
     let bin = substitute(&p.command, &v.seat);
+    // `python -m vllm.entrypoints…` (or `python3 launch_server.py`): the interpreter's own
+    // `--help` lists the interpreter's flags, not the engine's; ask nothing rather than refuse
+    // every engine flag as unknown.
+    let file = std::path::Path::new(&bin)
+        .file_name()
+        .map(|f| f.to_string_lossy().to_string())
+        .unwrap_or_default();
+    if file.starts_with("python") {
+        return None;
+    }
     let known = help_flags(&bin).await?;
     let mut unknown: Vec<String> = candidates
         .into_iter()

@@ -36,6 +36,7 @@ pub mod tune;
 pub mod variant;
 pub mod window;
 
+pub use candidate::{Objective, Tune};
 pub use error::CampaignError;
 pub use file::Campaign;
 pub use variant::Variant;

@@ -15,6 +15,7 @@ mod input;
 mod isolate;
 mod ladder;
 mod recovery;
+mod tune;
 pub(crate) mod window;
 
 use crate::util::Bounded;

@@ -136,3 +136,72 @@ idle_timeout_s = 8
     assert!(st.contains("serving"), "{st}");
     f.seat_down("prod");
 }
+
+/// Isolation on the real vLLM (docs/campaign.md "Isolation that designs itself"): a window
+/// above the checkpoint's is probed at the window vLLM itself derived (its words: `the derived
+/// max_model_len (max_position_embeddings=8192 …)`), which starts and completes; a flag value
+/// this build's argument parser refuses (`argument --max-num-seqs: invalid int value`) is left
+/// out, which starts. vLLM's KV-budget wordings cannot be produced on CPU (its KV cache is sized
+/// in whole GiB: docs/engines.md); those probes are tested on llama.cpp and over the real GPU
+/// wordings in the planner's own tests.
+#[tokio::test]
+async fn a_vllm_candidate_isolates_to_the_derived_window_and_to_a_refused_flag() {
+    let _g = vllm::serial().await;
+    let t = vllm::tier();
+    let dir = bakeoff_testkit::tempdir();
+    let port = vllm::free_port();
+    let fleet = vllm_seat("trial", port, &t.model_dir, &[]);
+    let campaign = r#"[campaign]
+name = "vllm-isolate"
+fleet = "fleet.toml"
+suites = ["smoke"]
+limit = 1
+out = "out"
+
+[[candidate]]
+name = "long"
+seat = "trial"
+set_args = { "--max-model-len" = "999999" }
+[candidate.isolate]
+max_starts = 2
+
+[[candidate]]
+name = "refused"
+seat = "trial"
+set_args = { "--max-num-seqs" = "many" }
+[candidate.isolate]
+max_starts = 2
+"#;
+    let f = Files::write(dir.path(), &fleet, campaign);
+    let _cleanup = f.guard();
+    let o = run_campaign(&f, &["--allow", "contaminated"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let rec = f.record();
+    let iso = |name: &str| {
+        rec["isolations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["candidate"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no isolation of {name}: {rec:#}"))
+    };
+    let long = iso("long");
+    assert_eq!(long["class"], "context-too-long", "{long:#}");
+    assert_eq!(long["status"], "isolated", "{long:#}");
+    assert_eq!(long["passed"], "long-probe-max-model-len-8192", "{long:#}");
+    let probe = crate::campaign::row(&rec, "long-probe-max-model-len-8192");
+    assert_eq!(probe["outcome_label"], "completed", "{probe:#}");
+    let refused = iso("refused");
+    assert_eq!(refused["class"], "bad-argument", "{refused:#}");
+    assert_eq!(
+        refused["factor"], "the flag `--max-num-seqs` is the cause",
+        "{refused:#}"
+    );
+    assert_eq!(refused["starts"], 1, "{refused:#}");
+    let md = std::fs::read_to_string(f.out.join("negative-results.md")).unwrap();
+    assert!(
+        md.contains("**Separating factor:** the window: 999999 is above the checkpoint's 8192"),
+        "{md}"
+    );
+}
