@@ -26,6 +26,11 @@ pub(crate) const R_QUANT: &str = "the quantization flag does not match the check
      for unquantized weights, or point the seat at weights with that quantization config";
 pub(crate) const R_HOST: &str = "the container hit its memory limit (host RAM, not GPU): raise the seat's memory limit, \
      or load with mmap so weights are page cache rather than anonymous memory";
+pub(crate) const R_HOST_KERNEL: &str = "an OOM killer (the kernel's, or systemd-oomd) ended the engine (host RAM, not GPU): the \
+     memory limit of its systemd unit (MemoryMax=), container (memory) or cgroup, or the host's \
+     RAM, ran out. Raise \
+     that limit or free host RAM, or load with mmap so weights are page cache rather than \
+     anonymous memory";
 pub(crate) const R_PORT: &str = "another process or seat already binds this port: stop it (bakeoff seat status shows seats \
      on the port), or use seat swap OLD NEW for two seats that share a port";
 pub(crate) const R_ADDRESS: &str = "the host address the engine was told to bind is not on this machine (`::1` or a \
@@ -455,10 +460,49 @@ pub const TABLE: &[Row] = &[
          host-cgroup OOM, not a CUDA OOM; measured here with a 96 MiB limit and --load-mode none",
         R_HOST,
     ),
+    log(
+        C::HostOom,
+        r"A process of this unit has been killed by the OOM killer|Failed with result 'oom-kill'|Finished with result: oom-kill",
+        "systemd's journal for a unit (src/core/unit.c unit_check_oom, logged since v243 with \
+         OOMPolicy=: `UNIT: A process of this unit has been killed by the OOM killer.`; \
+         src/core/service.c service_enter_dead `Failed with result '%s'.` with the service result \
+         `oom-kill`), and systemd-run --wait's `Finished with result: oom-kill` (src/run/run.c)",
+        R_HOST_KERNEL,
+    ),
+    log(
+        C::HostOom,
+        r"(?:Memory cgroup out of memory|Out of memory): Killed process \d+|oom-kill:constraint=CONSTRAINT_|oom_reaper: reaped process \d+",
+        "the kernel's OOM killer in the kernel log (journalctl -k, dmesg): Linux mm/oom_kill.c \
+         __oom_kill_process (`Memory cgroup out of memory: Killed process N (comm) …` under a \
+         cgroup limit, `Out of memory: Killed process N` for the whole host), dump_oom_summary \
+         (`oom-kill:constraint=CONSTRAINT_MEMCG,…`) and oom_reap_task_mm; measured here (Linux \
+         6.18, Docker 20.10.24 on cgroup v1, a container over a 16 MiB limit)",
+        R_HOST_KERNEL,
+    ),
+    log(
+        C::HostOom,
+        r"systemd-oomd\[\d+\]: Killed \S+ due to (?:memory pressure|swap used)",
+        "systemd-oomd (src/oom/oomd-manager.c, v248+: `Killed CGROUP due to memory pressure for \
+         … being …% > …% for > …` and `Killed CGROUP due to swap used (…) / total (…) being more \
+         than …`): the userspace OOM killer ended the engine's cgroup",
+        R_HOST_KERNEL,
+    ),
+    log(
+        C::HostOom,
+        r#""OOMKilled":\s*true|OOMKilled: true|Reason:\s+OOMKilled"#,
+        "a container runtime's own record of an OOM kill printed into the log: Docker's \
+         `docker inspect` State (moby daemon/monitor.go sets State.OOMKilled on containerd's \
+         TaskOOM event; `\"OOMKilled\":true`), containerd's CRI and `kubectl describe pod` \
+         (`Reason: OOMKilled` with `Exit Code: 137`); the watchdog reads Docker's field itself \
+         (the row above)",
+        R_HOST_KERNEL,
+    ),
     watch(
         C::Exited,
         "the process or container exited before ready and no log signature matched (the code is recorded)",
-        "process exit status / Docker State.ExitCode; llama.cpp b11434 tools/server/server.cpp:491 \
+        "process exit status / Docker State.ExitCode (128 + n is signal n: 137 is SIGKILL, sent \
+         by the OOM killer, `docker kill` or `docker stop` after its timeout alike; only \
+         State.OOMKilled or a kernel / systemd line above says it was the OOM killer); llama.cpp b11434 tools/server/server.cpp:491 \
          (`exiting due to model loading error`)",
         R_EXIT,
     ),

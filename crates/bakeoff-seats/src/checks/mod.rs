@@ -12,6 +12,7 @@
 pub mod cache_mounts;
 pub mod engine_support;
 pub mod hub_model;
+pub mod hub_snapshot;
 pub mod model_path;
 pub mod template_pin;
 

@@ -14,6 +14,8 @@ use crate::fleet::types::{Seat, substitute};
 /// `--model`, then `serve MODEL` as vLLM takes it, then llama.cpp's `-m` — the first that names
 /// a local path, so `python -m vllm.entrypoints.openai.api_server --model DIR` is the directory,
 /// not the module. A Docker seat's container path is mapped back to the host through its mounts.
+/// A hub id (`--model ORG/NAME`, llama.cpp `-hf`) is its snapshot in the seat's hub cache, when
+/// the cache holds it.
 pub(crate) fn model_and_quantization(seat: &Seat) -> Option<(PathBuf, Option<String>)> {
     let (args, mounts) = args_and_mounts(seat);
     let args: Vec<String> = args.iter().map(|a| substitute(a, seat)).collect();
@@ -30,7 +32,13 @@ pub(crate) fn model_and_quantization(seat: &Seat) -> Option<(PathBuf, Option<Str
     ]
     .into_iter()
     .flatten()
-    .find_map(|m| host_path(Path::new(m), mounts))?;
+    .find_map(|m| host_path(Path::new(m), mounts));
+    // A hub id the seat's cache holds: the snapshot the engine will load
+    // ([`super::hub_snapshot`]), read by every check that reads the model.
+    let path = match path {
+        Some(p) => p,
+        None => super::hub_snapshot::cached(seat)?.ok()?.path,
+    };
     Some((path, quantization_flag(seat)))
 }
 
