@@ -80,20 +80,32 @@ pub enum FirstTokenError {
          most its --max-logprobs, default 20)"
     )]
     TopKRefused { k: u32, message: String },
-    #[error(
-        "the endpoint answered without logprobs: it does not serve `logprobs`/`top_logprobs` on \
-         /v1/chat/completions, which this measurement needs"
-    )]
+    /// This reply came without logprobs. An endpoint that serves them for other replies
+    /// serves them: llama-server sends none for a first token that ends inside a multi-byte
+    /// character (see [`super::native`]). Only when no item of a side has logprobs is the
+    /// endpoint refused ([`FirstTokenError::endpoint_refusal`]).
+    #[error("the reply came without logprobs for its first token")]
     NoLogprobs,
     #[error("the endpoint sent logprobs but no top_logprobs alternatives for top_logprobs = {k}")]
     NoAlternatives { k: u32 },
 }
 
 impl FirstTokenError {
-    /// The endpoint cannot serve this measurement at all (no logprobs, K refused): one such
-    /// answer ends the run instead of repeating on every prompt.
+    /// The endpoint cannot serve this measurement at all (K refused, no alternatives listed):
+    /// one such answer ends the run instead of repeating on every prompt. A reply without
+    /// logprobs is the item's gap, not the endpoint's (see [`FirstTokenError::NoLogprobs`]).
     pub fn is_endpoint_gap(&self) -> bool {
-        !matches!(self, FirstTokenError::Request(_))
+        !matches!(
+            self,
+            FirstTokenError::Request(_) | FirstTokenError::NoLogprobs
+        )
+    }
+
+    /// The refusal of an endpoint none of whose replies came with logprobs.
+    pub fn endpoint_refusal() -> String {
+        "the endpoint answered without logprobs: it does not serve `logprobs`/`top_logprobs` on \
+         /v1/chat/completions, which this measurement needs (no reply of this run carried them)"
+            .to_string()
     }
 }
 
@@ -190,6 +202,9 @@ pub struct FirstToken {
     pub request: ChatRequest,
     pub exchange: Exchange,
     pub top: Result<TopK, FirstTokenError>,
+    /// How the top-K was read when the chat reply carried none (llama.cpp's native route,
+    /// [`super::native`]), or why that route gave none: the item's note.
+    pub native: Option<String>,
 }
 
 /// Send `req` (built by [`first_token_request`], with any routing fields added, e.g. the
@@ -202,7 +217,44 @@ pub async fn send(client: &Client, req: ChatRequest) -> FirstToken {
         request: req,
         exchange,
         top,
+        native: None,
     }
+}
+
+/// [`send`], and for a llama.cpp reply that came without logprobs (its first token an
+/// incomplete UTF-8 character), the same position's top-K through the engine's native routes
+/// ([`super::native`]).
+pub async fn send_reading_native(
+    client: &Client,
+    engine: EngineKind,
+    req: ChatRequest,
+) -> FirstToken {
+    let mut sent = send(client, req).await;
+    if engine != EngineKind::LlamaCpp
+        || sent.exchange.error.is_some()
+        || sent.top != Err(FirstTokenError::NoLogprobs)
+    {
+        return sent;
+    }
+    let k = sent.request.top_logprobs.unwrap_or(0);
+    let (top, calls) = super::native::first_token_top_k(client, &sent.request, k).await;
+    let reply: String = sent.exchange.reply.content.chars().take(16).collect();
+    let reply = format!("{reply:?}");
+    match top {
+        Ok(t) => {
+            sent.top = Ok(t);
+            sent.native = Some(format!(
+                "the chat reply ({reply}) carried no logprobs (its first token ends inside a multi-byte character); the top-K of that position was read through llama.cpp's {}",
+                calls.join(", ")
+            ));
+        }
+        Err(e) => {
+            sent.native = Some(format!(
+                "the chat reply ({reply}) carried no logprobs, and {e}: instrument miss"
+            ));
+        }
+    }
+    sent
 }
 
 /// The first-token distribution of `messages` on `client`, in one call: a fresh cache salt,
@@ -300,6 +352,8 @@ mod tests {
         let mut none = reply_with(&[("a", -0.1)]);
         none.reply.logprobs.clear();
         assert_eq!(read_top_k(&none, 20), Err(FirstTokenError::NoLogprobs));
+        // One reply without logprobs does not refuse the endpoint.
+        assert!(!FirstTokenError::NoLogprobs.is_endpoint_gap());
         // vLLM's answer to top_logprobs above --max-logprobs (a 400 naming logprobs).
         let refused = Exchange {
             reply: Reply::default(),
