@@ -22,7 +22,7 @@ use bakeoff_model::args::flag_value;
 
 use super::cache_mounts::{EngineEnv, TOKEN_VARS, hf_hub_cache, llama_cache};
 use super::hub_model::{Pull, args_of, pull_of};
-use super::model_path::host_path;
+use super::mounts::host_path;
 use crate::fleet::launch::Launch;
 use crate::fleet::types::{Seat, substitute};
 

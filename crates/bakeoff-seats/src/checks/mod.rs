@@ -14,6 +14,7 @@ pub mod engine_support;
 pub mod hub_model;
 pub mod hub_snapshot;
 pub mod model_path;
+pub mod mounts;
 pub mod template_pin;
 
 use bakeoff_artifact::SeatFinding;

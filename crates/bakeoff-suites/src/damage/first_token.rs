@@ -221,42 +221,6 @@ pub async fn send(client: &Client, req: ChatRequest) -> FirstToken {
     }
 }
 
-/// [`send`], and for a llama.cpp reply that came without logprobs (its first token an
-/// incomplete UTF-8 character), the same position's top-K through the engine's native routes
-/// ([`super::native`]).
-pub async fn send_reading_native(
-    client: &Client,
-    engine: EngineKind,
-    req: ChatRequest,
-) -> FirstToken {
-    let mut sent = send(client, req).await;
-    if engine != EngineKind::LlamaCpp
-        || sent.exchange.error.is_some()
-        || sent.top != Err(FirstTokenError::NoLogprobs)
-    {
-        return sent;
-    }
-    let k = sent.request.top_logprobs.unwrap_or(0);
-    let (top, calls) = super::native::first_token_top_k(client, &sent.request, k).await;
-    let reply: String = sent.exchange.reply.content.chars().take(16).collect();
-    let reply = format!("{reply:?}");
-    match top {
-        Ok(t) => {
-            sent.top = Ok(t);
-            sent.native = Some(format!(
-                "the chat reply ({reply}) carried no logprobs (its first token ends inside a multi-byte character); the top-K of that position was read through llama.cpp's {}",
-                calls.join(", ")
-            ));
-        }
-        Err(e) => {
-            sent.native = Some(format!(
-                "the chat reply ({reply}) carried no logprobs, and {e}: instrument miss"
-            ));
-        }
-    }
-    sent
-}
-
 /// The first-token distribution of `messages` on `client`, in one call: a fresh cache salt,
 /// temperature 0, one token, `top_k` alternatives.
 pub async fn first_token_distribution(

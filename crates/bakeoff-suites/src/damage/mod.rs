@@ -7,6 +7,7 @@
 
 pub mod along;
 mod events;
+mod failures;
 pub mod first_token;
 pub mod items;
 pub mod native;
@@ -18,8 +19,9 @@ mod run;
 pub use events::{DamageEvent, DamageHook, Phase, Side};
 pub use first_token::{
     FirstToken, FirstTokenError, TokenProb, TopK, first_token_distribution, first_token_request,
-    kl, read_top_k, same_top1, send, send_reading_native, unique_prefix, with_prefix,
+    kl, read_top_k, same_top1, send, unique_prefix, with_prefix,
 };
+pub use native::send_reading_native;
 pub use noise::{
     RESOLUTION_NATS, SELF_CHECK_LIMIT_NATS, beyond_noise, noise_floor, self_check, summarize_kl,
     within_noise,

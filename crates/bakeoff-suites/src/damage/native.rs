@@ -23,11 +23,12 @@
 
 use std::time::Duration;
 
+use bakeoff_artifact::EngineKind;
 use bakeoff_client::{Client, Method, RequestError};
 use bakeoff_wire::ChatRequest;
 use serde_json::{Value, json};
 
-use super::first_token::{TokenProb, TopK};
+use super::first_token::{FirstToken, FirstTokenError, TokenProb, TopK};
 
 /// At most this many incomplete first tokens are banned in turn (an emoji can open with a
 /// one-byte token, then a two-byte one, …).
@@ -74,6 +75,42 @@ async fn post(
         route,
         what: "a JSON body",
     })
+}
+
+/// [`send`], and for a llama.cpp reply that came without logprobs (its first token an
+/// incomplete UTF-8 character), the same position's top-K through the engine's native routes
+/// (this module).
+pub async fn send_reading_native(
+    client: &Client,
+    engine: EngineKind,
+    req: ChatRequest,
+) -> FirstToken {
+    let mut sent = super::first_token::send(client, req).await;
+    if engine != EngineKind::LlamaCpp
+        || sent.exchange.error.is_some()
+        || sent.top != Err(FirstTokenError::NoLogprobs)
+    {
+        return sent;
+    }
+    let k = sent.request.top_logprobs.unwrap_or(0);
+    let (top, calls) = first_token_top_k(client, &sent.request, k).await;
+    let reply: String = sent.exchange.reply.content.chars().take(16).collect();
+    let reply = format!("{reply:?}");
+    match top {
+        Ok(t) => {
+            sent.top = Ok(t);
+            sent.native = Some(format!(
+                "the chat reply ({reply}) carried no logprobs (its first token ends inside a multi-byte character); the top-K of that position was read through llama.cpp's {}",
+                calls.join(", ")
+            ));
+        }
+        Err(e) => {
+            sent.native = Some(format!(
+                "the chat reply ({reply}) carried no logprobs, and {e}: instrument miss"
+            ));
+        }
+    }
+    sent
 }
 
 /// The top-K of `req`'s first position through `/apply-template` and `/completion`, and the

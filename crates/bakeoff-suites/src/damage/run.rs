@@ -12,19 +12,19 @@ use std::time::Instant;
 
 use bakeoff_artifact::failure_table::remediation;
 use bakeoff_artifact::{
-    Artifact, ArtifactKind, DamageReference, Evidence, Failure, FailureClass, ItemRecord, Journal,
-    RunFiles, RunStatus,
+    Artifact, ArtifactKind, DamageReference, Failure, FailureClass, ItemRecord, Journal, RunFiles,
+    RunStatus,
 };
 use bakeoff_client::Client;
-use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, Unfit, run_preflight};
+use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, run_preflight};
 use bakeoff_text::SplitMix64;
 use tokio::sync::watch;
 
 use super::along::{AlongPhase, AlongRequest, measure_along};
 use super::events::{DamageEvent, DamageHook, Phase, Side};
-use super::first_token::{
-    FirstToken, FirstTokenError, TopK, first_token_request, send_reading_native, unique_prefix,
-};
+use super::failures::{endpoint_gap, first_errors, gap_failure, refusal_failure, unfit_failure};
+use super::first_token::{FirstToken, FirstTokenError, TopK, first_token_request, unique_prefix};
+use super::native::send_reading_native;
 use super::record::{Tally, candidate_item, self_check_item, suite_result};
 use super::{Prompt, SUITE};
 use crate::evaluate::{
@@ -536,68 +536,6 @@ fn preflight_phase(pre: &PreflightOutcome, start: Instant) -> PreflightPhase {
             elapsed: start.elapsed(),
         },
     }
-}
-
-/// The first endpoint-level gap among these answers (K refused, no alternatives).
-fn endpoint_gap(answers: &[&FirstToken]) -> Option<FirstTokenError> {
-    answers.iter().find_map(|a| {
-        a.top
-            .as_ref()
-            .err()
-            .filter(|e| e.is_endpoint_gap())
-            .cloned()
-    })
-}
-
-fn unfit_failure(unfit: &Unfit, reference_url: Option<&str>, start: Instant) -> Failure {
-    let mut f = unfit.failure(start.elapsed().as_millis() as u64);
-    if let Some(url) = reference_url {
-        f.message = format!("the reference endpoint {url} is unfit: {}", unfit.message);
-    }
-    f
-}
-
-fn gap_failure(gap: &FirstTokenError, url: &str, start: Instant) -> Failure {
-    Failure {
-        class: FailureClass::NotMeasurable,
-        message: format!("{url}: {gap}"),
-        evidence: vec![Evidence {
-            what: format!("{url} POST /v1/chat/completions (logprobs)"),
-            detail: gap.to_string(),
-        }],
-        elapsed_ms: start.elapsed().as_millis() as u64,
-        remediation: Some(remediation(FailureClass::NotMeasurable).into()),
-    }
-}
-
-/// The endpoint none of whose replies carried logprobs.
-fn refusal_failure(url: &str, start: Instant) -> Failure {
-    let why = FirstTokenError::endpoint_refusal();
-    Failure {
-        class: FailureClass::NotMeasurable,
-        message: format!("{url}: {why}"),
-        evidence: vec![Evidence {
-            what: format!("{url} POST /v1/chat/completions (logprobs)"),
-            detail: why,
-        }],
-        elapsed_ms: start.elapsed().as_millis() as u64,
-        remediation: Some(remediation(FailureClass::NotMeasurable).into()),
-    }
-}
-
-fn first_errors(items: &[ItemRecord]) -> Vec<Evidence> {
-    let mut out: Vec<Evidence> = Vec::new();
-    for it in items {
-        if let Some(e) = &it.error
-            && !out.iter().any(|x| x.detail == e.message)
-        {
-            out.push(Evidence {
-                what: format!("{SUITE}/{} POST /v1/chat/completions", it.id),
-                detail: e.message.clone(),
-            });
-        }
-    }
-    out
 }
 
 /// Write a failure artifact; no figure stands.
