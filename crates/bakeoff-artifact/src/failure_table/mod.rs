@@ -10,6 +10,7 @@
 //!   watchdog;
 //! - endpoint signatures, what the preflight observed of an endpoint that is not fit.
 
+mod remediation;
 mod row;
 mod rows;
 
@@ -24,9 +25,9 @@ pub fn exited_remediation(tail: &[String]) -> &'static str {
         .iter()
         .any(|l| l.contains("failed to load model") || l.contains("failed to open GGUF file"))
     {
-        rows::R_LOAD
+        remediation::R_LOAD
     } else {
-        rows::R_EXIT
+        remediation::R_EXIT
     }
 }
 
@@ -43,7 +44,7 @@ pub fn remediation(class: FailureClass) -> &'static str {
         .iter()
         .find(|r| r.class == class)
         .map(|r| r.remediation)
-        .unwrap_or(rows::R_EXIT)
+        .unwrap_or(remediation::R_EXIT)
 }
 
 /// The seat rows (log and watchdog signatures) and the wrappers as markdown: the table of

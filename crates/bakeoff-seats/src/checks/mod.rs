@@ -12,7 +12,9 @@
 pub mod cache_mounts;
 pub mod engine_support;
 pub mod hub_model;
+pub mod hub_snapshot;
 pub mod model_path;
+pub mod mounts;
 pub mod template_pin;
 
 use bakeoff_artifact::SeatFinding;

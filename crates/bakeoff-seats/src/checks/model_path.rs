@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use bakeoff_model::args::flag_value;
 
+pub use super::mounts::host_path;
 use crate::fleet::launch::Launch;
 use crate::fleet::types::{Seat, substitute};
 
@@ -14,6 +15,8 @@ use crate::fleet::types::{Seat, substitute};
 /// `--model`, then `serve MODEL` as vLLM takes it, then llama.cpp's `-m` — the first that names
 /// a local path, so `python -m vllm.entrypoints.openai.api_server --model DIR` is the directory,
 /// not the module. A Docker seat's container path is mapped back to the host through its mounts.
+/// A hub id (`--model ORG/NAME`, llama.cpp `-hf`) is its snapshot in the seat's hub cache, when
+/// the cache holds it.
 pub(crate) fn model_and_quantization(seat: &Seat) -> Option<(PathBuf, Option<String>)> {
     let (args, mounts) = args_and_mounts(seat);
     let args: Vec<String> = args.iter().map(|a| substitute(a, seat)).collect();
@@ -30,7 +33,13 @@ pub(crate) fn model_and_quantization(seat: &Seat) -> Option<(PathBuf, Option<Str
     ]
     .into_iter()
     .flatten()
-    .find_map(|m| host_path(Path::new(m), mounts))?;
+    .find_map(|m| host_path(Path::new(m), mounts));
+    // A hub id the seat's cache holds: the snapshot the engine will load
+    // ([`super::hub_snapshot`]), read by every check that reads the model.
+    let path = match path {
+        Some(p) => p,
+        None => super::hub_snapshot::cached(seat)?.ok()?.path,
+    };
     Some((path, quantization_flag(seat)))
 }
 
@@ -48,53 +57,9 @@ fn args_and_mounts(seat: &Seat) -> (&[String], &[String]) {
     }
 }
 
-/// `host:container[:opts]` mounts, longest container prefix first: the one mapping of a
-/// container path back to the host (`seat up`'s audit and `plan` both use it). Without mounts the path is
-/// taken as a host path; a hub id (`org/name`) is not a local path and is not audited.
-pub fn host_path(model: &Path, mounts: &[String]) -> Option<PathBuf> {
-    if !model.is_absolute() && !model.starts_with(".") {
-        return None;
-    }
-    if mounts.is_empty() {
-        return Some(model.to_path_buf());
-    }
-    let mut best: Option<(usize, PathBuf)> = None;
-    for m in mounts {
-        let mut parts = m.splitn(3, ':');
-        let (Some(host), Some(container)) = (parts.next(), parts.next()) else {
-            continue;
-        };
-        if let Ok(rest) = model.strip_prefix(container) {
-            let len = container.len();
-            if best.as_ref().is_none_or(|(l, _)| len > *l) {
-                best = Some((len, Path::new(host).join(rest)));
-            }
-        }
-    }
-    best.map(|(_, p)| p)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn container_paths_map_back_through_mounts() {
-        let mounts = vec![
-            "/srv/models:/models:ro".to_string(),
-            "/srv/models/big:/models/big".to_string(),
-        ];
-        assert_eq!(
-            host_path(Path::new("/models/a"), &mounts),
-            Some(PathBuf::from("/srv/models/a"))
-        );
-        assert_eq!(
-            host_path(Path::new("/models/big/x"), &mounts),
-            Some(PathBuf::from("/srv/models/big/x"))
-        );
-        assert_eq!(host_path(Path::new("/elsewhere/x"), &mounts), None);
-        assert_eq!(host_path(Path::new("Qwen/Qwen3-8B"), &[]), None);
-    }
 
     #[test]
     fn flags_in_both_forms() {

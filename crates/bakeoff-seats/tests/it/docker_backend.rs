@@ -403,3 +403,71 @@ restart = "no"
     assert_eq!(art["failure"]["class"], "not-ready");
     seats.down(&name, false).await.unwrap();
 }
+
+/// A real OOM kill under a container's memory limit, as the kernel logs it: the lines of
+/// `dmesg` that name this container's cgroup (`oom-kill:constraint=CONSTRAINT_MEMCG,…` and the
+/// `Memory cgroup out of memory: Killed process N (sh)` after it) are classed `host-oom` by the
+/// table's kernel row, and Docker's own record says the same (State.OOMKilled, exit 137).
+#[tokio::test]
+async fn a_real_cgroup_oom_kill_is_host_oom_in_the_kernel_log() {
+    let _g = bakeoff_testkit::serial().await;
+    let img = TestImage::shell();
+    let name = unique("bk-kernel-oom");
+    img.track(&name);
+    // The shell doubles a string until the 16 MiB limit (and no swap beyond it) is hit.
+    let run = std::process::Command::new("docker")
+        .args([
+            "run",
+            "--name",
+            &name,
+            "--memory",
+            "16m",
+            "--memory-swap",
+            "16m",
+        ])
+        .arg(&img.tag)
+        .args([
+            "/bin/sh",
+            "-c",
+            "a=xxxxxxxxxxxxxxxx; while :; do a=\"$a$a\"; done",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(137), "{run:?}");
+    let inspect = std::process::Command::new("docker")
+        .args(["inspect", "--format", "{{.Id}} {{json .State}}", &name])
+        .output()
+        .unwrap();
+    let inspect = String::from_utf8_lossy(&inspect.stdout).to_string();
+    let (id, state) = inspect.trim().split_once(' ').unwrap();
+    // Docker's record, printed as `docker inspect` prints it, is a host-oom line too.
+    assert!(state.contains("\"OOMKilled\":true"), "{state}");
+    assert!(state.contains("\"ExitCode\":137"), "{state}");
+    assert_eq!(
+        crate::log_signatures::class_of(state),
+        Some(FailureClass::HostOom)
+    );
+    let dmesg = std::process::Command::new("dmesg").output().unwrap();
+    assert!(
+        dmesg.status.success(),
+        "the kernel log could not be read (dmesg): {}",
+        String::from_utf8_lossy(&dmesg.stderr)
+    );
+    let log = String::from_utf8_lossy(&dmesg.stdout).to_string();
+    let all: Vec<&str> = log.lines().collect();
+    let at = all
+        .iter()
+        .rposition(|l| l.contains("oom-kill:constraint=") && l.contains(id))
+        .unwrap_or_else(|| panic!("no OOM record of {id} in the kernel log"));
+    let ours: Vec<String> = all[at..(at + 2).min(all.len())]
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    assert!(
+        ours.iter()
+            .any(|l| l.contains("out of memory: Killed process")),
+        "{ours:?}"
+    );
+    let cause = bakeoff_seats::classify::root_cause(&ours).unwrap();
+    assert_eq!(cause.class, FailureClass::HostOom, "{ours:?}");
+}

@@ -454,3 +454,63 @@ WARNING 07-01 10:00:07 [logger.py:50] could not write the usage stats: [Errno 28
         .collect();
     assert_eq!(root_cause(&bare).map(|c| c.class), Some(C::KvCacheBudget));
 }
+
+#[test]
+fn journald_and_kernel_wordings_of_an_oom_kill_are_host_oom() {
+    // An engine run as a systemd unit, read through its journal: vLLM's last lines, then
+    // systemd's (src/core/unit.c unit_check_oom, v243+; src/core/service.c service_enter_dead
+    // with the service result `oom-kill`), as journalctl prints them.
+    let log = "Dec 07 05:45:01 gpu1 vllm[2201]: INFO 12-07 05:45:01 [default_loader.py:262] Loading weights took 41.20 seconds\n\
+               Dec 07 05:45:05 gpu1 systemd[1]: vllm.service: A process of this unit has been killed by the OOM killer.\n\
+               Dec 07 05:45:05 gpu1 systemd[1]: vllm.service: Main process exited, code=killed, status=9/KILL\n\
+               Dec 07 05:45:05 gpu1 systemd[1]: vllm.service: Failed with result 'oom-kill'.\n\
+               Dec 07 05:45:05 gpu1 systemd[1]: vllm.service: Consumed 1min 2.310s CPU time, 31.2G memory peak, 0B memory swap peak.";
+    let c = root_cause(&lines(log)).unwrap();
+    assert_eq!(c.class, C::HostOom);
+    assert_eq!(c.line_index, 1);
+    // Each wording alone (a journal read from the end, `journalctl -u … -n 2`).
+    assert_eq!(
+        class_of("vllm.service: Failed with result 'oom-kill'."),
+        Some(C::HostOom)
+    );
+    // systemd-run --wait (src/run/run.c) around a process seat.
+    assert_eq!(class_of("Finished with result: oom-kill"), Some(C::HostOom));
+    // A SIGKILL alone says nothing of who sent it: not host-oom (the watchdog's `exited`, with
+    // the signal named).
+    assert_eq!(
+        class_of("vllm.service: Main process exited, code=killed, status=9/KILL"),
+        None
+    );
+    assert_eq!(class_of("vllm.service: Failed with result 'signal'."), None);
+    // The kernel's lines (mm/oom_kill.c), measured here for a container over its 16 MiB limit
+    // (Linux 6.18, Docker 20.10.24, cgroup v1; docker_backend.rs produces them for real).
+    let kernel = "[  183.859048] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=6c2133,mems_allowed=0,oom_memcg=/docker/6c2133,task_memcg=/docker/6c2133,task=sh,pid=8610,uid=0\n\
+                  [  183.859076] Memory cgroup out of memory: Killed process 8610 (sh) total-vm:31276kB, anon-rss:15988kB, file-rss:64kB, shmem-rss:0kB, UID:0 pgtables:84kB oom_score_adj:0";
+    assert_eq!(class_of(kernel), Some(C::HostOom));
+    assert_eq!(
+        class_of(
+            "kernel: Out of memory: Killed process 6439 (python3) total-vm:127921280kB, anon-rss:60906104kB"
+        ),
+        Some(C::HostOom)
+    );
+    // systemd-oomd (src/oom/oomd-manager.c, v248+).
+    assert_eq!(
+        class_of(
+            "systemd-oomd[812]: Killed /system.slice/vllm.service due to memory pressure for /system.slice being 71.20% > 50.00% for > 20s with reclaim activity"
+        ),
+        Some(C::HostOom)
+    );
+    // A container runtime's record printed into the log: `docker inspect` and `kubectl
+    // describe pod`.
+    assert_eq!(
+        class_of(r#"{"Status":"exited","Running":false,"OOMKilled":true,"ExitCode":137}"#),
+        Some(C::HostOom)
+    );
+    assert_eq!(class_of("      Reason:       OOMKilled"), Some(C::HostOom));
+    assert_eq!(class_of(r#"{"OOMKilled":false,"ExitCode":137}"#), None);
+    // A CUDA OOM stays a CUDA OOM.
+    assert_eq!(
+        class_of("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB."),
+        Some(C::CudaOom)
+    );
+}

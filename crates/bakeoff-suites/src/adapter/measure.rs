@@ -186,6 +186,7 @@ fn stop_reason(e: &FirstTokenError) -> Option<String> {
         FirstTokenError::Request(r) if r.is_unreachable() => {
             Some(format!("the endpoint went away: {r}"))
         }
+        FirstTokenError::NoLogprobs => Some(FirstTokenError::endpoint_refusal()),
         e if e.is_endpoint_gap() => Some(e.to_string()),
         _ => None,
     }

@@ -80,20 +80,32 @@ pub enum FirstTokenError {
          most its --max-logprobs, default 20)"
     )]
     TopKRefused { k: u32, message: String },
-    #[error(
-        "the endpoint answered without logprobs: it does not serve `logprobs`/`top_logprobs` on \
-         /v1/chat/completions, which this measurement needs"
-    )]
+    /// This reply came without logprobs. An endpoint that serves them for other replies
+    /// serves them: llama-server sends none for a first token that ends inside a multi-byte
+    /// character (see [`super::native`]). Only when no item of a side has logprobs is the
+    /// endpoint refused ([`FirstTokenError::endpoint_refusal`]).
+    #[error("the reply came without logprobs for its first token")]
     NoLogprobs,
     #[error("the endpoint sent logprobs but no top_logprobs alternatives for top_logprobs = {k}")]
     NoAlternatives { k: u32 },
 }
 
 impl FirstTokenError {
-    /// The endpoint cannot serve this measurement at all (no logprobs, K refused): one such
-    /// answer ends the run instead of repeating on every prompt.
+    /// The endpoint cannot serve this measurement at all (K refused, no alternatives listed):
+    /// one such answer ends the run instead of repeating on every prompt. A reply without
+    /// logprobs is the item's gap, not the endpoint's (see [`FirstTokenError::NoLogprobs`]).
     pub fn is_endpoint_gap(&self) -> bool {
-        !matches!(self, FirstTokenError::Request(_))
+        !matches!(
+            self,
+            FirstTokenError::Request(_) | FirstTokenError::NoLogprobs
+        )
+    }
+
+    /// The refusal of an endpoint none of whose replies came with logprobs.
+    pub fn endpoint_refusal() -> String {
+        "the endpoint answered without logprobs: it does not serve `logprobs`/`top_logprobs` on \
+         /v1/chat/completions, which this measurement needs (no reply of this run carried them)"
+            .to_string()
     }
 }
 
@@ -190,6 +202,9 @@ pub struct FirstToken {
     pub request: ChatRequest,
     pub exchange: Exchange,
     pub top: Result<TopK, FirstTokenError>,
+    /// How the top-K was read when the chat reply carried none (llama.cpp's native route,
+    /// [`super::native`]), or why that route gave none: the item's note.
+    pub native: Option<String>,
 }
 
 /// Send `req` (built by [`first_token_request`], with any routing fields added, e.g. the
@@ -202,6 +217,7 @@ pub async fn send(client: &Client, req: ChatRequest) -> FirstToken {
         request: req,
         exchange,
         top,
+        native: None,
     }
 }
 
@@ -300,6 +316,8 @@ mod tests {
         let mut none = reply_with(&[("a", -0.1)]);
         none.reply.logprobs.clear();
         assert_eq!(read_top_k(&none, 20), Err(FirstTokenError::NoLogprobs));
+        // One reply without logprobs does not refuse the endpoint.
+        assert!(!FirstTokenError::NoLogprobs.is_endpoint_gap());
         // vLLM's answer to top_logprobs above --max-logprobs (a 400 naming logprobs).
         let refused = Exchange {
             reply: Reply::default(),

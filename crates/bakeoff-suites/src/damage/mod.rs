@@ -7,8 +7,10 @@
 
 pub mod along;
 mod events;
+mod failures;
 pub mod first_token;
 pub mod items;
+pub mod native;
 pub mod noise;
 pub mod prompts;
 mod record;
@@ -19,6 +21,7 @@ pub use first_token::{
     FirstToken, FirstTokenError, TokenProb, TopK, first_token_distribution, first_token_request,
     kl, read_top_k, same_top1, send, unique_prefix, with_prefix,
 };
+pub use native::send_reading_native;
 pub use noise::{
     RESOLUTION_NATS, SELF_CHECK_LIMIT_NATS, beyond_noise, noise_floor, self_check, summarize_kl,
     within_noise,

@@ -18,6 +18,11 @@ pub(super) fn outcome_of(f: &FirstToken) -> (Outcome, Option<String>) {
     match &f.top {
         Ok(_) => (Outcome::Ok, None),
         Err(FirstTokenError::Request(e)) => (outcome_of_error(e), Some(e.to_string())),
+        // The endpoint served logprobs for other replies: this one is the instrument's miss.
+        Err(e @ FirstTokenError::NoLogprobs) => (
+            Outcome::InstrumentMiss,
+            Some(f.native.clone().unwrap_or_else(|| e.to_string())),
+        ),
         Err(e) => (Outcome::Empty, Some(e.to_string())),
     }
 }
@@ -142,6 +147,25 @@ pub(super) struct Tally {
     pub along: Option<bakeoff_artifact::DamageAlong>,
     /// Items of the measurement along the reply (each planned and journaled).
     pub along_items: usize,
+    /// Items one of whose replies came without logprobs, none read another way: the
+    /// `instrument-miss` flag names them.
+    pub misses: Vec<String>,
+    /// Items whose first-token list was read through llama.cpp's native route (a note).
+    pub native_reads: Vec<String>,
+}
+
+impl Tally {
+    /// Counts the item `id`'s replies that carried no logprobs: read another way, or missed.
+    pub fn note_first_tokens(&mut self, id: &str, replies: &[&FirstToken]) {
+        if replies
+            .iter()
+            .any(|r| r.top == Err(FirstTokenError::NoLogprobs))
+        {
+            self.misses.push(id.to_string());
+        } else if replies.iter().any(|r| r.native.is_some() && r.top.is_ok()) {
+            self.native_reads.push(id.to_string());
+        }
+    }
 }
 
 /// Median of `v` (unsorted); `None` when empty.
@@ -196,6 +220,19 @@ pub(super) fn suite_result(t: Tally) -> SuiteResult {
             count: Some(c.kl.n),
         });
     }
+    if !t.misses.is_empty() {
+        summary.flags.push(InstrumentFlag {
+            code: FlagCode::InstrumentMiss,
+            severity: FlagSeverity::Warning,
+            message: format!(
+                "{} item(s) came back without logprobs for their first token (llama-server sends none for a token that ends inside a multi-byte character), and no other route gave them: left out of the figures: {}",
+                t.misses.len(),
+                t.misses.join(", ")
+            ),
+            suite: Some(SUITE.into()),
+            count: Some(t.misses.len() as u64),
+        });
+    }
     let differs = t.measured.iter().filter(|m| m.top1_differs).count() as u64;
     let top1_differs = kl
         .as_ref()
@@ -209,6 +246,13 @@ pub(super) fn suite_result(t: Tally) -> SuiteResult {
     };
     let listed = median(t.measured.iter().map(|m| m.reference_listed).collect());
     let mut notes = t.notes;
+    if !t.native_reads.is_empty() {
+        notes.push(format!(
+            "{} item(s) began with a token that ends inside a multi-byte character, which llama-server's chat reply carries without logprobs; their first-token lists were read through llama.cpp's native /completion instead: {}",
+            t.native_reads.len(),
+            t.native_reads.join(", ")
+        ));
+    }
     if let Some(m) = listed.filter(|m| *m < 0.9) {
         notes.push(format!(
             "the reference's top-{} listed a median {:.0}% of the probability mass: the rest is one tail bucket, inside which the estimate is blind (a lower bound); raise --top-k where the engine allows",

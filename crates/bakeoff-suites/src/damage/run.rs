@@ -12,19 +12,19 @@ use std::time::Instant;
 
 use bakeoff_artifact::failure_table::remediation;
 use bakeoff_artifact::{
-    Artifact, ArtifactKind, DamageReference, Evidence, Failure, FailureClass, ItemRecord, Journal,
-    RunFiles, RunStatus,
+    Artifact, ArtifactKind, DamageReference, Failure, FailureClass, ItemRecord, Journal, RunFiles,
+    RunStatus,
 };
 use bakeoff_client::Client;
-use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, Unfit, run_preflight};
+use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, run_preflight};
 use bakeoff_text::SplitMix64;
 use tokio::sync::watch;
 
 use super::along::{AlongPhase, AlongRequest, measure_along};
 use super::events::{DamageEvent, DamageHook, Phase, Side};
-use super::first_token::{
-    FirstToken, FirstTokenError, TopK, first_token_request, send, unique_prefix,
-};
+use super::failures::{endpoint_gap, first_errors, gap_failure, refusal_failure, unfit_failure};
+use super::first_token::{FirstToken, FirstTokenError, TopK, first_token_request, unique_prefix};
+use super::native::send_reading_native;
 use super::record::{Tally, candidate_item, self_check_item, suite_result};
 use super::{Prompt, SUITE};
 use crate::evaluate::{
@@ -109,6 +109,8 @@ pub async fn evaluate_damage(
         writes: ItemWrites::new(),
         along: None,
         along_items: 0,
+        misses: Vec::new(),
+        native_reads: Vec::new(),
     };
     let mut rng = SplitMix64::new(req.seed);
     let prefixes: Vec<String> = req
@@ -272,6 +274,8 @@ impl Measurement<'_> {
                 let url = self.req.reference.url().redacted();
                 return Err(gap_failure(&gap, &url, self.start));
             }
+            let id = format!("self-check/{}", p.id);
+            self.tally.note_first_tokens(&id, &[&run1, &run2]);
             let writes = &mut self.tally.writes;
             let (item, figures) = self_check_item(&p.id, prefix, &run1, &run2, writes);
             self.journal.append(&item);
@@ -288,6 +292,12 @@ impl Measurement<'_> {
                 elapsed: phase_start.elapsed(),
                 kl: figures.map(|f| f.0),
             });
+        }
+        // Refused only when no reply of the reference carried logprobs: one reply without
+        // them is that item's miss, counted and named.
+        if references.iter().all(Option::is_none) && !self.tally.misses.is_empty() {
+            let url = self.req.reference.url().redacted();
+            return Err(refusal_failure(&url, self.start));
         }
         Ok(references)
     }
@@ -309,6 +319,7 @@ impl Measurement<'_> {
             planned: todo.len(),
         });
         let phase_start = Instant::now();
+        let (mut answered, mut missed) = (false, false);
         for (n, (i, reference)) in todo.iter().enumerate() {
             if *stop.borrow() {
                 self.tally.interrupted = true;
@@ -324,6 +335,9 @@ impl Measurement<'_> {
                 let url = self.req.candidate.url().redacted();
                 return Err(gap_failure(&gap, &url, self.start));
             }
+            answered |= cand.top.is_ok();
+            missed |= cand.top == Err(FirstTokenError::NoLogprobs);
+            self.tally.note_first_tokens(&p.id, &[&cand]);
             let writes = &mut self.tally.writes;
             let (item, measured) = candidate_item(&p.id, prefix, reference, &cand, writes);
             self.journal.append(&item);
@@ -336,6 +350,10 @@ impl Measurement<'_> {
             });
             self.tally.items.push(item);
             self.tally.measured.extend(measured);
+        }
+        if missed && !answered {
+            let url = self.req.candidate.url().redacted();
+            return Err(refusal_failure(&url, self.start));
         }
         Ok(())
     }
@@ -467,7 +485,7 @@ impl Sides<'_> {
         };
         let salt = format!("bakeoff-{:016x}", rng.next_u64());
         let req = first_token_request(*engine, model, &p.messages, self.top_k, prefix, &salt);
-        send(client, req).await
+        send_reading_native(client, *engine, req).await
     }
 }
 
@@ -518,53 +536,6 @@ fn preflight_phase(pre: &PreflightOutcome, start: Instant) -> PreflightPhase {
             elapsed: start.elapsed(),
         },
     }
-}
-
-/// The first endpoint-level gap among these answers (no logprobs, K refused).
-fn endpoint_gap(answers: &[&FirstToken]) -> Option<FirstTokenError> {
-    answers.iter().find_map(|a| {
-        a.top
-            .as_ref()
-            .err()
-            .filter(|e| e.is_endpoint_gap())
-            .cloned()
-    })
-}
-
-fn unfit_failure(unfit: &Unfit, reference_url: Option<&str>, start: Instant) -> Failure {
-    let mut f = unfit.failure(start.elapsed().as_millis() as u64);
-    if let Some(url) = reference_url {
-        f.message = format!("the reference endpoint {url} is unfit: {}", unfit.message);
-    }
-    f
-}
-
-fn gap_failure(gap: &FirstTokenError, url: &str, start: Instant) -> Failure {
-    Failure {
-        class: FailureClass::NotMeasurable,
-        message: format!("{url}: {gap}"),
-        evidence: vec![Evidence {
-            what: format!("{url} POST /v1/chat/completions (logprobs)"),
-            detail: gap.to_string(),
-        }],
-        elapsed_ms: start.elapsed().as_millis() as u64,
-        remediation: Some(remediation(FailureClass::NotMeasurable).into()),
-    }
-}
-
-fn first_errors(items: &[ItemRecord]) -> Vec<Evidence> {
-    let mut out: Vec<Evidence> = Vec::new();
-    for it in items {
-        if let Some(e) = &it.error
-            && !out.iter().any(|x| x.detail == e.message)
-        {
-            out.push(Evidence {
-                what: format!("{SUITE}/{} POST /v1/chat/completions", it.id),
-                detail: e.message.clone(),
-            });
-        }
-    }
-    out
 }
 
 /// Write a failure artifact; no figure stands.

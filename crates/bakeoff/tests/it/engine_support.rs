@@ -133,6 +133,116 @@ args = ["-m", "{frobn}", "--port", "18311"]
     );
 }
 
+/// A hub repository in a Hugging Face hub cache (`HUB/models--ORG--NAME`): `refs/main` names
+/// the commit, `snapshots/COMMIT/FILE` holds `file` (huggingface_hub's cache layout).
+pub(crate) fn cached_hub_file(hub: &Path, repo: &str, name: &str, file: &Path) -> PathBuf {
+    let commit = "0123456789abcdef0123456789abcdef01234567";
+    let repo_dir = hub.join(format!("models--{}", repo.replace('/', "--")));
+    std::fs::create_dir_all(repo_dir.join("refs")).unwrap();
+    std::fs::write(repo_dir.join("refs/main"), commit).unwrap();
+    let snap = repo_dir.join("snapshots").join(commit);
+    std::fs::create_dir_all(&snap).unwrap();
+    std::os::unix::fs::symlink(file, snap.join(name)).unwrap();
+    snap
+}
+
+/// A llama.cpp seat that names its model by a hub id (`-hf ORG/NAME:QUANT`) is checked against
+/// the GGUF the engine will load: the one in the seat's hub cache (`HF_HOME`), read from its
+/// header, against the real build's architecture names. An unknown architecture is refused
+/// before anything starts; a repository the cache does not hold says exactly why it is not
+/// checked.
+#[test]
+fn a_hub_id_in_the_seats_cache_is_checked_against_the_real_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = bakeoff_testkit::engine().llama_server;
+    let frobn = gguf_with_unknown_architecture(dir.path());
+    let hub = dir.path().join("hf/hub");
+    cached_hub_file(
+        &hub,
+        "frob/smol-GGUF",
+        "smol-Q4_1.gguf",
+        &bakeoff_testkit::smollm2_path(),
+    );
+    cached_hub_file(&hub, "frob/frobn-GGUF", "frobn-Q4_1.gguf", &frobn);
+    let seat = |name: &str, port: u16, repo: &str| {
+        format!(
+            r#"
+[[seat]]
+name = "{name}"
+engine = "llama.cpp"
+role = "bench"
+port = {port}
+[seat.process]
+command = "{server}"
+args = ["-hf", "{repo}", "--port", "{port}"]
+env = {{ HF_HOME = "{hf}", HF_HUB_OFFLINE = "1" }}
+"#,
+            server = server.display(),
+            hf = dir.path().join("hf").display(),
+        )
+    };
+    let fleet = dir.path().join("fleet.toml");
+    std::fs::write(
+        &fleet,
+        [
+            seat("known", 18313, "frob/smol-GGUF:Q4_1"),
+            seat("unknown", 18314, "frob/frobn-GGUF:Q4_1"),
+            seat("absent", 18315, "frob/absent-GGUF:Q4_1"),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let v = audit(&fleet, "known");
+    let f = support(&v);
+    assert_eq!(f["code"], "engine-supports-checkpoint", "{v}");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("architecture llama"),
+        "{f}"
+    );
+    assert!(
+        f["message"].as_str().unwrap().contains("smol-Q4_1.gguf"),
+        "{f}"
+    );
+    assert_eq!(v["refused"], serde_json::Value::Null, "{v}");
+
+    let v = audit(&fleet, "unknown");
+    let refused = v["refused"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(refused.starts_with("engine-unsupported-checkpoint"), "{v}");
+    assert!(refused.contains("does not know architecture frobn"), "{v}");
+    assert!(refused.contains("models--frob--frobn-GGUF"), "{v}");
+    let o = bakeoff(&[
+        "seat",
+        "up",
+        "--fleet",
+        &fleet.display().to_string(),
+        "unknown",
+    ]);
+    assert_ne!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("does not know architecture frobn"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        !dir.path()
+            .join(".bakeoff-seats/unknown.process.json")
+            .exists(),
+        "nothing was started"
+    );
+
+    let v = audit(&fleet, "absent");
+    let f = support(&v);
+    assert_eq!(f["code"], "engine-support-not-checked", "{v}");
+    let m = f["message"].as_str().unwrap();
+    assert!(
+        m.contains("frob/absent-GGUF@main is not in the seat's hub cache"),
+        "{m}"
+    );
+}
+
 /// Removes the test's image and any container a check left (there must be none).
 struct ImageGuard(String);
 

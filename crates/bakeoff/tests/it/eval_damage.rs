@@ -426,3 +426,217 @@ fn bad_flags_and_prompt_files_are_usage_errors_before_anything_is_sent() {
         text(&o)
     );
 }
+
+/// llama-server b11434's chat reply when its one token ends inside a multi-byte character (an
+/// emoji that opens a greeting): the raw byte, serialized as `\ufffd` (common/json.cpp dumps
+/// with `error_handler_t::replace`), and no `logprobs` key, because the token never reached
+/// the slot's probabilities (tools/server/server-context.cpp `process_token`: only a text that
+/// `validate_utf8` passes is `add_token`ed; server-task.cpp `to_json_oaicompat_chat` writes
+/// `logprobs` only when `probs_output` is not empty). Every other prompt gets a normal list.
+/// `/completion` is llama-server's native route as server-task.cpp `to_json_non_oaicompat`
+/// and `probs_vector_to_json` write it: `tokens` (with `return_tokens`) holds the sampled id
+/// even when its text is incomplete; with that id banned (`logit_bias: [[id, false]]`,
+/// server-schema.cpp) the next pick is complete and `completion_probabilities[0].top_logprobs`
+/// lists the raw top-n of the same position, the banned token among them. `native` off:
+/// `/completion` is not served (a 404), as through a proxy that routes only the OpenAI paths.
+fn llamacpp_emoji(native: bool, all_emoji: bool) -> Router {
+    const EMOJI_ID: u64 = 9283;
+    let listed = || {
+        json!([
+            {"id": 19556, "token": "Hello", "bytes": [72,101,108,108,111], "logprob": -0.6},
+            {"id": EMOJI_ID, "token": "", "bytes": [240,159,145], "logprob": -0.9},
+            {"id": 12, "token": "Hi", "bytes": [72,105], "logprob": -2.5}
+        ])
+    };
+    let emoji = move |text: &str| all_emoji || text.contains("Wave");
+    let mut r = Router::new()
+        .route(
+            "/props",
+            get(|| async {
+                scripted::json(StatusCode::OK, json!({"build_info":"b11434-scripted","default_generation_settings":{"n_ctx":4096},
+                    "total_slots":1,"model_path":"/m/smollm2-q4_1.gguf","model_ftype":"Q4_1",
+                    "chat_template":"{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n"}))
+            }),
+        )
+        .route(
+            "/v1/models",
+            get(|| async { scripted::json(StatusCode::OK, json!({"object":"list","data":[{"id":"smollm2","object":"model","owned_by":"llamacpp","meta":{"n_ctx_train":8192}}]})) }),
+        )
+        .route(
+            "/apply-template",
+            post(|Json(b): Json<Value>| async move {
+                let text: String = b["messages"].as_array().into_iter().flatten()
+                    .map(|m| m["content"].as_str().unwrap_or("").to_string()).collect();
+                scripted::json(StatusCode::OK, json!({"prompt": format!("<|im_start|>user\n{text}<|im_end|>\n<|im_start|>assistant\n")}))
+            }),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(move |Json(b): Json<Value>| async move {
+                let text = b["messages"].to_string();
+                if b["stream"].as_bool() == Some(true) {
+                    return chat_stream(&["Hello"], &[], "length", 1);
+                }
+                let mut choice = json!({"finish_reason":"length","index":0,
+                    "message":{"role":"assistant","content":"Hello"}});
+                if emoji(&text) {
+                    choice["message"]["content"] = "\u{fffd}".into();
+                } else {
+                    choice["logprobs"] = json!({"content":[{"id":19556,"token":"Hello","bytes":[72,101,108,108,111],
+                        "logprob":-0.6,"top_logprobs": listed()}]});
+                }
+                scripted::json(StatusCode::OK, json!({"choices":[choice],"created":1,"model":"smollm2",
+                    "object":"chat.completion","usage":{"completion_tokens":1,"prompt_tokens":20,"total_tokens":21}}))
+            }),
+        );
+    if native {
+        r = r.route(
+            "/completion",
+            post(move |Json(b): Json<Value>| async move {
+                let banned = b["logit_bias"].as_array().is_some_and(|a| {
+                    a.iter().any(|x| x[0].as_u64() == Some(EMOJI_ID) && x[1] == json!(false))
+                });
+                let mut res = json!({"index":0,"content":"\u{fffd}","tokens":[EMOJI_ID],"stop":true,
+                    "model":"smollm2","tokens_predicted":1,"tokens_evaluated":20,"stop_type":"limit"});
+                if banned {
+                    res["content"] = "Hello".into();
+                    res["tokens"] = json!([19556]);
+                    res["completion_probabilities"] = json!([{"id":19556,"token":"Hello",
+                        "bytes":[72,101,108,108,111],"logprob":-0.6,"top_logprobs": listed()}]);
+                }
+                scripted::json(StatusCode::OK, res)
+            }),
+        );
+    }
+    r
+}
+
+/// Four everyday prompts, one a greeting the model answers with an emoji first.
+fn greeting_prompts(dir: &std::path::Path) -> std::path::PathBuf {
+    let p = dir.join("greetings.jsonl");
+    std::fs::write(
+        &p,
+        [
+            r#"{"id": "capital", "prompt": "What is the capital of France?"}"#,
+            r#"{"id": "wave", "prompt": "Wave at me, friend!"}"#,
+            r#"{"id": "haiku", "prompt": "Write a haiku about rain."}"#,
+            r#"{"id": "tea", "prompt": "How do I brew green tea?"}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    p
+}
+
+async fn damage_on(url: &str, prompts: &std::path::Path, out: &std::path::Path) -> Output {
+    damage(&[
+        "--endpoint",
+        url,
+        "--reference",
+        url,
+        "--prompts",
+        prompts.to_str().unwrap(),
+        "--tokens",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await
+}
+
+/// One reply that starts inside a multi-byte character does not refuse the endpoint: its
+/// distribution is read through llama.cpp's native `/completion`, and where that route is not
+/// served the item is an instrument miss, counted and named, and the run goes on. Only an
+/// endpoint none of whose replies carries logprobs is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reply_inside_a_multibyte_character_is_one_item_not_the_endpoint() {
+    let dir = bakeoff_testkit::tempdir();
+    let prompts = greeting_prompts(dir.path());
+
+    let srv = scripted::serve(llamacpp_emoji(true, false)).await;
+    let out = dir.path().join("native");
+    let o = damage_on(&srv.url(), &prompts, &out).await;
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let art = read_json(&util::only_file(&out, ".bakeoff.json"));
+    util::assert_valid(&art);
+    let d = damage_of(&art);
+    assert_eq!(d["measured"], 4, "{d}");
+    assert_eq!(d["kl"]["mean"], 0.0, "{d}");
+    assert!(
+        d["notes"].to_string().contains("native /completion")
+            && d["notes"].to_string().contains("wave"),
+        "{d}"
+    );
+    let items = art["suites"]["damage"]["items"].as_array().unwrap();
+    assert!(items.iter().all(|i| i["outcome"] == "ok"), "{items:?}");
+
+    let srv = scripted::serve(llamacpp_emoji(false, false)).await;
+    let out = dir.path().join("miss");
+    let o = damage_on(&srv.url(), &prompts, &out).await;
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let art = read_json(&util::only_file(&out, ".bakeoff.json"));
+    util::assert_valid(&art);
+    let d = damage_of(&art);
+    assert_eq!(d["measured"], 3, "{d}");
+    let flags = art["suites"]["damage"]["summary"]["flags"].to_string();
+    assert!(
+        flags.contains("instrument-miss") && flags.contains("self-check/wave"),
+        "{flags}"
+    );
+    let miss = art["suites"]["damage"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["id"] == "self-check/wave")
+        .unwrap();
+    assert_eq!(miss["outcome"], "instrument-miss", "{miss}");
+
+    let srv = scripted::serve(llamacpp_emoji(false, true)).await;
+    let out = dir.path().join("none");
+    let o = damage_on(&srv.url(), &prompts, &out).await;
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(
+        text(&o).contains("does not serve `logprobs`/`top_logprobs`"),
+        "{}",
+        text(&o)
+    );
+    let fail = read_json(&util::only_file(&out, ".failure.json"));
+    assert_eq!(fail["failure"]["class"], "not-measurable");
+}
+
+/// The same on the real llama-server with SmolLM2-135M-Instruct (Q4_1): two everyday prompts
+/// it answers with an emoji first (its first token `ð\u{9f}`, bytes F0 9F, an incomplete
+/// character: the chat reply is `\ufffd` with no `logprobs`, measured here with llama.cpp
+/// b11434) among ordinary ones. Every prompt is measured: the emoji items through the native
+/// `/completion`, and the same server against itself is exactly 0.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_real_llama_server_answering_with_an_emoji_first_is_measured() {
+    let (_g, dir) = serial_tempdir().await;
+    let smol = util::smollm2_llama(dir.path(), "smollm2", &[]).await;
+    let p = dir.path().join("emoji.jsonl");
+    std::fs::write(
+        &p,
+        [
+            r#"{"id": "capital", "prompt": "What is the capital of France?"}"#,
+            r#"{"id": "say-hi", "prompt": "Say hi with an emoji."}"#,
+            r#"{"id": "tea", "prompt": "How do I brew green tea?"}"#,
+            r#"{"id": "party", "prompt": "🎉 Party time! Respond with emojis."}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = damage_on(&smol.url(), &p, &out).await;
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let art = valid_artifact(&out, ".bakeoff.json");
+    let d = damage_of(&art);
+    assert_eq!(d["measured"], 4, "{d}");
+    assert_eq!(d["kl"]["mean"], 0.0, "{d}");
+    let notes = d["notes"].to_string();
+    assert!(
+        notes.contains("native /completion") && notes.contains("say-hi") && notes.contains("party"),
+        "{notes}"
+    );
+    let items = art["suites"]["damage"]["items"].as_array().unwrap();
+    assert!(items.iter().all(|i| i["outcome"] == "ok"), "{items:?}");
+}

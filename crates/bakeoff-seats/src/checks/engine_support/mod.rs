@@ -154,8 +154,40 @@ fn local_model(seat: &Seat, build: &Build) -> Result<PathBuf, SeatFinding> {
             p.display()
         ))),
         None => Err(not_checked(
-            "no local model path in the launch arguments (a hub id is checked by the engine at its start)",
+            match crate::checks::hub_snapshot::cached(seat) {
+                None | Some(Ok(_)) => "no local model path in the launch arguments".to_string(),
+                Some(Err(nc)) => format!(
+                    "{nc} (a GGUF's architecture is read from its header, in the cache only)"
+                ),
+            },
         )),
+    }
+}
+
+/// The checkpoint a vLLM seat will load: a directory here (a local path, or a hub id's snapshot
+/// in the seat's cache), or, for a hub id the cache does not hold, its `config.json` fetched
+/// from the hub when this host reaches it.
+enum Checkpoint {
+    Dir(PathBuf),
+    HubConfig { label: String, bytes: Vec<u8> },
+}
+
+fn vllm_checkpoint(seat: &Seat, build: &Build) -> Result<Checkpoint, SeatFinding> {
+    if model_and_quantization(seat).is_some() {
+        return local_model(seat, build).map(Checkpoint::Dir);
+    }
+    let Some(Err(nc)) = crate::checks::hub_snapshot::cached(seat) else {
+        return local_model(seat, build).map(Checkpoint::Dir);
+    };
+    match crate::checks::hub_snapshot::fetch_config(seat) {
+        Some(Ok((url, bytes))) => Ok(Checkpoint::HubConfig {
+            label: format!("{url} (fetched: {nc})"),
+            bytes,
+        }),
+        Some(Err(nf)) => Err(not_checked(format!(
+            "offline and not cached: {nc}, and {nf}; the engine checks the hub id only at its start"
+        ))),
+        None => Err(not_checked(nc)),
     }
 }
 
@@ -165,7 +197,12 @@ fn local_model(seat: &Seat, build: &Build) -> Result<PathBuf, SeatFinding> {
 fn hf_identity(build: &Build, dir: &Path) -> Result<(Vec<String>, Option<String>), NotChecked> {
     let path = dir.join("config.json");
     let text = read_model_file(build, &path, 4 << 20)?;
-    let v: serde_json::Value = match serde_json::from_slice(&text) {
+    identity_of(&text, path)
+}
+
+/// `architectures` and `model_type` of a `config.json`'s text (`path` names it in an error).
+fn identity_of(text: &[u8], path: PathBuf) -> Result<(Vec<String>, Option<String>), NotChecked> {
+    let v: serde_json::Value = match serde_json::from_slice(text) {
         Ok(v) => v,
         Err(source) => return Err(NotChecked::NotJson { path, source }),
     };
@@ -268,11 +305,17 @@ fn ask_vllm(seat: &Seat, build: &Build) -> Result<(Registry, String), NotChecked
 }
 
 fn vllm(seat: &Seat, build: &Build) -> SeatFinding {
-    let dir = match local_model(seat, build) {
-        Ok(d) => d,
+    let checkpoint = match vllm_checkpoint(seat, build) {
+        Ok(c) => c,
         Err(f) => return f,
     };
-    let (archs, model_type) = match hf_identity(build, &dir) {
+    let identity = match &checkpoint {
+        Checkpoint::Dir(dir) => hf_identity(build, dir).map(|x| (x, dir.display().to_string())),
+        Checkpoint::HubConfig { label, bytes } => {
+            identity_of(bytes, PathBuf::from(label.as_str())).map(|x| (x, label.clone()))
+        }
+    };
+    let ((archs, model_type), dir) = match identity {
         Ok(x) => x,
         Err(why) => return not_checked(why),
     };
@@ -308,7 +351,7 @@ fn vllm(seat: &Seat, build: &Build) -> SeatFinding {
         SeatFinding::new(
             SUPPORTED,
             FindingSeverity::Note,
-            format!("vLLM {version} supports {a} ({})", dir.display()),
+            format!("vLLM {version} supports {a} ({dir})"),
         )
     } else {
         let types = reg.model_types.as_deref().unwrap_or(&[]);
@@ -342,9 +385,8 @@ fn vllm(seat: &Seat, build: &Build) -> SeatFinding {
                     UNSUPPORTED,
                     FindingSeverity::Error,
                     format!(
-                        "vLLM {version} does not support {identity} of {}: no registered architecture \
-                         matches, {why}",
-                        dir.display()
+                        "vLLM {version} does not support {identity} of {dir}: no registered architecture \
+                         matches, {why}"
                     ),
                 );
                 f.fix = Some(

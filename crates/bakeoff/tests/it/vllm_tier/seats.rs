@@ -239,3 +239,69 @@ async fn real_bad_vllm_starts_are_classed_from_their_own_logs() {
     assert!(text.contains("[exited]"), "{text}");
     assert!(text.contains("(SIGKILL: killed by a signal)"), "{text}");
 }
+
+/// `dir` as a hub snapshot of `repo` in the hub cache `hub` (`refs/main` → the commit,
+/// `snapshots/COMMIT/` linking each file of `dir`), as huggingface_hub lays out a download.
+fn cached_snapshot(hub: &Path, repo: &str, dir: &Path) {
+    let commit = "89abcdef0123456789abcdef0123456789abcdef";
+    let repo_dir = hub.join(format!("models--{}", repo.replace('/', "--")));
+    std::fs::create_dir_all(repo_dir.join("refs")).unwrap();
+    std::fs::write(repo_dir.join("refs/main"), commit).unwrap();
+    let snap = repo_dir.join("snapshots").join(commit);
+    std::fs::create_dir_all(&snap).unwrap();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        std::os::unix::fs::symlink(e.path(), snap.join(e.file_name())).unwrap();
+    }
+}
+
+/// A seat that names its model by a hub id (`--model ORG/NAME`) is asked of the real vLLM
+/// registry with the `config.json` of the snapshot in its own hub cache (`HF_HOME`): an
+/// architecture this vLLM does not know is refused before anything starts, a known one passes.
+#[tokio::test]
+async fn a_hub_id_in_the_seats_cache_is_asked_of_the_real_registry_before_a_start() {
+    let _g = vllm::serial().await;
+    let t = vllm::tier();
+    let dir = bakeoff_testkit::tempdir();
+    let hub = dir.path().join("hf/hub");
+    let arch = unknown_architecture(dir.path(), &t.model_dir);
+    cached_snapshot(&hub, "frob/frobnicator", &arch);
+    cached_snapshot(&hub, "frob/smol", &t.model_dir);
+    let hf_home = format!(
+        "HF_HOME = {:?}\n",
+        dir.path().join("hf").display().to_string()
+    );
+    let seats = vec![
+        vllm_seat(
+            "hub-arch",
+            vllm::free_port(),
+            Path::new("frob/frobnicator"),
+            &[],
+        ) + &hf_home,
+        vllm_seat("hub-known", vllm::free_port(), Path::new("frob/smol"), &[]) + &hf_home,
+    ];
+    let fleet = write_fleet(dir.path(), &seats);
+    let _guard = bakeoff_testkit::fleet::SeatProcessGuard {
+        state: dir.path().join(".bakeoff-seats"),
+    };
+    let (code, text) = up(&fleet, "hub-arch", &[]).await;
+    assert_ne!(code, 0, "{text}");
+    assert!(text.contains("engine-unsupported-checkpoint"), "{text}");
+    assert!(text.contains("FrobnicatorForCausalLM"), "{text}");
+    assert!(text.contains("models--frob--frobnicator"), "{text}");
+    assert!(
+        text.contains("ModelRegistry.get_supported_archs()"),
+        "{text}"
+    );
+    assert!(
+        !dir.path()
+            .join(".bakeoff-seats/hub-arch.process.json")
+            .exists(),
+        "nothing was started: {text}"
+    );
+    let (code, out, err) = run(&["audit", "seat", "--fleet", &fleet, "hub-known", "--json"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("engine-supports-checkpoint"), "{out}");
+    assert!(out.contains("LlamaForCausalLM"), "{out}");
+    assert!(out.contains("models--frob--smol"), "{out}");
+}
