@@ -139,11 +139,17 @@ pub enum Missing {
 /// the text as given (trimmed).
 #[derive(Debug, thiserror::Error)]
 pub enum Unparsable {
-    /// An item of `--concurrency` that is not an integer above 0.
-    #[error("{0:?} is not a positive integer level")]
+    /// An item of `--concurrency` that is not an integer from 1 to `MAX_CONCURRENCY`.
+    #[error(
+        "concurrency level {0:?}: each level must be a whole number from 1 to {max}; fix: e.g. 1,2,4,8",
+        max = crate::plan::MAX_CONCURRENCY
+    )]
     Level(String),
-    /// An item of `--rate` that is not a positive finite number.
-    #[error("{0:?} is not a positive rate")]
+    /// An item of `--rate` that is not a number above 0 and at most `MAX_RATE`.
+    #[error(
+        "rate {0:?}: each rate must be a number of requests/s above 0 and at most {max}; fix: e.g. 2,5,10",
+        max = crate::plan::MAX_RATE
+    )]
     Rate(String),
     #[error("--arrival {0:?}: use poisson, constant or gamma (with --burstiness K)")]
     Arrival(String),

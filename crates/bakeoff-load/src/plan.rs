@@ -391,25 +391,28 @@ impl LoadPlan {
 pub fn parse_levels(s: &str) -> Result<Vec<u32>, LoadError> {
     s.split(',')
         .map(str::trim)
-        .filter(|p| !p.is_empty())
         .map(|p| {
             p.parse::<u32>()
                 .ok()
-                .filter(|v| *v > 0)
+                .filter(|v| (1..=MAX_CONCURRENCY).contains(v))
                 .ok_or_else(|| Unparsable::Level(p.to_string()).into())
         })
         .collect()
 }
 
+/// The most concurrent requests a level may hold: each is a task and a connection.
+pub const MAX_CONCURRENCY: u32 = 4096;
+/// The highest arrival rate, in requests per second.
+pub const MAX_RATE: f64 = 10_000.0;
+
 /// `2,5.5,10` → rates per second.
 pub fn parse_rates(s: &str) -> Result<Vec<f64>, LoadError> {
     s.split(',')
         .map(str::trim)
-        .filter(|p| !p.is_empty())
         .map(|p| {
             p.parse::<f64>()
                 .ok()
-                .filter(|v| v.is_finite() && *v > 0.0)
+                .filter(|v| v.is_finite() && *v > 0.0 && *v <= MAX_RATE)
                 .ok_or_else(|| Unparsable::Rate(p.to_string()).into())
         })
         .collect()
@@ -430,6 +433,13 @@ mod tests {
         assert_eq!(parse_duration("250"), Some(Duration::from_millis(250)));
         assert_eq!(parse_levels("1, 2,4").unwrap(), vec![1, 2, 4]);
         assert!(parse_levels("1,0").is_err());
+        assert!(
+            parse_levels("1,,2").is_err(),
+            "an empty item is a typo, not a level"
+        );
+        assert!(parse_levels("4000000000").is_err());
+        assert!(parse_rates("1,,2").is_err());
+        assert!(parse_rates("100000").is_err());
         assert!(parse_rates("2,x").is_err());
     }
 

@@ -4,6 +4,7 @@
 
 mod audit;
 mod bench;
+pub mod bounds;
 mod campaign;
 mod choice;
 mod eval;
@@ -20,6 +21,7 @@ use clap::{Parser, Subcommand};
 
 pub use audit::*;
 pub use bench::*;
+pub use bounds::{command, parse_from};
 pub use campaign::*;
 pub use choice::{Reading, choice, item, name_of};
 pub use eval::*;
