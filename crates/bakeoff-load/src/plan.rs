@@ -164,7 +164,7 @@ pub struct LoadPlan {
 /// Gauges are sampled once a second unless the operator says otherwise.
 pub const DEFAULT_GAUGE_INTERVAL: Duration = Duration::from_secs(1);
 
-pub use crate::invalid::MIN_GAUGE_INTERVAL;
+pub use crate::invalid::{MAX_CONCURRENCY, MAX_RATE, MIN_GAUGE_INTERVAL};
 
 /// A bounded search for the highest arrival rate meeting the SLO: double from the start rate
 /// until a rate fails (halve until one passes), then bisect between the highest passing and
@@ -399,11 +399,6 @@ pub fn parse_levels(s: &str) -> Result<Vec<u32>, LoadError> {
         })
         .collect()
 }
-
-/// The most concurrent requests a level may hold: each is a task and a connection.
-pub const MAX_CONCURRENCY: u32 = 4096;
-/// The highest arrival rate, in requests per second.
-pub const MAX_RATE: f64 = 10_000.0;
 
 /// `2,5.5,10` → rates per second.
 pub fn parse_rates(s: &str) -> Result<Vec<f64>, LoadError> {

@@ -37,7 +37,7 @@ pub struct DamageArgs {
     pub top_k: u32,
     /// Length of the greedy replies along which damage is measured: greedy agreement, where
     /// the replies part, and the per-token KL along the reference's reply (docs/suites.md
-    /// "Damage along the reply"). 0 measures the first token only. [range: 0–65536]
+    /// "Damage along the reply"). 0 measures the first token only. [range: 0–4096]
     #[arg(long, value_name = "N", default_value_t = bakeoff_suites::damage::along::DEFAULT_TOKENS)]
     pub tokens: u32,
     /// Seed of the run's random draws (here the prompts' unique prefixes): give it to replay a

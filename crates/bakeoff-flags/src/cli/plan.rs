@@ -41,7 +41,7 @@ pub struct PlanArgs {
     /// (decides which vLLM CUDA-graph rule applies); repeatable.
     #[arg(long = "engine-version", value_name = "SEAT=VERSION")]
     pub engine_versions: Vec<String>,
-    /// Estimated CUDA context + non-torch memory per process, GiB. [range: 0–1024]
+    /// Estimated CUDA context + non-torch memory per process, GiB. [range: 0.001–1024]
     #[arg(
         long,
         value_name = "GIB",
@@ -49,7 +49,7 @@ pub struct PlanArgs {
         allow_negative_numbers = true
     )]
     pub cuda_context_gib: f64,
-    /// Estimated CUDA-graph memory of vLLM before v0.21 (outside its budget), GiB. [range: 0–1024]
+    /// Estimated CUDA-graph memory of vLLM before v0.21 (outside its budget), GiB. [range: 0.001–1024]
     #[arg(
         long,
         value_name = "GIB",

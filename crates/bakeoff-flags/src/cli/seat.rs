@@ -244,7 +244,7 @@ pub struct SeatMonitorArgs {
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
     /// Seconds one probe (a real short completion) may take before the seat counts as not
-    /// answering. [range: 1–3600]
+    /// answering. [range: 1–600]
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub probe_timeout: f64,
     /// max_tokens of the probe: enough for a thinking model to show text (a reply that is all

@@ -224,7 +224,7 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("line 1"), "{e}");
+        assert!(e.starts_with("--trace t.jsonl line 1: "), "{e}");
         assert!(
             e.contains("\"prompt_tokens\" must be an integer from 1 to 1048576"),
             "{e}"
@@ -268,7 +268,7 @@ mod tests {
             ("{\"timestamp\": 0, \"output_length\": 1}", "input_length"),
             (
                 "{\"timestamp\": 0, \"input_length\": 0, \"output_length\": 1}",
-                "positive integer",
+                "an integer from 1 to 1048576",
             ),
             (
                 "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [\"x\"]}",

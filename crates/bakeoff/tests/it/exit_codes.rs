@@ -72,7 +72,7 @@ fn a_bad_flag_is_a_usage_error() {
                 "--connect-timeout",
                 "0",
             ],
-            "--connect-timeout must be at least 1 second",
+            "--connect-timeout 0: must be a whole number from 1 to 3600; fix: e.g. --connect-timeout 10",
         ),
         (
             vec![
