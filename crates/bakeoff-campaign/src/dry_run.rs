@@ -4,6 +4,7 @@
 
 use bakeoff_seats::{Role, Seats};
 
+use crate::error::CampaignError;
 use crate::file::Campaign;
 use crate::fleet_view::ViewOptions;
 use crate::journal::{JOURNAL, replay};
@@ -11,7 +12,10 @@ use crate::options::RunOptions;
 use crate::variant::fleet_with;
 
 /// The plan, one line per fact.
-pub async fn plan(c: &Campaign, opts: &RunOptions) -> Vec<String> {
+/// Only the variants `--only` selects are planned; a name the campaign lacks is refused, as a
+/// real run refuses it.
+pub async fn plan(c: &Campaign, opts: &RunOptions) -> Result<Vec<String>, CampaignError> {
+    let selected = crate::run::select(c, &opts.only)?;
     let seats = Seats::new(
         fleet_with(&c.fleet, &c.variants),
         c.out.clone(),
@@ -25,11 +29,16 @@ pub async fn plan(c: &Campaign, opts: &RunOptions) -> Vec<String> {
         }
     }
     let mut lines = vec![format!(
-        "campaign {} ({}): {} variant(s) of {} candidate(s); suites {}{}; results in {}",
+        "campaign {} ({}): {} variant(s) of {} candidate(s){}; suites {}{}; results in {}",
         c.name,
         c.path.display(),
         c.variants.len(),
         c.candidates.len(),
+        if opts.only.is_empty() {
+            String::new()
+        } else {
+            format!(", {} selected by --only", selected.len())
+        },
         c.suites
             .iter()
             .map(|s| s.as_str())
@@ -38,7 +47,7 @@ pub async fn plan(c: &Campaign, opts: &RunOptions) -> Vec<String> {
         c.limit.map(|l| format!(" (limit {l})")).unwrap_or_default(),
         c.out.display()
     )];
-    for v in &c.variants {
+    for v in c.variants.iter().filter(|v| selected.contains(&v.slug)) {
         lines.push(String::new());
         lines.push(format!(
             "#{} {} (candidate {}, base seat {})",
@@ -122,5 +131,5 @@ pub async fn plan(c: &Campaign, opts: &RunOptions) -> Vec<String> {
                 .map(|l| format!("   {l}")),
         );
     }
-    lines
+    Ok(lines)
 }

@@ -94,9 +94,10 @@ pub enum JournalProblem {
 /// What is wrong with a campaign file (or the directory it writes to), with the fix.
 #[derive(Debug, thiserror::Error)]
 pub enum Invalid {
-    /// TOML that does not parse, or an unknown key; its message redacted, on one line.
-    #[error("{}", toml_line(.0))]
-    Toml(#[source] Box<toml::de::Error>),
+    /// TOML that does not parse, or an unknown key: one line naming the key and the fix,
+    /// redacted (`bakeoff_seats::toml_line`).
+    #[error("{0}")]
+    Toml(String),
     #[error(
         "{what} {name:?} must be lower-case letters, digits and single dashes (e.g. {suggestion:?})"
     )]
@@ -133,12 +134,6 @@ pub enum Invalid {
         "this directory holds campaign {held:?}, not {wanted:?}; set another `out` in the campaign file"
     )]
     OtherCampaign { held: String, wanted: String },
-}
-
-/// TOML's message names the line and column on several lines; the campaign error is one, and a
-/// key's value may be a secret.
-fn toml_line(e: &toml::de::Error) -> String {
-    bakeoff_seats::redact::text(&e.to_string().trim_end().replace('\n', " "))
 }
 
 /// What is wrong with one `[[candidate]]`.

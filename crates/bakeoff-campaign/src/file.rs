@@ -52,7 +52,8 @@ impl Campaign {
             path: path.to_path_buf(),
             problem,
         };
-        let raw: RawFile = toml::from_str(text).map_err(|e| invalid(Invalid::Toml(Box::new(e))))?;
+        let raw: RawFile = toml::from_str(text)
+            .map_err(|e| invalid(Invalid::Toml(bakeoff_seats::toml_line::one_line(&e, text))))?;
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())

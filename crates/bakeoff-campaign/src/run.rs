@@ -406,8 +406,9 @@ async fn provision_if_needed(c: &Campaign, report: &Reporter) -> Result<(), Camp
         .map_err(|source| CampaignError::Provision { cache, source })
 }
 
-/// The variants `--only` selects: candidates or variants by name.
-fn select(c: &Campaign, only: &[String]) -> Result<Vec<String>, CampaignError> {
+/// The variants `--only` selects: candidates or variants by name (a run, its dry run and the
+/// flags' check before either).
+pub fn select(c: &Campaign, only: &[String]) -> Result<Vec<String>, CampaignError> {
     if only.is_empty() {
         return Ok(c.variants.iter().map(|v| v.slug.clone()).collect());
     }

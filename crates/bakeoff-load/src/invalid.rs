@@ -16,6 +16,12 @@ pub use crate::workload::sharegpt::{Place, RecordProblem, ShareGptInvalid};
 /// The shortest `--gauge-interval` accepted (re-exported by [`crate::plan`]).
 pub const MIN_GAUGE_INTERVAL: Duration = Duration::from_millis(100);
 
+/// The most concurrent requests a level may hold: each is a task and a connection
+/// (re-exported by [`crate::plan`]).
+pub const MAX_CONCURRENCY: u32 = 4096;
+/// The highest arrival rate, in requests per second (re-exported by [`crate::plan`]).
+pub const MAX_RATE: f64 = 10_000.0;
+
 /// Why `--versus` refuses `--find-capacity`: the search picks each endpoint's own rates, so the
 /// two sides would not share levels to pair (re-exported by [`crate::runner`]).
 pub const VERSUS_NO_SEARCH: &str = "--versus compares two endpoints at the same levels; \
@@ -139,11 +145,17 @@ pub enum Missing {
 /// the text as given (trimmed).
 #[derive(Debug, thiserror::Error)]
 pub enum Unparsable {
-    /// An item of `--concurrency` that is not an integer above 0.
-    #[error("{0:?} is not a positive integer level")]
+    /// An item of `--concurrency` that is not an integer from 1 to `MAX_CONCURRENCY`.
+    #[error(
+        "concurrency level {0:?}: each level must be a whole number from 1 to {max}; fix: e.g. 1,2,4,8",
+        max = MAX_CONCURRENCY
+    )]
     Level(String),
-    /// An item of `--rate` that is not a positive finite number.
-    #[error("{0:?} is not a positive rate")]
+    /// An item of `--rate` that is not a number above 0 and at most `MAX_RATE`.
+    #[error(
+        "rate {0:?}: each rate must be a number of requests/s above 0 and at most {max}; fix: e.g. 2,5,10",
+        max = MAX_RATE
+    )]
     Rate(String),
     #[error("--arrival {0:?}: use poisson, constant or gamma (with --burstiness K)")]
     Arrival(String),

@@ -10,6 +10,11 @@ use crate::LoadError;
 use crate::invalid::Unparsable;
 use crate::prng::SplitMix64;
 
+/// The most tokens one request's prompt or output may ask for (2^20, past every served
+/// window today): a length above it is refused where it is read (a flag, a lengths file, a
+/// trace line), before any prompt is built, since a prompt of N tokens holds about 5·N bytes.
+pub const MAX_TOKENS: u32 = 1 << 20;
+
 /// What is wrong with a length written `N` or `A-B` (reported as
 /// [`crate::invalid::Unparsable::Length`]).
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +26,9 @@ pub enum LengthProblem {
     Range { min: u32, max: u32 },
     #[error("must be at least 1")]
     Zero,
+    /// Above [`MAX_TOKENS`].
+    #[error("at most {} tokens", MAX_TOKENS)]
+    TooMany,
 }
 
 /// A `@file.jsonl` of lengths, one JSON object per line; `line` is 1-based.
@@ -37,8 +45,11 @@ pub enum LengthFileInvalid {
         line: usize,
         source: serde_json::Error,
     },
-    /// The line lacks `field`, or it is not an integer from 1 to `u32::MAX`.
-    #[error("{path} line {line}: needs a positive integer field {field:?}")]
+    /// The line lacks `field`, or it is not an integer from 1 to [`MAX_TOKENS`].
+    #[error(
+        "{path} line {line}: needs a field {field:?}, an integer from 1 to {}",
+        MAX_TOKENS
+    )]
     NoLength {
         path: PathBuf,
         line: usize,
@@ -86,11 +97,17 @@ impl LengthSpec {
             if min == 0 || max < min {
                 return Err(bad(LengthProblem::Range { min, max }).into());
             }
+            if max > MAX_TOKENS {
+                return Err(bad(LengthProblem::TooMany).into());
+            }
             return Ok(LengthSpec::Uniform { min, max });
         }
         let n: u32 = s.parse().map_err(|_| bad(LengthProblem::NotANumber))?;
         if n == 0 {
             return Err(bad(LengthProblem::Zero).into());
+        }
+        if n > MAX_TOKENS {
+            return Err(bad(LengthProblem::TooMany).into());
         }
         Ok(LengthSpec::Fixed(n))
     }
@@ -115,7 +132,7 @@ impl LengthSpec {
                 .get(field)
                 .and_then(serde_json::Value::as_u64)
                 .and_then(|x| u32::try_from(x).ok())
-                .filter(|x| *x > 0)
+                .filter(|x| (1..=MAX_TOKENS).contains(x))
                 .ok_or_else(|| LengthFileInvalid::NoLength {
                     path: path.to_path_buf(),
                     line: n + 1,
@@ -178,6 +195,23 @@ mod tests {
         assert!(LengthSpec::parse("0", "x").is_err());
         assert!(LengthSpec::parse("9-3", "x").is_err());
         assert!(LengthSpec::parse("abc", "x").is_err());
+    }
+
+    /// A length past `MAX_TOKENS` is refused where it is read: a prompt of N tokens is built
+    /// as about 5·N bytes, so 4000000000 would ask for 20 GB and abort the process.
+    #[test]
+    fn lengths_past_the_bound_are_refused_before_any_prompt_is_built() {
+        for spec in ["4000000000", "1048577", "1-4000000000"] {
+            let e = LengthSpec::parse(spec, "x").unwrap_err().to_string();
+            assert!(e.contains("at most 1048576 tokens"), "{spec}: {e}");
+        }
+        assert!(LengthSpec::parse("1048576", "x").is_ok());
+        let f = std::env::temp_dir().join(format!("bakeoff-lengths-{}.jsonl", std::process::id()));
+        std::fs::write(&f, "{\"prompt_tokens\": 4000000}\n").unwrap();
+        let e = LengthSpec::from_jsonl(&f, "prompt_tokens").map(drop);
+        let _ = std::fs::remove_file(&f);
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains("an integer from 1 to 1048576"), "{e}");
     }
 
     #[test]

@@ -164,7 +164,7 @@ pub struct LoadPlan {
 /// Gauges are sampled once a second unless the operator says otherwise.
 pub const DEFAULT_GAUGE_INTERVAL: Duration = Duration::from_secs(1);
 
-pub use crate::invalid::MIN_GAUGE_INTERVAL;
+pub use crate::invalid::{MAX_CONCURRENCY, MAX_RATE, MIN_GAUGE_INTERVAL};
 
 /// A bounded search for the highest arrival rate meeting the SLO: double from the start rate
 /// until a rate fails (halve until one passes), then bisect between the highest passing and
@@ -391,11 +391,10 @@ impl LoadPlan {
 pub fn parse_levels(s: &str) -> Result<Vec<u32>, LoadError> {
     s.split(',')
         .map(str::trim)
-        .filter(|p| !p.is_empty())
         .map(|p| {
             p.parse::<u32>()
                 .ok()
-                .filter(|v| *v > 0)
+                .filter(|v| (1..=MAX_CONCURRENCY).contains(v))
                 .ok_or_else(|| Unparsable::Level(p.to_string()).into())
         })
         .collect()
@@ -405,11 +404,10 @@ pub fn parse_levels(s: &str) -> Result<Vec<u32>, LoadError> {
 pub fn parse_rates(s: &str) -> Result<Vec<f64>, LoadError> {
     s.split(',')
         .map(str::trim)
-        .filter(|p| !p.is_empty())
         .map(|p| {
             p.parse::<f64>()
                 .ok()
-                .filter(|v| v.is_finite() && *v > 0.0)
+                .filter(|v| v.is_finite() && *v > 0.0 && *v <= MAX_RATE)
                 .ok_or_else(|| Unparsable::Rate(p.to_string()).into())
         })
         .collect()
@@ -430,6 +428,13 @@ mod tests {
         assert_eq!(parse_duration("250"), Some(Duration::from_millis(250)));
         assert_eq!(parse_levels("1, 2,4").unwrap(), vec![1, 2, 4]);
         assert!(parse_levels("1,0").is_err());
+        assert!(
+            parse_levels("1,,2").is_err(),
+            "an empty item is a typo, not a level"
+        );
+        assert!(parse_levels("4000000000").is_err());
+        assert!(parse_rates("1,,2").is_err());
+        assert!(parse_rates("100000").is_err());
         assert!(parse_rates("2,x").is_err());
     }
 

@@ -23,7 +23,10 @@ const DIGITS: [&str; 16] = [
 /// prefix's words included. With a `prefix` (unique per request) the request shares no leading
 /// tokens with any other, so prefix caching cannot skip its prefill.
 pub fn build(tokens: u32, prefix: Option<&str>) -> String {
-    let mut s = String::with_capacity(tokens as usize * 5 + 64);
+    // The inputs are bounded where they are read (`MAX_TOKENS`); the reservation is bounded
+    // here too, so no length can ask the allocator for gigabytes up front.
+    let reserve = tokens.min(crate::lengths::MAX_TOKENS) as usize * 5 + 64;
+    let mut s = String::with_capacity(reserve);
     let mut budget = tokens as usize;
     if let Some(p) = prefix {
         s.push_str(p);

@@ -56,10 +56,11 @@ impl Fleet {
     /// Parse and validate `text` as the fleet file at `path` (relative paths in it are
     /// relative to the file's directory).
     pub fn parse(text: &str, path: &Path) -> Result<Fleet, FleetError> {
-        // The parser quotes the offending line, which may hold a key.
+        // One line naming the key and the fix, redacted (the parser's diagram quotes the line,
+        // which may hold a key).
         let raw: RawFile = toml::from_str(text).map_err(|e| FleetError::Parse {
             path: path.to_path_buf(),
-            message: crate::redact::text(&e.to_string().trim_end().replace('\n', " ")),
+            message: crate::toml_line::one_line(&e, text),
         })?;
         let invalid = |reason: FleetInvalid| FleetError::Invalid {
             path: path.to_path_buf(),

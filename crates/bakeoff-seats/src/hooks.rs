@@ -24,6 +24,12 @@ pub enum PreStartRefusal {
     /// fix: …` of its finding.
     #[error("{0}")]
     Unsupported(String),
+    /// A process seat's command is not a file here, nor found on its `PATH`: the start could
+    /// only fail.
+    #[error(
+        "the seat's command {command:?} does not exist ({looked}); fix: install the engine, or give its full path as command under [seat.process]"
+    )]
+    NoCommand { command: String, looked: String },
 }
 
 /// Called by `Seats::up` (and so by `restart` and `swap`) and by a campaign before the backend
@@ -44,6 +50,7 @@ pub fn before_start_blocking(
     seat: &Seat,
 ) -> Result<Vec<SeatFinding>, PreStartRefusal> {
     checkpoint_audit(fleet, seat)?;
+    command_exists(seat)?;
     let findings = crate::checks::pre_start(fleet, seat);
     // The engine's own registry said it does not know the checkpoint: refused before anything
     // runs, citing what was checked.
@@ -72,6 +79,37 @@ pub fn before_start_blocking(
 /// against a pinned one); their findings join the seat record.
 pub async fn after_ready(fleet: &Fleet, seat: &Seat, url: &str) -> Vec<SeatFinding> {
     crate::checks::template_pin::after_ready(fleet, seat, url).await
+}
+
+/// A process seat's command, placeholders filled in, as the process would be spawned: a path
+/// names a file, a bare name is looked up on the seat's `PATH` (its env's, else this one's).
+fn command_exists(seat: &Seat) -> Result<(), PreStartRefusal> {
+    let crate::fleet::launch::Launch::Process(p) = &seat.launch else {
+        return Ok(());
+    };
+    let command = crate::fleet::substitute(&p.command, seat);
+    let path = p
+        .env
+        .get("PATH")
+        .map(|v| crate::fleet::substitute(v, seat))
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default();
+    let (found, looked) = if command.contains('/') {
+        (
+            std::path::Path::new(&command).is_file(),
+            "no such file".to_string(),
+        )
+    } else {
+        (
+            std::env::split_paths(&path).any(|d| d.join(&command).is_file()),
+            "not found on PATH".to_string(),
+        )
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(PreStartRefusal::NoCommand { command, looked })
+    }
 }
 
 /// The checkpoint audit: a local model's quantization config against the seat's flag.
@@ -127,7 +165,7 @@ engine = "vllm"
 role = "bench"
 port = 18999
 [seat.process]
-command = "vllm"
+command = "/bin/sh"
 args = ["serve", "{ckpt}", "--quantization", "compressed-tensors"]
 
 [[seat]]
@@ -136,7 +174,7 @@ engine = "vllm"
 role = "bench"
 port = 18998
 [seat.process]
-command = "vllm"
+command = "/bin/sh"
 args = ["serve", "{ckpt}"]
 "#,
             ckpt = ckpt.display()
@@ -148,6 +186,43 @@ args = ["serve", "{ckpt}"]
         assert!(err.contains("CompressedTensorsConfig"), "{err}");
         let ok = fleet.seats.iter().find(|s| s.name == "trainee-ok").unwrap();
         assert!(before_start_blocking(&fleet, ok).is_ok());
+    }
+
+    /// A process seat whose command does not exist is refused before the start, with the fix,
+    /// never "the start would go ahead".
+    #[test]
+    fn a_command_that_does_not_exist_refuses_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = r#"
+[[seat]]
+name = "gone"
+engine = "llama.cpp"
+role = "bench"
+port = 18994
+[seat.process]
+command = "/opt/none/llama-server"
+args = ["--port", "{port}"]
+
+[[seat]]
+name = "bare"
+engine = "llama.cpp"
+role = "bench"
+port = 18993
+[seat.process]
+command = "no-such-engine-anywhere"
+"#;
+        let fleet = Fleet::parse(text, &dir.path().join("fleet.toml")).unwrap();
+        let err = before_start_blocking(&fleet, &fleet.seats[0])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "the seat's command \"/opt/none/llama-server\" does not exist (no such file); fix: install the engine, or give its full path as command under [seat.process]"
+        );
+        let err = before_start_blocking(&fleet, &fleet.seats[1])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("(not found on PATH)"), "{err}");
     }
 
     /// A hub id is not audited, but its `--quantization` is still the seat's (the failure

@@ -29,6 +29,7 @@ pub mod readiness;
 pub mod redact;
 pub mod release;
 pub mod render;
+pub mod toml_line;
 pub mod watchdog;
 
 pub use fleet::{Fleet, FleetError, Role, Seat};

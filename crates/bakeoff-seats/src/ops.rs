@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::backend::{Backend, BackendError, Status};
+use crate::backend::{Backend, BackendError, Observed, Status};
 use crate::fleet::types::{Fleet, Role, Seat};
 use crate::hooks;
 use crate::watchdog::{self, WatchOptions, WatchReport};
@@ -76,6 +76,12 @@ pub enum OpsError {
     },
     #[error("swap {0} {0}: OLD and NEW are the same seat; name the seat to swap to")]
     SameSeat(String),
+    /// `seat logs` of a seat that is not there and left no log: nothing to show is not an
+    /// empty log.
+    #[error(
+        "seat {0} has no log to show: it is not started and left no log here; fix: start it with bakeoff seat up {0} (bakeoff seat status shows its state)"
+    )]
+    NoLog(String),
     #[error(transparent)]
     Backend(#[from] BackendError),
     #[error("cannot write the failure artifact: {0}")]
@@ -173,8 +179,18 @@ pub fn describe(action: &str, seat: &Seat, fleet: &Fleet) -> String {
     // What is described is printed and carried in errors: never a secret of the seat's.
     let seat = &seat.redacted();
     let target = match &seat.launch {
+        // As the process is started: `{port}`, `{seat}` and `{cache}` filled in.
         crate::fleet::launch::Launch::Process(p) => {
-            format!("process {} {}", p.command, p.args.join(" "))
+            let args: Vec<String> = p
+                .args
+                .iter()
+                .map(|a| crate::fleet::substitute(a, seat))
+                .collect();
+            format!(
+                "process {} {}",
+                crate::fleet::substitute(&p.command, seat),
+                args.join(" ")
+            )
         }
         crate::fleet::launch::Launch::Docker(d) => format!(
             "container {} (image {})",
@@ -543,7 +559,11 @@ impl Seats {
 
     pub async fn logs(&self, name: &str, n: usize) -> Result<Vec<String>, OpsError> {
         let seat = self.seat(name)?.clone();
-        let backend = self.backend(&seat).await?;
-        Ok(backend.tail(n).await)
+        let mut backend = self.backend(&seat).await?;
+        let lines = backend.tail(n).await;
+        if lines.is_empty() && backend.status().await.observed == Observed::Missing {
+            return Err(OpsError::NoLog(seat.name));
+        }
+        Ok(lines)
     }
 }

@@ -31,10 +31,9 @@ mod commands;
 mod exit;
 
 use bakeoff_flags::cli;
-use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let cli = match cli::parse_from(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e) => match cli::refusal::one_line_refusal(&e) {
             Some(line) => {

@@ -197,3 +197,19 @@ fn production_seats_a_window_displaces_are_listed_for_confirm() {
     .unwrap();
     assert_eq!(c.displaced_production(), ["gen"]);
 }
+
+/// A value TOML's types refuse is one line naming the file, the key and the fix (no caret
+/// diagram).
+#[test]
+fn a_toml_type_error_names_the_file_the_key_and_the_fix() {
+    let e = parse("limit = -3\n[[candidate]]\nname = \"g\"\nseat = \"base\"\n").unwrap_err();
+    assert!(!e.contains('^') && !e.contains('|'), "{e}");
+    assert!(
+        e.contains("campaign.toml: line 5, [campaign] limit: "),
+        "{e}"
+    );
+    assert!(
+        e.ends_with("; fix: a whole number of 1 or more, e.g. limit = 20"),
+        "{e}"
+    );
+}

@@ -17,6 +17,12 @@ pub enum EndpointTemplateError {
         "{endpoint}: the endpoint exposes no chat template (llama.cpp /props has none, or it is not llama.cpp); fix: audit the model directory instead"
     )]
     NoTemplate { endpoint: String },
+    /// No request reached the server (refused, timed out, no such host): there is nothing to
+    /// say about its template.
+    #[error(
+        "{endpoint}: cannot reach the endpoint ({reason}); fix: start the server, or check the URL and port"
+    )]
+    Unreachable { endpoint: String, reason: String },
 }
 
 /// The chat template the endpoint at `endpoint` (an `http://` or `https://` URL) applies,
@@ -37,8 +43,14 @@ pub async fn endpoint_template(
         probe_timeout: Duration::from_secs(10),
         ..DiscoveryOptions::default()
     };
-    let text = discover(&client, &opts)
-        .await
+    let found = discover(&client, &opts).await;
+    if let Some(e) = &found.unreachable {
+        return Err(EndpointTemplateError::Unreachable {
+            endpoint: endpoint.to_owned(),
+            reason: e.to_string(),
+        });
+    }
+    let text = found
         .chat_template
         .ok_or_else(|| EndpointTemplateError::NoTemplate {
             endpoint: endpoint.to_owned(),

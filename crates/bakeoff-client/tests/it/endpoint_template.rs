@@ -49,3 +49,26 @@ async fn an_endpoint_without_a_template_is_refused_with_the_fix() {
     let bad = endpoint_template("ftp://x", None).await.unwrap_err();
     assert!(matches!(bad, EndpointTemplateError::Url(_)), "{bad:?}");
 }
+
+/// Nothing listens: the endpoint cannot be reached, said as such with the fix, never "exposes
+/// no chat template".
+#[tokio::test]
+async fn an_endpoint_that_does_not_answer_is_unreachable_not_templateless() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    drop(l);
+    let e = endpoint_template(&url, None).await.unwrap_err();
+    assert!(
+        matches!(e, EndpointTemplateError::Unreachable { .. }),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!("{url}: cannot reach the endpoint (")),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("; fix: start the server, or check the URL and port"),
+        "{text}"
+    );
+}

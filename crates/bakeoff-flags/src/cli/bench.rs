@@ -66,7 +66,7 @@ pub struct BenchCompareArgs {
 pub struct BenchRunArgs {
     #[command(flatten)]
     pub endpoint: EndpointArgs,
-    /// Closed loop: concurrency levels, comma-separated, one step each.
+    /// Closed loop: concurrency levels, comma-separated, one step each. [range: 1–4096]
     #[arg(
         long,
         value_name = "LIST",
@@ -75,7 +75,7 @@ pub struct BenchRunArgs {
     )]
     pub concurrency: String,
     /// Open loop: arrival rates in requests/s, comma-separated, one step each (optional:
-    /// instead of --concurrency).
+    /// instead of --concurrency). [range: 0.001–10000]
     #[arg(long, value_name = "LIST")]
     pub rate: Option<String>,
     /// Open loop: the arrival process, `poisson`, `constant` or `gamma` (with --burstiness).
@@ -88,39 +88,39 @@ pub struct BenchRunArgs {
     pub arrival: ArrivalKind,
     /// With --arrival gamma: the shape K of the gamma inter-arrival times, mean still 1/rate
     /// (as `vllm bench serve --burstiness`): 1 is Poisson, below 1 burstier (CV 1/√K), above 1
-    /// more regular (default: 1).
+    /// more regular (default: 1). [range: 0.01–100]
     #[arg(long, value_name = "K")]
     pub burstiness: Option<f64>,
     /// A linear ramp-up of SECS before each step's measured window (optional): closed loop
     /// starts its workers one by one over it, open loop climbs the rate from 0; the ramp's
-    /// requests load the server but are left out of the step's figures.
+    /// requests load the server but are left out of the step's figures. [range: 0.1–3600]
     #[arg(long, value_name = "SECS")]
     pub ramp_up: Option<f64>,
     /// Clients abort this share of requests mid-stream, each at a seeded point (e.g. 0.2;
-    /// default: none); the step records the cancellations and what the server counted for them.
+    /// default: none); the step records the cancellations and what the server counted for them. [range: 0–0.99]
     #[arg(long, value_name = "P")]
     pub cancel_rate: Option<f64>,
     /// Sample the engine's gauges (running, waiting, KV cache, preemptions) every SECS through
-    /// each step; 0 turns them off.
+    /// each step; 0 turns them off. [range: 0–3600]
     #[arg(long, value_name = "SECS", default_value_t = 1.0)]
     pub gauge_interval: f64,
     /// Open loop: most requests in flight; above it a request goes late (recorded), never
-    /// dropped (default: no cap).
+    /// dropped (default: no cap). [range: 1–100000]
     #[arg(long, value_name = "N")]
     pub max_in_flight: Option<usize>,
-    /// Requests per step (default: 32 when --duration is not given; else no count bound).
+    /// Requests per step (default: 32 when --duration is not given; else no count bound). [range: 1–10000000]
     #[arg(long, value_name = "N")]
     pub requests: Option<u64>,
-    /// Seconds per step, with --requests whichever comes first (default: no time bound).
+    /// Seconds per step, with --requests whichever comes first (default: no time bound). [range: 0.1–604800]
     #[arg(long, value_name = "SECS")]
     pub duration: Option<f64>,
-    /// Warm-up requests before the first step (not measured).
+    /// Warm-up requests before the first step (not measured). [range: 0–100000]
     #[arg(long, value_name = "N", default_value_t = LoadPlan::new("").warmup_requests)]
     pub warmup: u64,
-    /// Prompt tokens: N, A-B (uniform) or @file.jsonl (field prompt_tokens).
+    /// Prompt tokens: N, A-B (uniform) or @file.jsonl (field prompt_tokens). [range: 1–1048576]
     #[arg(long, value_name = "SPEC", default_value = "128")]
     pub prompt_tokens: String,
-    /// Output tokens: N, A-B (uniform) or @file.jsonl (field output_tokens).
+    /// Output tokens: N, A-B (uniform) or @file.jsonl (field output_tokens). [range: 1–1048576]
     #[arg(long, value_name = "SPEC", default_value = "128")]
     pub output_tokens: String,
     /// Do not send ignore_eos / min_tokens (output length then follows the model).
@@ -134,11 +134,11 @@ pub struct BenchRunArgs {
     /// conversations, every turn resending the history (shared system prompt, earlier turns,
     /// the model's real replies) plus a new user turn of --prompt-tokens; --requests counts
     /// turns, rounded up to whole conversations. Reports first vs later turns and the
-    /// prefix-cache hit rate (optional).
+    /// prefix-cache hit rate (optional). [range: 1–1000]
     #[arg(long, value_name = "TURNS", conflicts_with_all = ["rate", "trace"])]
     pub multi_turn: Option<u32>,
     /// With --multi-turn: a system prompt of N tokens shared by every conversation, placed
-    /// before each conversation's unique prefix (default: none).
+    /// before each conversation's unique prefix (default: none). [range: 0–1048576]
     #[arg(long, value_name = "N")]
     pub system_prompt_tokens: Option<u32>,
     /// Replay a trace, one step `trace`, open loop at each line's offset: JSONL lines of
@@ -150,7 +150,7 @@ pub struct BenchRunArgs {
         conflicts_with_all = ["rate", "concurrency", "find_capacity"]
     )]
     pub trace: Option<std::path::PathBuf>,
-    /// With --trace: replay X times faster (offsets divided by X) (default: 1).
+    /// With --trace: replay X times faster (offsets divided by X) (default: 1). [range: 0.001–1000]
     #[arg(long, value_name = "X")]
     pub trace_speedup: Option<f64>,
     /// Prompts from a ShareGPT file (JSON array or JSONL of {"conversations": [{"from",
@@ -159,11 +159,11 @@ pub struct BenchRunArgs {
     /// not used (optional).
     #[arg(long, value_name = "FILE", conflicts_with = "trace")]
     pub prompts_sharegpt: Option<std::path::PathBuf>,
-    /// Sampling temperature.
+    /// Sampling temperature. [range: 0–2]
     #[arg(long, value_name = "T", default_value_t = LoadPlan::new("").temperature)]
     pub temperature: f32,
     /// Seed of the run's random draws (the arrival schedule, the lengths): give it to replay a
-    /// run exactly.
+    /// run exactly. [range: 0–18446744073709551615]
     #[arg(long, value_name = "N", default_value_t = LoadPlan::new("").seed)]
     pub seed: u64,
     /// Goodput objectives, comma-separated, e.g. ttft=500ms,tpot=50ms (optional); the capacity
@@ -172,7 +172,7 @@ pub struct BenchRunArgs {
     pub slo: Option<String>,
     /// Measure each level N times, in rounds over the sweep, with fresh prompts each time:
     /// every figure becomes a mean with a 95 % interval, and a level whose repeats disagree is
-    /// flagged `unstable`.
+    /// flagged `unstable`. [range: 1–1000]
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub repeat: u32,
     /// Open loop with --slo: search for the highest arrival rate meeting the objectives, from
@@ -216,7 +216,7 @@ pub struct BenchRunArgs {
     #[arg(long)]
     pub json: bool,
     /// llama.cpp `-c`, the context size of all slots together: here of the embedded local
-    /// llama-server (no --endpoint).
+    /// llama-server (no --endpoint). [range: 1–1048576]
     #[arg(
         long = "ctx",
         alias = "local-ctx",
@@ -225,7 +225,7 @@ pub struct BenchRunArgs {
     )]
     pub local_ctx: u32,
     /// llama.cpp `-np`, the number of parallel slots: here of the embedded local llama-server
-    /// (no --endpoint).
+    /// (no --endpoint). [range: 1–256]
     #[arg(
         long = "parallel",
         alias = "local-parallel",
@@ -237,10 +237,10 @@ pub struct BenchRunArgs {
 
 #[derive(Debug, Args)]
 pub struct BenchCalibrateArgs {
-    /// Streams to open at once for the concurrent-streams figure.
+    /// Streams to open at once for the concurrent-streams figure. [range: 1–65536]
     #[arg(long, value_name = "N", default_value_t = CalibrationOptions::default().streams)]
     pub streams: u32,
-    /// Seconds per phase (requests/s, tokens/s).
+    /// Seconds per phase (requests/s, tokens/s). [range: 0.1–3600]
     #[arg(long, value_name = "SECS", default_value_t = CalibrationOptions::default().phase.as_secs_f64())]
     pub seconds: f64,
     /// Print JSON instead of text (the calibration).

@@ -83,26 +83,26 @@ pub struct EndpointArgs {
     #[arg(long, value_name = "ID")]
     pub model: Option<String>,
     /// The context window, in tokens: wins over whatever the server advertises (recorded as
-    /// source `hint`; default: what the server advertises).
+    /// source `hint`; default: what the server advertises). [range: 1–16777216]
     #[arg(long, value_name = "N")]
     pub max_model_len: Option<u64>,
     /// Seconds to wait for a first real completion before giving up as not-ready: here the
-    /// whole preflight, discovery's control calls included.
+    /// whole preflight, discovery's control calls included. [range: 1–86400]
     #[arg(long, value_name = "SECS", default_value_t = PreflightOptions::default().ready_timeout.as_secs())]
     pub ready_timeout: u64,
     /// Name of the environment variable holding the API key (default: BAKEOFF_API_KEY).
     #[arg(long, value_name = "NAME")]
     pub api_key_env: Option<String>,
-    /// Connect timeout, seconds.
+    /// Connect timeout, seconds. [range: 1–3600]
     #[arg(long, value_name = "SECS", default_value_t = Timeouts::default().connect.as_secs())]
     pub connect_timeout: u64,
-    /// Request sent → first body byte, seconds (covers prompt processing).
+    /// Request sent → first body byte, seconds (covers prompt processing). [range: 1–86400]
     #[arg(long, value_name = "SECS", default_value_t = Timeouts::default().first_byte.as_secs())]
     pub first_byte_timeout: u64,
-    /// Longest silence between stream chunks, seconds.
+    /// Longest silence between stream chunks, seconds. [range: 1–86400]
     #[arg(long, value_name = "SECS", default_value_t = Timeouts::default().idle.as_secs())]
     pub idle_timeout: u64,
-    /// Whole-request limit, seconds.
+    /// Whole-request limit, seconds. [range: 1–86400]
     #[arg(long, value_name = "SECS", default_value_t = Timeouts::default().total.as_secs())]
     pub request_timeout: u64,
     /// Thinking mode for every request: on, off, or default (send nothing). Sent as
@@ -161,7 +161,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// llama.cpp `-c`, the context size of all slots together: here of the embedded local
-    /// llama-server (no --endpoint).
+    /// llama-server (no --endpoint). [range: 1–1048576]
     #[arg(
         long = "ctx",
         alias = "local-ctx",
@@ -170,7 +170,7 @@ pub struct RunArgs {
     )]
     pub local_ctx: u32,
     /// llama.cpp `-np`, the number of parallel slots: here of the embedded local llama-server
-    /// (no --endpoint).
+    /// (no --endpoint). [range: 1–256]
     #[arg(
         long = "parallel",
         alias = "local-parallel",
@@ -182,7 +182,7 @@ pub struct RunArgs {
     /// (default: powers of two from 4k up to and including the window).
     #[arg(long, value_name = "LIST")]
     pub context_targets: Option<String>,
-    /// Context suite: needle depths in percent, comma-separated.
+    /// Context suite: needle depths in percent, comma-separated. [range: 0–100]
     #[arg(long, value_name = "LIST", default_value = "0,25,50,75,100")]
     pub context_depths: String,
     /// Context suite: skip the one probe just past the window.
@@ -190,7 +190,7 @@ pub struct RunArgs {
     pub no_overflow_probe: bool,
     /// Seed of the run's random draws (needles, document headers, filler order): give it to
     /// replay a run exactly. Default: a fresh random seed per run (recorded in the artifact),
-    /// so a repeated run never sends byte-identical prompts that a prompt cache could answer.
+    /// so a repeated run never sends byte-identical prompts that a prompt cache could answer. [range: 0–18446744073709551615]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     /// Context suite: a local tokenizer.json (the served model's, from its Hugging Face
@@ -206,7 +206,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub refusal_battery: Option<PathBuf>,
     /// Quick subset: the first N tool cases per category, session conversations,
-    /// intelligence items per family, and refusal items per category (default: all).
+    /// intelligence items per family, and refusal items per category (default: all). [range: 1–1000000]
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
     #[command(flatten)]
@@ -217,27 +217,27 @@ pub struct RunArgs {
 /// defaults are the suites' own.
 #[derive(Debug, Args)]
 pub struct LoadSuiteArgs {
-    /// Throughput suite: concurrency levels of the closed-loop sweep, comma-separated.
+    /// Throughput suite: concurrency levels of the closed-loop sweep, comma-separated. [range: 1–4096]
     #[arg(long, value_name = "LIST", default_value_t = default_load_levels())]
     pub load_concurrency: String,
-    /// Throughput suite: requests per step.
+    /// Throughput suite: requests per step. [range: 1–10000000]
     #[arg(long, value_name = "N", default_value_t = ThroughputOptions::default().requests_per_step)]
     pub load_requests: u64,
-    /// Throughput suite: prompt length in tokens.
+    /// Throughput suite: prompt length in tokens. [range: 1–1048576]
     #[arg(long, value_name = "N", default_value_t = ThroughputOptions::default().prompt_tokens)]
     pub load_prompt_tokens: u32,
-    /// Throughput suite: output length in tokens.
+    /// Throughput suite: output length in tokens. [range: 1–1048576]
     #[arg(long, value_name = "N", default_value_t = ThroughputOptions::default().output_tokens)]
     pub load_output_tokens: u32,
-    /// Longgen suite: number of probes (temperature 0).
+    /// Longgen suite: number of probes (temperature 0). [range: 1–100000]
     #[arg(long, value_name = "N", default_value_t = LonggenOptions::default().probes)]
     pub longgen_probes: u64,
-    /// Longgen suite: output tokens per probe.
+    /// Longgen suite: output tokens per probe. [range: 1–1048576]
     #[arg(long, value_name = "N", default_value_t = LonggenOptions::default().output_tokens)]
     pub longgen_tokens: u32,
     /// Longgen suite: run the probes N times, in rounds, with fresh prompts: the decode rate
     /// and the speculative-decoding acceptance become a mean with a 95 % interval, and two
-    /// runs (MTP on and off) compare with `bakeoff bench compare --sweep longgen`.
+    /// runs (MTP on and off) compare with `bakeoff bench compare --sweep longgen`. [range: 1–1000]
     #[arg(long, value_name = "N", default_value_t = LonggenOptions::default().repeats)]
     pub longgen_repeats: u32,
     /// Skip the harness-ceiling measurement (here: before the load suites; then no step can

@@ -28,10 +28,10 @@ pub struct AdapterArgs {
     #[arg(long, value_name = "FILE")]
     pub prompts: Option<PathBuf>,
     /// How many of the first token's most likely alternatives to ask for (`top_logprobs`);
-    /// the rest of the probability is one tail bucket. vLLM caps it at its --max-logprobs.
+    /// the rest of the probability is one tail bucket. vLLM caps it at its --max-logprobs. [range: 1–100]
     #[arg(long, value_name = "K", default_value_t = AdapterOptions::default().top_k)]
     pub top_k: u32,
-    /// Tokens of greedy text per request, compared between base and adapter.
+    /// Tokens of greedy text per request, compared between base and adapter. [range: 1–1048576]
     #[arg(long, value_name = "N", default_value_t = AdapterOptions::default().max_tokens)]
     pub max_tokens: u32,
     /// Results directory: the artifact (<slug>.bakeoff.json) and its journal.
@@ -46,10 +46,10 @@ pub struct AdapterArgs {
     /// Name of the environment variable holding the API key (default: BAKEOFF_API_KEY).
     #[arg(long, value_name = "NAME")]
     pub api_key_env: Option<String>,
-    /// Seconds to wait for a first real completion before giving up as not-ready.
+    /// Seconds to wait for a first real completion before giving up as not-ready. [range: 1–86400]
     #[arg(long, value_name = "SECS", default_value_t = PreflightOptions::default().ready_timeout.as_secs())]
     pub ready_timeout: u64,
-    /// Whole-request limit, seconds.
+    /// Whole-request limit, seconds. [range: 1–86400]
     #[arg(long, value_name = "SECS", default_value_t = Timeouts::default().total.as_secs())]
     pub request_timeout: u64,
     #[command(flatten)]

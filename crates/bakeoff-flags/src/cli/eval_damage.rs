@@ -32,17 +32,17 @@ pub struct DamageArgs {
     pub prompts: Option<PathBuf>,
     /// How many of the first token's most likely alternatives to ask for (`top_logprobs`);
     /// the rest of the probability is one tail bucket. vLLM refuses more than its
-    /// --max-logprobs (default 20).
+    /// --max-logprobs (default 20). [range: 1–100]
     #[arg(long, value_name = "K", default_value_t = DEFAULT_TOP_K)]
     pub top_k: u32,
     /// Length of the greedy replies along which damage is measured: greedy agreement, where
     /// the replies part, and the per-token KL along the reference's reply (docs/suites.md
-    /// "Damage along the reply"). 0 measures the first token only.
+    /// "Damage along the reply"). 0 measures the first token only. [range: 0–4096]
     #[arg(long, value_name = "N", default_value_t = bakeoff_suites::damage::along::DEFAULT_TOKENS)]
     pub tokens: u32,
     /// Seed of the run's random draws (here the prompts' unique prefixes): give it to replay a
     /// run exactly (default: a fresh one per run, recorded in the artifact, so no prompt cache
-    /// of an earlier run can answer).
+    /// of an earlier run can answer). [range: 0–18446744073709551615]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     #[command(flatten)]
@@ -59,10 +59,10 @@ pub struct DamageArgs {
     #[arg(long, value_name = "NAME")]
     pub reference_api_key_env: Option<String>,
     /// Seconds to wait for a first real completion before giving up as not-ready, each
-    /// endpoint on its own.
+    /// endpoint on its own. [range: 1–86400]
     #[arg(long, value_name = "SECS", default_value_t = PreflightOptions::default().ready_timeout.as_secs())]
     pub ready_timeout: u64,
-    /// Whole-request limit, seconds.
+    /// Whole-request limit, seconds. [range: 1–86400]
     #[arg(long, value_name = "SECS", default_value_t = Timeouts::default().total.as_secs())]
     pub request_timeout: u64,
     #[command(flatten)]

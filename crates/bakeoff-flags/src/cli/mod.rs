@@ -5,6 +5,7 @@
 pub mod about;
 mod audit;
 mod bench;
+pub mod bounds;
 mod campaign;
 mod choice;
 mod eval;
@@ -21,6 +22,7 @@ use clap::{Parser, Subcommand};
 
 pub use audit::*;
 pub use bench::*;
+pub use bounds::{command, parse_from};
 pub use campaign::*;
 pub use choice::{Reading, choice, item, name_of};
 pub use eval::*;

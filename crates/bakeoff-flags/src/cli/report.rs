@@ -135,14 +135,14 @@ pub struct LogAddArgs {
 pub struct LogArchiveArgs {
     #[command(flatten)]
     pub dir: LogDirArgs,
-    /// Archive entries older than this many days (required).
+    /// Archive entries older than this many days (required). [range: 0–36500]
     #[arg(long, value_name = "DAYS")]
     pub age: u32,
     /// An open-work marker that keeps an entry (replaces the defaults: TODO, retest,
     /// follow-up, open question); repeatable.
     #[arg(long, value_name = "TEXT")]
     pub marker: Vec<String>,
-    /// Index length, in lines, to report against; never forced.
+    /// Index length, in lines, to report against; never forced. [range: 1–1000000]
     #[arg(long, value_name = "LINES", default_value_t = 250)]
     pub target: usize,
     /// Treat this date (YYYY-MM-DD) as today (default: today, UTC).

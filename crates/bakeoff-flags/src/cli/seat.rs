@@ -23,7 +23,8 @@ pub enum SeatCommand {
         after_help = "Examples:\n  bakeoff seat restart --fleet examples/fleet.toml gemma-proc\n  bakeoff seat restart --fleet examples/fleet.toml char-rp --confirm --json"
     )]
     Restart(SeatUpArgs),
-    /// Each seat's state, with the gateway aliases that route to it grouped under it.
+    /// Each seat's state, with the gateway aliases that route to it grouped under it. Exit 1
+    /// when a state cannot be read, a probe fails or, with --probe, a production seat is down.
     #[command(
         after_help = "Examples:\n  bakeoff seat status --fleet examples/fleet.toml\n  bakeoff seat status --probe --json"
     )]
@@ -71,21 +72,21 @@ pub struct FleetArgs {
 /// The watchdog's timings (`seat up|restart|watch|swap` and `campaign run`).
 #[derive(Debug, Args, Clone)]
 pub struct WatchTimingArgs {
-    /// Seconds without a log line, while not ready, that make an init-wedge.
+    /// Seconds without a log line, while not ready, that make an init-wedge. [range: 1–86400]
     #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().silence_timeout.as_secs_f64())]
     pub silence_timeout: f64,
     /// Seconds to wait for a first real completion before giving up as not-ready: here the
-    /// seat's whole start, weight loading included.
+    /// seat's whole start, weight loading included. [range: 1–604800]
     #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().ready_timeout.as_secs_f64())]
     pub ready_timeout: f64,
     /// Seconds a weight load may take before it is flagged (projected from its progress)
-    /// (optional: without it no load is flagged).
+    /// (optional: without it no load is flagged). [range: 1–604800]
     #[arg(long, value_name = "SECS")]
     pub load_budget: Option<f64>,
-    /// Restarts within --crash-loop-window that make a crash-loop.
+    /// Restarts within --crash-loop-window that make a crash-loop. [range: 1–1000]
     #[arg(long, value_name = "N", default_value_t = WatchOptions::default().crash_loop_restarts)]
     pub crash_loop_restarts: u64,
-    /// Seconds over which --crash-loop-restarts are counted.
+    /// Seconds over which --crash-loop-restarts are counted. [range: 1–86400]
     #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().crash_loop_window.as_secs_f64())]
     pub crash_loop_window: f64,
     /// Growth of a container's writable layer before ready that is flagged as a download landing
@@ -93,7 +94,7 @@ pub struct WatchTimingArgs {
     #[arg(long, value_name = "SIZE", default_value = "1g")]
     pub writable_layer_limit: String,
     /// Seconds partial downloads (*.incomplete) in a mounted cache may go without growing
-    /// before the download is called stalled (and whoever holds its lock is named).
+    /// before the download is called stalled (and whoever holds its lock is named). [range: 1–86400]
     #[arg(long, value_name = "SECS", default_value_t = WatchOptions::default().download_stall.as_secs_f64())]
     pub download_stall: f64,
 }
@@ -154,7 +155,8 @@ pub struct SeatNamesArgs {
 pub struct SeatStatusArgs {
     #[command(flatten)]
     pub fleet: FleetArgs,
-    /// Also send a real one-token completion to each running seat.
+    /// Also send a real one-token completion to each running seat; a production seat that is
+    /// not running then fails the check (exit 1), as a failed probe does.
     #[arg(long)]
     pub probe: bool,
     /// Print JSON instead of text (every seat, and the aliases that resolve to none).
@@ -168,7 +170,7 @@ pub struct SeatLogsArgs {
     pub fleet: FleetArgs,
     /// The seat, by name.
     pub seat: String,
-    /// How many of the log's last lines to print.
+    /// How many of the log's last lines to print. [range: 1–1000000]
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub tail: usize,
 }
@@ -230,11 +232,11 @@ pub struct SeatMonitorArgs {
     #[arg(value_name = "SEAT")]
     pub seats: Vec<String>,
     /// Seconds between ticks (each tick probes, reads the footprint and the queue of every
-    /// watched seat).
+    /// watched seat). [range: 1–86400]
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub interval: f64,
     /// Stop after this many seconds (optional: without it, until Ctrl-C; either way the
-    /// summary is written).
+    /// summary is written). [range: 1–31536000]
     #[arg(long, value_name = "SECS")]
     pub duration: Option<f64>,
     /// Results directory, relative to the working directory: here <fleet>.monitor.jsonl (the
@@ -242,15 +244,15 @@ pub struct SeatMonitorArgs {
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
     /// Seconds one probe (a real short completion) may take before the seat counts as not
-    /// answering.
+    /// answering. [range: 1–600]
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub probe_timeout: f64,
     /// max_tokens of the probe: enough for a thinking model to show text (a reply that is all
-    /// reasoning counts as alive).
+    /// reasoning counts as alive). [range: 1–4096]
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub probe_max_tokens: u32,
     /// Growth over the seat's first footprint, in percent, that makes a footprint-drift
-    /// finding (together with --drift-min).
+    /// finding (together with --drift-min). [range: 0.1–1000]
     #[arg(long, value_name = "PERCENT", default_value_t = 10.0)]
     pub drift_threshold: f64,
     /// The least growth, in bytes or with a suffix k, m, g (512m, 1g), that makes a
@@ -268,7 +270,7 @@ pub struct SeatMonitorArgs {
     #[arg(long, value_name = "URL")]
     pub alert_webhook: Option<String>,
     /// Attempts per alert message before it is logged as not delivered (waits of 1 s, 2 s,
-    /// 4 s, … between them).
+    /// 4 s, … between them). [range: 1–100]
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub alert_attempts: u32,
 }

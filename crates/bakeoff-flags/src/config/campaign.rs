@@ -30,17 +30,20 @@ impl CampaignRunArgs {
             ));
         }
         let allow_contaminated = super::allow_contaminated(&self.allow, "campaign run")?;
+        let only: Vec<String> = self
+            .only
+            .into_iter()
+            .filter(|s| !s.trim().is_empty())
+            .collect();
+        // An unknown name is refused before anything starts, a dry run's too.
+        bakeoff_campaign::run::select(&campaign, &only)?;
         Ok(CampaignRunConfig {
             campaign,
             options: RunOptions {
                 allow_contaminated,
                 confirm: self.confirm,
                 fresh: self.fresh,
-                only: self
-                    .only
-                    .into_iter()
-                    .filter(|s| !s.trim().is_empty())
-                    .collect(),
+                only,
                 watch,
                 suite_options: Default::default(),
                 nvidia_smi: self.nvidia_smi,

@@ -4,6 +4,7 @@
 //! take them from the libraries' own `Default`s where a library has one.
 
 mod allow;
+mod audit;
 mod bench;
 mod bench_compare;
 mod campaign;
@@ -33,11 +34,12 @@ use bakeoff_local::embedded::Embedded;
 
 use crate::FlagError;
 
-/// The embedded default's llama-server `-c` and `-np` (`--local-ctx`, `--local-parallel`).
+/// The embedded default's llama-server `-c` and `-np` (`--ctx`, `--parallel`; their ranges
+/// are checked as they are parsed, this is the library's guard).
 pub fn embedded(ctx: u32, parallel: u32) -> Result<Embedded, FlagError> {
     if ctx == 0 || parallel == 0 {
         return Err(FlagError::invalid(
-            "--local-ctx and --local-parallel must be positive",
+            "--ctx and --parallel must be positive; fix: e.g. --ctx 8192 --parallel 4",
         ));
     }
     Ok(Embedded { ctx, parallel })

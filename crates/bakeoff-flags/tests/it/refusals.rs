@@ -3,31 +3,40 @@
 
 use bakeoff_flags::FlagError;
 
-use crate::{check, refusal};
+use crate::{check, clap_refusal, refusal};
 
 const URL: &str = "http://127.0.0.1:1";
 
 #[test]
 fn a_value_out_of_range_names_its_flag_and_the_fix() {
+    // Ranges are checked as the value is parsed (clap's refusal, one line; see `bounds.rs`).
     assert_eq!(
-        refusal(&["eval", "run", "--endpoint", URL, "--connect-timeout", "0"]),
-        "--connect-timeout must be at least 1 second"
+        clap_refusal(&["eval", "run", "--endpoint", URL, "--connect-timeout", "0"]),
+        "error: --connect-timeout 0: must be a whole number from 1 to 3600; fix: e.g. --connect-timeout 10"
     );
     assert_eq!(
-        refusal(&["eval", "run", "--endpoint", URL, "--limit", "0"]),
-        "--limit must be at least 1"
+        clap_refusal(&["eval", "run", "--endpoint", URL, "--limit", "0"]),
+        "error: --limit 0: must be a whole number from 1 to 1000000; fix: e.g. --limit 1"
     );
     assert_eq!(
-        refusal(&["bench", "run", "--endpoint", URL, "--duration", "0"]),
-        "--duration must be a positive number of seconds"
+        clap_refusal(&["plan", "--margin", "-1"]),
+        "error: --margin -1: must be a number from 0 to 1024; fix: e.g. --margin 2"
     );
     assert_eq!(
-        refusal(&["plan", "--margin", "-1"]),
-        "--margin -1: must be a number of GiB, 0 or more; fix: e.g. --margin 2 (0 for no margin)"
+        clap_refusal(&["eval", "run", "--local-ctx", "0"]),
+        "error: --ctx 0: must be a whole number from 1 to 1048576; fix: e.g. --ctx 8192"
     );
+    // A check of a value in range stays the config's.
     assert_eq!(
-        refusal(&["eval", "run", "--local-ctx", "0"]),
-        "--local-ctx and --local-parallel must be positive"
+        refusal(&[
+            "bench",
+            "run",
+            "--endpoint",
+            URL,
+            "--gauge-interval",
+            "0.01"
+        ]),
+        "--gauge-interval must be at least 0.1 s (0 turns the gauges off)"
     );
 }
 
@@ -95,13 +104,8 @@ fn a_value_a_library_parses_keeps_that_library_s_error() {
     assert!(matches!(slug, Err(FlagError::Slug(_))), "{slug:?}");
     let url = check(&["eval", "run", "--endpoint", "ftp://x"]);
     assert!(matches!(url, Err(FlagError::Url(_))), "{url:?}");
-    let levels = check(&["bench", "run", "--endpoint", URL, "--concurrency", "0"]);
+    let levels = check(&["bench", "run", "--endpoint", URL, "--concurrency", "1.5"]);
     assert!(matches!(levels, Err(FlagError::Load(_))), "{levels:?}");
-    let depths = check(&["eval", "run", "--endpoint", URL, "--context-depths", "120"]);
-    assert_eq!(
-        depths.map_err(|e| e.to_string()),
-        Err("context depth \"120\" is not a percentage 0–100".to_string())
-    );
 }
 
 #[test]
@@ -115,4 +119,13 @@ fn a_bare_seat_verb_never_means_the_whole_fleet() {
         assert!(check(&["seat", verb, "--fleet", "fleet.toml", "--all"]).is_ok());
         assert!(check(&["seat", verb, "--fleet", "fleet.toml", "a", "b"]).is_ok());
     }
+}
+
+#[test]
+fn an_empty_quantization_is_not_a_flag_that_agrees() {
+    assert_eq!(
+        refusal(&["audit", "checkpoint", "dir", "--quantization", " "]),
+        "--quantization is empty; fix: give the method the server is started with (e.g. --quantization awq), or leave the flag out for a server started without one"
+    );
+    assert!(check(&["audit", "checkpoint", "dir", "--quantization", "awq"]).is_ok());
 }

@@ -85,14 +85,24 @@ fn level_and_rate_list_texts() {
     check(vec![
         (
             text(parse_levels("1, 0")),
-            "\"0\" is not a positive integer level",
+            "concurrency level \"0\": each level must be a whole number from 1 to 4096; fix: e.g. 1,2,4,8",
         ),
         (
             text(parse_levels("2,x")),
-            "\"x\" is not a positive integer level",
+            "concurrency level \"x\": each level must be a whole number from 1 to 4096; fix: e.g. 1,2,4,8",
         ),
-        (text(parse_rates("2,x")), "\"x\" is not a positive rate"),
-        (text(parse_rates("-1")), "\"-1\" is not a positive rate"),
+        (
+            text(parse_levels("1,,2")),
+            "concurrency level \"\": each level must be a whole number from 1 to 4096; fix: e.g. 1,2,4,8",
+        ),
+        (
+            text(parse_rates("2,x")),
+            "rate \"x\": each rate must be a number of requests/s above 0 and at most 10000; fix: e.g. 2,5,10",
+        ),
+        (
+            text(parse_rates("-1")),
+            "rate \"-1\": each rate must be a number of requests/s above 0 and at most 10000; fix: e.g. 2,5,10",
+        ),
     ]);
 }
 
@@ -334,7 +344,7 @@ fn length_file_texts() {
         (
             read(&zero),
             &format!(
-                "{} line 1: needs a positive integer field \"prompt_tokens\"",
+                "{} line 1: needs a field \"prompt_tokens\", an integer from 1 to 1048576",
                 zero.0.display()
             ),
         ),

@@ -170,7 +170,8 @@ pub(crate) fn trace_request(
         run_nonce
     };
     let text = if !e.hash_ids.is_empty() {
-        let mut words: Vec<String> = Vec::with_capacity(e.prompt_tokens as usize);
+        let mut words: Vec<String> =
+            Vec::with_capacity(e.prompt_tokens.min(crate::lengths::MAX_TOKENS) as usize);
         for h in &e.hash_ids {
             if words.len() >= e.prompt_tokens as usize {
                 break;

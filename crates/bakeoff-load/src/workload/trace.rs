@@ -72,7 +72,10 @@ pub enum LineProblem {
     /// None of `keys` is on the line.
     #[error("no token count: add \"{}\"", .keys.join("\" or \""))]
     NoTokens { keys: &'static [&'static str] },
-    #[error("\"{key}\" must be a positive integer")]
+    #[error(
+        "\"{key}\" must be an integer from 1 to {}",
+        crate::lengths::MAX_TOKENS
+    )]
     BadTokens { key: &'static str },
     #[error("\"hash_ids\" must be an array of non-negative integers")]
     HashIds,
@@ -202,7 +205,7 @@ fn tokens(v: &Value, keys: &'static [&'static str]) -> Result<u32, LineProblem> 
     v.get(key)
         .and_then(Value::as_u64)
         .and_then(|n| u32::try_from(n).ok())
-        .filter(|n| *n > 0)
+        .filter(|n| (1..=crate::lengths::MAX_TOKENS).contains(n))
         .ok_or(LineProblem::BadTokens { key })
 }
 
@@ -210,6 +213,23 @@ fn tokens(v: &Value, keys: &'static [&'static str]) -> Result<u32, LineProblem> 
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// A trace line asking for more tokens than a request may hold is refused with its line,
+    /// before any prompt is built (one of 4000000000 tokens would reserve about 20 GB).
+    #[test]
+    fn a_line_past_the_token_bound_is_refused() {
+        let e = Trace::parse(
+            "{\"offset_s\": 0, \"prompt_tokens\": 4000000000, \"output_tokens\": 8}\n",
+            "t.jsonl",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("--trace t.jsonl line 1: "), "{e}");
+        assert!(
+            e.contains("\"prompt_tokens\" must be an integer from 1 to 1048576"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn mooncake_and_explicit_lines() {
@@ -248,7 +268,7 @@ mod tests {
             ("{\"timestamp\": 0, \"output_length\": 1}", "input_length"),
             (
                 "{\"timestamp\": 0, \"input_length\": 0, \"output_length\": 1}",
-                "positive integer",
+                "an integer from 1 to 1048576",
             ),
             (
                 "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [\"x\"]}",

@@ -53,6 +53,11 @@ pub enum SeatInvalid {
     HostUndeclared { host: String },
     #[error("port must be 1-65535")]
     Port,
+    /// `served_model_names = []`, or a name that is empty.
+    #[error(
+        "served_model_names names no model: give at least one name, e.g. served_model_names = [\"qwen3-8b\"], or leave the key out for the engine's own name"
+    )]
+    ServedNames,
     #[error(
         "stop_timeout_s {0} is over the {MAX_STOP_TIMEOUT_S} s limit; use a value of 0-{MAX_STOP_TIMEOUT_S}"
     )]
@@ -170,9 +175,8 @@ pub(super) struct RawSeat {
     role: Role,
     /// The port the seat answers on.
     port: u16,
-    /// The model names it serves (informational; the gateway routes by them).
-    #[serde(default)]
-    served_model_names: Vec<String>,
+    /// Absent: the engine's own name for the model. Present: at least one non-empty name.
+    served_model_names: Option<Vec<String>>,
     /// vLLM's `--gpu-memory-utilization`, for the memory plan.
     gpu_memory_utilization: Option<f64>,
     /// `[seat.process]`: run as a process on the host.
@@ -391,6 +395,11 @@ impl RawSeat {
         if self.port == 0 {
             return Err(SeatInvalid::Port);
         }
+        if let Some(names) = &self.served_model_names
+            && (names.is_empty() || names.iter().any(|n| n.trim().is_empty()))
+        {
+            return Err(SeatInvalid::ServedNames);
+        }
         if let Some(t) = self.stop_timeout_s
             && t > MAX_STOP_TIMEOUT_S
         {
@@ -408,7 +417,7 @@ impl RawSeat {
             engine: self.engine,
             role: self.role,
             port: self.port,
-            served_model_names: self.served_model_names.clone(),
+            served_model_names: self.served_model_names.clone().unwrap_or_default(),
             gpu_memory_utilization: self.gpu_memory_utilization,
             tls: super::seat_tls::of(self.tls.as_ref(), &launch),
             launch,

@@ -199,6 +199,12 @@ pub fn write(path: &Path, text: &str, force: bool) -> Result<(), GatewayError> {
         path: path.to_path_buf(),
         source,
     };
+    // A directory is never the file to write, with --force or without.
+    if path.is_dir() {
+        return Err(GatewayError::IsDir {
+            path: path.to_path_buf(),
+        });
+    }
     if !force && path.exists() {
         return Err(GatewayError::Exists {
             path: path.to_path_buf(),
@@ -381,5 +387,21 @@ seat = "old"
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "mine");
         write(&p, "new", true).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+    }
+
+    /// A directory is the wrong --out, said with the fix; --force does not make it a file.
+    #[test]
+    fn a_directory_is_refused_with_or_without_force() {
+        let dir = tempfile::tempdir().unwrap();
+        for force in [false, true] {
+            let e = write(dir.path(), "new", force).unwrap_err();
+            assert!(matches!(e, GatewayError::IsDir { .. }), "{e:?}");
+            let msg = e.to_string();
+            assert!(
+                msg.contains("is a directory") && msg.contains("fix: e.g. --out "),
+                "{msg}"
+            );
+            assert!(!msg.contains("--force"), "{msg}");
+        }
     }
 }

@@ -14,6 +14,12 @@ pub enum GatewayError {
         "{path} already exists: pass --force to replace it, or choose another --out (bakeoff never overwrites a file without being told)"
     )]
     Exists { path: PathBuf },
+    #[error(
+        "--out {} is a directory: it names the config file to write; fix: e.g. --out {}",
+        path.display(),
+        path.join("config.yaml").display()
+    )]
+    IsDir { path: PathBuf },
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,

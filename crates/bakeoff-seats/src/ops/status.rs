@@ -37,6 +37,18 @@ pub struct SeatStatus {
     pub last_load_ms: Option<u64>,
 }
 
+impl SeatStatus {
+    /// Whether this seat fails `seat status` (exit 1): a probe that failed, a state that could
+    /// not be read (never taken for "fine") and, when `probed`, a production seat that is not
+    /// running: an outage is what a probing check exists to see, and only running seats are
+    /// sent a completion.
+    pub fn fails_status(&self, probed: bool) -> bool {
+        self.serving == Some(false)
+            || matches!(self.observed, Observed::Unknown { .. })
+            || (probed && self.role == Role::Production && !self.observed.is_up())
+    }
+}
+
 impl Seats {
     /// Every seat with its state and its aliases. `probe`: also send a real completion to
     /// each running seat.

@@ -218,3 +218,36 @@ fn a_seat_that_serves_tls_is_probed_over_https() {
     assert!(e.contains("[seat.tls] ca_cert"), "{e}");
     assert!(err(&seat("s", "[]", "[seat.tls]\nverify = false\n")).contains("unknown field"));
 }
+
+/// A value TOML's types refuse (a port past u16) is one line naming the file, the key and the
+/// fix, not the parser's caret diagram squashed onto one line.
+#[test]
+fn a_toml_type_error_is_one_line_naming_the_key_and_the_fix() {
+    let e = err(
+        "[[seat]]\nname = \"s\"\nengine = \"llama.cpp\"\nrole = \"bench\"\nport = 70000\n[seat.process]\ncommand = \"x\"\n",
+    );
+    assert_eq!(
+        e,
+        "fleet.toml: line 5, [[seat]] port: invalid value: integer `70000`, expected u16; fix: a port from 1 to 65535, e.g. port = 8000"
+    );
+}
+
+/// `served_model_names = []` names no model: refused with the fix (the key left out means the
+/// engine's own name).
+#[test]
+fn an_empty_served_model_names_is_refused() {
+    let seat = |names: &str| {
+        format!(
+            "[[seat]]\nname = \"s\"\nengine = \"vllm\"\nrole = \"bench\"\nport = 8000\n{names}[seat.process]\ncommand = \"x\"\n"
+        )
+    };
+    for names in [
+        "served_model_names = []\n",
+        "served_model_names = [\" \"]\n",
+    ] {
+        let e = err(&seat(names));
+        assert!(e.contains("served_model_names names no model"), "{e}");
+        assert!(e.contains("leave the key out"), "{e}");
+    }
+    assert!(Fleet::parse(&seat(""), Path::new("fleet.toml")).is_ok());
+}

@@ -20,9 +20,10 @@ pub async fn run(c: AuditCommand) -> Result<Exit, Error> {
     }
 }
 
-/// Templates of a path, or of a running endpoint (llama.cpp `/props` through discovery).
+/// Templates of a path, or of a running endpoint (llama.cpp `/props` through discovery). A URL
+/// of another scheme (`ftp://…`) is the endpoint parser's to refuse, never a missing file.
 async fn templates_of(p: &str) -> Result<Vec<ExtractedTemplate>, Error> {
-    if p.starts_with("http://") || p.starts_with("https://") {
+    if p.contains("://") {
         let key = std::env::var("BAKEOFF_API_KEY").ok().and_then(ApiKey::new);
         return Ok(vec![endpoint_template(p, key).await?]);
     }
@@ -54,6 +55,7 @@ async fn template(a: AuditTemplateArgs) -> Result<Exit, Error> {
 }
 
 fn checkpoint(a: AuditCheckpointArgs) -> Result<Exit, Error> {
+    let a = a.validate()?;
     let report = inspect_checkpoint(&a.path)?;
     let findings = check_serving_flag(&report, a.quantization.as_deref());
     let flag = a.quantization.as_deref();

@@ -22,7 +22,7 @@ async fn campaign_run(cfg: CampaignRunConfig) -> Result<Exit, Error> {
     let c = &cfg.campaign;
     let needs_confirm = !c.displaced_production().is_empty() && !cfg.options.confirm;
     if cfg.dry_run || needs_confirm {
-        for l in bakeoff_campaign::dry_run::plan(c, &cfg.options).await {
+        for l in bakeoff_campaign::dry_run::plan(c, &cfg.options).await? {
             println!(
                 "{}",
                 super::screen(&bakeoff_report::escape::for_terminal(&l, 4000))

@@ -17,6 +17,14 @@ pub fn run(a: CompareConfig) -> Result<Exit, Error> {
     };
     let art_a = read(&a.a)?;
     let art_b = read(&a.b)?;
+    // A failure artifact holds no measurement: naming one is the wrong input (exit 2, as
+    // `bench compare` refuses a file without the sweep), not a comparison that failed.
+    for (path, art) in [(&a.a, &art_a), (&a.b, &art_b)] {
+        if let Some(why) = failure_input(path, art) {
+            json_refusal(a.json, &why);
+            return Err(Error::Flags(bakeoff_flags::FlagError::invalid(why)));
+        }
+    }
     let mut cmp = compare(
         &art_a,
         &art_b,
@@ -49,6 +57,17 @@ pub fn run(a: CompareConfig) -> Result<Exit, Error> {
     }
     // A comparison without a verdict is still a finished comparison; the reason is printed.
     Ok(Exit::Ok)
+}
+
+/// Why `art` cannot be one side of a comparison: it is a failure artifact.
+fn failure_input(path: &std::path::Path, art: &bakeoff_artifact::Artifact) -> Option<String> {
+    (art.kind == bakeoff_artifact::ArtifactKind::Failure).then(|| {
+        format!(
+            "{} is a failure artifact: the endpoint was not measured, so it holds no scored item; \
+             fix: compare two artifacts of runs that measured (<slug>.bakeoff.json)",
+            path.display()
+        )
+    })
 }
 
 /// A refusal before any comparison exists, as JSON on stdout when `--json` was asked for.

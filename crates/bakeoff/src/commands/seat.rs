@@ -125,12 +125,11 @@ async fn status(a: SeatStatusArgs) -> Result<Exit, Error> {
             out.lines(bakeoff_seats::gateway::probe::lines(g, &list));
         }
     }
-    // A failed probe, or a state that could not be read (the Docker engine did not answer), is
-    // not a healthy fleet: exit 1, so a script never takes "unknown" for "fine".
-    let any_failed = list.iter().any(|s| {
-        s.serving == Some(false)
-            || matches!(s.observed, bakeoff_seats::backend::Observed::Unknown { .. })
-    }) || gateway.as_ref().is_some_and(|g| g.any_failed());
+    // A failed probe, a state that could not be read (the Docker engine did not answer) or,
+    // probing, a production seat that is down is not a healthy fleet: exit 1, so a script
+    // never takes "unknown" or an outage for "fine".
+    let any_failed = list.iter().any(|s| s.fails_status(a.probe))
+        || gateway.as_ref().is_some_and(|g| g.any_failed());
     Ok(Exit::from_ok(!any_failed))
 }
 

@@ -241,12 +241,16 @@ impl Error {
                 BenchError::Load(l) => load_code(l),
                 BenchError::Store(s) => store_code(s),
             },
+            // An endpoint that does not answer: checked, and it failed (as `eval run` says).
+            Error::EndpointTemplate(EndpointTemplateError::Unreachable { .. }) => FAILED,
             // A flag's value or a file the operator named, parsed by the library.
             Error::UnknownSeat(_) | Error::EndpointTemplate(_) | Error::NoArtifact(_) => USAGE,
             // The embedded default could not be had: checked, and it failed.
             Error::Local(_) => FAILED,
             Error::Gateway(e) => match e {
-                GatewayError::Exists { .. } | GatewayError::KeyEnv { .. } => USAGE,
+                GatewayError::Exists { .. }
+                | GatewayError::IsDir { .. }
+                | GatewayError::KeyEnv { .. } => USAGE,
                 GatewayError::Write { .. } | GatewayError::Render(_) => IO,
             },
             // A PATH that is missing, unreadable or no cache is what the operator named.
@@ -345,6 +349,7 @@ fn ops_code(e: &OpsError) -> i32 {
         | OpsError::PreStart(_)
         | OpsError::ZombieLoader { .. }
         | OpsError::DoesNotFit { .. }
+        | OpsError::NoLog(_)
         | OpsError::Backend(_) => exit_codes::FAILED,
     }
 }

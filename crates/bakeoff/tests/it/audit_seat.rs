@@ -91,7 +91,7 @@ role = "bench"
 port = 18202
 chat_template = "chatml.jinja"
 [seat.process]
-command = "llama-server"
+command = "/bin/true"
 args = ["-m", "{}", "--jinja", "--chat-template-file", "{}"]
 "#,
             smol.display(),
@@ -108,6 +108,40 @@ args = ["-m", "{}", "--jinja", "--chat-template-file", "{}"]
     let o = bakeoff(&["audit", "seat", "--fleet", &f, "nope"]);
     assert_eq!(code(&o), 2, "{}", text(&o));
     assert!(text(&o).contains("smol"), "{}", text(&o));
+}
+
+/// A process seat whose command does not exist: the start would be refused (exit 1), never
+/// "the start would go ahead".
+#[test]
+fn a_seat_whose_command_does_not_exist_would_be_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = write_fleet(
+        dir.path(),
+        r#"
+[[seat]]
+name = "ghost"
+engine = "llama.cpp"
+role = "bench"
+port = 18204
+[seat.process]
+command = "/opt/none/llama-server"
+args = ["--port", "{port}"]
+"#,
+    );
+    let o = bakeoff(&[
+        "audit",
+        "seat",
+        "--fleet",
+        &fleet.display().to_string(),
+        "ghost",
+    ]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("REFUSED") && out.contains("does not exist"),
+        "{out}"
+    );
+    assert!(!out.contains("would go ahead"), "{out}");
 }
 
 /// The crash loop of docs/field-cases.md F7: `--quantization compressed-tensors` over BF16

@@ -380,10 +380,16 @@ fn shape_flags_are_checked_before_anything_starts() {
         ),
         (
             &["--rate", "2", "--arrival", "gamma", "--burstiness", "0"][..],
-            "positive",
+            "--burstiness 0: must be a number from 0.01 to 100; fix: ",
         ),
-        (&["--cancel-rate", "1.5"][..], "--cancel-rate 1.5"),
-        (&["--ramp-up", "0"][..], "--ramp-up must be a positive"),
+        (
+            &["--cancel-rate", "1.5"][..],
+            "--cancel-rate 1.5: must be a number from 0 to 0.99",
+        ),
+        (
+            &["--ramp-up", "0"][..],
+            "--ramp-up 0: must be a number from 0.1 to 3600",
+        ),
         (&["--gauge-interval", "0.01"][..], "at least 0.1 s"),
         (
             &["--multi-turn", "2", "--cancel-rate", "0.2"][..],

@@ -44,3 +44,15 @@ fn plan_without_a_card_size_names_both_fixes() {
     assert!(line.contains("--gpu-memory-gib"), "{line}");
     assert!(line.contains("gpu_memory_gib under [hosts."), "{line}");
 }
+
+/// `audit template` given a URL of another scheme: the endpoint parser's refusal (exit 2),
+/// never "No such file or directory" as if it were a path.
+#[test]
+fn a_template_url_of_another_scheme_is_refused_as_a_url() {
+    let o = bakeoff(&["audit", "template", "ftp://example.invalid/model"]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("ftp://"), "{err}");
+    assert!(!err.contains("No such file"), "{err}");
+}

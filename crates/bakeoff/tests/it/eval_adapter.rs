@@ -344,8 +344,14 @@ async fn vllm_serves_the_adapter_as_its_own_model_id() {
 fn bad_flags_are_refused_before_anything_is_sent() {
     let dead = util::dead_port_url();
     for (args, says) in [
-        (vec!["--top-k", "0"], "--top-k must be at least 1"),
-        (vec!["--max-tokens", "0"], "--max-tokens must be at least 1"),
+        (
+            vec!["--top-k", "0"],
+            "--top-k 0: must be a whole number from 1 to 100; fix: ",
+        ),
+        (
+            vec!["--max-tokens", "0"],
+            "--max-tokens 0: must be a whole number from 1 to 1048576; fix: ",
+        ),
         (
             vec!["--prompts", "/nonexistent/prompts.jsonl"],
             "cannot read --prompts",

@@ -421,7 +421,7 @@ fn bad_flags_and_prompt_files_are_usage_errors_before_anything_is_sent() {
     let o = util::bakeoff(&[&base[..], &["--top-k", "0"]].concat());
     assert_eq!(code(&o), 2, "{}", text(&o));
     assert!(
-        text(&o).contains("--top-k must be at least 1"),
+        text(&o).contains("--top-k 0: must be a whole number from 1 to 100; fix: "),
         "{}",
         text(&o)
     );

@@ -72,7 +72,7 @@ fn a_bad_flag_is_a_usage_error() {
                 "--connect-timeout",
                 "0",
             ],
-            "--connect-timeout must be at least 1 second",
+            "--connect-timeout 0: must be a whole number from 1 to 3600; fix: e.g. --connect-timeout 10",
         ),
         (
             vec![
@@ -86,6 +86,56 @@ fn a_bad_flag_is_a_usage_error() {
                 "soon",
             ],
             "--date \"soon\" is not a date",
+        ),
+    ] {
+        let o = bakeoff(&args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", text(&o));
+        assert_one_line_error(&o, want);
+    }
+}
+
+/// Two failure artifacts are the wrong input to a comparison: `eval compare` refuses them as
+/// `bench compare` does, exit 2 with one line and the fix, never 1 ("share no scored item").
+#[test]
+fn comparing_failure_artifacts_is_a_usage_error_in_both_compares() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for side in ["a", "b"] {
+        let out = dir.path().join(side);
+        let o = eval_run(&dead_port_url(), &out, &[]);
+        assert_eq!(code(&o), 1, "{}", text(&o));
+        let f = std::fs::read_dir(&out)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(".failure.json"))
+            .unwrap_or_else(|| panic!("no failure artifact: {}", text(&o)));
+        files.push(f.display().to_string());
+    }
+    let o = bakeoff(&["eval", "compare", &files[0], &files[1]]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert_one_line_error(&o, "is a failure artifact");
+    assert_one_line_error(&o, "fix: ");
+    let o = bakeoff(&["bench", "compare", &files[0], &files[1]]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+}
+
+/// A number outside its flag's documented range, or not a number, is one line naming the flag
+/// and the fix, exit 2, before anything starts (every flag is walked in bakeoff-flags' tests).
+#[test]
+fn a_number_out_of_range_is_one_line_and_exit_2() {
+    for (args, want) in [
+        (
+            vec!["eval", "run", "--ready-timeout", "-1"],
+            "--ready-timeout -1: must be a whole number from 1 to 86400; fix: e.g. --ready-timeout",
+        ),
+        (
+            vec!["bench", "run", "--temperature", "NaN"],
+            "--temperature NaN: must be a number from 0 to 2; fix: e.g. --temperature",
+        ),
+        (
+            vec!["eval", "damage", "--top-k", "4000000000"],
+            "--top-k 4000000000: must be a whole number from 1 to 100",
         ),
     ] {
         let o = bakeoff(&args);

@@ -40,7 +40,8 @@ fn write(dir: &Path, toml: &str) -> String {
 #[test]
 fn production_seat_refuses_without_confirm() {
     let dir = tempfile::tempdir().unwrap();
-    let f = write(dir.path(), &seat("prod", "production", free_port()));
+    let port = free_port();
+    let f = write(dir.path(), &seat("prod", "production", port));
     for verb in [
         vec!["up", "--all"],
         vec!["down", "--all"],
@@ -52,6 +53,11 @@ fn production_seat_refuses_without_confirm() {
         let (code, out, err) = bakeoff(&args);
         assert_eq!(code, 1, "{verb:?}: {out}{err}");
         assert!(out.contains("--confirm") && out.contains("Would:"), "{out}");
+        // The command as it would start: placeholders filled in.
+        assert!(
+            out.contains(&format!("--port {port}")) && !out.contains("{port}"),
+            "{out}"
+        );
         assert!(err.contains("nothing was done"), "{err}");
     }
     // Nothing was started: no pid file.
@@ -139,8 +145,9 @@ fn out_of_range_timeouts_are_usage_errors() {
         let arg = format!("{flag}={v}");
         let (code, out, err) = bakeoff(&["seat", "watch", "--fleet", &f, "one", &arg]);
         assert_eq!(code, 2, "{flag} {v}: {out}{err}");
+        // Refused as the value is parsed: the flag, the value, its range and the fix.
         assert!(
-            err.contains(flag) && err.contains("positive number of seconds"),
+            err.contains(&format!("{flag} {v}: must be a number from ")) && err.contains("; fix: "),
             "{err}"
         );
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
@@ -577,4 +584,34 @@ fn seat_status_keeps_its_key_columns_at_every_width() {
     assert_eq!(v["seats"][0]["seat"], name, "the full name in --json");
     let (code, out, err) = bakeoff(&["seat", "down", "--fleet", &f, name]);
     assert_eq!(code, 0, "{out}{err}");
+}
+
+/// `seat status --probe` is a cron check: a production seat that is down fails it (exit 1),
+/// though only running seats are sent a completion. Without `--probe` it is a listing (0), and
+/// a bench seat that is down is no outage.
+#[test]
+fn a_probing_status_fails_while_a_production_seat_is_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = |name: &str, role: &str| {
+        bakeoff_testkit::fleet::seat_header(name, "llama.cpp", role, free_port(), "m")
+    };
+    let body = "[seat.process]\ncommand = \"llama-server\"\nargs = [\"--port\", \"{port}\"]\n";
+    let prod = format!("{}{body}", header("prod", "production"));
+    let bench = format!("{}{body}", header("spare", "bench"));
+    let f = write(dir.path(), &format!("{prod}{bench}"));
+    let (code, out, err) = bakeoff(&["seat", "status", "--fleet", &f, "--probe"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let (code, _, err) = bakeoff(&["seat", "status", "--fleet", &f]);
+    assert_eq!(code, 0, "{err}");
+    // A seat that never started has no log: said, with the fix, never an empty success.
+    let (code, out, err) = bakeoff(&["seat", "logs", "--fleet", &f, "spare"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("spare has no log to show") && err.contains("fix: "),
+        "{err}"
+    );
+    let f = write(dir.path(), &bench);
+    let (code, _, err) = bakeoff(&["seat", "status", "--fleet", &f, "--probe"]);
+    assert_eq!(code, 0, "{err}");
 }

@@ -154,3 +154,28 @@ add_args = ["--metrics"]
         "{plan}"
     );
 }
+
+/// `--dry-run --only NAME` plans only what a run with `--only NAME` would run, and an unknown
+/// name is refused (exit 2, one line naming it and the names the campaign has), as a run
+/// refuses it.
+#[test]
+fn dry_run_honours_only_and_refuses_unknown_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let campaign = format!(
+        "{}\n[[candidate]]\nname = \"one\"\nseat = \"base\"\n\n[[candidate]]\nname = \"two\"\nseat = \"base\"\nadd_args = [\"--metrics\"]\n",
+        campaign_header("only")
+    );
+    let f = Files::write(dir.path(), &paper_seat("base", free_port()), &campaign);
+    let o = f.run(&["--dry-run", "--only", "two"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let plan = stdout(&o);
+    let launches = plan.lines().filter(|l| l.contains("launch: ")).count();
+    assert_eq!(launches, 1, "{plan}");
+    assert!(
+        plan.contains("two (candidate two") && !plan.contains("one (candidate one"),
+        "{plan}"
+    );
+    let o = f.run(&["--dry-run", "--only", "three"]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert_one_line_error(&o, &["--only three", "one", "two"]);
+}
