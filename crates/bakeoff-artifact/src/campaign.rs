@@ -197,6 +197,43 @@ pub struct IsolationRecord {
     /// Probes the budget (or the proof) cut, as `hypothesis: probe`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_attempted: Vec<String>,
+    /// For a failure of engine support: what the registry check said of each alternative
+    /// build the candidate lists (`alternatives = [...]`), asked without a start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<AlternativeCheck>,
+}
+
+/// One alternative build (an image, or a process seat's command) asked whether it knows the
+/// checkpoint its candidate's engine did not: the engine's own registry, no start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AlternativeCheck {
+    /// The image, or the command, as listed.
+    pub build: String,
+    pub verdict: AlternativeVerdict,
+    /// The check's own words (the registry's answer, or why it could not be asked).
+    pub words: String,
+}
+
+/// What the registry check of an alternative build said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AlternativeVerdict {
+    /// The build's registry knows the checkpoint's architecture (or `model_type`).
+    Supports,
+    /// The build's registry does not know it either.
+    Refuses,
+    /// The check could not run (image not here, a hub id offline, a timeout): why is in `words`.
+    NotChecked,
+}
+
+impl AlternativeVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlternativeVerdict::Supports => "supports",
+            AlternativeVerdict::Refuses => "refuses",
+            AlternativeVerdict::NotChecked => "not-checked",
+        }
+    }
 }
 
 impl crate::Versioned for CampaignRecord {

@@ -96,6 +96,9 @@ pub struct Isolate {
     pub budget_s: u64,
     /// Plan headroom for `--gpu-memory-utilization` probes: the highest fraction allowed.
     pub max_gpu_memory_utilization: f64,
+    /// Other builds asked with the registry check (no start) after a failure of engine
+    /// support: images for a Docker seat, commands for a process seat.
+    pub alternatives: Vec<String>,
 }
 
 impl Default for Isolate {
@@ -104,6 +107,7 @@ impl Default for Isolate {
             max_starts: 6,
             budget_s: 3600,
             max_gpu_memory_utilization: 0.95,
+            alternatives: Vec::new(),
         }
     }
 }

@@ -399,7 +399,13 @@ fn isolate(i: RawIsolate) -> Result<Isolate, CandidateProblem> {
         max_gpu_memory_utilization: i
             .max_gpu_memory_utilization
             .unwrap_or(d.max_gpu_memory_utilization),
+        alternatives: i.alternatives,
     };
+    if let Some(empty) = out.alternatives.iter().position(|b| b.trim().is_empty()) {
+        return Err(CandidateProblem::Isolate(format!(
+            "alternatives[{empty}] is empty; fix: each entry an image (a Docker seat) or a command (a process seat), e.g. alternatives = [\"vllm/vllm-openai:v0.11.0\"]"
+        )));
+    }
     if !(1..=50).contains(&out.max_starts) {
         return Err(CandidateProblem::Isolate(format!(
             "max_starts = {} is out of range; fix: 1 to 50 (default {})",
@@ -532,6 +538,10 @@ struct RawIsolate {
     /// The highest GPU-memory fraction a probe may ask (default 0.95).
     #[serde(default)]
     max_gpu_memory_utilization: Option<f64>,
+    /// Other builds of the engine to ask, without a start, when the engine says it cannot run
+    /// the checkpoint: images for a Docker seat, commands for a process seat.
+    #[serde(default)]
+    alternatives: Vec<String>,
 }
 
 /// A bakeoff campaign file (TOML): the campaign, and the candidates it tries (docs/campaign.md).

@@ -69,6 +69,12 @@ pub enum Entry {
         at: DateTime<Utc>,
         row: Box<VariantRow>,
     },
+    /// A candidate's alternative builds, as the registry check answered (no start).
+    AlternativesChecked {
+        at: DateTime<Utc>,
+        candidate: String,
+        checks: Vec<bakeoff_artifact::campaign::AlternativeCheck>,
+    },
 }
 
 /// What the journal says is true now.
@@ -83,6 +89,8 @@ pub struct State {
     pub first_started: Option<DateTime<Utc>>,
     /// The latest row of each variant.
     pub rows: BTreeMap<String, VariantRow>,
+    /// The registry check's answers on each candidate's alternative builds.
+    pub alternatives: crate::isolate::Checked,
     /// Attempts per variant.
     pub attempts: BTreeMap<String, u32>,
     /// A variant started and never done: `(variant, attempt, started at)`.
@@ -133,6 +141,11 @@ impl State {
                 self.seats_up.push(*seat);
             }
             Entry::SeatStopped { seat, .. } => self.seats_up.retain(|s| s.name != seat),
+            Entry::AlternativesChecked {
+                candidate, checks, ..
+            } => {
+                self.alternatives.insert(candidate, checks);
+            }
             Entry::VariantDone { row, .. } => {
                 if self
                     .open

@@ -140,7 +140,7 @@ pub fn build(c: &Campaign, state: &State) -> CampaignRecord {
         variants,
         notes,
         allow_contaminated: false,
-        isolations: crate::isolate::records(c, &state.rows),
+        isolations: crate::isolate::records(c, &state.rows, &state.alternatives),
         tunings: crate::tune::records(c, &state.rows),
     }
 }

@@ -197,7 +197,37 @@ async fn isolate_all(
         {
             continue;
         }
-        while let Some(walk) = crate::isolate::walk(c, &cand.name, spec, &journal.state().rows) {
+        while let Some(walk) = crate::isolate::walk(
+            c,
+            &cand.name,
+            spec,
+            &journal.state().rows,
+            &journal.state().alternatives,
+        ) {
+            if walk.alternatives_due {
+                let Some((parent, _)) =
+                    crate::isolate::parent(c, &cand.name, &journal.state().rows)
+                else {
+                    break;
+                };
+                report.note(&format!(
+                    "{}: engine support: asking the registry of {} listed alternative build(s), no start",
+                    cand.name,
+                    spec.alternatives.len()
+                ));
+                let (fleet, parent, builds) =
+                    (c.fleet.clone(), parent.clone(), spec.alternatives.clone());
+                let checks = bakeoff_gpu::blocking::off_runtime(move || {
+                    crate::isolate::alternatives::check(&fleet, &parent, &builds)
+                })
+                .await;
+                journal.append(Entry::AlternativesChecked {
+                    at: Utc::now(),
+                    candidate: cand.name.clone(),
+                    checks,
+                })?;
+                continue;
+            }
             let Some((v, probe)) = walk.next else {
                 if let Some(f) = &walk.record.factor {
                     report.note(&format!("{}: isolated: {f}", cand.name));

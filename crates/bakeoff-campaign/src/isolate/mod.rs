@@ -8,6 +8,7 @@
 //! [`walk`] replays the planner over the journal's rows: a probe whose row is final is read,
 //! not run again, so a killed campaign resumes mid-isolation where it stopped.
 
+pub mod alternatives;
 pub mod plan;
 pub mod table;
 pub mod words;
@@ -17,7 +18,7 @@ use std::path::Path;
 
 use bakeoff_artifact::FailureClass;
 use bakeoff_artifact::campaign::{
-    IsolationRecord, IsolationStatus, OutcomeKind, ProbeRecord, VariantRow,
+    AlternativeCheck, IsolationRecord, IsolationStatus, OutcomeKind, ProbeRecord, VariantRow,
 };
 use bakeoff_seats::fleet::Launch;
 
@@ -36,6 +37,20 @@ pub struct Walk {
     pub record: IsolationRecord,
     /// The probe to run next, with its row's probe record (`None`: the isolation has ended).
     pub next: Option<(Variant, ProbeRecord)>,
+    /// A failure of engine support whose listed alternative builds are still to be asked
+    /// (the registry check, no start: [`alternatives::check`]).
+    pub alternatives_due: bool,
+}
+
+/// The candidates' alternative builds as the registry check answered, by candidate.
+pub type Checked = BTreeMap<String, Vec<AlternativeCheck>>;
+
+/// A seat's build, as `alternatives` lists one: a Docker seat's image, a process seat's command.
+fn build_of(v: &Variant) -> String {
+    match &v.seat.launch {
+        Launch::Process(p) => p.command.clone(),
+        Launch::Docker(d) => d.image.clone(),
+    }
 }
 
 /// The launch arguments of a seat (a process's args, a container's command).
@@ -53,31 +68,53 @@ fn memory_limit(v: &Variant) -> Option<i64> {
     }
 }
 
-/// The engine's words of a row: its outcome's message, its notable lines, and its kept log.
+/// The engine's words of a row: its outcome's message, and its kept log — or, where no log
+/// was kept, its notable lines (excerpts of that log: never both, so a buffer line the planner
+/// sums is read once).
 pub fn words_of(row: &VariantRow, dir: &Path) -> String {
     let mut text = row.outcome.message.clone();
-    for l in &row.log_lines {
-        text.push('\n');
-        text.push_str(l);
-    }
-    if let Some(log) = &row.log
-        && !log.contains("..")
-        && let Ok(s) = std::fs::read_to_string(dir.join(log))
-    {
-        text.push('\n');
-        text.push_str(&s);
+    let log = row
+        .log
+        .as_ref()
+        .filter(|log| !log.contains(".."))
+        .and_then(|log| std::fs::read_to_string(dir.join(log)).ok());
+    match log {
+        Some(s) => {
+            text.push('\n');
+            text.push_str(&s);
+        }
+        None => {
+            for l in &row.log_lines {
+                text.push('\n');
+                text.push_str(l);
+            }
+        }
     }
     text
 }
 
-/// The class a row failed with, for isolation: its failure class, or `bad-argument` for a
-/// start the campaign refused because the engine's `--help` does not list a flag.
+/// The class a row failed with, for isolation: its failure class, `bad-argument` for a
+/// start the campaign refused because the engine's `--help` does not list a flag, or a class of
+/// engine support for a start the registry check refused.
 fn failed_class(row: &VariantRow) -> Option<FailureClass> {
+    let pre_start = row.outcome.reason.as_deref() == Some("pre-start");
     match row.outcome.kind {
         OutcomeKind::Failed => row.outcome.class,
         OutcomeKind::Skipped
-            if row.outcome.reason.as_deref() == Some("pre-start")
-                && words::refused_flag(&row.outcome.message).is_some() =>
+            if pre_start
+                && row
+                    .outcome
+                    .message
+                    .contains(bakeoff_seats::checks::engine_support::UNSUPPORTED) =>
+        {
+            Some(if row.outcome.message.contains("architecture") {
+                FailureClass::UnsupportedArchitecture
+            } else {
+                FailureClass::UnknownModelType
+            })
+        }
+        OutcomeKind::Skipped
+            if pre_start && words::refused_flag(&row.outcome.message).is_some() =>
         {
             Some(FailureClass::BadArgument)
         }
@@ -135,12 +172,13 @@ pub fn parent<'a>(
         .find_map(|v| Some((v, failed_class(rows.get(&v.slug)?)?)))
 }
 
-/// The isolation of `candidate` as the journal's rows have it.
+/// The isolation of `candidate` as the journal's rows (and its alternatives' checks) have it.
 pub fn walk(
     c: &Campaign,
     candidate: &str,
     spec: &Isolate,
     rows: &BTreeMap<String, VariantRow>,
+    checked: &Checked,
 ) -> Option<Walk> {
     let (parent, class) = parent(c, candidate, rows)?;
     let parent_row = rows.get(&parent.slug)?;
@@ -169,6 +207,7 @@ pub fn walk(
         seconds: 0,
         budget_s: spec.budget_s,
         not_attempted: Vec::new(),
+        alternatives: Vec::new(),
     };
     let conclude = |record: &mut IsolationRecord, k: plan::Conclusion, slugs: &[String]| {
         record.status = k.status;
@@ -183,6 +222,32 @@ pub fn walk(
         record.summary = k.summary;
         record.not_attempted.extend(k.not_attempted);
     };
+    // Engine support: no start of this build changes the engine's answer; the listed
+    // alternative builds are asked instead, without a start.
+    if table::ENGINE_SUPPORT.contains(&class) && !spec.alternatives.is_empty() {
+        let Some(checks) = checked.get(candidate) else {
+            record.summary = format!(
+                "engine support: the registry check of {} listed alternative build(s) is due (no start)",
+                spec.alternatives.len()
+            );
+            return Some(Walk {
+                record,
+                next: None,
+                alternatives_due: true,
+            });
+        };
+        conclude(
+            &mut record,
+            alternatives::conclude(&build_of(parent), checks),
+            &slugs,
+        );
+        record.alternatives = checks.clone();
+        return Some(Walk {
+            record,
+            next: None,
+            alternatives_due: false,
+        });
+    }
     let mut next = None;
     for _ in 0..MAX_STEPS {
         match plan::decide(&failed, &levers, spec.max_gpu_memory_utilization, &seen) {
@@ -238,14 +303,22 @@ pub fn walk(
     }
     record.starts = starts;
     record.seconds = ms / 1000;
-    Some(Walk { record, next })
+    Some(Walk {
+        record,
+        next,
+        alternatives_due: false,
+    })
 }
 
-/// Every candidate's isolation, as the journal's rows have it (for `campaign.json`).
-pub fn records(c: &Campaign, rows: &BTreeMap<String, VariantRow>) -> Vec<IsolationRecord> {
+/// Every candidate's isolation, as the journal has it (for `campaign.json`).
+pub fn records(
+    c: &Campaign,
+    rows: &BTreeMap<String, VariantRow>,
+    checked: &Checked,
+) -> Vec<IsolationRecord> {
     c.candidates
         .iter()
-        .filter_map(|cand| walk(c, &cand.name, cand.isolate.as_ref()?, rows))
+        .filter_map(|cand| walk(c, &cand.name, cand.isolate.as_ref()?, rows, checked))
         .map(|w| w.record)
         .collect()
 }

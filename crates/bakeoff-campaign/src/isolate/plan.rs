@@ -166,7 +166,7 @@ pub fn decide(
             format!("engine support ({c}, in the engine's own words)"),
             None,
             None,
-            "the engine states it cannot run this checkpoint as deployed; no start of this image changes that: try another image or engine version",
+            "the engine states it cannot run this checkpoint as deployed; no start of this build changes that: list other images or engine versions under alternatives = [...] to have them asked",
         )),
         c => Decision::Conclude(not_isolated(format!(
             "not isolated: the decision table has no probe for {c}"
@@ -642,60 +642,8 @@ fn gpu_total_gib(text: &str) -> Option<f64> {
 }
 
 fn out_of_memory(failed: &Failed, levers: &Levers, seen: &[(Probe, Seen)]) -> Decision {
-    // A window search, once a smaller window started: confirm one step above.
-    if let Some(i) = seen
-        .iter()
-        .position(|(p, s)| p.kind == ProbeKind::SmallerWindow && s.ready())
-    {
-        let (p, _) = &seen[i];
-        let w = p.changes.iter().find_map(|c| match c {
-            Change::Set(_, v) => v.parse::<u64>().ok(),
-            _ => None,
-        });
-        if let (Some(w), Some(names)) = (w, levers.window) {
-            let asked: Option<u64> = value_of(&failed.args, names);
-            let step = window_step(asked.unwrap_or(w * 2));
-            let above = w + step;
-            let found_above = |ok: bool, j: Option<usize>| {
-                if ok {
-                    isolated(
-                        format!("the window: {above} starts too ({w} predicted)"),
-                        j,
-                        None,
-                        format!("the window's KV cache: {w} started, and {above} as well"),
-                    )
-                } else {
-                    isolated(
-                        format!("the window: the largest that fits is {w} ({above} fails)"),
-                        Some(i),
-                        j,
-                        format!("the window's KV cache: {w} started and {above} did not"),
-                    )
-                }
-            };
-            return match seen.get(i + 1) {
-                _ if asked.is_some_and(|a| above >= a) => Decision::Conclude(isolated(
-                    format!("the window: {w} starts, {} fails", asked.unwrap_or(above)),
-                    Some(i),
-                    None,
-                    "the window's KV cache: the smaller window started",
-                )),
-                None => ask(
-                    probe(
-                        ProbeKind::StepAbovePredicted,
-                        format!("{w} is the largest window that fits"),
-                        vec![Change::Set(names[0].to_string(), above.to_string())],
-                    ),
-                    isolated(
-                        format!("the window: {w} starts"),
-                        Some(i),
-                        None,
-                        "the step above was not tried (budget)",
-                    ),
-                ),
-                Some((_, s)) => Decision::Conclude(found_above(s.ready(), Some(i + 1))),
-            };
-        }
+    if let Some(d) = oom_window_search(failed, levers, seen) {
+        return d;
     }
     if let Some((i, _)) = seen.iter().enumerate().find(|(_, (_, s))| s.ready()) {
         let (p, _) = &seen[i];
@@ -713,9 +661,10 @@ fn out_of_memory(failed: &Failed, levers: &Levers, seen: &[(Probe, Seen)]) -> De
     {
         let fitted = words::llama_buffers(&failed.text).and_then(|b| {
             let limit_mib = failed.memory_limit? as f64 / (1024.0 * 1024.0);
-            // What the seat's memory leaves for the KV cache: its limit, less the weights and
-            // a tenth for compute buffers and the process itself.
-            let room = limit_mib * 0.9 - b.model_mib;
+            // What the seat's memory leaves for the KV cache: its limit, less the weights, a
+            // sliding-window cache (it does not grow with the window), and a tenth for compute
+            // buffers and the process itself.
+            let room = limit_mib * 0.9 - b.model_mib - b.fixed_kv_mib;
             let per_token = b.kv_mib / b.n_ctx as f64;
             (room > 0.0 && per_token > 0.0).then(|| round_window((room / per_token) as u64))
         });
@@ -768,6 +717,83 @@ fn out_of_memory(failed: &Failed, levers: &Levers, seen: &[(Probe, Seen)]) -> De
     Decision::Conclude(not_isolated(
         "not isolated: no lever that shrinks the load started (window, sequences, GPU layers)",
     ))
+}
+
+/// The window search of an out-of-memory failure, once a window probe has run: from the
+/// largest window that started, one step up until a step fails (the prediction is from the
+/// load's own buffers, so it is near); while every window probe failed, one step down, then
+/// halves. `None` before the first window probe, or when the window cannot shrink further.
+fn oom_window_search(failed: &Failed, levers: &Levers, seen: &[(Probe, Seen)]) -> Option<Decision> {
+    let names = levers.window?;
+    let asked: u64 = value_of(&failed.args, names)?;
+    let step = window_step(asked);
+    let windows: Vec<(usize, u64, bool)> = seen
+        .iter()
+        .enumerate()
+        .filter(|(_, (p, _))| {
+            matches!(
+                p.kind,
+                ProbeKind::SmallerWindow | ProbeKind::StepAbovePredicted
+            )
+        })
+        .filter_map(|(i, (p, s))| {
+            let w = p.changes.iter().find_map(|c| match c {
+                Change::Set(_, v) => v.parse::<u64>().ok(),
+                _ => None,
+            })?;
+            Some((i, w, s.ready()))
+        })
+        .collect();
+    if windows.is_empty() {
+        return None;
+    }
+    let lo = windows.iter().filter(|w| w.2).max_by_key(|w| w.1);
+    let hi = windows.iter().filter(|w| !w.2).min_by_key(|w| w.1);
+    // The smallest window that failed: a probe's, or the one asked.
+    let (hi_w, hi_i) = match hi {
+        Some(&(i, w, _)) if w < asked => (w, Some(i)),
+        _ => (asked, None),
+    };
+    if let Some(&(i, w, _)) = lo {
+        if hi_w <= w + step {
+            return Some(Decision::Conclude(isolated(
+                format!("the window: the largest that fits is {w} ({hi_w} fails)"),
+                Some(i),
+                hi_i,
+                format!("the window's KV cache: {w} started and {hi_w} did not"),
+            )));
+        }
+        let above = w + step;
+        return Some(ask(
+            probe(
+                ProbeKind::StepAbovePredicted,
+                format!("{w} is the largest window that fits"),
+                vec![Change::Set(names[0].to_string(), above.to_string())],
+            ),
+            isolated(
+                format!("the window: {w} starts, {hi_w} fails"),
+                Some(i),
+                hi_i,
+                "the steps between were not tried (budget)",
+            ),
+        ));
+    }
+    // Every window probe failed: one step down from the prediction, then halves.
+    let next = if windows.len() == 1 {
+        round_window(hi_w.saturating_sub(step))
+    } else {
+        round_window(hi_w / 2)
+    };
+    (next < hi_w).then(|| {
+        ask(
+            probe(
+                ProbeKind::SmallerWindow,
+                format!("the window's KV cache ({hi_w} failed too)"),
+                vec![Change::Set(names[0].to_string(), next.to_string())],
+            ),
+            budget_cut(),
+        )
+    })
 }
 
 fn flake(seen: &[(Probe, Seen)]) -> Decision {

@@ -173,7 +173,8 @@ pub fn row_of(kind: ProbeKind) -> Option<&'static Row> {
     TABLE.iter().find(|r| r.kind == kind)
 }
 
-/// Classes the engine states it cannot run: no start changes that, so no probe is designed.
+/// Classes the engine states it cannot run: no start of the same build changes that, so the
+/// only probes are the candidate's alternative builds, asked without a start.
 pub const ENGINE_SUPPORT: &[FailureClass] = &[
     C::UnsupportedArchitecture,
     C::UnknownModelType,
@@ -200,7 +201,7 @@ pub fn markdown() -> String {
     }
     let support: Vec<String> = ENGINE_SUPPORT.iter().map(|c| format!("`{c}`")).collect();
     out.push_str(&format!(
-        "| {} | the engine as deployed cannot run the checkpoint | none: the engine said so in its own words, and no start changes that | | |\n",
+        "| {} (or the registry check refused the start) | the engine build as deployed cannot run the checkpoint | each build under `alternatives = [...]` (an image, or a process seat's command) asked with the registry check, no start; none listed: no probe, the engine said so in its own words | a build knows it: the engine build is the factor (isolated) | every build refuses: proven unfit with these builds; one could not be asked: not isolated |\n",
         support.join(", ")
     ));
     out

@@ -291,3 +291,36 @@ fn the_docs_show_the_table_the_code_reads() {
         "docs/campaign.md's decision table is out of date; regenerate with BAKEOFF_UPDATE_DOCS=1 cargo test -p bakeoff-campaign --lib isolate"
     );
 }
+
+#[test]
+fn alternative_builds_conclude_by_what_their_registries_say() {
+    use super::alternatives::conclude;
+    use bakeoff_artifact::campaign::{AlternativeCheck, AlternativeVerdict as V};
+    let check = |build: &str, verdict| AlternativeCheck {
+        build: build.into(),
+        verdict,
+        words: "…".into(),
+    };
+    // One build knows it: the engine build is the factor.
+    let k = conclude(
+        "vllm/vllm-openai:v0.8.0",
+        &[check("a:1", V::Refuses), check("b:2", V::Supports)],
+    );
+    assert_eq!(k.status, IsolationStatus::Isolated);
+    assert_eq!(
+        k.factor.as_deref(),
+        Some("the engine build: `b:2` knows the checkpoint, `vllm/vllm-openai:v0.8.0` does not")
+    );
+    // Every build refuses: proven unfit with these builds, nothing started.
+    let k = conclude("x", &[check("a:1", V::Refuses), check("b:2", V::Refuses)]);
+    assert_eq!(k.status, IsolationStatus::ProvenUnfit);
+    assert!(k.summary.contains("`a:1`, `b:2`"), "{}", k.summary);
+    // A build that could not be asked: no claim.
+    let k = conclude(
+        "x",
+        &[check("a:1", V::Refuses), check("b:2", V::NotChecked)],
+    );
+    assert_eq!(k.status, IsolationStatus::NotIsolated);
+    assert!(k.factor.is_none());
+    assert!(k.summary.contains("`b:2`: …"), "{}", k.summary);
+}

@@ -128,21 +128,25 @@ pub fn kv_stated(text: &str) -> Option<KvStated> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LlamaBuffers {
     pub n_ctx: u64,
+    /// The KV buffers that grow with the window (MiB).
     pub kv_mib: f64,
+    /// Sliding-window KV buffers: sized by the attention window, not the context (MiB).
+    pub fixed_kv_mib: f64,
     pub model_mib: f64,
 }
 
 pub fn llama_buffers(text: &str) -> Option<LlamaBuffers> {
     static KV: LazyLock<Option<Regex>> = LazyLock::new(|| re(r"KV buffer size\s*=\s*([\d.]+) MiB"));
+    // llama.cpp b11434 src/llama-kv-cache-iswa.cpp: "creating non-SWA KV cache, size = N cells"
+    // and "creating     SWA KV cache, size = N cells" before each cache's buffer line.
+    static CACHE: LazyLock<Option<Regex>> =
+        LazyLock::new(|| re(r"creating\s+(non-SWA|SWA) KV cache"));
     static MODEL: LazyLock<Option<Regex>> =
         LazyLock::new(|| re(r"model buffer size\s*=\s*([\d.]+) MiB"));
     static NCTX: LazyLock<Option<Regex>> =
         LazyLock::new(|| re(r"llama_context: n_ctx\s*=\s*(\d+)"));
-    let sum = |r: &Option<Regex>| -> f64 {
-        r.iter()
-            .flat_map(|r| r.captures_iter(text))
-            .filter_map(|c| c.get(1)?.as_str().parse::<f64>().ok())
-            .sum()
+    let mib = |r: &Option<Regex>, line: &str| -> Option<f64> {
+        r.as_ref()?.captures(line)?.get(1)?.as_str().parse().ok()
     };
     let n_ctx: u64 = NCTX
         .as_ref()?
@@ -151,11 +155,26 @@ pub fn llama_buffers(text: &str) -> Option<LlamaBuffers> {
         .as_str()
         .parse()
         .ok()?;
-    let kv_mib = sum(&KV);
+    let (mut kv_mib, mut fixed_kv_mib, mut model_mib) = (0.0, 0.0, 0.0);
+    let mut sliding = false;
+    for line in text.lines() {
+        if let Some(c) = CACHE.as_ref().and_then(|r| r.captures(line)) {
+            sliding = c.get(1).is_some_and(|m| m.as_str() == "SWA");
+        }
+        if let Some(m) = mib(&KV, line) {
+            if sliding {
+                fixed_kv_mib += m;
+            } else {
+                kv_mib += m;
+            }
+        }
+        model_mib += mib(&MODEL, line).unwrap_or(0.0);
+    }
     (n_ctx > 0 && kv_mib > 0.0).then_some(LlamaBuffers {
         n_ctx,
         kv_mib,
-        model_mib: sum(&MODEL),
+        fixed_kv_mib,
+        model_mib,
     })
 }
 
@@ -235,5 +254,24 @@ mod tests {
         assert!((b.kv_mib - 96.0).abs() < 1e-9);
         assert!((b.model_mib - 241.05).abs() < 1e-9);
         assert_eq!(llama_buffers("nothing"), None);
+    }
+
+    #[test]
+    fn a_sliding_window_cache_is_room_taken_not_a_rate() {
+        // Lines of the real b11434 log of the test model (gemma-3-270m, -c 32768 -np 8;
+        // crates/bakeoff-model/tests/fixtures/logs holds the whole log).
+        let log = "0.00.950.210 I load_tensors:   CPU_Mapped model buffer size =   235.16 MiB
+0.00.950.233 I load_tensors:   CPU_REPACK model buffer size =    12.66 MiB
+0.00.963.469 I llama_context: n_ctx                 = 32768
+0.00.966.187 I llama_kv_cache_iswa: creating non-SWA KV cache, size = 4096 cells
+0.00.966.362 I llama_kv_cache:        CPU KV buffer size =    96.00 MiB
+0.01.029.638 I llama_kv_cache_iswa: creating     SWA KV cache, size = 1024 cells
+0.01.029.793 I llama_kv_cache:        CPU KV buffer size =   120.00 MiB
+";
+        let b = llama_buffers(log).unwrap();
+        assert_eq!(b.n_ctx, 32768);
+        assert!((b.kv_mib - 96.0).abs() < 1e-9, "{b:?}");
+        assert!((b.fixed_kv_mib - 120.0).abs() < 1e-9, "{b:?}");
+        assert!((b.model_mib - (235.16 + 12.66)).abs() < 1e-6, "{b:?}");
     }
 }

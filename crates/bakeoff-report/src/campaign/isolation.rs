@@ -29,6 +29,14 @@ pub fn line(iso: &IsolationRecord) -> String {
         }
         _ => s.push_str(&iso.summary),
     }
+    if !iso.alternatives.is_empty() {
+        let asked: Vec<String> = iso
+            .alternatives
+            .iter()
+            .map(|a| format!("{} {}", a.build, a.verdict.as_str()))
+            .collect();
+        let _ = write!(s, "; asked without a start: {}", asked.join(", "));
+    }
     if !iso.not_attempted.is_empty() {
         let _ = write!(s, "; not attempted: {}", iso.not_attempted.join("; "));
     }

@@ -424,13 +424,14 @@ pub(crate) fn cause_of(g: &Group<'_>) -> BelievedCause {
         match iso.status {
             S::Isolated | S::ProvenUnfit => {
                 if let Some(f) = isolation::factor(iso) {
-                    let class = if iso.status == S::ProvenUnfit {
-                        CauseClass::Resources
-                    } else if f.starts_with("engine support") {
-                        CauseClass::EngineSupport
-                    } else {
-                        CauseClass::ConfigSpecific
-                    };
+                    let class =
+                        if f.starts_with("engine support") || f.starts_with("the engine build") {
+                            CauseClass::EngineSupport
+                        } else if iso.status == S::ProvenUnfit {
+                            CauseClass::Resources
+                        } else {
+                            CauseClass::ConfigSpecific
+                        };
                     return BelievedCause {
                         text: format!("{}: {f}", class.as_str()),
                         class,

@@ -104,6 +104,22 @@ fn designed(out: &mut String, g: &Group<'_>) {
         }
         out.push('\n');
     }
+    if !iso.alternatives.is_empty() {
+        let _ = writeln!(
+            out,
+            "  | build asked (registry check, no start) | verdict | its words |\n  |---|---|---|"
+        );
+        for a in &iso.alternatives {
+            let _ = writeln!(
+                out,
+                "  | {} | {} | {} |",
+                code(&a.build),
+                a.verdict.as_str(),
+                md(&a.words)
+            );
+        }
+        out.push('\n');
+    }
     let said = match super::isolation::factor(iso) {
         Some(f) => format!("**Separating factor:** {}", with_code(&f, md, code)),
         None => format!(

@@ -205,3 +205,119 @@ max_starts = 2
         "{md}"
     );
 }
+
+/// An older build's registry, imitated (no older vLLM is installed here): its Python answers
+/// the registry probe with a list that lacks the test model's `LlamaForCausalLM`, as vLLM
+/// builds before an architecture landed do (seed 000 §5: the image did not know the model).
+fn older_build(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("old-vllm/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let py = bin.join("python3");
+    std::fs::write(
+        &py,
+        "#!/bin/sh\necho '{\"architectures\": [\"OPTForCausalLM\"], \"model_types\": [\"opt\"], \"vllm\": \"0.2.0\"}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    py
+}
+
+/// A failure of engine support is isolated by asking the candidate's listed builds with the
+/// registry check, never by a start: the real vLLM knows the test model's architecture where
+/// the older build does not (isolated: the engine build); no build knows an unknown
+/// architecture (proven unfit); a build that cannot be asked leaves it not isolated.
+#[tokio::test]
+async fn an_engine_support_failure_asks_the_listed_builds_without_a_start() {
+    let t = vllm::tier();
+    let dir = bakeoff_testkit::tempdir();
+    let arch = super::seats::unknown_architecture(dir.path(), &t.model_dir);
+    let old = older_build(dir.path());
+    let real = t.python.display().to_string();
+    let fleet = [
+        vllm_seat("frob-seat", vllm::free_port(), &arch, &[]),
+        vllm_seat("old-seat", vllm::free_port(), &t.model_dir, &[]).replace(
+            &format!("command = {real:?}"),
+            &format!("command = {:?}", old.display().to_string()),
+        ),
+    ]
+    .concat();
+    assert!(fleet.contains("old-vllm"), "{fleet}");
+    let campaign = format!(
+        r#"[campaign]
+name = "vllm-support"
+fleet = "fleet.toml"
+suites = ["smoke"]
+limit = 1
+out = "out"
+
+[[candidate]]
+name = "frob"
+seat = "frob-seat"
+[candidate.isolate]
+alternatives = [{real:?}, "/nonexistent/venv/bin/python3"]
+
+[[candidate]]
+name = "frob-real"
+seat = "frob-seat"
+[candidate.isolate]
+alternatives = [{real:?}]
+
+[[candidate]]
+name = "old"
+seat = "old-seat"
+[candidate.isolate]
+alternatives = [{real:?}]
+"#
+    );
+    let f = Files::write(dir.path(), &fleet, &campaign);
+    let _cleanup = f.guard();
+    let o = run_campaign(&f, &[]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let rec = f.record();
+    let iso = |name: &str| {
+        rec["isolations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["candidate"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no isolation of {name}: {rec:#}"))
+    };
+    for name in ["frob", "frob-real", "old"] {
+        let i = iso(name);
+        assert_eq!(i["class"], "unsupported-architecture", "{i:#}");
+        assert_eq!(i["starts"], 0, "a registry check is not a start: {i:#}");
+    }
+    let frob = iso("frob");
+    assert_eq!(frob["status"], "not-isolated", "{frob:#}");
+    assert_eq!(frob["alternatives"][0]["verdict"], "refuses", "{frob:#}");
+    assert!(
+        frob["alternatives"][0]["words"]
+            .as_str()
+            .unwrap()
+            .contains("FrobnicatorForCausalLM"),
+        "{frob:#}"
+    );
+    assert_eq!(
+        frob["alternatives"][1]["verdict"], "not-checked",
+        "{frob:#}"
+    );
+    let unfit = iso("frob-real");
+    assert_eq!(unfit["status"], "proven-unfit", "{unfit:#}");
+    let old = iso("old");
+    assert_eq!(old["status"], "isolated", "{old:#}");
+    assert_eq!(old["alternatives"][0]["verdict"], "supports", "{old:#}");
+    assert!(
+        old["factor"]
+            .as_str()
+            .unwrap()
+            .starts_with("the engine build: "),
+        "{old:#}"
+    );
+    let md = std::fs::read_to_string(f.out.join("negative-results.md")).unwrap();
+    assert!(
+        md.contains("**Separating factor:** the engine build: "),
+        "{md}"
+    );
+}

@@ -146,7 +146,7 @@ async fn a_vllm_seat_goes_up_serves_and_comes_down() {
 
 /// A copy of the model directory whose `config.json` names an architecture and model type no
 /// engine knows.
-fn unknown_architecture(dir: &Path, model: &Path) -> std::path::PathBuf {
+pub(super) fn unknown_architecture(dir: &Path, model: &Path) -> std::path::PathBuf {
     let copy = dir.join("frobnicator-hf");
     std::fs::create_dir_all(&copy).unwrap();
     for e in std::fs::read_dir(model).unwrap() {
