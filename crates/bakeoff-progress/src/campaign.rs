@@ -24,7 +24,14 @@ fn reporter_on(progress: crate::Progress) -> Reporter {
                 total,
                 variant,
             } => {
-                *cur = (format!("{index}/{total} {variant}"), Instant::now());
+                // A designed probe or tuning trial is not one of the file's variants: its
+                // index is past the total, and it is headed by its name alone.
+                let head = if index <= total {
+                    format!("{index}/{total} {variant}")
+                } else {
+                    variant
+                };
+                *cur = (head, Instant::now());
                 progress.line(&format!("[campaign {}] begins", cur.0));
             }
             Progress::Phase { text, .. } => progress.status(&format!(
@@ -78,5 +85,19 @@ mod tests {
             "{lines:?}"
         );
         assert_eq!(lines[3], "[campaign] prod restored");
+    }
+
+    /// A designed probe or trial (its index past the file's variants) is headed by its name.
+    #[test]
+    fn a_designed_variant_is_headed_by_its_name() {
+        let (display, lines) = crate::Progress::capture();
+        let r = reporter_on(display);
+        r.emit(Progress::Variant {
+            index: 153,
+            total: 2,
+            variant: "gemma-tuned-tune-base".into(),
+        });
+        let lines = lines.lock().unwrap().clone();
+        assert_eq!(lines, ["[campaign gemma-tuned-tune-base] begins"]);
     }
 }

@@ -95,8 +95,8 @@ fn designed(out: &mut String, g: &Group<'_>) {
                     out,
                     "  | {} | {} | {} | {} | {} |",
                     p.step,
-                    md(&p.hypothesis),
-                    md(&p.probe),
+                    with_code(&p.hypothesis, md, code),
+                    with_code(&p.probe, md, code),
                     md(&r.outcome.label()),
                     code(&r.variant)
                 );

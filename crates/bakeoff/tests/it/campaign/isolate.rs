@@ -61,15 +61,6 @@ exec "{bin}" "$@"
     script
 }
 
-fn isolation<'a>(rec: &'a serde_json::Value, candidate: &str) -> &'a serde_json::Value {
-    rec["isolations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["candidate"] == candidate)
-        .unwrap_or_else(|| panic!("no isolation of {candidate} in {rec:#}"))
-}
-
 #[tokio::test]
 async fn a_refused_flag_is_named_the_cause_in_two_starts() {
     let (_g, dir) = serial_tempdir().await;

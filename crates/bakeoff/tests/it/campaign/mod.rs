@@ -174,6 +174,16 @@ pub fn row<'a>(rec: &'a Value, variant: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no row for {variant} in {rec:#}"))
 }
 
+/// The isolation of `candidate` in a campaign record.
+pub fn isolation<'a>(rec: &'a Value, candidate: &str) -> &'a Value {
+    rec["isolations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["candidate"] == candidate)
+        .unwrap_or_else(|| panic!("no isolation of {candidate} in {rec:#}"))
+}
+
 /// The rows of a candidate, in campaign order.
 pub fn rows_of<'a>(rec: &'a Value, candidate: &str) -> Vec<&'a Value> {
     rec["variants"]

@@ -177,15 +177,7 @@ max_starts = 2
     let o = run_campaign(&f, &["--allow", "contaminated"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     let rec = f.record();
-    let iso = |name: &str| {
-        rec["isolations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|i| i["candidate"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("no isolation of {name}: {rec:#}"))
-    };
+    let iso = |name: &str| crate::campaign::isolation(&rec, name).clone();
     let long = iso("long");
     assert_eq!(long["class"], "context-too-long", "{long:#}");
     assert_eq!(long["status"], "isolated", "{long:#}");
@@ -275,15 +267,7 @@ alternatives = [{real:?}]
     let o = run_campaign(&f, &[]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     let rec = f.record();
-    let iso = |name: &str| {
-        rec["isolations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|i| i["candidate"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("no isolation of {name}: {rec:#}"))
-    };
+    let iso = |name: &str| crate::campaign::isolation(&rec, name).clone();
     for name in ["frob", "frob-real", "old"] {
         let i = iso(name);
         assert_eq!(i["class"], "unsupported-architecture", "{i:#}");
