@@ -544,24 +544,82 @@ fn predicted_window(
                     predicted + step
                 ),
             )),
-            Some(_) => Decision::Conclude(isolated(
-                format!(
-                    "the window: the largest that fits is {predicted} ({} fails)",
-                    predicted + step
-                ),
-                Some(0),
-                Some(1),
-                format!(
-                    "{from} predicted {predicted}; {predicted} started and {} did not",
-                    predicted + step
-                ),
-            )),
+            Some(_) => {
+                let found = isolated(
+                    format!(
+                        "the window: the largest that fits is {predicted} ({} fails)",
+                        predicted + step
+                    ),
+                    Some(0),
+                    Some(1),
+                    format!(
+                        "{from} predicted {predicted}; {predicted} started and {} did not",
+                        predicted + step
+                    ),
+                );
+                compact_kv_cache(failed, levers, predicted, window, found, seen)
+            }
         },
         Some((p, other)) => Decision::Conclude(not_isolated(format!(
             "not isolated: the predicted window did not start ({}: {})",
             p.label(),
             seen_text(other)
         ))),
+    }
+}
+
+/// Once the window is isolated: the lever that keeps the asked window, an 8-bit KV cache,
+/// priced by the stated budget first (half the bytes per token hold twice the tokens). Started
+/// only where the price says it fits; its outcome is added to the window's conclusion.
+fn compact_kv_cache(
+    failed: &Failed,
+    levers: &Levers,
+    budget_tokens: u64,
+    window: Option<u64>,
+    mut found: Conclusion,
+    seen: &[(Probe, Seen)],
+) -> Decision {
+    let (Some((names, compact)), Some(w)) = (levers.kv_dtype, window) else {
+        return Decision::Conclude(found);
+    };
+    let now: Option<String> = value_of(&failed.args, names);
+    if now.as_deref().is_some_and(|d| d != "auto") {
+        // Already a chosen dtype (fp8 or another): nothing cheaper to price.
+        return Decision::Conclude(found);
+    }
+    let holds = budget_tokens.saturating_mul(2);
+    let lever = format!("{} {compact}", names[0]);
+    if holds < w {
+        found.not_attempted.push(format!(
+            "a compact KV cache at the asked window: {lever} (priced out: the stated budget at 8 bits holds about {holds} tokens, below {w})"
+        ));
+        return Decision::Conclude(found);
+    }
+    match seen.get(2) {
+        None => ask(
+            probe(
+                ProbeKind::CompactKvCache,
+                format!("{lever} keeps the window {w} (the budget at 8 bits holds about {holds})"),
+                vec![Change::Set(names[0].to_string(), compact.to_string())],
+            ),
+            // Cut by the budget: the window stands; the walk lists the probe as not attempted.
+            found,
+        ),
+        Some((_, Seen::Ready)) => {
+            found.summary = format!(
+                "{}; with {lever} the asked window {w} started: a lever that keeps it",
+                found.summary
+            );
+            Decision::Conclude(found)
+        }
+        Some((_, other)) => {
+            found.summary = format!(
+                "{}; with {lever} the asked window {w} did not start either ({})",
+                found.summary,
+                seen_text(other)
+            );
+            Decision::Conclude(found)
+        }
     }
 }
 

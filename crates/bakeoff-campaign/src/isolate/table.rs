@@ -34,6 +34,8 @@ pub enum ProbeKind {
     FewerSequences,
     /// Half the GPU layers (llama.cpp `-ngl`).
     FewerGpuLayers,
+    /// The asked window with an 8-bit KV cache, priced first by the stated budget.
+    CompactKvCache,
     /// The same configuration once more.
     Again,
 }
@@ -120,6 +122,14 @@ pub const TABLE: &[Row] = &[
         probe: "one step above the predicted window",
         if_ready: "the window is the cause, and the prediction is conservative",
         if_failed: "the window is the cause: the largest that fits is the prediction (isolated)",
+    },
+    Row {
+        classes: &[C::KvCacheBudget],
+        hypothesis: "a compact KV cache keeps the asked window",
+        kind: P::CompactKvCache,
+        probe: "the asked window with an 8-bit KV cache (vLLM `--kv-cache-dtype fp8`, SGLang `--kv-cache-dtype fp8_e5m2`), only where the stated budget at half the bytes per token holds it; otherwise priced out, not started",
+        if_ready: "a lever that keeps the window (the window stays the factor)",
+        if_failed: "the KV dtype does not keep the window",
     },
     Row {
         classes: &[C::KvCacheBudget],
@@ -215,6 +225,8 @@ pub struct Levers {
     pub sequences: Option<(&'static [&'static str], u64)>,
     pub gpu_fraction: Option<(&'static [&'static str], f64)>,
     pub gpu_layers: Option<&'static [&'static str]>,
+    /// The KV cache's dtype flag and its 8-bit value (half the bytes of the default 16-bit).
+    pub kv_dtype: Option<(&'static [&'static str], &'static str)>,
 }
 
 /// How an engine turns CUDA graphs off.
@@ -233,6 +245,7 @@ pub fn levers(engine: EngineKind) -> Levers {
             sequences: Some((&["--max-num-seqs"], 256)),
             gpu_fraction: Some((&["--gpu-memory-utilization"], 0.9)),
             gpu_layers: None,
+            kv_dtype: Some((&["--kv-cache-dtype"], "fp8")),
         },
         EngineKind::Sglang => Levers {
             window: Some(&["--context-length"]),
@@ -240,6 +253,7 @@ pub fn levers(engine: EngineKind) -> Levers {
             sequences: Some((&["--max-running-requests"], 0)),
             gpu_fraction: Some((&["--mem-fraction-static"], 0.88)),
             gpu_layers: None,
+            kv_dtype: Some((&["--kv-cache-dtype"], "fp8_e5m2")),
         },
         EngineKind::LlamaCpp => Levers {
             window: Some(&["-c", "--ctx-size"]),
@@ -247,6 +261,8 @@ pub fn levers(engine: EngineKind) -> Levers {
             sequences: Some((&["-np", "--parallel"], 4)),
             gpu_fraction: None,
             gpu_layers: Some(&["-ngl", "--gpu-layers", "--n-gpu-layers"]),
+            // llama.cpp states no KV budget to price against (its KV cache is allocated whole).
+            kv_dtype: None,
         },
         _ => Levers {
             window: None,
@@ -254,6 +270,7 @@ pub fn levers(engine: EngineKind) -> Levers {
             sequences: None,
             gpu_fraction: None,
             gpu_layers: None,
+            kv_dtype: None,
         },
     }
 }

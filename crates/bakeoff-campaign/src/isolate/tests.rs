@@ -324,3 +324,71 @@ fn alternative_builds_conclude_by_what_their_registries_say() {
     assert!(k.factor.is_none());
     assert!(k.summary.contains("`b:2`: …"), "{}", k.summary);
 }
+
+/// After the window is isolated on vLLM, an 8-bit KV cache at the asked window is priced by the
+/// stated budget: started where half the bytes hold the window, listed as priced out where not.
+#[test]
+fn a_compact_kv_cache_is_priced_before_it_is_started() {
+    let stated = "(0.19 GiB KV cache is needed, which is larger than the available KV cache memory (0.09 GiB). Based on the available memory, the estimated maximum model length is 4096.";
+    let f = failed(C::KvCacheBudget, stated, "--model /m --max-model-len 8192");
+    let fail = || Seen::Failed {
+        class: C::KvCacheBudget,
+        text: String::new(),
+    };
+    let p = probe_of(next(&f, EngineKind::Vllm, &[]));
+    let q = probe_of(next(&f, EngineKind::Vllm, &[(p.clone(), Seen::Ready)]));
+    let r = probe_of(next(
+        &f,
+        EngineKind::Vllm,
+        &[(p.clone(), Seen::Ready), (q.clone(), fail())],
+    ));
+    assert_eq!(r.kind, ProbeKind::CompactKvCache);
+    assert_eq!(
+        r.changes,
+        [Change::Set("--kv-cache-dtype".into(), "fp8".into())]
+    );
+    let k = conclusion(next(
+        &f,
+        EngineKind::Vllm,
+        &[
+            (p.clone(), Seen::Ready),
+            (q.clone(), fail()),
+            (r, Seen::Ready),
+        ],
+    ));
+    assert_eq!(
+        k.factor.as_deref(),
+        Some("the window: the largest that fits is 4096 (4608 fails)")
+    );
+    assert!(k.summary.contains("a lever that keeps it"), "{}", k.summary);
+    // Asked far above what 8 bits hold: priced out, not started.
+    let far = failed(C::KvCacheBudget, stated, "--model /m --max-model-len 32768");
+    let p = probe_of(next(&far, EngineKind::Vllm, &[]));
+    let q = probe_of(next(&far, EngineKind::Vllm, &[(p.clone(), Seen::Ready)]));
+    let k = conclusion(next(
+        &far,
+        EngineKind::Vllm,
+        &[(p, Seen::Ready), (q, fail())],
+    ));
+    assert!(
+        k.not_attempted
+            .iter()
+            .any(|n| n.contains("priced out") && n.contains("8192")),
+        "{:?}",
+        k.not_attempted
+    );
+    // An engine already on a chosen dtype: nothing to price.
+    let set = failed(
+        C::KvCacheBudget,
+        stated,
+        "--model /m --max-model-len 8192 --kv-cache-dtype fp8",
+    );
+    let p = probe_of(next(&set, EngineKind::Vllm, &[]));
+    let q = probe_of(next(&set, EngineKind::Vllm, &[(p.clone(), Seen::Ready)]));
+    let k = conclusion(next(
+        &set,
+        EngineKind::Vllm,
+        &[(p, Seen::Ready), (q, fail())],
+    ));
+    assert!(k.not_attempted.is_empty(), "{:?}", k.not_attempted);
+}

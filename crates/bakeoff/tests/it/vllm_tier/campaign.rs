@@ -305,3 +305,89 @@ alternatives = [{real:?}]
         "{md}"
     );
 }
+
+/// vLLM's KV-budget refusal cannot be produced on CPU (the CPU build sizes its KV cache in whole
+/// GiB, `VLLM_CPU_KVCACHE_SPACE`, and 1 GiB holds more than SmolLM2's 8192-token window): this
+/// wrapper around the real vLLM start replays the GPU wording above a window threshold —
+/// vLLM 0.19.1 vllm/v1/core/kv_cache_utils.py `_check_enough_kv_cache_memory`, the line the
+/// watchdog classes `kv-cache-budget` — and starts the real vLLM at or below it.
+fn kv_budget_wrapper(dir: &std::path::Path, python: &std::path::Path, above: u64) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("vllm-kv-budget.sh");
+    std::fs::write(
+        &script,
+        format!(
+            r#"#!/usr/bin/env bash
+# Replays vLLM's GPU KV-budget refusal above a window, around the real vLLM start.
+len=0; prev=""
+for a in "$@"; do
+  if [ "$prev" = "--max-model-len" ]; then len="$a"; fi
+  prev="$a"
+done
+if [ "$len" -gt {above} ]; then
+  echo "ERROR 12-07 06:00:00 [core.py:708] ValueError: To serve at least one request with the models's max seq len ($len), (0.19 GiB KV cache is needed, which is larger than the available KV cache memory (0.09 GiB). Based on the available memory, the estimated maximum model length is {above}. Try increasing \`gpu_memory_utilization\` or decreasing \`max_model_len\` when initializing the engine." >&2
+  exit 1
+fi
+exec "{python}" "$@"
+"#,
+            python = python.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script.display().to_string()
+}
+
+/// A KV budget the engine states is isolated by its own arithmetic: the window it says the
+/// budget holds starts (a real vLLM start), one step above fails, and the factor is the window;
+/// the 8-bit KV cache that would keep the asked window is priced and, past the budget, listed.
+#[tokio::test]
+async fn a_stated_kv_budget_on_vllm_is_isolated_to_the_window_it_predicts() {
+    let _g = vllm::serial().await;
+    let t = vllm::tier();
+    let dir = bakeoff_testkit::tempdir();
+    let real = t.python.display().to_string();
+    let wrapper = kv_budget_wrapper(dir.path(), &t.python, 4096);
+    let seat = vllm_seat("kv-seat", vllm::free_port(), &t.model_dir, &[]);
+    // The wrapper is the command; the real interpreter its first argument.
+    let seat = seat
+        .replace(
+            &format!("command = {real:?}"),
+            &format!("command = {wrapper:?}"),
+        )
+        .replace("args = [", &format!("args = [{real:?}, "));
+    assert!(seat.contains("vllm-kv-budget.sh"), "{seat}");
+    let campaign = r#"[campaign]
+name = "vllm-kv"
+fleet = "fleet.toml"
+suites = ["smoke"]
+limit = 1
+out = "out"
+
+[[candidate]]
+name = "kv"
+seat = "kv-seat"
+set_args = { "--max-model-len" = "8192" }
+[candidate.isolate]
+max_starts = 2
+"#;
+    let f = Files::write(dir.path(), &seat, campaign);
+    let _cleanup = f.guard();
+    let o = run_campaign(&f, &["--allow", "contaminated"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let rec = f.record();
+    let iso = crate::campaign::isolation(&rec, "kv");
+    assert_eq!(iso["class"], "kv-cache-budget", "{iso:#}");
+    assert_eq!(iso["status"], "isolated", "{iso:#}");
+    assert_eq!(
+        iso["factor"], "the window: the largest that fits is 4096 (4608 fails)",
+        "{iso:#}"
+    );
+    assert_eq!(iso["starts"], 2, "{iso:#}");
+    // The lever that would keep the window, priced to fit (8-bit KV holds about 8192), was cut
+    // by the budget of 2 starts: listed, not started.
+    let cut = iso["not_attempted"].to_string();
+    assert!(cut.contains("--kv-cache-dtype fp8"), "{iso:#}");
+    let passed = crate::campaign::row(&rec, iso["passed"].as_str().unwrap());
+    assert_eq!(passed["outcome_label"], "completed", "{passed:#}");
+}
