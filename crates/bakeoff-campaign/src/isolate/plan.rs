@@ -486,7 +486,9 @@ fn kv_budget(
             "the engine's stated KV budget",
             seen,
         ),
-        Some(KvStated::Negative(gib)) => more_gpu_memory(failed, levers, max_fraction, gib, seen),
+        Some(KvStated::Negative(gib)) => {
+            encoder_reservation(failed, levers, max_fraction, gib, seen)
+        }
         None => Decision::Conclude(not_isolated(
             "not isolated: the engine's words state no KV budget bakeoff can read",
         )),
@@ -620,6 +622,84 @@ fn compact_kv_cache(
             );
             Decision::Conclude(found)
         }
+    }
+}
+
+/// A negative budget on a multimodal checkpoint: vLLM profiles the encoder with its largest
+/// dummy items before it sizes the KV cache, so the encoder's share comes out of the budget.
+/// The language model alone is one start, tried before the fraction: the engine states the
+/// encoder's budget in tokens, not bytes, so it cannot be priced first. When it does not start,
+/// the fraction follows, and its conclusion carries what the language model alone left.
+fn encoder_reservation(
+    failed: &Failed,
+    levers: &Levers,
+    max_fraction: f64,
+    gib: f64,
+    seen: &[(Probe, Seen)],
+) -> Decision {
+    let encoder = words::encoder_budget(&failed.text);
+    let lever = levers
+        .language_model_only
+        .filter(|flag| !failed.args.iter().any(|a| a == flag));
+    let (Some(flag), Some(tokens)) = (lever, encoder) else {
+        return more_gpu_memory(failed, levers, max_fraction, gib, seen);
+    };
+    match seen.first() {
+        None => ask(
+            probe(
+                ProbeKind::LanguageModelOnly,
+                format!(
+                    "the multimodal encoder's reservation (an encoder cache of {tokens} tokens profiled; {gib:.2} GiB left to the KV cache)"
+                ),
+                vec![Change::Add(flag.to_string())],
+            ),
+            budget_cut(),
+        ),
+        Some((_, Seen::Ready)) => Decision::Conclude(isolated(
+            format!("the multimodal encoder's reservation: {flag} starts"),
+            Some(0),
+            None,
+            format!(
+                "with the encoder profiled the engine left {gib:.2} GiB to the KV cache; the language model alone started (the seat then serves text only)"
+            ),
+        )),
+        Some((_, other)) => {
+            let without = match other {
+                Seen::Failed { text, .. } => match words::kv_stated(text) {
+                    Some(KvStated::Negative(g)) => Some(g),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let note = match without {
+                Some(g) => format!(
+                    "{flag} did not keep the KV cache's memory ({g:.2} GiB without the encoder, {gib:.2} GiB with it)"
+                ),
+                None => format!("{flag} did not start either ({})", seen_text(other)),
+            };
+            after_one(
+                more_gpu_memory(failed, levers, max_fraction, gib, &seen[1..]),
+                &note,
+            )
+        }
+    }
+}
+
+/// A decision made over the probes after the first: its indices moved past that one, and
+/// what the first showed said before its summary.
+fn after_one(d: Decision, note: &str) -> Decision {
+    let shift = |mut k: Conclusion| {
+        k.passed = k.passed.map(|i| i + 1);
+        k.failed = k.failed.map(|i| i + 1);
+        k.summary = format!("{note}; {}", k.summary);
+        k
+    };
+    match d {
+        Decision::Probe { probe, if_cut } => Decision::Probe {
+            probe,
+            if_cut: shift(if_cut),
+        },
+        Decision::Conclude(k) => Decision::Conclude(shift(k)),
     }
 }
 

@@ -36,6 +36,9 @@ pub enum ProbeKind {
     FewerGpuLayers,
     /// The asked window with an 8-bit KV cache, priced first by the stated budget.
     CompactKvCache,
+    /// A multimodal checkpoint's language model alone (vLLM `--language-model-only`): no
+    /// memory profiled for the encoder.
+    LanguageModelOnly,
     /// The same configuration once more.
     Again,
 }
@@ -133,6 +136,14 @@ pub const TABLE: &[Row] = &[
     },
     Row {
         classes: &[C::KvCacheBudget],
+        hypothesis: "a multimodal checkpoint's encoder takes the KV cache's memory",
+        kind: P::LanguageModelOnly,
+        probe: "the language model alone (vLLM `--language-model-only`), one start, only where the engine's words show it profiled an encoder (`Encoder cache will be initialized with a budget of …`) and the stated budget is negative: the encoder's share is not stated in bytes, so it cannot be priced",
+        if_ready: "the encoder's reservation is the cause (isolated): the seat serves text only",
+        if_failed: "the encoder is not the whole story: its budget without the encoder is recorded, and the fraction is priced next",
+    },
+    Row {
+        classes: &[C::KvCacheBudget],
         hypothesis: "GPU memory left to the KV cache",
         kind: P::MoreGpuMemory,
         probe: "the engine's GPU-memory fraction raised to the headroom the campaign allows, priced first: when the stated negative budget stays negative at the highest allowed fraction, nothing is started",
@@ -227,6 +238,8 @@ pub struct Levers {
     pub gpu_layers: Option<&'static [&'static str]>,
     /// The KV cache's dtype flag and its 8-bit value (half the bytes of the default 16-bit).
     pub kv_dtype: Option<(&'static [&'static str], &'static str)>,
+    /// The switch that loads a multimodal checkpoint's language model alone.
+    pub language_model_only: Option<&'static str>,
 }
 
 /// How an engine turns CUDA graphs off.
@@ -246,6 +259,8 @@ pub fn levers(engine: EngineKind) -> Levers {
             gpu_fraction: Some((&["--gpu-memory-utilization"], 0.9)),
             gpu_layers: None,
             kv_dtype: Some((&["--kv-cache-dtype"], "fp8")),
+            // vLLM 0.32.0 vllm/config/multimodal.py `language_model_only`: every modality limit 0.
+            language_model_only: Some("--language-model-only"),
         },
         EngineKind::Sglang => Levers {
             window: Some(&["--context-length"]),
@@ -254,6 +269,7 @@ pub fn levers(engine: EngineKind) -> Levers {
             gpu_fraction: Some((&["--mem-fraction-static"], 0.88)),
             gpu_layers: None,
             kv_dtype: Some((&["--kv-cache-dtype"], "fp8_e5m2")),
+            language_model_only: None,
         },
         EngineKind::LlamaCpp => Levers {
             window: Some(&["-c", "--ctx-size"]),
@@ -263,6 +279,8 @@ pub fn levers(engine: EngineKind) -> Levers {
             gpu_layers: Some(&["-ngl", "--gpu-layers", "--n-gpu-layers"]),
             // llama.cpp states no KV budget to price against (its KV cache is allocated whole).
             kv_dtype: None,
+            // llama.cpp loads a vision projector only when given one (`--mmproj`).
+            language_model_only: None,
         },
         _ => Levers {
             window: None,
@@ -271,6 +289,7 @@ pub fn levers(engine: EngineKind) -> Levers {
             gpu_fraction: None,
             gpu_layers: None,
             kv_dtype: None,
+            language_model_only: None,
         },
     }
 }

@@ -227,6 +227,71 @@ fn a_negative_budget_beyond_the_headroom_is_proven_unfit_without_a_start() {
     );
 }
 
+/// Seed 000 §4: a multimodal checkpoint whose stated budget is negative. The language model
+/// alone is one start before the fraction; when it too leaves a negative budget, the fraction is
+/// priced, and no allowed one cures it: proven unfit after that single start.
+#[test]
+fn a_negative_budget_on_a_multimodal_checkpoint_tries_the_language_model_alone_first() {
+    let text = "total_gpu_memory (79.19GiB) x gpu_memory_utilization (0.94)\nEncoder cache will be initialized with a budget of 8192 tokens, and profiled with 1 image items of the maximum feature size.\nAvailable KV cache memory: -2.61 GiB";
+    let f = failed(
+        C::KvCacheBudget,
+        text,
+        "--model /m --max-model-len 32768 --gpu-memory-utilization 0.94",
+    );
+    let p = probe_of(next(&f, EngineKind::Vllm, &[]));
+    assert_eq!(p.kind, ProbeKind::LanguageModelOnly);
+    assert_eq!(p.changes, [Change::Add("--language-model-only".into())]);
+    assert!(p.hypothesis.contains("8192 tokens"), "{}", p.hypothesis);
+
+    // It starts: the encoder's reservation is the factor.
+    let k = conclusion(next(&f, EngineKind::Vllm, &[(p.clone(), Seen::Ready)]));
+    assert_eq!(k.status, IsolationStatus::Isolated);
+    assert_eq!(
+        k.factor.as_deref(),
+        Some("the multimodal encoder's reservation: --language-model-only starts")
+    );
+    assert_eq!(k.passed, Some(0));
+
+    // It fails with the budget still negative: the fraction is priced, and 0.95 of 79.19 GiB
+    // cannot cover 2.61 GiB from 0.94: proven unfit, the text-only budget said.
+    let still = Seen::Failed {
+        class: C::KvCacheBudget,
+        text: "Available KV cache memory: -3.21 GiB".into(),
+    };
+    let k = conclusion(next(&f, EngineKind::Vllm, &[(p, still)]));
+    assert_eq!(k.status, IsolationStatus::ProvenUnfit, "{k:?}");
+    assert!(
+        k.summary.starts_with(
+            "--language-model-only did not keep the KV cache's memory (-3.21 GiB without the encoder, -2.61 GiB with it); "
+        ),
+        "{}",
+        k.summary
+    );
+
+    // A text-only checkpoint (no encoder profiled), or the switch already given: the fraction.
+    for (text, args) in [
+        (
+            "total_gpu_memory (79.19GiB)\nAvailable KV cache memory: -0.66 GiB",
+            "--model /m --gpu-memory-utilization 0.9",
+        ),
+        (
+            "total_gpu_memory (79.19GiB)\nEncoder cache will be initialized with a budget of 8192 tokens\nAvailable KV cache memory: -0.66 GiB",
+            "--model /m --gpu-memory-utilization 0.9 --language-model-only",
+        ),
+    ] {
+        let f = failed(C::KvCacheBudget, text, args);
+        let p = probe_of(next(&f, EngineKind::Vllm, &[]));
+        assert_eq!(p.kind, ProbeKind::MoreGpuMemory, "{args}");
+    }
+    // SGLang has no such switch: straight to its fraction.
+    let f = failed(C::KvCacheBudget, text, "--model-path /m");
+    let d = next(&f, EngineKind::Sglang, &[]);
+    assert!(
+        !matches!(&d, Decision::Probe { probe, .. } if probe.kind == ProbeKind::LanguageModelOnly),
+        "{d:?}"
+    );
+}
+
 #[test]
 fn out_of_memory_shrinks_the_window_by_the_loads_own_buffers() {
     let mut f = failed(

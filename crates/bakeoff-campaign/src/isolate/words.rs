@@ -120,6 +120,22 @@ pub fn kv_stated(text: &str) -> Option<KvStated> {
     Some(KvStated::Negative(neg))
 }
 
+/// The encoder cache's budget (tokens) a multimodal checkpoint was profiled with, when the
+/// engine says it profiled one: vLLM 0.32.0 vllm/v1/worker/gpu_model_runner.py `profile_run` (and gpu/mm/encoder_runner.py),
+/// `Encoder cache will be initialized with a budget of 8192 tokens, and profiled with 1 image
+/// items of the maximum feature size.` A text-only checkpoint never says it.
+pub fn encoder_budget(text: &str) -> Option<u64> {
+    static ENCODER: LazyLock<Option<Regex>> =
+        LazyLock::new(|| re(r"Encoder cache will be initialized with a budget of (\d+) tokens"));
+    ENCODER
+        .as_ref()?
+        .captures(text)?
+        .get(1)?
+        .as_str()
+        .parse()
+        .ok()
+}
+
 /// What llama.cpp said of its buffers while loading: the KV cache's size for its window, and
 /// the weights' (MiB). llama.cpp b11434 src/llama-kv-cache.cpp (`llama_kv_cache: CPU KV buffer
 /// size = 96.00 MiB`), src/llama-context.cpp (`llama_context: n_ctx = 4096`), src/llama-model.cpp

@@ -328,8 +328,8 @@ fn compare_json_prints_json_when_it_refuses() {
         "{v}"
     );
 
-    // Two runs that share no item (two failures: no suite ran): the comparison, as JSON, with
-    // the reason it gives no verdict.
+    // Two failure artifacts (no suite ran): naming one is the wrong input, refused as JSON
+    // too, with the fix.
     let out = dir.path().join("runs");
     for _ in 0..2 {
         failed_run_into(&out);
@@ -348,13 +348,11 @@ fn compare_json_prints_json_when_it_refuses() {
         files[0].to_str().unwrap(),
         files[1].to_str().unwrap(),
     ]);
-    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert_eq!(code(&o), 2, "{}", text(&o));
     let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    let why = v["refused"].as_str().unwrap();
     assert!(
-        v["no_verdict_reason"]
-            .as_str()
-            .unwrap()
-            .contains("share no scored item"),
+        why.contains("is a failure artifact") && why.contains("fix:"),
         "{v}"
     );
 }

@@ -311,14 +311,12 @@ alternatives = [{real:?}]
 /// wrapper around the real vLLM start replays the GPU wording above a window threshold —
 /// vLLM 0.19.1 vllm/v1/core/kv_cache_utils.py `_check_enough_kv_cache_memory`, the line the
 /// watchdog classes `kv-cache-budget` — and starts the real vLLM at or below it.
-fn kv_budget_wrapper(dir: &std::path::Path, python: &std::path::Path, above: u64) -> String {
-    use std::os::unix::fs::PermissionsExt;
-    let script = dir.join("vllm-kv-budget.sh");
-    std::fs::write(
-        &script,
-        format!(
-            r#"#!/usr/bin/env bash
-# Replays vLLM's GPU KV-budget refusal above a window, around the real vLLM start.
+fn kv_budget_wrapper(dir: &std::path::Path, above: u64) -> String {
+    replay_wrapper(
+        dir,
+        "vllm-kv-budget.sh",
+        &format!(
+            r#"# Replays vLLM's GPU KV-budget refusal above a window, around the real vLLM start.
 len=0; prev=""
 for a in "$@"; do
   if [ "$prev" = "--max-model-len" ]; then len="$a"; fi
@@ -328,14 +326,35 @@ if [ "$len" -gt {above} ]; then
   echo "ERROR 12-07 06:00:00 [core.py:708] ValueError: To serve at least one request with the models's max seq len ($len), (0.19 GiB KV cache is needed, which is larger than the available KV cache memory (0.09 GiB). Based on the available memory, the estimated maximum model length is {above}. Try increasing \`gpu_memory_utilization\` or decreasing \`max_model_len\` when initializing the engine." >&2
   exit 1
 fi
-exec "{python}" "$@"
-"#,
-            python = python.display()
+"#
         ),
     )
-    .unwrap();
+}
+
+/// A shell script at `dir/name`: `body` (which may print an engine's GPU-only words and exit),
+/// then its arguments as the command (the seat gives the real interpreter as the first).
+fn replay_wrapper(dir: &std::path::Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join(name);
+    std::fs::write(&script, format!("#!/usr/bin/env bash\n{body}exec \"$@\"\n")).unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     script.display().to_string()
+}
+
+/// A process seat of the real vLLM whose command is `wrapper`, the real interpreter its first
+/// argument.
+fn wrapped_vllm_seat(name: &str, wrapper: &str) -> String {
+    let t = vllm::tier();
+    let real = t.python.display().to_string();
+    let seat = vllm_seat(name, vllm::free_port(), &t.model_dir, &[]);
+    let seat = seat
+        .replace(
+            &format!("command = {real:?}"),
+            &format!("command = {wrapper:?}"),
+        )
+        .replace("args = [", &format!("args = [{real:?}, "));
+    assert!(seat.contains(wrapper), "{seat}");
+    seat
 }
 
 /// A KV budget the engine states is isolated by its own arithmetic: the window it says the
@@ -344,19 +363,9 @@ exec "{python}" "$@"
 #[tokio::test]
 async fn a_stated_kv_budget_on_vllm_is_isolated_to_the_window_it_predicts() {
     let _g = vllm::serial().await;
-    let t = vllm::tier();
     let dir = bakeoff_testkit::tempdir();
-    let real = t.python.display().to_string();
-    let wrapper = kv_budget_wrapper(dir.path(), &t.python, 4096);
-    let seat = vllm_seat("kv-seat", vllm::free_port(), &t.model_dir, &[]);
-    // The wrapper is the command; the real interpreter its first argument.
-    let seat = seat
-        .replace(
-            &format!("command = {real:?}"),
-            &format!("command = {wrapper:?}"),
-        )
-        .replace("args = [", &format!("args = [{real:?}, "));
-    assert!(seat.contains("vllm-kv-budget.sh"), "{seat}");
+    let wrapper = kv_budget_wrapper(dir.path(), 4096);
+    let seat = wrapped_vllm_seat("kv-seat", &wrapper);
     let campaign = r#"[campaign]
 name = "vllm-kv"
 fleet = "fleet.toml"
@@ -388,6 +397,59 @@ max_starts = 2
     // by the budget of 2 starts: listed, not started.
     let cut = iso["not_attempted"].to_string();
     assert!(cut.contains("--kv-cache-dtype fp8"), "{iso:#}");
+    let passed = crate::campaign::row(&rec, iso["passed"].as_str().unwrap());
+    assert_eq!(passed["outcome_label"], "completed", "{passed:#}");
+}
+
+/// Seed 000 §4's multimodal checkpoint: the engine profiled an encoder and left a negative KV
+/// budget (vLLM's GPU-only words, replayed by a wrapper while `--language-model-only` is absent).
+/// The campaign's one probe is the language model alone, a real vLLM start, and it isolates the
+/// encoder's reservation without raising the fraction.
+#[tokio::test]
+async fn a_multimodal_negative_budget_is_isolated_by_the_language_model_alone() {
+    let _g = vllm::serial().await;
+    let dir = bakeoff_testkit::tempdir();
+    let wrapper = replay_wrapper(
+        dir.path(),
+        "vllm-encoder.sh",
+        r#"# Replays vLLM's encoder profile and a negative KV budget unless --language-model-only.
+case " $* " in
+  *" --language-model-only "*) ;;
+  *)
+    echo "INFO 12-07 06:00:00 [gpu_model_runner.py:6166] Encoder cache will be initialized with a budget of 8192 tokens, and profiled with 1 image items of the maximum feature size." >&2
+    echo "INFO 12-07 06:00:01 [gpu_worker.py:412] Available KV cache memory: -0.42 GiB" >&2
+    echo "ERROR 12-07 06:00:01 [core.py:708] ValueError: No available memory for the cache blocks. Try increasing \`gpu_memory_utilization\` when initializing the engine." >&2
+    exit 1 ;;
+esac
+"#,
+    );
+    let seat = wrapped_vllm_seat("mm-seat", &wrapper);
+    let campaign = r#"[campaign]
+name = "vllm-mm"
+fleet = "fleet.toml"
+suites = ["smoke"]
+limit = 1
+out = "out"
+
+[[candidate]]
+name = "mm"
+seat = "mm-seat"
+[candidate.isolate]
+max_starts = 2
+"#;
+    let f = Files::write(dir.path(), &seat, campaign);
+    let _cleanup = f.guard();
+    let o = run_campaign(&f, &["--allow", "contaminated"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let rec = f.record();
+    let iso = crate::campaign::isolation(&rec, "mm");
+    assert_eq!(iso["class"], "kv-cache-budget", "{iso:#}");
+    assert_eq!(iso["status"], "isolated", "{iso:#}");
+    assert_eq!(
+        iso["factor"], "the multimodal encoder's reservation: --language-model-only starts",
+        "{iso:#}"
+    );
+    assert_eq!(iso["starts"], 1, "{iso:#}");
     let passed = crate::campaign::row(&rec, iso["passed"].as_str().unwrap());
     assert_eq!(passed["outcome_label"], "completed", "{passed:#}");
 }
