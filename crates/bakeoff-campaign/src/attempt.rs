@@ -259,7 +259,10 @@ impl VariantRun<'_> {
             }
         };
         if let Some(plan) = self.bench {
-            let benched = crate::tune::bench(self.c, v, url, plan, self.stop).await;
+            let https = url.root_path("").scheme() == "https";
+            let mut plan = plan.clone();
+            plan.ceiling = self.ceiling(v, https).await;
+            let benched = crate::tune::bench(self.c, v, url, &plan, self.stop).await;
             row.timings.suites_ms = Some(t.elapsed().as_millis() as u64);
             return match benched {
                 Ok((art, path)) => {
@@ -307,6 +310,24 @@ impl VariantRun<'_> {
         Ok(outcome)
     }
 
+    /// The harness ceiling for this variant's load steps (measured once per run, see
+    /// [`crate::options::Ceilings`]). One that cannot be measured is said, and the steps go
+    /// unchecked against it, as `eval run --no-calibrate` leaves them.
+    async fn ceiling(&self, v: &Variant, https: bool) -> Option<bakeoff_artifact::HarnessCeiling> {
+        self.report
+            .phase(&v.slug, "the harness ceiling (measured once per run)");
+        match self.opts.ceilings.get(https).await {
+            Ok(c) => Some(c),
+            Err(e) => {
+                self.report.emit(crate::progress::Progress::Note(format!(
+                    "{}: the harness ceiling could not be measured ({e}): its load steps are not checked against it",
+                    v.slug
+                )));
+                None
+            }
+        }
+    }
+
     /// `eval run` against the variant's seat, in-process, into the campaign's directory.
     async fn measure(
         &mut self,
@@ -333,6 +354,17 @@ impl VariantRun<'_> {
             probe_tools: self.c.suites.contains(&bakeoff_suites::SuiteName::Tool),
         };
         let mut options = self.opts.suite_options.clone();
+        let load = self.c.suites.iter().any(|s| {
+            matches!(
+                s,
+                bakeoff_suites::SuiteName::Throughput | bakeoff_suites::SuiteName::Longgen
+            )
+        });
+        if load && options.throughput.harness_ceiling.is_none() {
+            options.throughput.harness_ceiling = self
+                .ceiling(v, bakeoff_suites::bench::is_https(&client))
+                .await;
+        }
         options.limit = self.c.limit.map(|l| l as usize);
         options.context.seed = bakeoff_suites::context::fresh_seed(&v.slug);
         let mut notes = vec![format!(

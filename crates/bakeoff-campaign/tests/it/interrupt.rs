@@ -46,6 +46,7 @@ fn options() -> RunOptions {
         suite_options: Default::default(),
         nvidia_smi: "/nonexistent/nvidia-smi".into(),
         allow_contaminated: false,
+        ceilings: Default::default(),
     }
 }
 

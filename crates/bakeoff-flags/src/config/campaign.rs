@@ -41,6 +41,7 @@ impl CampaignRunArgs {
             campaign,
             options: RunOptions {
                 allow_contaminated,
+                ceilings: Default::default(),
                 confirm: self.confirm,
                 fresh: self.fresh,
                 only,
@@ -85,6 +86,7 @@ impl CampaignRestoreArgs {
                 suite_options: Default::default(),
                 nvidia_smi: "nvidia-smi".into(),
                 allow_contaminated,
+                ceilings: Default::default(),
             },
         })
     }

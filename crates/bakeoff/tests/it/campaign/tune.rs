@@ -140,12 +140,23 @@ repeat = 2
     for r in &trial_rows {
         assert_eq!(r["outcome_label"], "completed", "{r:#}");
         assert!(r["trial"]["value"].as_f64().unwrap() > 0.0, "{r:#}");
+        // Each trial's steps were checked against the harness ceiling (measured once per
+        // run), as `bench run`'s are: the artifact carries it.
+        let art: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(f.out.join(r["artifacts"][0].as_str().unwrap())).unwrap(),
+        )
+        .unwrap();
+        let ceiling = &art["load"]["throughput"]["ceiling"];
+        assert!(
+            ceiling["streamed_tokens_per_second"].as_f64().unwrap() > 0.0,
+            "{ceiling:#}"
+        );
     }
     // The winner against the base: a paired difference with its interval, or the base won.
     match t["status"].as_str().unwrap() {
         "compared" => {
             let k = &t["comparison"];
-            assert_eq!(k["repeats"], 2, "{k:#}");
+            assert_eq!(k["repeats"], 2, "{t:#}");
             assert!(
                 k["low"].as_f64().unwrap() <= k["difference"].as_f64().unwrap(),
                 "{k:#}"
