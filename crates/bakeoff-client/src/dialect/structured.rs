@@ -150,8 +150,16 @@ fn major_minor(v: &str) -> Option<(u64, u64)> {
 /// field), lower case: `xgrammar`, `guidance`, `outlines`, `lm-format-enforcer`, or llama.cpp's
 /// grammar sampler (`llama.cpp-grammar`, named by its `json_schema_to_grammar` / `grammar`
 /// errors). `None` when the words name none.
-pub fn backend_named(text: &str) -> Option<&'static str> {
+///
+/// vLLM's guidance backend words its refusals `Grammar error: …` (0.32.0
+/// vllm/v1/structured_output/backend_guidance.py, `validate_guidance_grammar`), the backend
+/// vLLM's `auto` falls back to when xgrammar rejects a schema (vllm/sampling_params.py): from
+/// vLLM those words name guidance.
+pub fn backend_named(engine: EngineKind, text: &str) -> Option<&'static str> {
     let t = text.to_ascii_lowercase();
+    if engine == EngineKind::Vllm && t.starts_with("grammar error:") {
+        return Some("guidance");
+    }
     const NAMES: &[(&str, &str)] = &[
         ("xgrammar", "xgrammar"),
         ("llguidance", "guidance"),
@@ -228,13 +236,30 @@ mod tests {
     #[test]
     fn backends_named_in_an_engines_words() {
         assert_eq!(
-            backend_named("The provided JSON schema contains features not supported by xgrammar."),
+            backend_named(
+                EngineKind::Vllm,
+                "The provided JSON schema contains features not supported by xgrammar."
+            ),
             Some("xgrammar")
         );
         assert_eq!(
-            backend_named(r##""json_schema": Unrecognized schema: {"$ref":"#money"}"##),
+            backend_named(
+                EngineKind::LlamaCpp,
+                r##""json_schema": Unrecognized schema: {"$ref":"#money"}"##
+            ),
             Some("llama.cpp-grammar")
         );
-        assert_eq!(backend_named("bad request"), None);
+        assert_eq!(
+            backend_named(
+                EngineKind::Vllm,
+                r#"Grammar error: Unimplemented keys: ["uniqueItems"]"#
+            ),
+            Some("guidance")
+        );
+        assert_eq!(
+            backend_named(EngineKind::LlamaCpp, "Grammar error: x"),
+            None
+        );
+        assert_eq!(backend_named(EngineKind::Generic, "bad request"), None);
     }
 }

@@ -187,7 +187,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         if backend.is_none()
             && let Some(w) = &j.words
         {
-            backend = backend_named(w).map(str::to_owned);
+            backend = backend_named(ctx.facts.engine, w).map(str::to_owned);
         }
         let mut r = record(
             &item.id,

@@ -489,3 +489,112 @@ async fn bench_schema_on_the_real_llama_server_measures_both_sides_and_the_compi
     assert!(stdout.contains("compile cost"), "{stdout}");
     assert!(stdout.contains("ITL p50"), "{stdout}");
 }
+
+/// A server that accepts the schema and answers each prompt of `battery` with its known
+/// answer (prose for any other prompt).
+fn answers_right(battery: &str) -> Router {
+    let answers: Vec<(String, String)> = battery
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (
+                v["prompt"].as_str().unwrap().to_string(),
+                v["answer"].to_string(),
+            )
+        })
+        .collect();
+    let answers = Arc::new(answers);
+    Router::new()
+        .route(
+            "/v1/models",
+            get(|| async {
+                Json(json!({"object":"list","data":[{"id":"right","object":"model"}]}))
+            }),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(move |Json(b): Json<Value>| {
+                let answers = answers.clone();
+                async move {
+                    let prompt = b["messages"][0]["content"].as_str().unwrap_or_default();
+                    let reply = answers
+                        .iter()
+                        .find(|(p, _)| p == prompt)
+                        .map(|(_, a)| a.clone())
+                        .unwrap_or_else(|| "Hello".into());
+                    scripted::chat_stream(&[&reply], &[], "stop", 8)
+                }
+            }),
+        )
+}
+
+#[tokio::test]
+async fn eval_compare_pairs_two_candidates_per_class_and_the_report_shows_the_classes_escaped() {
+    let dir = bakeoff_testkit::tempdir();
+    let battery_text = concat!(
+        r#"{"id":"e1","class":"<i>enum</i>","prompt":"Pick blue.","schema":{"type":"object","properties":{"c":{"enum":["red","blue"]}},"required":["c"]},"answer":{"c":"blue"}}"#,
+        "\n",
+        r#"{"id":"t1","class":"types","prompt":"Ada is 36.","schema":{"type":"object","properties":{"age":{"type":"integer"}},"required":["age"]},"answer":{"age":36}}"#,
+        "\n"
+    );
+    let battery = write(dir.path(), "mine.jsonl", battery_text);
+    let right = scripted::serve(answers_right(battery_text)).await;
+    let broken = scripted::serve(accepts_and_ignores(
+        "Sure!",
+        Arc::new(Mutex::new(Vec::new())),
+    ))
+    .await;
+    let mut paths = Vec::new();
+    for (name, url) in [("right", right.url()), ("broken", broken.url())] {
+        let out = dir.path().join(name);
+        let o = eval_run_async(
+            &url,
+            &out,
+            &[
+                "--suite",
+                "structured",
+                "--structured-battery",
+                &battery,
+                "--slug",
+                name,
+            ],
+        )
+        .await;
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        let a = valid_artifact(&out, ".bakeoff.json");
+        assert_eq!(a["run"]["structured_battery"], battery.as_str());
+        paths.push(crate::util::only_file(&out, ".bakeoff.json"));
+    }
+    let o = crate::util::bakeoff_cmd()
+        .args(["eval", "compare", "--allow", "contaminated", "--json"])
+        .arg(&paths[0])
+        .arg(&paths[1])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows: Vec<&Value> = v["families"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["suite"] == "structured")
+        .collect();
+    assert_eq!(rows.len(), 2, "one row per class: {v}");
+    for r in rows {
+        assert_eq!(r["pairs"], 1, "{r}");
+        // A right, B's schema not enforced: A alone is right.
+        assert_eq!(r["paired"]["only_a"], 1, "{r}");
+        assert_eq!(r["paired"]["only_b"], 0, "{r}");
+    }
+    // The HTML report's per-feature table, the battery's class names escaped.
+    let out = dir.path().join("right");
+    let o = crate::util::bakeoff_wide(&["report", out.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("2/2 valid-right"), "{table}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("structured-classes"), "{html}");
+    assert!(html.contains("&lt;i&gt;enum&lt;/i&gt;"), "{html}");
+    assert!(!html.contains("<i>enum</i>"), "{html}");
+}

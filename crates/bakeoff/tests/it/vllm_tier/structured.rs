@@ -32,13 +32,37 @@ async fn the_shipped_battery_on_the_real_vllm() {
     assert_eq!(got.len(), 25);
     let d = &a["suites"]["structured"]["summary"]["details"];
     assert_eq!(d["form"], "response-format");
-    // xgrammar, vLLM's default backend, refuses `uniqueItems` in its own words.
+    // `auto` in vLLM 0.32.0: xgrammar rejects `uniqueItems`, vLLM falls back to guidance, and
+    // guidance refuses it in its own words ("Grammar error: Unimplemented keys:
+    // [\"uniqueItems\"]"), which name it as the backend.
     let refused = got
         .iter()
         .find(|(id, _)| id == "array-unique-tags")
         .unwrap();
     assert_eq!(refused.1, "refused", "{got:?}");
-    assert_eq!(d["backend"], "xgrammar", "{d}");
+    let words: Vec<String> = d["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["refusals"].as_array().cloned().unwrap_or_default())
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        words.iter().any(
+            |w| w.starts_with("array-unique-tags: Grammar error:") && w.contains("uniqueItems")
+        ),
+        "{words:?}"
+    );
+    assert_eq!(d["backend"], "guidance", "{d}");
+    // A `$ref` to an `$anchor` is accepted and not enforced: the reply breaks the schema there.
+    assert_eq!(
+        got.iter()
+            .find(|(id, _)| id == "ref-anchor-price")
+            .unwrap()
+            .1,
+        "not-enforced",
+        "{got:?}"
+    );
 
     // vLLM's own field, by its version: `structured_outputs` on 0.32.0.
     let out = dir.path().join("native");
