@@ -188,7 +188,6 @@ async fn compile_cost(client: &Client, a: &LoadPlan, b: &LoadPlan) -> CompileCos
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn measure(
     req: &BenchRequest<'_>,
     sb: &SchemaBench,

@@ -16,7 +16,7 @@ use bakeoff_artifact::{
     ItemRecord, Outcome, StructuredClass, StructuredCounts, StructuredDetails, StructuredOutcome,
     SuiteResult,
 };
-use bakeoff_client::dialect::structured::{FormChoice, SchemaForm, backend_named};
+use bakeoff_client::dialect::structured::{SchemaForm, backend_named};
 use bakeoff_wire::{ChatRequest, Message};
 
 use crate::outcome::record;
@@ -246,9 +246,6 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     summarize(&mut result, details);
     result
 }
-
-/// `--schema-form`'s value, re-exported for the suites' callers.
-pub type SchemaFormChoice = FormChoice;
 
 impl StructuredExtra {
     pub fn of(item: &StructuredItem, j: &judge::Judged, form: SchemaForm) -> Self {
