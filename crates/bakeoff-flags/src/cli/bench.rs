@@ -191,11 +191,12 @@ pub struct BenchRunArgs {
     /// alternately level by level as with --versus, on the one endpoint; prints the difference
     /// of output tok/s, TTFT, TPOT and ITL per level (B constrained minus A unconstrained; use
     /// --repeat 2 or more for intervals) and, apart, the compile cost the first request with
-    /// the schema paid. Output pinning is off on both sides.
+    /// the schema paid. Output pinning is off on both sides (optional).
     #[arg(long, value_name = "FILE")]
     pub schema: Option<std::path::PathBuf>,
-    /// With --schema: how each request carries the schema (auto: OpenAI's response_format;
-    /// native: the engine's own field; or one form forced).
+    /// How each request carries its JSON Schema, with --schema (auto: OpenAI's
+    /// response_format; native: the engine's own field, vLLM's by its version, llama.cpp's
+    /// json_schema; or one form forced).
     #[arg(
         long,
         value_name = "FORM",

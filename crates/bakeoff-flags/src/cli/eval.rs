@@ -209,9 +209,9 @@ pub struct RunArgs {
     /// (default: the shipped battery of feature classes).
     #[arg(long, value_name = "FILE")]
     pub structured_battery: Option<PathBuf>,
-    /// Structured suite: how each request carries its schema (auto: OpenAI's response_format;
-    /// native: the engine's own field, vLLM's by its version, llama.cpp's json_schema; or one
-    /// form forced).
+    /// How each request carries its JSON Schema, in the structured suite (auto: OpenAI's
+    /// response_format; native: the engine's own field, vLLM's by its version, llama.cpp's
+    /// json_schema; or one form forced).
     #[arg(
         long,
         value_name = "FORM",
