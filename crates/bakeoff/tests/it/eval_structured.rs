@@ -240,8 +240,8 @@ async fn a_server_that_accepts_the_schema_and_breaks_it_is_not_enforced_never_va
 
 #[tokio::test]
 async fn a_refusal_keeps_the_servers_words_and_native_picks_vllms_field_by_version() {
-    // vLLM with `--structured-outputs-config.backend xgrammar` answers a schema xgrammar cannot
-    // compile with HTTP 400 and a message naming it (vLLM 0.32.0
+    // vLLM started with `--structured-outputs-config '{"backend": "xgrammar"}'` answers a schema
+    // xgrammar cannot compile with HTTP 400 and a message naming it (vLLM 0.32.0
     // vllm/v1/structured_output/backend_xgrammar.py: "The provided JSON schema contains
     // features not supported by xgrammar."); `/version` as vLLM's.
     let seen = Arc::new(Mutex::new(Vec::<Value>::new()));
