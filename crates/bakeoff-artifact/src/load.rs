@@ -379,6 +379,49 @@ pub struct LoadReport {
     /// alternately").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub versus: Option<VersusRecord>,
+    /// Under `bench run --schema`: the same workload sent constrained by a JSON Schema and
+    /// unconstrained, alternately; which side this sweep is, and the compile cost measured
+    /// before either (docs/suites.md, "The cost of constraining").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<SchemaLoadRecord>,
+}
+
+/// One side of `bench run --schema`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SchemaLoadRecord {
+    /// `constrained` (every request carries the schema) or `unconstrained`.
+    pub side: String,
+    /// `--schema`'s path.
+    pub schema_file: String,
+    /// The request form the schema went in (`response-format`, `structured-outputs`, …).
+    pub form: String,
+    /// What `--schema-form` asked for.
+    pub form_asked: String,
+    /// The compile cost, measured once before the sweep (both sides' artifacts carry it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compile: Option<CompileCost>,
+}
+
+/// What the first request with a new schema paid: three single requests of the sweep's
+/// shape, sent one after another before the warm-up, so none of it lands in a measured step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CompileCost {
+    /// An unconstrained request's time to first token.
+    #[serde(default)]
+    pub unconstrained_ttft_ms: Option<f64>,
+    /// The first request carrying the schema: it pays the grammar's compilation.
+    #[serde(default)]
+    pub first_constrained_ttft_ms: Option<f64>,
+    /// The next request with the same schema (a backend that caches compiled grammars pays
+    /// nothing again).
+    #[serde(default)]
+    pub next_constrained_ttft_ms: Option<f64>,
+    /// First minus next constrained TTFT: the compile cost (one sample each, no interval).
+    #[serde(default)]
+    pub compile_ms: Option<f64>,
+    /// The server's words when it refused a probe request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// One side of an alternating run of two endpoints.

@@ -71,6 +71,18 @@ pub struct RunRecord {
         deserialize_with = "present"
     )]
     pub refusal_battery: Option<Option<String>>,
+    /// `--structured-battery`'s path (`null`: the shipped one); written when the structured
+    /// suite ran.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub structured_battery: Option<Option<String>>,
+    /// `--schema-form` as asked (`auto`, `native`, or a form); written when the structured
+    /// suite ran, or `bench run --schema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_form: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_k: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -111,6 +111,9 @@ pub enum FlagCode {
     /// The server refused a request that offers tools: its tool calling is not configured, so
     /// the `tool` suite cannot measure the model (preflight's tool probe).
     ToolsRefused,
+    /// The structured suite: the server accepted a schema and returned output that is not JSON
+    /// or violates it (a failure of the server's constraining, never a score of the model).
+    SchemaNotEnforced,
     /// CPU pinning was asked for and not honoured.
     PinningNotHonoured,
     /// Short completions cannot show speculative decoding's effect.
@@ -167,6 +170,7 @@ impl FlagCode {
             Self::ToolCallsInReasoning => "tool-calls-in-reasoning",
             Self::ModelDoesNotCallTools => "model-does-not-call-tools",
             Self::ToolsRefused => "tools-refused",
+            Self::SchemaNotEnforced => "schema-not-enforced",
             Self::PinningNotHonoured => "pinning-not-honoured",
             Self::ShortCompletionsCannotMeasureSpecDecoding => {
                 "short-completions-cannot-measure-spec-decoding"

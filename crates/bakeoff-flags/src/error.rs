@@ -14,7 +14,7 @@ use bakeoff_monitor::export::alert::AlertUrlError;
 use bakeoff_suites::context::ContextFlagError;
 use bakeoff_suites::damage::PromptsError;
 use bakeoff_suites::suite_choice::SuiteListError;
-use bakeoff_suites::{intelligence, refusal};
+use bakeoff_suites::{intelligence, refusal, structured};
 use bakeoff_text::LocalTokenizerError;
 
 /// A flag's value refused, flags that do not go together, or a file a flag names that a library
@@ -60,6 +60,10 @@ pub enum FlagError {
     Battery(#[from] intelligence::battery::BatteryError),
     #[error(transparent)]
     RefusalBattery(#[from] refusal::battery::BatteryError),
+    #[error(transparent)]
+    StructuredBattery(#[from] structured::battery::BatteryError),
+    #[error(transparent)]
+    SchemaFile(#[from] bakeoff_suites::bench::schema::SchemaFileError),
     #[error(transparent)]
     ContextFlag(#[from] ContextFlagError),
     #[error(transparent)]

@@ -117,6 +117,33 @@ pub fn level(a: &LoadReport, b: &LoadReport, label: &str) -> Option<LevelCompari
     })
 }
 
+/// The paired difference of the inter-token latency's median (ITL p50) at `label`, for a run
+/// that reports it beside the standard figures (`bench run --schema`); `None` when the sides
+/// share no measured repeat with it.
+pub fn itl_difference(a: &LoadReport, b: &LoadReport, label: &str) -> Option<Difference> {
+    let f: Figure = |s| s.latency.itl.p50_ms;
+    let (sa, sb) = (by_repeat(a, label), by_repeat(b, label));
+    let pairs: Vec<(f64, f64)> = sa
+        .iter()
+        .filter_map(|(r, x)| {
+            let (_, y) = sb.iter().find(|(q, _)| q == r)?;
+            Some((f(x)?, f(y)?))
+        })
+        .collect();
+    match pairs.len() {
+        0 => None,
+        1 => {
+            let e = |v: f64| Estimate {
+                mean: v,
+                se: None,
+                df: None,
+            };
+            Some(difference("ITL p50 (ms)", e(pairs[0].0), e(pairs[0].1)))
+        }
+        _ => Some(paired_difference("ITL p50 (ms)", &pairs)),
+    }
+}
+
 /// One pair only: output tok/s with the steps' own batch-means standard errors (Welch, as in
 /// the independent comparison); other figures without an interval.
 fn single(metric: &'static str, f: Figure, (x, y): (&LoadStep, &LoadStep)) -> Difference {

@@ -182,6 +182,7 @@ fn empty_report(plan: &LoadPlan) -> LoadReport {
         capacity: None,
         levels: Vec::new(),
         versus: None,
+        schema: None,
     }
 }
 

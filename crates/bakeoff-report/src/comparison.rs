@@ -388,6 +388,7 @@ fn row_for(slug: &str, entries: &[&Entry], verdict: Option<&VerdictRecord>) -> R
                 name.clone(),
                 Cell {
                     text: crate::refusal::cell_text(name, s)
+                        .or_else(|| crate::structured::cell_text(name, s))
                         .or_else(|| crate::damage::cell_text(name, s))
                         .or_else(|| crate::adapter::cell_text(name, s))
                         .map(|t| with_status(t, s.status))

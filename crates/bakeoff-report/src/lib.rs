@@ -37,6 +37,7 @@ pub mod refusal;
 pub mod registry;
 pub mod score;
 pub mod steps;
+pub mod structured;
 pub mod svg;
 pub mod table;
 pub mod template_audit;

@@ -264,6 +264,7 @@ pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
                 }
             ),
             crate::refusal::cell_text(name, s)
+                .or_else(|| crate::structured::cell_text(name, s))
                 .or_else(|| crate::damage::cell_text(name, s))
                 .or_else(|| crate::adapter::cell_text(name, s))
                 .unwrap_or_else(|| score_text(&s.summary.score)),
@@ -309,6 +310,7 @@ pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
     }
     for (name, s) in &a.suites {
         out.extend(crate::refusal::terminal_lines(name, s));
+        out.extend(crate::structured::terminal_lines(name, s));
         out.extend(crate::damage::terminal_lines(name, s));
         // Why a suite measured nothing, with its fix, under the table (not only in its items).
         if s.status == SuiteStatus::Failed {

@@ -25,6 +25,7 @@ pub mod refusal;
 pub mod runner;
 pub mod session;
 pub mod smoke;
+pub mod structured;
 pub mod suite_choice;
 pub mod suite_run;
 pub mod summary;

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 pub use crate::progress::{EvalEvent, EvalHook, ItemProgress, Outcomes, PreflightPhase, eta};
 pub use crate::suite_choice::{AVAILABLE, SuiteName};
 pub use crate::suite_run::{Recorder, SuiteContext, SuiteOptions, first_per};
-use crate::{intelligence, refusal, session, smoke, tool};
+use crate::{intelligence, refusal, session, smoke, structured, tool};
 
 /// The items a suite will run, as far as can be known before it starts (the suite's own
 /// `result` stays the authority); `None` when it depends on what the suite learns first.
@@ -53,6 +53,9 @@ pub fn planned_items(ctx: &SuiteContext<'_>, suite: SuiteName) -> Option<usize> 
         SuiteName::Refusal => refusal::load(ctx.options.refusal_battery.as_deref())
             .ok()
             .map(|v| refusal::subset(v, limit).len()),
+        SuiteName::Structured => structured::load(ctx.options.structured_battery.as_deref())
+            .ok()
+            .map(|v| structured::subset(v, limit).len()),
     }
 }
 
@@ -126,6 +129,7 @@ pub async fn run_suites_with(
             SuiteName::Throughput => crate::throughput::run(ctx, &mut rec).await,
             SuiteName::Longgen => crate::longgen::run(ctx, &mut rec).await,
             SuiteName::Refusal => refusal::run(ctx, &mut rec).await,
+            SuiteName::Structured => structured::run(ctx, &mut rec).await,
         };
         let (stop, started, outcomes, writes) = rec.finish();
         let mut result = result;

@@ -3,7 +3,7 @@
 //! names are [`SuiteName::as_str`]'s, so the command line's value list (the `clap` feature's
 //! `ValueEnum`) and the library's list reader cannot drift apart.
 
-use crate::refusal;
+use crate::{refusal, structured};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SuiteName {
@@ -15,6 +15,7 @@ pub enum SuiteName {
     Throughput,
     Longgen,
     Refusal,
+    Structured,
 }
 
 /// Every suite this build has, in the order `--suite all` runs them.
@@ -27,6 +28,7 @@ pub const AVAILABLE: &[SuiteName] = &[
     SuiteName::Throughput,
     SuiteName::Longgen,
     SuiteName::Refusal,
+    SuiteName::Structured,
 ];
 
 /// Suites planned but not in this build; asking for one is a usage error, never a silent skip.
@@ -43,6 +45,7 @@ impl SuiteName {
             SuiteName::Throughput => "throughput",
             SuiteName::Longgen => "longgen",
             SuiteName::Refusal => refusal::SUITE,
+            SuiteName::Structured => structured::SUITE,
         }
     }
 
@@ -192,7 +195,8 @@ mod tests {
 
     #[test]
     fn suite_list_errors_name_the_suite_and_the_available_ones() {
-        let all = "smoke, tool, session, intelligence, context, throughput, longgen, refusal";
+        let all =
+            "smoke, tool, session, intelligence, context, throughput, longgen, refusal, structured";
         assert_eq!(
             SuiteName::parse_list("smoke,nope").unwrap_err().to_string(),
             format!("unknown suite \"nope\"; available: {all}")

@@ -24,6 +24,10 @@ pub struct SuiteOptions {
     pub battery: Option<std::path::PathBuf>,
     /// `--refusal-battery FILE`: the refusal battery to load instead of the shipped default.
     pub refusal_battery: Option<std::path::PathBuf>,
+    /// `--structured-battery FILE`: the structured-output battery instead of the shipped one.
+    pub structured_battery: Option<std::path::PathBuf>,
+    /// `--schema-form`: how the structured suite's requests carry their schema.
+    pub schema_form: bakeoff_client::dialect::structured::FormChoice,
     /// A subset for quick runs and tests: the first N tool cases of each category, the first N session
     /// conversations, the first N intelligence items of each family, the first N refusal items
     /// of each category. `None`: everything.

@@ -18,10 +18,12 @@ use crate::load::LoadReport;
 use crate::types::{FlagCode, Score, SuiteSummary};
 
 mod context;
+mod structured;
 
 pub use context::{
     ContextDetails, ContextRow, NeedleRow, OverflowProbe, PromptCounting, SkippedRow,
 };
+pub use structured::{StructuredClass, StructuredCounts, StructuredDetails, StructuredOutcome};
 
 /// A suite's details did not read as the shape asked for.
 #[derive(Debug, thiserror::Error)]
@@ -297,6 +299,7 @@ pub fn define_details(generator: &mut schemars::SchemaGenerator) {
     generator.subschema_for::<SmokeDetails>();
     generator.subschema_for::<ToolRefusedDetails>();
     generator.subschema_for::<RefusalDetails>();
+    generator.subschema_for::<StructuredDetails>();
     generator.subschema_for::<ContextDetails>();
     generator.subschema_for::<AdapterDetails>();
     generator.subschema_for::<LonggenDetails>();

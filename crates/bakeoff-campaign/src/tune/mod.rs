@@ -431,6 +431,7 @@ pub(crate) async fn bench(
         replace: false,
         embedded_default: false,
         versus: None,
+        schema: None,
         progress: &Quiet,
     };
     let stop = stop.clone();
@@ -485,6 +486,7 @@ pub(crate) async fn versus(
             preflight: &b_pre,
             allow_contaminated: true,
         }),
+        schema: None,
         progress: &Quiet,
     };
     let stop = stop.clone();

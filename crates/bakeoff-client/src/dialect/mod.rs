@@ -5,6 +5,7 @@ mod common;
 pub mod generic;
 pub mod llamacpp;
 pub mod sglang;
+pub mod structured;
 pub mod vllm;
 
 use std::sync::OnceLock;

@@ -4,7 +4,7 @@ use bakeoff_load::LoadPlan;
 use bakeoff_load::calibrate::CalibrationOptions;
 use clap::{Args, Subcommand};
 
-use super::{Allow, ArrivalKind, EndpointArgs, Reading, Sweep, choice, item};
+use super::{Allow, ArrivalKind, EndpointArgs, Reading, SchemaFormArg, Sweep, choice, item};
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
@@ -63,6 +63,7 @@ pub struct BenchCompareArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("alternate").args(["versus", "schema"]).multiple(false)))]
 pub struct BenchRunArgs {
     #[command(flatten)]
     pub endpoint: EndpointArgs,
@@ -186,6 +187,24 @@ pub struct BenchRunArgs {
     /// intervals). The MTP on/off question: two seats, --concurrency 1 --output-tokens 1024.
     #[arg(long, value_name = "URL", requires = "endpoint")]
     pub versus: Option<String>,
+    /// A JSON Schema file: the same workload sent constrained by it and unconstrained,
+    /// alternately level by level as with --versus, on the one endpoint; prints the difference
+    /// of output tok/s, TTFT, TPOT and ITL per level (B constrained minus A unconstrained; use
+    /// --repeat 2 or more for intervals) and, apart, the compile cost the first request with
+    /// the schema paid. Output pinning is off on both sides (optional).
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<std::path::PathBuf>,
+    /// How each request carries its JSON Schema, with --schema (auto: OpenAI's
+    /// response_format; native: the engine's own field, vLLM's by its version, llama.cpp's
+    /// json_schema; or one form forced).
+    #[arg(
+        long,
+        value_name = "FORM",
+        default_value = "auto",
+        requires = "schema",
+        value_parser = choice::<SchemaFormArg>(Reading::AnyCase)
+    )]
+    pub schema_form: SchemaFormArg,
     /// Model id to request from --versus (default: the first id in its /v1/models).
     #[arg(long, value_name = "ID", requires = "versus")]
     pub versus_model: Option<String>,
@@ -193,13 +212,13 @@ pub struct BenchRunArgs {
     /// --endpoint).
     #[arg(long, value_name = "NAME", requires = "versus")]
     pub versus_api_key_env: Option<String>,
-    /// What to allow anyway: contaminated (with --versus: a side with a step
+    /// What to allow anyway: contaminated (with --versus or --schema: a side with a step
     /// measured under a condition flag) (optional; comma-separated or repeatable).
     #[arg(
         long,
         value_name = "WHAT",
         value_delimiter = ',',
-        requires = "versus",
+        requires = "alternate",
         value_parser = item::<Allow>(Reading::Trimmed),
         hide_possible_values = true
     )]

@@ -8,7 +8,7 @@ use bakeoff_suites::throughput::ThroughputOptions;
 use bakeoff_suites::{PreflightOptions, SuiteChoice};
 use clap::{Args, Subcommand};
 
-use super::{Allow, Reading, Thinking, choice, item};
+use super::{Allow, Reading, SchemaFormArg, Thinking, choice, item};
 
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
@@ -205,8 +205,23 @@ pub struct RunArgs {
     /// over-refusal battery; bring your own for an abliteration audit).
     #[arg(long, value_name = "FILE")]
     pub refusal_battery: Option<PathBuf>,
+    /// Structured-output battery (JSONL of {id, class, prompt, schema, answer}, docs/suites.md)
+    /// (default: the shipped battery of feature classes).
+    #[arg(long, value_name = "FILE")]
+    pub structured_battery: Option<PathBuf>,
+    /// How each request carries its JSON Schema, in the structured suite (auto: OpenAI's
+    /// response_format; native: the engine's own field, vLLM's by its version, llama.cpp's
+    /// json_schema; or one form forced).
+    #[arg(
+        long,
+        value_name = "FORM",
+        default_value = "auto",
+        value_parser = choice::<SchemaFormArg>(Reading::AnyCase)
+    )]
+    pub schema_form: SchemaFormArg,
     /// Quick subset: the first N tool cases per category, session conversations,
-    /// intelligence items per family, and refusal items per category (default: all). [range: 1–1000000]
+    /// intelligence items per family, refusal items per category and structured items per
+    /// class (default: all). [range: 1–1000000]
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
     #[command(flatten)]

@@ -6,6 +6,7 @@
 //! would turn clap's one-line `[possible values: …]` into a block.
 
 use bakeoff_artifact::evidence::VerdictKind;
+use bakeoff_client::dialect::structured::{FormChoice, SchemaForm};
 use bakeoff_load::Arrival;
 use bakeoff_model::kv::KvCacheDtype;
 use bakeoff_report::compare::Confound;
@@ -27,6 +28,32 @@ impl From<Thinking> for ThinkingMode {
             Thinking::On => ThinkingMode::On,
             Thinking::Off => ThinkingMode::Off,
             Thinking::Default => ThinkingMode::Default,
+        }
+    }
+}
+
+/// `--schema-form` (`eval run --suite structured`, `bench run --schema`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaFormArg {
+    // OpenAI's response_format, which every engine here serves.
+    Auto,
+    // The engine's own: vLLM's by its version, llama.cpp's json_schema.
+    Native,
+    ResponseFormat,
+    StructuredOutputs,
+    GuidedJson,
+    JsonSchema,
+}
+
+impl From<SchemaFormArg> for FormChoice {
+    fn from(f: SchemaFormArg) -> Self {
+        match f {
+            SchemaFormArg::Auto => FormChoice::Auto,
+            SchemaFormArg::Native => FormChoice::Native,
+            SchemaFormArg::ResponseFormat => FormChoice::Forced(SchemaForm::ResponseFormat),
+            SchemaFormArg::StructuredOutputs => FormChoice::Forced(SchemaForm::StructuredOutputs),
+            SchemaFormArg::GuidedJson => FormChoice::Forced(SchemaForm::GuidedJson),
+            SchemaFormArg::JsonSchema => FormChoice::Forced(SchemaForm::JsonSchema),
         }
     }
 }
@@ -212,6 +239,9 @@ mod tests {
         for (v, s) in spellings::<Allow>() {
             assert_eq!(Confound::parse(&s), Ok(v.into()), "{s}");
         }
+        for (v, s) in spellings::<SchemaFormArg>() {
+            assert_eq!(FormChoice::named(&s), Some(v.into()), "{s}");
+        }
         for (v, s) in spellings::<KvDtype>() {
             assert_eq!(KvCacheDtype::parse(&s), Some(v.into()), "{s}");
         }
@@ -225,6 +255,14 @@ mod tests {
 
     #[test]
     fn every_library_value_has_a_flag_value() {
+        for name in FormChoice::names() {
+            let f = FormChoice::named(name).unwrap();
+            assert!(
+                SchemaFormArg::value_variants()
+                    .iter()
+                    .any(|v| f == (*v).into())
+            );
+        }
         for k in VerdictKind::ALL {
             assert!(Verdict::value_variants().iter().any(|v| k == (*v).into()));
         }

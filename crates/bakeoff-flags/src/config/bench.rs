@@ -25,8 +25,10 @@ pub struct BenchRunConfig {
     pub local: Embedded,
     /// `--versus URL`: the second endpoint, measured alternately with the first.
     pub versus: Option<EndpointConfig>,
-    /// `--allow contaminated` (with --versus).
+    /// `--allow contaminated` (with --versus or --schema).
     pub allow_contaminated: bool,
+    /// `--schema FILE`, read and compiled, with `--schema-form`.
+    pub schema: Option<bakeoff_suites::bench::schema::SchemaBench>,
 }
 
 impl BenchRunArgs {
@@ -51,7 +53,24 @@ impl BenchRunArgs {
             .into());
         }
         let allow_contaminated = super::allow_contaminated(&self.allow, "bench run")?;
+        let schema = match &self.schema {
+            Some(p) => {
+                if plan.find_capacity.is_some() {
+                    return Err(FlagError::invalid(
+                        "--schema measures fixed levels alternately: leave out --find-capacity",
+                    ));
+                }
+                Some(bakeoff_suites::bench::schema::SchemaBench {
+                    file: p.display().to_string(),
+                    schema: bakeoff_suites::bench::schema::load_schema(p)?,
+                    form: self.schema_form.into(),
+                    allow_contaminated,
+                })
+            }
+            None => None,
+        };
         Ok(BenchRunConfig {
+            schema,
             versus,
             allow_contaminated,
             endpoint,

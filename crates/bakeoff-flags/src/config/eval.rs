@@ -73,13 +73,16 @@ impl RunArgs {
     }
 }
 
-/// `--thinking`, `--battery`, `--refusal-battery`, `--limit` and the suites' own flags.
+/// `--thinking`, `--battery`, `--refusal-battery`, `--structured-battery`, `--schema-form`, `--limit` and the suites' own flags.
 fn suite_options(a: &RunArgs, endpoint: &EndpointConfig) -> Result<SuiteOptions, FlagError> {
     if let Some(p) = &a.battery {
         bakeoff_suites::intelligence::load(Some(p))?;
     }
     if let Some(p) = &a.refusal_battery {
         bakeoff_suites::refusal::load(Some(p))?;
+    }
+    if let Some(p) = &a.structured_battery {
+        bakeoff_suites::structured::load(Some(p))?;
     }
     if a.limit == Some(0) {
         return Err(FlagError::invalid("--limit must be at least 1"));
@@ -88,6 +91,8 @@ fn suite_options(a: &RunArgs, endpoint: &EndpointConfig) -> Result<SuiteOptions,
         thinking: endpoint.thinking,
         battery: a.battery.clone(),
         refusal_battery: a.refusal_battery.clone(),
+        structured_battery: a.structured_battery.clone(),
+        schema_form: a.schema_form.into(),
         limit: a.limit,
         context: context_options(a)?,
         throughput: a.load.throughput()?,

@@ -160,6 +160,7 @@ pub const PAIRED_SUITES: &[&str] = &[
     "intelligence",
     "context",
     refusal::SUITE,
+    crate::structured::SUITE,
 ];
 
 fn skip_reason(suite: &str) -> String {
@@ -411,6 +412,33 @@ fn paired_outcomes(
                     .entry((k.0.clone(), refusal::FAMILY.to_string()))
                     .or_default()
                     .push((a, b)),
+                _ => unscored_pairs += 1,
+            }
+            continue;
+        }
+        if k.0 == crate::structured::SUITE {
+            // Paired on valid-right or not, per feature class; a failed request pairs with
+            // nothing (a refusal or a schema not enforced counts: the candidate fails it).
+            use bakeoff_artifact::StructuredOutcome as O;
+            let outcome = |it: &ItemRecord| {
+                it.extra
+                    .get("outcome")
+                    .and_then(|v| serde_json::from_value::<O>(v.clone()).ok())
+                    .filter(|o| *o != O::RequestFailed)
+            };
+            match (outcome(x), outcome(y)) {
+                (Some(a), Some(b)) => {
+                    let class = x
+                        .extra
+                        .get("class")
+                        .and_then(|c| c.as_str())
+                        .unwrap_or(crate::structured::SUITE)
+                        .to_string();
+                    groups
+                        .entry((k.0.clone(), class))
+                        .or_default()
+                        .push((a == O::ValidRight, b == O::ValidRight));
+                }
                 _ => unscored_pairs += 1,
             }
             continue;

@@ -202,6 +202,7 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
                 h(&e.artifact.candidate.slug),
                 h(&e.name),
                 h(&crate::refusal::cell_text(s, sr)
+                    .or_else(|| crate::structured::cell_text(s, sr))
                     .or_else(|| crate::damage::cell_text(s, sr))
                     .or_else(|| crate::adapter::cell_text(s, sr))
                     .unwrap_or_else(|| crate::score::score_text(&sr.summary.score))),
@@ -231,6 +232,11 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
             }
             out.push_str("</td></tr>");
             refusals.extend(crate::refusal::html_section(
+                &e.artifact.candidate.slug,
+                s,
+                sr,
+            ));
+            refusals.extend(crate::structured::html_section(
                 &e.artifact.candidate.slug,
                 s,
                 sr,

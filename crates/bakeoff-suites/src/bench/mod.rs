@@ -4,6 +4,7 @@
 //! `bakeoff_load`'s.
 
 mod request;
+pub mod schema;
 mod sweep_artifact;
 mod versus;
 
@@ -67,6 +68,13 @@ pub async fn run<G>(
         .is_none()
         .then(|| plan.levels() * plan.repeat.max(1) as usize);
     let (stop, guard) = arm_stop();
+    if let Some(sb) = &req.schema {
+        // Both sides alternate on the one endpoint: twice the steps.
+        let progress = req.progress.sweep(steps.map(|n| n * 2));
+        let r = schema::measure(&req, sb, &pre, plan, progress, stop).await;
+        drop(guard);
+        return r;
+    }
     if let Some(vs) = &req.versus {
         // Both sides alternate: twice the steps.
         let progress = req.progress.sweep(steps.map(|n| n * 2));

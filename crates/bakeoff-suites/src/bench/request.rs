@@ -30,6 +30,8 @@ pub struct BenchRequest<'a> {
     pub embedded_default: bool,
     /// `--versus`: the second endpoint, measured alternately with the first.
     pub versus: Option<Versus<'a>>,
+    /// `--schema FILE`: the same workload constrained and unconstrained, alternately.
+    pub schema: Option<super::schema::SchemaBench>,
     pub progress: &'a dyn BenchProgress,
 }
 
@@ -64,6 +66,8 @@ pub struct VersusBenched {
     pub b: Evaluated,
     pub comparison: SweepComparison,
     pub comparison_path: PathBuf,
+    /// `bench run --schema`: A unconstrained, B constrained, and the compile cost.
+    pub schema: Option<super::schema::SchemaComparison>,
 }
 
 impl Benched {
@@ -102,6 +106,15 @@ pub enum BenchError {
         class: FailureClass,
         message: String,
         url: String,
+    },
+    #[error(
+        "the endpoint refused --schema {file} sent as {form}: {words}; check the schema \
+         against the engine's supported features, or try another --schema-form"
+    )]
+    SchemaRefused {
+        file: String,
+        form: String,
+        words: String,
     },
     #[error("cannot start the loopback calibration target: {0}")]
     CalibrationTarget(std::io::Error),

@@ -71,6 +71,7 @@ pub(super) async fn measure(
         b,
         comparison,
         comparison_path,
+        schema: None,
     })))
 }
 

@@ -71,6 +71,7 @@ async fn measure(
             preflight: &vs.preflight,
             allow_contaminated: cfg.allow_contaminated,
         }),
+        schema: cfg.schema.clone(),
         progress: &display,
     };
     // Ctrl-C or SIGTERM ends the step in flight; the steps measured are kept.
@@ -83,9 +84,13 @@ async fn measure(
     let benched = run?;
     match &benched {
         Benched::One(e) => print_one(cfg.json, &e.artifact, &e.path)?,
-        Benched::Versus(v) => {
-            print_versus(cfg.json, [&v.a, &v.b], &v.comparison, &v.comparison_path)?
-        }
+        Benched::Versus(v) => print_versus(
+            cfg.json,
+            [&v.a, &v.b],
+            &v.comparison,
+            &v.comparison_path,
+            v.schema.as_ref(),
+        )?,
     }
     Ok(Exit::from_ok(benched.ok()))
 }
@@ -107,13 +112,17 @@ fn print_versus(
     sides: [&Evaluated; 2],
     cmp: &SweepComparison,
     cmp_path: &Path,
+    schema: Option<&bench::schema::SchemaComparison>,
 ) -> Result<(), Error> {
     if json {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "a": sides[0].artifact,
             "b": sides[1].artifact,
             "comparison": cmp,
         });
+        if let Some(s) = schema {
+            v["schema"] = serde_json::to_value(s).map_err(Error::json)?;
+        }
         println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
         return Ok(());
     }
@@ -137,6 +146,9 @@ fn print_versus(
             &sides[1].path
         ))
     );
+    if let Some(s) = schema {
+        print!("{}", super::screen(&s.text()));
+    }
     println!(
         "{}",
         super::screen(&format!("comparison: {}", cmp_path.display()))

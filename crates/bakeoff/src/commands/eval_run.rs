@@ -102,6 +102,7 @@ fn run_record(cfg: &RunConfig, embedded_default: bool) -> RunRecord {
     let opts = &cfg.endpoint.preflight;
     let suite_options = &cfg.suite_options;
     let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    let structured = cfg.suites.contains(&bakeoff_suites::SuiteName::Structured);
     RunRecord {
         suites: Some(cfg.suites.iter().map(|s| s.as_str().to_string()).collect()),
         max_model_len_hint: Some(opts.max_model_len),
@@ -110,6 +111,8 @@ fn run_record(cfg: &RunConfig, embedded_default: bool) -> RunRecord {
         thinking: Some(suite_options.thinking.as_str().to_string()),
         battery: Some(path(&suite_options.battery)),
         refusal_battery: Some(path(&suite_options.refusal_battery)),
+        structured_battery: structured.then(|| path(&suite_options.structured_battery)),
+        schema_form: structured.then(|| suite_options.schema_form.as_str().to_string()),
         limit: Some(suite_options.limit.map(|l| l as u64)),
         seed: Some(Some(suite_options.context.seed)),
         tokenizer: Some(

@@ -235,7 +235,9 @@ impl Error {
                 AdapterRunError::Store(s) => store_code(s),
             },
             Error::Bench(e) => match e {
-                BenchError::Unfit { .. } | BenchError::VersusUnfit { .. } => FAILED,
+                BenchError::Unfit { .. }
+                | BenchError::VersusUnfit { .. }
+                | BenchError::SchemaRefused { .. } => FAILED,
                 // The harness's own loopback target did not start.
                 BenchError::CalibrationTarget(_) | BenchError::TlsCalibrationTarget(_) => INTERNAL,
                 BenchError::Load(l) => load_code(l),
@@ -308,6 +310,8 @@ fn flag_code(e: &FlagError) -> i32 {
         | FlagError::SuiteList(_)
         | FlagError::Battery(_)
         | FlagError::RefusalBattery(_)
+        | FlagError::StructuredBattery(_)
+        | FlagError::SchemaFile(_)
         | FlagError::ContextFlag(_)
         | FlagError::Tokenizer(_)
         | FlagError::Prompts(_)

@@ -25,6 +25,7 @@ mod eval_foundation;
 mod eval_probing;
 mod eval_progress;
 mod eval_refusal;
+mod eval_structured;
 mod eval_suites_compare;
 mod exit_codes;
 mod gateway;

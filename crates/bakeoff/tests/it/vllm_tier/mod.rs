@@ -14,6 +14,7 @@ mod discovery;
 mod kv;
 mod seats;
 mod spec;
+mod structured;
 mod tools;
 
 use std::path::Path;
