@@ -384,6 +384,8 @@ pub fn calib_plan(concurrency: u32, tokens: u32, bound: StepBound) -> LoadPlan {
     };
     p.bound = bound;
     p.warmup_requests = 0;
+    // The loopback target keeps no queue between steps.
+    p.step_warmup = 0;
     p.prompt_tokens = LengthSpec::Fixed(8);
     p.output_tokens = LengthSpec::Fixed(tokens);
     p.scrape_metrics = false;
@@ -413,6 +415,7 @@ pub async fn measure_ceiling_with(
     let timed = StepBound {
         requests: None,
         duration: Some(o.phase),
+        completed: None,
     };
 
     let r = runner::run(
@@ -481,6 +484,7 @@ pub async fn concurrent_streams_with(
         StepBound {
             requests: Some(u64::from(n)),
             duration: None,
+            completed: None,
         },
     );
     p.extra

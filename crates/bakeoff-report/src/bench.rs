@@ -285,12 +285,54 @@ fn precision_text(l: &bakeoff_artifact::LevelSummary) -> String {
     if p.relative_half_width <= p.target {
         return format!("; out tok/s within ±{goal:.0} %");
     }
-    match p.repeats_needed {
+    let needs = match p.repeats_needed {
         Some(n) => format!("; out tok/s ±{goal:.0} % needs ≈ {n} repeats"),
         None => format!(
             "; out tok/s ±{goal:.0} % needs more than {} repeats",
             bakeoff_stats::repeats::MAX_REPEATS_ESTIMATE
         ),
+    };
+    match &l.output_tokens_per_second_fix {
+        Some(f) => format!("{needs}{}", fix_text(f, l.repeats)),
+        None => needs,
+    }
+}
+
+/// The cheaper of more repeats and longer steps, by measuring time (docs/statistics.md, "The
+/// cheaper fix").
+fn fix_text(f: &bakeoff_stats::CheaperFix, repeats: u32) -> String {
+    let repeats_cost = format!(
+        "{} repeats ≈ {}",
+        f.repeats_needed,
+        seconds(f.repeats_seconds)
+    );
+    match (f.cheaper, f.longer_steps_seconds, f.step_requests) {
+        (bakeoff_stats::FixKind::LongerSteps, Some(t), Some(r)) => format!(
+            "; cheaper fix: longer steps, --step-requests {r} at {repeats} repeats ≈ {} (against {repeats_cost})",
+            seconds(t)
+        ),
+        (_, Some(t), _) => format!(
+            " (≈ {}); cheaper fix: more repeats (steps {:.1}× longer at {repeats} repeats ≈ {})",
+            seconds(f.repeats_seconds),
+            f.step_length_factor.unwrap_or(1.0),
+            seconds(t)
+        ),
+        _ => format!(
+            " (≈ {}); cheaper fix: more repeats (the spread lies between steps, {:.0} % of it within: longer steps cannot reach it)",
+            seconds(f.repeats_seconds),
+            f.within_share * 100.0
+        ),
+    }
+}
+
+/// Seconds as a person reads a measuring time: `95 s`, `42 min`, `3.1 h`.
+fn seconds(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
     }
 }
 
@@ -440,6 +482,7 @@ mod tests {
             e2e_p50_ms: None,
             power_w_mean: mi(&[140.0, 142.0, 138.0]),
             output_tokens_per_joule: mi(&[6.4, 7.0, 7.9]),
+            output_tokens_per_second_fix: None,
             unstable: false,
             heterogeneity: None,
         }];
@@ -464,5 +507,49 @@ mod tests {
             .and_then(|m| m.precision(bakeoff_stats::RELATIVE_HALF_WIDTH_GOAL));
         let text = sweep_at(&r, 200);
         assert!(text.contains("out tok/s within ±5 %"), "{text}");
+    }
+
+    /// docs/statistics.md "The cheaper fix": the line under `--repeat` names the cheaper of more
+    /// repeats and longer steps with both times, and says when longer steps cannot help.
+    #[test]
+    fn the_cheaper_fix_names_longer_steps_or_more_repeats_with_their_times() {
+        use bakeoff_stats::{CheaperFix, FixKind};
+        let longer = CheaperFix {
+            cheaper: FixKind::LongerSteps,
+            target: 0.05,
+            repeats_needed: 24,
+            repeats_seconds: 24.0 * 16.5,
+            step_length_factor: Some(3.2),
+            step_requests: Some(128),
+            longer_steps_seconds: Some(3.0 * (3.2 * 10.0 + 6.5)),
+            within_share: 0.9,
+        };
+        assert_eq!(
+            fix_text(&longer, 3),
+            "; cheaper fix: longer steps, --step-requests 128 at 3 repeats ≈ 116 s (against 24 repeats ≈ 7 min)"
+        );
+        let repeats = CheaperFix {
+            cheaper: FixKind::MoreRepeats,
+            longer_steps_seconds: Some(1428.0),
+            step_length_factor: Some(47.6),
+            repeats_seconds: 180.0,
+            repeats_needed: 18,
+            ..longer.clone()
+        };
+        assert_eq!(
+            fix_text(&repeats, 3),
+            " (≈ 3 min); cheaper fix: more repeats (steps 47.6× longer at 3 repeats ≈ 24 min)"
+        );
+        let between = CheaperFix {
+            longer_steps_seconds: None,
+            step_length_factor: None,
+            step_requests: None,
+            within_share: 0.02,
+            ..repeats
+        };
+        assert_eq!(
+            fix_text(&between, 3),
+            " (≈ 3 min); cheaper fix: more repeats (the spread lies between steps, 2 % of it within: longer steps cannot reach it)"
+        );
     }
 }
