@@ -117,7 +117,7 @@ def client_bakeoff(a, url, c, n, t, work):
     cmd = [
         a.bakeoff_bin, "bench", "run", "--endpoint", url, "--model", MODEL,
         "--concurrency", str(c), "--requests", str(n), "--output-tokens", str(t),
-        "--prompt-tokens", str(a.prompt_tokens), "--warmup", "0", "--no-pin",
+        "--prompt-tokens", str(a.prompt_tokens), "--warmup", "0", "--step-warmup", "0", "--no-pin",
         "--no-calibrate", "--no-metrics", "--json", "--out", outdir,
     ]
 

@@ -153,6 +153,22 @@ fn step_notes(report: &LoadReport) -> String {
                 spec.unwrap_or_default()
             ));
         }
+        if let Some(line) = warmup_note(s) {
+            out.push_str(&line);
+        }
+        if let Some(b) = s.bound.as_ref().filter(|b| b.ended_by != "requests") {
+            let why = match b.ended_by.as_str() {
+                "time" => format!("its {:.0} s upper bound came first", b.duration_cap_s),
+                "failures" => "as many requests failed".to_string(),
+                other => for_terminal(other, 40),
+            };
+            out.push_str(&format!(
+                "{}: held {} of {} completed requests: {why}\n",
+                for_terminal(&s.label, 200),
+                b.completed,
+                b.requests
+            ));
+        }
         if let Some(g) = &s.goodput {
             out.push_str(&format!(
                 "{}: goodput {}/{} met {} ({} req/s)\n",
@@ -165,6 +181,25 @@ fn step_notes(report: &LoadReport) -> String {
         }
     }
     out
+}
+
+/// The step's warm-up (`--step-warmup`), only where it waited: its slowest first token more
+/// than twice the step's own TTFT p99 and over 100 ms — the server was still busy with the step
+/// before, and the step started after it (docs/metrics.md, "Warm-up before each step").
+fn warmup_note(s: &LoadStep) -> Option<String> {
+    let w = s.warmup.as_ref()?;
+    let waited = w.ttft_max_ms?;
+    let p99 = s.latency.ttft.p99_ms.unwrap_or(0.0);
+    (waited > 100.0 && waited > 2.0 * p99).then(|| {
+        format!(
+            "{}: its warm-up ({} request(s), {:.2} s) waited up to {:.0} ms for a first token, against the step's TTFT p99 {:.0} ms: the step started after it\n",
+            for_terminal(&s.label, 200),
+            w.sent,
+            w.wall_s,
+            waited,
+            p99
+        )
+    })
 }
 
 /// A step's GPU telemetry when it has figures (not when it says "unavailable").
@@ -550,6 +585,44 @@ mod tests {
         assert_eq!(
             fix_text(&between, 3),
             " (≈ 3 min); cheaper fix: more repeats (the spread lies between steps, 2 % of it within: longer steps cannot reach it)"
+        );
+    }
+
+    /// docs/metrics.md "Warm-up before each step" and "Steps of completed requests": a warm-up
+    /// that waited is named under the table, one that did not is not; a step its upper bound cut
+    /// short says how many it held.
+    #[test]
+    fn a_warmup_that_waited_and_a_step_cut_short_are_named() {
+        let mut r = report(&[serde_json::Value::Null, serde_json::Value::Null]);
+        r.steps[0].warmup = Some(bakeoff_artifact::StepWarmup {
+            sent: 1,
+            ok: 1,
+            wall_s: 6.61,
+            ttft_max_ms: Some(6480.0),
+        });
+        r.steps[1].warmup = Some(bakeoff_artifact::StepWarmup {
+            sent: 1,
+            ok: 1,
+            wall_s: 0.2,
+            ttft_max_ms: Some(15.0),
+        });
+        r.steps[1].bound = Some(bakeoff_artifact::StepBoundRecord {
+            requests: 256,
+            duration_cap_s: 600.0,
+            completed: 40,
+            ended_by: "time".into(),
+        });
+        let text = sweep_at(&r, 200);
+        assert!(
+            text.contains("c=1: its warm-up (1 request(s), 6.61 s) waited up to 6480 ms for a first token, against the step's TTFT p99 10 ms"),
+            "{text}"
+        );
+        assert!(!text.contains("c=2: its warm-up"), "{text}");
+        assert!(
+            text.contains(
+                "c=2: held 40 of 256 completed requests: its 600 s upper bound came first"
+            ),
+            "{text}"
         );
     }
 }
