@@ -280,10 +280,14 @@ impl<'a> StepContext<'a> {
             requests: Some(n),
             ..crate::plan::StepBound::default()
         };
+        // Whole requests: an aborted one (`--cancel-rate`) could still be generating, and
+        // counted by the server, inside the step's window.
+        let mut plan = self.plan.clone();
+        plan.cancel_rate = 0.0;
         let start = Instant::now();
         let acc = closed_step(
             self.client,
-            self.plan,
+            &plan,
             bound,
             &warm,
             self.run_nonce,
