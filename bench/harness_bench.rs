@@ -212,6 +212,7 @@ async fn run_all(
     let timed = StepBound {
         requests: None,
         duration: Some(Duration::from_secs(secs)),
+        completed: None,
     };
 
     // 1. Streamed tokens per second, one core.
@@ -242,6 +243,7 @@ async fn run_all(
         StepBound {
             requests: None,
             duration: Some(Duration::from_secs(secs)),
+            completed: None,
         },
     );
     p.mode = Mode::Open {

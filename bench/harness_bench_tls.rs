@@ -130,6 +130,7 @@ async fn measure(
     let bound = StepBound {
         requests: None,
         duration: Some(Duration::from_secs(secs)),
+        completed: None,
     };
     let mut p = bakeoff_load::calibrate::calib_plan(conc, tokens, bound);
     p.keep_requests = false;

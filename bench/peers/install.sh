@@ -3,6 +3,7 @@
 #
 #   bench/peers/install.sh aiohttp    # prints the venv's python   ($BAKEOFF_CACHE/venv-peers-aiohttp)
 #   bench/peers/install.sh guidellm   # prints the `guidellm` path ($BAKEOFF_CACHE/venv-guidellm)
+#   bench/peers/install.sh aiperf     # prints the `aiperf` path   ($BAKEOFF_CACHE/venv-peers-aiperf)
 #
 # Everything comes from bench/peers/requirements-*.txt with `--no-deps` (each file lists the whole
 # dependency closure), from PyPI, or with PEERS_WHEELHOUSE=DIR from that directory alone
@@ -27,7 +28,8 @@ log() { printf '[peers] %s\n' "$*" >&2; }
 case "$WHAT" in
   aiohttp) LOCK="$HERE/requirements-aiohttp.txt"; VENV="$CACHE/venv-peers-aiohttp"; EXE="$VENV/bin/python"; MIN=9 ;;
   guidellm) LOCK="$HERE/requirements-guidellm.txt"; VENV="$CACHE/venv-guidellm"; EXE="$VENV/bin/guidellm"; MIN=10 ;;
-  *) log "usage: $0 aiohttp|guidellm"; exit 2 ;;
+  aiperf) LOCK="$HERE/requirements-aiperf.txt"; VENV="$CACHE/venv-peers-aiperf"; EXE="$VENV/bin/aiperf"; MIN=11 ;;
+  *) log "usage: $0 aiohttp|guidellm|aiperf"; exit 2 ;;
 esac
 
 venv_python "$MIN" "$WHAT"
@@ -65,6 +67,7 @@ pip_install --no-deps --ignore-installed -r "$LOCK" || { log "error: pip install
 case "$WHAT" in
   aiohttp) "$EXE" -c 'import aiohttp' || { log "error: aiohttp did not import after install"; exit 1; } ;;
   guidellm) "$EXE" --version >&2 || { log "error: guidellm did not run after install"; exit 1; } ;;
+  aiperf) "$EXE" --version >&2 || { log "error: aiperf did not run after install"; exit 1; } ;;
 esac
 venv_mark_ok "$VENV" "$STAMP"
 log "installed $WHAT"

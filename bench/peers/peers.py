@@ -7,20 +7,29 @@ streamed tokens, process wall time, and CPU seconds of the client's whole proces
 system, from wait4(2): the client plus every descendant it reaped, so GuideLLM's worker
 processes count), and derives CPU seconds per 1,000 streamed tokens and the ratios to bakeoff.
 
+AIPerf counts tokens with a Hugging Face tokenizer it loads by repo id from the hub cache; offline,
+`--aiperf-tokenizer DIR` (tokenizer.json and tokenizer_config.json) is laid out as that cache
+(`HF_HOME/hub/models--ORG--NAME/snapshots/REV/`, `refs/main`) under the work directory.
+
 Standard library only: it runs under any python3. Prints one JSON object on stdout.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import platform
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
 MODEL = "bakeoff-calibration"
+# The repo id AIPerf is told to load its tokenizer by; the files come from --aiperf-tokenizer.
+AIPERF_TOKENIZER_REPO = "HuggingFaceTB/SmolLM2-135M-Instruct"
+AIPERF_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "config.json")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -108,7 +117,7 @@ def client_bakeoff(a, url, c, n, t, work):
     cmd = [
         a.bakeoff_bin, "bench", "run", "--endpoint", url, "--model", MODEL,
         "--concurrency", str(c), "--requests", str(n), "--output-tokens", str(t),
-        "--prompt-tokens", str(a.prompt_tokens), "--warmup", "0", "--no-pin",
+        "--prompt-tokens", str(a.prompt_tokens), "--warmup", "0", "--step-warmup", "0", "--no-pin",
         "--no-calibrate", "--no-metrics", "--json", "--out", outdir,
     ]
 
@@ -213,11 +222,76 @@ def client_guidellm_1worker(a, url, c, n, t, work):
     return cmd, parse, env
 
 
+def aiperf_hf_home(src, work):
+    """An HF_HOME whose hub cache holds SRC's tokenizer files as AIPERF_TOKENIZER_REPO: AIPerf
+    0.13.0 takes a tokenizer by repo id (a plain directory is refused as one, and `builtin`
+    downloads a tiktoken file), and with HF_HUB_OFFLINE=1 the hub client resolves the id from
+    `refs/main` and `snapshots/REV/` without a request."""
+    files = [f for f in AIPERF_TOKENIZER_FILES if os.path.isfile(os.path.join(src, f))]
+    if "tokenizer.json" not in files:
+        raise SystemExit(
+            f"--aiperf-tokenizer {src}: no tokenizer.json there; fix: scripts/provision.sh vllm writes "
+            "one under ~/.cache/bakeoff/models/SmolLM2-135M-Instruct-hf, or give a directory holding "
+            "tokenizer.json and tokenizer_config.json")
+    digest = hashlib.sha1()
+    for f in files:
+        with open(os.path.join(src, f), "rb") as fh:
+            digest.update(fh.read())
+    rev = digest.hexdigest()
+    home = os.path.join(work, "aiperf-hf-home")
+    repo = os.path.join(home, "hub", "models--" + AIPERF_TOKENIZER_REPO.replace("/", "--"))
+    snap = os.path.join(repo, "snapshots", rev)
+    os.makedirs(snap, exist_ok=True)
+    os.makedirs(os.path.join(repo, "refs"), exist_ok=True)
+    for f in files:
+        shutil.copyfile(os.path.join(src, f), os.path.join(snap, f))
+    with open(os.path.join(repo, "refs", "main"), "w") as fh:
+        fh.write(rev)
+    return home
+
+
+def client_aiperf(a, url, c, n, t, work):
+    d = tempfile.mkdtemp(prefix=f"aiperf-c{c}-n{n}-", dir=work)
+    cmd = [
+        a.aiperf, "profile", "--model", MODEL, "--url", url, "--endpoint-type", "chat",
+        "--streaming", "--concurrency", str(c), "--request-count", str(n),
+        "--synthetic-input-tokens-mean", str(a.prompt_tokens), "--synthetic-input-tokens-stddev", "0",
+        "--output-tokens-mean", str(t), "--output-tokens-stddev", "0",
+        # The loopback target reads `max_tokens`; AIPerf sends `max_completion_tokens` otherwise.
+        "--use-legacy-max-tokens",
+        "--tokenizer", AIPERF_TOKENIZER_REPO, "--artifact-dir", d, "--ui", "none",
+        # The target serves no /metrics and this host no GPU to watch.
+        "--no-server-metrics", "--no-gpu-telemetry", "--random-seed", "1",
+    ]
+    env = dict(os.environ)
+    env.update({"HF_HOME": a.aiperf_hf_home, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                "HF_DATASETS_OFFLINE": "1"})
+
+    def parse(_stdout):
+        with open(os.path.join(d, "profile_export_aiperf.json")) as f:
+            v = json.load(f)
+        errors = v.get("error_request_count") or {}
+        usage = v.get("total_usage_completion_tokens") or {}
+        return {
+            # Tokens as AIPerf counts them: its tokenizer over each reply's streamed text (one
+            # token per event on the loopback target, as the server's usage says).
+            "streamed_tokens": int(v["total_output_tokens"]["avg"]),
+            "requests_ok": int(v["request_count"]["avg"]),
+            "errors": int(errors.get("avg", 0)),
+            "client_window_s": v["benchmark_duration"]["avg"],
+            "reported_usage_tokens": int(usage["avg"]) if "avg" in usage else None,
+            "aiperf_version": v.get("aiperf_version"),
+        }
+
+    return cmd, parse, env
+
+
 CLIENTS = {
     "bakeoff": client_bakeoff,
     "aiohttp": client_aiohttp,
     "guidellm": client_guidellm,
     "guidellm_1worker": client_guidellm_1worker,
+    "aiperf": client_aiperf,
 }
 
 
@@ -266,6 +340,8 @@ def main():
     p.add_argument("--bakeoff-bin", required=True)
     p.add_argument("--aiohttp-python", help="python of the aiohttp venv (omit: skip that client)")
     p.add_argument("--guidellm", help="the guidellm executable (omit: skip that client)")
+    p.add_argument("--aiperf", help="the aiperf executable (omit: skip that client)")
+    p.add_argument("--aiperf-tokenizer", help="directory with the tokenizer.json AIPerf counts tokens with")
     p.add_argument("--concurrency", default="32,128")
     p.add_argument("--requests", type=int, default=1000)
     p.add_argument("--output-tokens", type=int, default=256)
@@ -284,6 +360,11 @@ def main():
     names = ["bakeoff"] + (["aiohttp"] if a.aiohttp_python else []) + (["guidellm"] if a.guidellm else [])
     if a.guidellm and a.guidellm_one_worker:
         names.append("guidellm_1worker")
+    if a.aiperf:
+        if not a.aiperf_tokenizer:
+            raise SystemExit("--aiperf needs --aiperf-tokenizer DIR (tokenizer.json and tokenizer_config.json)")
+        a.aiperf_hf_home = aiperf_hf_home(a.aiperf_tokenizer, work)
+        names.append("aiperf")
     levels = [int(x) for x in a.concurrency.split(",") if x]
 
     result = {
@@ -300,6 +381,7 @@ def main():
             "target_core": a.target_core, "warmup": 0, "repeat": a.repeat,
         },
         "workdir": work,
+        **({"aiperf_tokenizer": {"repo": AIPERF_TOKENIZER_REPO, "from": a.aiperf_tokenizer}} if a.aiperf else {}),
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     target, url = start_target(a.target_bin, a.target_core)

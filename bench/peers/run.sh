@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Peers side by side (docs/performance.md): bakeoff and peer load clients against the built-in
-# loopback target, each client pinned to one core, the same closed-loop workload for all; prints
-# JSON (streamed tokens, wall, tokens/s, client CPU seconds, CPU s per 1,000 tokens, ratios to
-# bakeoff).
+# Peers side by side (docs/performance.md): bakeoff and peer load clients (the aiohttp floor,
+# GuideLLM, AIPerf) against the built-in loopback target, each client pinned to one core, the same
+# closed-loop workload for all; prints JSON (streamed tokens, wall, tokens/s, client CPU seconds,
+# CPU s per 1,000 tokens, ratios to bakeoff).
 #
 #   bench/peers/run.sh                                   # c = 32 and 128, 1,000 requests x 256 tokens
 #   bench/peers/run.sh --concurrency 32 --requests 500   # any bench/peers/peers.py option
@@ -13,7 +13,11 @@
 #   BAKEOFF_BIN=path   bakeoff binary (default target/release/bakeoff, built if missing)
 #   TARGET_BIN=path    harness-bench binary that serves the target (default target/release/harness-bench)
 #   PEERS_WHEELHOUSE=DIR   install the Python clients from DIR only (pip --no-index --find-links)
-#   PEERS_SKIP_GUIDELLM=1  run bakeoff and the aiohttp floor only
+#   PEERS_SKIP_GUIDELLM=1  leave GuideLLM out
+#   PEERS_SKIP_AIPERF=1    leave AIPerf out
+#   PEERS_AIPERF_TOKENIZER=DIR  the tokenizer AIPerf counts tokens with (tokenizer.json and
+#                      tokenizer_config.json; default $BAKEOFF_CACHE/models/SmolLM2-135M-Instruct-hf,
+#                      which scripts/provision.sh vllm writes)
 #   PYTHON=python3     interpreter the client venvs are made from (its torch is reused by GuideLLM)
 #   PEERS_WHEELS_PYTHON=3.12   --download-wheels: the Python version the wheels are for
 #   BAKEOFF_CACHE      where the venvs live (default ~/.cache/bakeoff)
@@ -34,7 +38,7 @@ download_wheels() {
     plat+=(--platform "$t")
   done
   # One pip run per lock: the two pin different versions of a shared package (multidict).
-  for lock in "$HERE/requirements-aiohttp.txt" "$HERE/requirements-guidellm.txt"; do
+  for lock in "$HERE/requirements-aiohttp.txt" "$HERE/requirements-guidellm.txt" "$HERE/requirements-aiperf.txt"; do
     log "downloading $(basename "$lock") for CPython $py x86_64 into $dir"
     "${PYTHON:-python3}" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
       --python-version "$py" --implementation cp --abi "$abi" "${plat[@]}" -d "$dir" -r "$lock" >&2
@@ -73,6 +77,17 @@ if [ "${PEERS_SKIP_GUIDELLM:-}" != 1 ]; then
     ARGS+=(--guidellm "$GUIDELLM")
   else
     log "warning: GuideLLM did not install: running without it"
+  fi
+fi
+
+if [ "${PEERS_SKIP_AIPERF:-}" != 1 ]; then
+  TOKENIZER="${PEERS_AIPERF_TOKENIZER:-${BAKEOFF_CACHE:-$HOME/.cache/bakeoff}/models/SmolLM2-135M-Instruct-hf}"
+  if [ ! -f "$TOKENIZER/tokenizer.json" ]; then
+    log "warning: no tokenizer.json in $TOKENIZER (scripts/provision.sh vllm writes it, or set PEERS_AIPERF_TOKENIZER=DIR): running without AIPerf"
+  elif AIPERF="$("$HERE/install.sh" aiperf)"; then
+    ARGS+=(--aiperf "$AIPERF" --aiperf-tokenizer "$TOKENIZER")
+  else
+    log "warning: AIPerf did not install: running without it"
   fi
 fi
 

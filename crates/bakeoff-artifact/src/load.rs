@@ -298,6 +298,42 @@ pub struct LoadStep {
     /// The engine's gauges sampled through the step (running, waiting, KV cache, preemptions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gauges: Option<crate::GaugeSeries>,
+    /// `--step-warmup N`: the requests sent just before this step's window, left out of every
+    /// figure above (docs/metrics.md, "Warm-up before each step").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<StepWarmup>,
+    /// `--step-requests N`: the completed requests the step was to hold, how many it held and
+    /// what ended it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<StepBoundRecord>,
+}
+
+/// The warm-up requests sent just before one step, at its concurrency (at most the warm-up's
+/// count at once), measured nowhere else.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StepWarmup {
+    pub sent: u64,
+    pub ok: u64,
+    /// From the first warm-up request's send to the last one's completion, s.
+    pub wall_s: f64,
+    /// The slowest warm-up request's time to first token, ms: a server still busy with the
+    /// step before shows here (seconds after a high-concurrency step on llama.cpp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_max_ms: Option<f64>,
+}
+
+/// A step bounded by completed requests (`--step-requests N --duration SECS`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StepBoundRecord {
+    /// The completed (successful) requests the step was to hold.
+    pub requests: u64,
+    /// The step's upper bound, s.
+    pub duration_cap_s: f64,
+    /// Requests that completed successfully in the step's window.
+    pub completed: u64,
+    /// `requests` (it held them), `time` (the upper bound came first: fewer than asked),
+    /// `failures` (as many requests failed as were asked to complete), or `interrupted`.
+    pub ended_by: String,
 }
 
 /// A multi-turn step's requests split by turn: the first turn of each conversation, and every
@@ -537,6 +573,11 @@ pub struct LevelSummary {
     /// to ±5 % (docs/statistics.md, "Relative width and repeats needed").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens_per_second_precision: Option<bakeoff_stats::RelativePrecision>,
+    /// Where the ±5 % goal is not met: more repeats or longer steps, whichever costs less
+    /// measuring time, from the repeats' spread within and between steps and their lengths
+    /// (docs/statistics.md, "The cheaper fix").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens_per_second_fix: Option<bakeoff_stats::CheaperFix>,
     /// The repeats' output tokens/s disagree beyond their own within-step errors (Cochran's Q
     /// at 5 %): the level's mean hides a drift or a disturbance.
     pub unstable: bool,

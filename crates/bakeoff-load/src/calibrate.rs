@@ -163,8 +163,9 @@ pub fn tls_acceptor(
 }
 
 const MODEL_ID: &str = "bakeoff-calibration";
-const TOKEN_EVENT: &[u8] =
-    b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok\"}}]}\n\n";
+// Each event names its object as OpenAI's streamed chat does: clients that check it (AIPerf
+// 0.13.0 parses only `chat.completion.chunk` events as chat deltas) read the target's stream.
+const TOKEN_EVENT: &[u8] = b"data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok\"}}]}\n\n";
 
 async fn connection<S: AsyncRead + AsyncWrite + Unpin>(mut s: S) -> std::io::Result<()> {
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
@@ -276,7 +277,7 @@ async fn chat<S: AsyncWrite + Unpin>(
     out.extend_from_slice(
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
     );
-    push_chunk(out, b"data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null}}]}\n\n");
+    push_chunk(out, b"data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null}}]}\n\n");
     let per_write = if pace.is_some() { 1 } else { batch };
     let mut sent = 0u64;
     let mut payload = Vec::with_capacity(TOKEN_EVENT.len() * per_write as usize);
@@ -298,10 +299,10 @@ async fn chat<S: AsyncWrite + Unpin>(
     }
     push_chunk(
         out,
-        b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n",
+        b"data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n",
     );
     let usage = format!(
-        "data: {{\"choices\":[],\"usage\":{{\"prompt_tokens\":{prompt_tokens},\"completion_tokens\":{n},\"total_tokens\":{}}}}}\n\ndata: [DONE]\n\n",
+        "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{{\"prompt_tokens\":{prompt_tokens},\"completion_tokens\":{n},\"total_tokens\":{}}}}}\n\ndata: [DONE]\n\n",
         n + prompt_tokens
     );
     push_chunk(out, usage.as_bytes());
@@ -384,6 +385,8 @@ pub fn calib_plan(concurrency: u32, tokens: u32, bound: StepBound) -> LoadPlan {
     };
     p.bound = bound;
     p.warmup_requests = 0;
+    // The loopback target keeps no queue between steps.
+    p.step_warmup = 0;
     p.prompt_tokens = LengthSpec::Fixed(8);
     p.output_tokens = LengthSpec::Fixed(tokens);
     p.scrape_metrics = false;
@@ -413,6 +416,7 @@ pub async fn measure_ceiling_with(
     let timed = StepBound {
         requests: None,
         duration: Some(o.phase),
+        completed: None,
     };
 
     let r = runner::run(
@@ -481,6 +485,7 @@ pub async fn concurrent_streams_with(
         StepBound {
             requests: Some(u64::from(n)),
             duration: None,
+            completed: None,
         },
     );
     p.extra

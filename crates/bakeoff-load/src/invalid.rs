@@ -64,6 +64,9 @@ pub enum NotPositive {
     StepBound,
     #[error("--repeat must be 1 or more (1 measures each level once)")]
     Repeat,
+    /// `--step-requests 0`.
+    #[error("--step-requests must be 1 or more completed requests per step, e.g. 200")]
+    StepRequests,
     /// No level, or a level of 0.
     #[error("--concurrency needs positive levels, e.g. 1,2,4,8")]
     Concurrency,
@@ -121,6 +124,16 @@ pub enum Conflict {
     ShapesWithWorkload { workload: &'static str },
     #[error("{}", VERSUS_NO_SEARCH)]
     VersusWithCapacity,
+    /// `--step-requests` with `--requests`: two counts for one step.
+    #[error(
+        "--step-requests counts completed requests and --requests counts sent ones: give one of them (e.g. --step-requests 200 --duration 600)"
+    )]
+    StepRequestsWithRequests,
+    /// `--step-requests` with `--rate`, `--trace`, `--multi-turn` or `--find-capacity`.
+    #[error(
+        "--step-requests applies to closed-loop steps of single requests (--concurrency): with --rate, --requests N schedules N arrivals and each completes; not with --trace or --multi-turn"
+    )]
+    StepRequestsOutsideClosedLoop,
     /// `--burstiness` with an arrival process other than gamma.
     #[error("--burstiness is the shape of gamma arrivals: add --arrival gamma")]
     BurstinessWithoutGamma {
@@ -137,6 +150,12 @@ pub enum Missing {
     StepBound,
     #[error("--find-capacity needs the objectives to meet: add --slo, e.g. ttft=500ms,tpot=50ms")]
     CapacitySlo,
+    /// `--step-requests` without `--duration`: a step that never completes N requests would
+    /// never end.
+    #[error(
+        "--step-requests needs --duration SECS as each step's upper bound, so a step that never completes N requests still ends (e.g. --step-requests 200 --duration 600)"
+    )]
+    StepRequestsCap,
     #[error("--find-capacity needs a start rate: --rate R")]
     CapacityStartRate,
 }

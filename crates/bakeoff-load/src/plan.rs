@@ -47,10 +47,15 @@ impl Mode {
 }
 
 /// Each step ends when either bound is reached (at least one is required).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct StepBound {
+    /// Requests sent (`--requests`).
     pub requests: Option<u64>,
     pub duration: Option<Duration>,
+    /// `--step-requests`: the step ends once this many requests have completed successfully
+    /// (closed loop; failures are replaced, at most this many of them); `duration` is then
+    /// required as its upper bound.
+    pub completed: Option<u64>,
 }
 
 /// Service-level objectives for goodput: a request is "good" when it meets every one given.
@@ -125,6 +130,10 @@ pub struct LoadPlan {
     pub bound: StepBound,
     /// Requests sent (and discarded) before the first step, at the first step's concurrency.
     pub warmup_requests: u64,
+    /// `--step-warmup`: requests sent before each measured step, at the step's concurrency
+    /// (at most this many at once; one at a time in open loop), recorded on the step with their
+    /// time and never counted in its figures (docs/metrics.md, "Warm-up before each step").
+    pub step_warmup: u64,
     pub prompt_tokens: LengthSpec,
     pub output_tokens: LengthSpec,
     pub pin: PinPolicy,
@@ -198,8 +207,10 @@ impl LoadPlan {
             bound: StepBound {
                 requests: Some(32),
                 duration: None,
+                completed: None,
             },
             warmup_requests: 2,
+            step_warmup: 1,
             prompt_tokens: LengthSpec::Fixed(128),
             output_tokens: LengthSpec::Fixed(128),
             pin: PinPolicy::none(),
@@ -235,12 +246,16 @@ impl LoadPlan {
     }
 
     pub fn validate(&self) -> Result<(), LoadError> {
-        if self.bound.requests.is_none() && self.bound.duration.is_none() {
+        if self.bound.requests.is_none()
+            && self.bound.duration.is_none()
+            && self.bound.completed.is_none()
+        {
             return Err(Missing::StepBound.into());
         }
         if self.bound.requests == Some(0) || self.bound.duration == Some(Duration::ZERO) {
             return Err(NotPositive::StepBound.into());
         }
+        self.validate_completed()?;
         if self.repeat == 0 {
             return Err(NotPositive::Repeat.into());
         }
@@ -283,6 +298,32 @@ impl LoadPlan {
                     return Err(NotPositive::Rates.into());
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// `--step-requests`: a count of completed requests, with a time bound, on closed-loop
+    /// single requests.
+    fn validate_completed(&self) -> Result<(), LoadError> {
+        let Some(n) = self.bound.completed else {
+            return Ok(());
+        };
+        if n == 0 {
+            return Err(NotPositive::StepRequests.into());
+        }
+        let closed_single = matches!(self.mode, Mode::Closed { .. })
+            && matches!(
+                self.workload,
+                crate::workload::Workload::Synthetic | crate::workload::Workload::ShareGpt(_)
+            );
+        if !closed_single || self.find_capacity.is_some() {
+            return Err(Conflict::StepRequestsOutsideClosedLoop.into());
+        }
+        if self.bound.requests.is_some() {
+            return Err(Conflict::StepRequestsWithRequests.into());
+        }
+        if self.bound.duration.is_none() {
+            return Err(Missing::StepRequestsCap.into());
         }
         Ok(())
     }
@@ -357,6 +398,7 @@ impl LoadPlan {
             "requests_per_step": self.bound.requests,
             "duration_per_step_s": self.bound.duration.map(|d| d.as_secs_f64()),
             "warmup_requests": self.warmup_requests,
+            "step_warmup_requests": self.step_warmup,
             "prompt_tokens": self.prompt_tokens.describe(),
             "output_tokens": self.output_tokens.describe(),
             "ignore_eos": self.pin.ignore_eos,
@@ -381,6 +423,9 @@ impl LoadPlan {
             }
             if self.cancel_rate > 0.0 {
                 o.insert("cancel_rate".into(), self.cancel_rate.into());
+            }
+            if let Some(n) = self.bound.completed {
+                o.insert("completed_per_step".into(), n.into());
             }
         }
         v
@@ -467,10 +512,7 @@ mod tests {
     #[test]
     fn unbounded_step_is_refused() {
         let mut p = LoadPlan::new("m");
-        p.bound = StepBound {
-            requests: None,
-            duration: None,
-        };
+        p.bound = StepBound::default();
         assert!(p.validate().is_err());
     }
 }

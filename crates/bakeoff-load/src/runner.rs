@@ -236,6 +236,7 @@ impl<'a> StepContext<'a> {
         let bound = crate::plan::StepBound {
             requests: Some(plan.warmup_requests),
             duration: None,
+            completed: None,
         };
         self.progress
             .step_started("warm-up", Some(plan.warmup_requests), None);
@@ -250,6 +251,58 @@ impl<'a> StepContext<'a> {
         )
         .await?;
         Ok(acc.count())
+    }
+
+    /// `--step-warmup`: the plan's warm-up requests just before a measured step, at the step's
+    /// concurrency (at most the warm-up's count at once; one at a time in open loop), measured
+    /// nowhere and recorded on the step. `None` when the plan has none.
+    async fn step_warm_up(
+        &self,
+        spec: &StepSpec,
+    ) -> Result<Option<bakeoff_artifact::StepWarmup>, LoadError> {
+        let n = self.plan.step_warmup;
+        if n == 0 {
+            return Ok(None);
+        }
+        let c = spec
+            .concurrency
+            .unwrap_or(1)
+            .min(u32::try_from(n).unwrap_or(u32::MAX));
+        let warm = StepSpec {
+            // Its own prompts: never the measured step's.
+            index: spec.index | shapes::WARMUP_STEP_BIT,
+            label: format!("warm-up {}", spec.label),
+            concurrency: Some(c.max(1)),
+            rate: None,
+            repeat: None,
+            ramp: None,
+        };
+        let bound = crate::plan::StepBound {
+            requests: Some(n),
+            ..crate::plan::StepBound::default()
+        };
+        // Whole requests: an aborted one (`--cancel-rate`) could still be generating, and
+        // counted by the server, inside the step's window.
+        let mut plan = self.plan.clone();
+        plan.cancel_rate = 0.0;
+        let start = Instant::now();
+        let acc = closed_step(
+            self.client,
+            &plan,
+            bound,
+            &warm,
+            self.run_nonce,
+            Arc::new(step::NoProgress),
+            self.cancel.clone(),
+        )
+        .await?;
+        let s = acc.finish(warm.label, start.elapsed());
+        Ok(Some(bakeoff_artifact::StepWarmup {
+            sent: s.sent,
+            ok: s.ok,
+            wall_s: s.wall_s,
+            ttft_max_ms: s.latency.ttft.max_ms,
+        }))
     }
 
     /// `--find-capacity`: steps chosen one after another by [`crate::capacity::next_rate`],
@@ -341,6 +394,8 @@ impl<'a> StepContext<'a> {
         metrics_ok: &mut bool,
     ) -> Result<LoadStep, LoadError> {
         let (client, plan) = (self.client, self.plan);
+        // Before the scrape: the server's counters over the step must not hold the warm-up.
+        let warmup = self.step_warm_up(spec).await?;
         let before = if *metrics_ok {
             scrape(client).await
         } else {
@@ -349,8 +404,11 @@ impl<'a> StepContext<'a> {
         if before.is_none() {
             *metrics_ok = false;
         }
-        self.progress
-            .step_started(&spec.label, plan.bound.requests, plan.bound.duration);
+        self.progress.step_started(
+            &spec.label,
+            plan.bound.requests.or(plan.bound.completed),
+            plan.bound.duration,
+        );
         let sampler = bakeoff_conditions::Sampler::start_off_runtime(self.exclude.clone()).await;
         // GPU power and energy over the step (docs/metrics.md, "GPU telemetry and tokens per joule").
         let telemetry =
@@ -380,7 +438,20 @@ impl<'a> StepContext<'a> {
         };
         let timings_spec = acc.timings_spec_decode();
         let cache_tally = acc.cache_tally();
+        let completed_ok = acc.ok_count();
         let mut step = acc.finish(spec.label.clone(), wall);
+        step.warmup = warmup;
+        step.bound = plan
+            .bound
+            .completed
+            .zip(plan.bound.duration)
+            .map(|(n, cap)| bakeoff_artifact::StepBoundRecord {
+                requests: n,
+                duration_cap_s: cap.as_secs_f64(),
+                completed: completed_ok,
+                ended_by: closed::ended_by(n, completed_ok, step.sent, *self.cancel.borrow())
+                    .into(),
+            });
         step.concurrency = spec.concurrency;
         step.repeat = spec.repeat;
         step.gauges = gauges;

@@ -13,6 +13,10 @@ use crate::prng::SplitMix64;
 /// and draws, never those of the measured requests.
 pub const RAMP_STEP_BIT: usize = 1 << 30;
 
+/// Set in the step index of a step's warm-up requests (`--step-warmup`): their prompts differ
+/// from the measured step's and the ramp's.
+pub const WARMUP_STEP_BIT: usize = 1 << 29;
+
 /// Whether request `i` of step `step` is cancelled, and after how many text-bearing chunks: a
 /// seeded draw below `cancel_rate`, then a point uniform in `1 ..= max_tokens − 1` (at least
 /// one chunk received, and before the last, so the abort is mid-stream).

@@ -153,6 +153,22 @@ fn step_notes(report: &LoadReport) -> String {
                 spec.unwrap_or_default()
             ));
         }
+        if let Some(line) = warmup_note(s) {
+            out.push_str(&line);
+        }
+        if let Some(b) = s.bound.as_ref().filter(|b| b.ended_by != "requests") {
+            let why = match b.ended_by.as_str() {
+                "time" => format!("its {:.0} s upper bound came first", b.duration_cap_s),
+                "failures" => "as many requests failed".to_string(),
+                other => for_terminal(other, 40),
+            };
+            out.push_str(&format!(
+                "{}: held {} of {} completed requests: {why}\n",
+                for_terminal(&s.label, 200),
+                b.completed,
+                b.requests
+            ));
+        }
         if let Some(g) = &s.goodput {
             out.push_str(&format!(
                 "{}: goodput {}/{} met {} ({} req/s)\n",
@@ -165,6 +181,25 @@ fn step_notes(report: &LoadReport) -> String {
         }
     }
     out
+}
+
+/// The step's warm-up (`--step-warmup`), only where it waited: its slowest first token more
+/// than twice the step's own TTFT p99 and over 100 ms — the server was still busy with the step
+/// before, and the step started after it (docs/metrics.md, "Warm-up before each step").
+fn warmup_note(s: &LoadStep) -> Option<String> {
+    let w = s.warmup.as_ref()?;
+    let waited = w.ttft_max_ms?;
+    let p99 = s.latency.ttft.p99_ms.unwrap_or(0.0);
+    (waited > 100.0 && waited > 2.0 * p99).then(|| {
+        format!(
+            "{}: its warm-up ({} request(s), {:.2} s) waited up to {:.0} ms for a first token, against the step's TTFT p99 {:.0} ms: the step started after it\n",
+            for_terminal(&s.label, 200),
+            w.sent,
+            w.wall_s,
+            waited,
+            p99
+        )
+    })
 }
 
 /// A step's GPU telemetry when it has figures (not when it says "unavailable").
@@ -285,12 +320,54 @@ fn precision_text(l: &bakeoff_artifact::LevelSummary) -> String {
     if p.relative_half_width <= p.target {
         return format!("; out tok/s within ±{goal:.0} %");
     }
-    match p.repeats_needed {
+    let needs = match p.repeats_needed {
         Some(n) => format!("; out tok/s ±{goal:.0} % needs ≈ {n} repeats"),
         None => format!(
             "; out tok/s ±{goal:.0} % needs more than {} repeats",
             bakeoff_stats::repeats::MAX_REPEATS_ESTIMATE
         ),
+    };
+    match &l.output_tokens_per_second_fix {
+        Some(f) => format!("{needs}{}", fix_text(f, l.repeats)),
+        None => needs,
+    }
+}
+
+/// The cheaper of more repeats and longer steps, by measuring time (docs/statistics.md, "The
+/// cheaper fix").
+fn fix_text(f: &bakeoff_stats::CheaperFix, repeats: u32) -> String {
+    let repeats_cost = format!(
+        "{} repeats ≈ {}",
+        f.repeats_needed,
+        seconds(f.repeats_seconds)
+    );
+    match (f.cheaper, f.longer_steps_seconds, f.step_requests) {
+        (bakeoff_stats::FixKind::LongerSteps, Some(t), Some(r)) => format!(
+            "; cheaper fix: longer steps, --step-requests {r} at {repeats} repeats ≈ {} (against {repeats_cost})",
+            seconds(t)
+        ),
+        (_, Some(t), _) => format!(
+            " (≈ {}); cheaper fix: more repeats (steps {:.1}× longer at {repeats} repeats ≈ {})",
+            seconds(f.repeats_seconds),
+            f.step_length_factor.unwrap_or(1.0),
+            seconds(t)
+        ),
+        _ => format!(
+            " (≈ {}); cheaper fix: more repeats (the spread lies between steps, {:.0} % of it within: longer steps cannot reach it)",
+            seconds(f.repeats_seconds),
+            f.within_share * 100.0
+        ),
+    }
+}
+
+/// Seconds as a person reads a measuring time: `95 s`, `42 min`, `3.1 h`.
+fn seconds(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
     }
 }
 
@@ -440,6 +517,7 @@ mod tests {
             e2e_p50_ms: None,
             power_w_mean: mi(&[140.0, 142.0, 138.0]),
             output_tokens_per_joule: mi(&[6.4, 7.0, 7.9]),
+            output_tokens_per_second_fix: None,
             unstable: false,
             heterogeneity: None,
         }];
@@ -464,5 +542,87 @@ mod tests {
             .and_then(|m| m.precision(bakeoff_stats::RELATIVE_HALF_WIDTH_GOAL));
         let text = sweep_at(&r, 200);
         assert!(text.contains("out tok/s within ±5 %"), "{text}");
+    }
+
+    /// docs/statistics.md "The cheaper fix": the line under `--repeat` names the cheaper of more
+    /// repeats and longer steps with both times, and says when longer steps cannot help.
+    #[test]
+    fn the_cheaper_fix_names_longer_steps_or_more_repeats_with_their_times() {
+        use bakeoff_stats::{CheaperFix, FixKind};
+        let longer = CheaperFix {
+            cheaper: FixKind::LongerSteps,
+            target: 0.05,
+            repeats_needed: 24,
+            repeats_seconds: 24.0 * 16.5,
+            step_length_factor: Some(3.2),
+            step_requests: Some(128),
+            longer_steps_seconds: Some(3.0 * (3.2 * 10.0 + 6.5)),
+            within_share: 0.9,
+        };
+        assert_eq!(
+            fix_text(&longer, 3),
+            "; cheaper fix: longer steps, --step-requests 128 at 3 repeats ≈ 116 s (against 24 repeats ≈ 7 min)"
+        );
+        let repeats = CheaperFix {
+            cheaper: FixKind::MoreRepeats,
+            longer_steps_seconds: Some(1428.0),
+            step_length_factor: Some(47.6),
+            repeats_seconds: 180.0,
+            repeats_needed: 18,
+            ..longer.clone()
+        };
+        assert_eq!(
+            fix_text(&repeats, 3),
+            " (≈ 3 min); cheaper fix: more repeats (steps 47.6× longer at 3 repeats ≈ 24 min)"
+        );
+        let between = CheaperFix {
+            longer_steps_seconds: None,
+            step_length_factor: None,
+            step_requests: None,
+            within_share: 0.02,
+            ..repeats
+        };
+        assert_eq!(
+            fix_text(&between, 3),
+            " (≈ 3 min); cheaper fix: more repeats (the spread lies between steps, 2 % of it within: longer steps cannot reach it)"
+        );
+    }
+
+    /// docs/metrics.md "Warm-up before each step" and "Steps of completed requests": a warm-up
+    /// that waited is named under the table, one that did not is not; a step its upper bound cut
+    /// short says how many it held.
+    #[test]
+    fn a_warmup_that_waited_and_a_step_cut_short_are_named() {
+        let mut r = report(&[serde_json::Value::Null, serde_json::Value::Null]);
+        r.steps[0].warmup = Some(bakeoff_artifact::StepWarmup {
+            sent: 1,
+            ok: 1,
+            wall_s: 6.61,
+            ttft_max_ms: Some(6480.0),
+        });
+        r.steps[1].warmup = Some(bakeoff_artifact::StepWarmup {
+            sent: 1,
+            ok: 1,
+            wall_s: 0.2,
+            ttft_max_ms: Some(15.0),
+        });
+        r.steps[1].bound = Some(bakeoff_artifact::StepBoundRecord {
+            requests: 256,
+            duration_cap_s: 600.0,
+            completed: 40,
+            ended_by: "time".into(),
+        });
+        let text = sweep_at(&r, 200);
+        assert!(
+            text.contains("c=1: its warm-up (1 request(s), 6.61 s) waited up to 6480 ms for a first token, against the step's TTFT p99 10 ms"),
+            "{text}"
+        );
+        assert!(!text.contains("c=2: its warm-up"), "{text}");
+        assert!(
+            text.contains(
+                "c=2: held 40 of 256 completed requests: its 600 s upper bound came first"
+            ),
+            "{text}"
+        );
     }
 }

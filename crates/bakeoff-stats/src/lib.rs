@@ -9,6 +9,7 @@
 //! `None`), never a NaN, because NaN does not survive JSON and hides bugs in reports.
 
 pub mod chance;
+pub mod cheaper_fix;
 pub mod cluster;
 pub mod effect;
 pub mod error;
@@ -24,6 +25,7 @@ mod binomial;
 mod normal;
 
 pub use chance::{InstrumentCheck, InstrumentFlag, chance_floor, check_instrument};
+pub use cheaper_fix::{CheaperFix, FixKind, RepeatSample, cheaper_fix};
 pub use cluster::{ClusteredSummary, summarize_clustered};
 pub use effect::format_effect;
 pub use error::StatsError;

@@ -29,8 +29,11 @@ pub fn plan(ctx: &SuiteContext<'_>, o: &LonggenOptions) -> LoadPlan {
     p.bound = StepBound {
         requests: Some(o.probes),
         duration: None,
+        completed: None,
     };
     p.warmup_requests = 0;
+    // Probes one at a time on a quiet server: no busier step before to recover from.
+    p.step_warmup = 0;
     p.prompt_tokens = LengthSpec::Fixed(o.prompt_tokens);
     p.output_tokens = LengthSpec::Fixed(o.output_tokens);
     p.temperature = 0.0;

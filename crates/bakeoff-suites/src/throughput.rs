@@ -187,8 +187,12 @@ pub fn plan(ctx: &SuiteContext<'_>, o: &ThroughputOptions) -> LoadPlan {
     p.bound = StepBound {
         requests: Some(o.requests_per_step),
         duration: None,
+        completed: None,
     };
     p.warmup_requests = o.warmup_requests;
+    // A short ascending smoke sweep: each level already follows a quieter one, and the
+    // warm-up before it would cost a CPU server more than the step itself.
+    p.step_warmup = 0;
     p.prompt_tokens = LengthSpec::Fixed(o.prompt_tokens);
     p.output_tokens = LengthSpec::Fixed(o.output_tokens);
     p.pin = PinPolicy::for_engine(ctx.facts.engine);

@@ -73,7 +73,11 @@ pub fn plan(t: &Tune) -> LoadPlan {
     p.bound = StepBound {
         requests: Some(t.requests),
         duration: None,
+        completed: None,
     };
+    // A trial's sweep climbs once from its lowest level on a freshly started seat: no busier
+    // step precedes a quieter one, so a warm-up before each would only cost the trial time.
+    p.step_warmup = 0;
     p.prompt_tokens = bakeoff_load::lengths::LengthSpec::Fixed(t.prompt_tokens as u32);
     p.output_tokens = bakeoff_load::lengths::LengthSpec::Fixed(t.output_tokens as u32);
     match &t.objective {

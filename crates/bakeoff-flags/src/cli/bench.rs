@@ -118,6 +118,16 @@ pub struct BenchRunArgs {
     /// Warm-up requests before the first step (not measured). [range: 0–100000]
     #[arg(long, value_name = "N", default_value_t = LoadPlan::new("").warmup_requests)]
     pub warmup: u64,
+    /// Warm-up requests before each measured step, at its concurrency (at most N at once), so
+    /// no step starts on a server still busy with the one before; recorded on the step with
+    /// their time, never in its figures; 0 turns them off. [range: 0–100000]
+    #[arg(long, value_name = "N", default_value_t = LoadPlan::new("").step_warmup)]
+    pub step_warmup: u64,
+    /// Step length in completed requests: each step ends once N requests have succeeded
+    /// (a failed one is replaced, at most N failures), with --duration as its required upper
+    /// bound; instead of --requests, closed loop only (optional). [range: 1–10000000]
+    #[arg(long, value_name = "N")]
+    pub step_requests: Option<u64>,
     /// Prompt tokens: N, A-B (uniform) or @file.jsonl (field prompt_tokens). [range: 1–1048576]
     #[arg(long, value_name = "SPEC", default_value = "128")]
     pub prompt_tokens: String,

@@ -109,12 +109,21 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, FlagError> {
             })?),
             None => None,
         };
-    // Neither bound given: 32 requests per step.
+    // No bound given: 32 requests per step.
     let requests = a
         .requests
-        .or(if duration.is_none() { Some(32) } else { None });
-    p.bound = StepBound { requests, duration };
+        .or(if duration.is_none() && a.step_requests.is_none() {
+            Some(32)
+        } else {
+            None
+        });
+    p.bound = StepBound {
+        requests,
+        duration,
+        completed: a.step_requests,
+    };
     p.warmup_requests = a.warmup;
+    p.step_warmup = a.step_warmup;
     p.prompt_tokens = LengthSpec::parse(&a.prompt_tokens, "prompt_tokens")?;
     p.output_tokens = LengthSpec::parse(&a.output_tokens, "output_tokens")?;
     p.pin = PinPolicy::none();
@@ -131,6 +140,7 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, FlagError> {
     p.workload = workload(a)?;
     if let bakeoff_load::Workload::Trace(t) = &p.workload
         && a.requests.is_none()
+        && a.step_requests.is_none()
         && duration.is_none()
     {
         // A trace's own length bounds its step.

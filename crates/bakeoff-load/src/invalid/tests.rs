@@ -114,6 +114,7 @@ fn step_and_level_texts() {
                 p.bound = StepBound {
                     requests: None,
                     duration: None,
+                    completed: None,
                 }
             }),
             "each step needs a bound: --requests N and/or --duration SECS",
@@ -129,6 +130,61 @@ fn step_and_level_texts() {
         (
             plan(|p| p.repeat = 0),
             "--repeat must be 1 or more (1 measures each level once)",
+        ),
+        (
+            plan(|p| {
+                p.bound = StepBound {
+                    completed: Some(0),
+                    duration: Some(Duration::from_secs(60)),
+                    requests: None,
+                }
+            }),
+            "--step-requests must be 1 or more completed requests per step, e.g. 200",
+        ),
+        (
+            plan(|p| p.bound.completed = Some(200)),
+            "--step-requests counts completed requests and --requests counts sent ones: give one of them (e.g. --step-requests 200 --duration 600)",
+        ),
+        (
+            plan(|p| {
+                p.bound = StepBound {
+                    completed: Some(200),
+                    ..StepBound::default()
+                }
+            }),
+            "--step-requests needs --duration SECS as each step's upper bound, so a step that never completes N requests still ends (e.g. --step-requests 200 --duration 600)",
+        ),
+        (
+            plan(|p| {
+                p.bound = StepBound {
+                    completed: Some(200),
+                    duration: Some(Duration::from_secs(60)),
+                    requests: None,
+                };
+                p.mode = open(vec![2.0]);
+            }),
+            "--step-requests applies to closed-loop steps of single requests (--concurrency): with --rate, --requests N schedules N arrivals and each completes; not with --trace or --multi-turn",
+        ),
+        (
+            plan(|p| {
+                p.bound = StepBound {
+                    completed: Some(200),
+                    duration: Some(Duration::from_secs(60)),
+                    requests: None,
+                };
+                p.workload = multi_turn(2);
+            }),
+            "--step-requests applies to closed-loop steps of single requests (--concurrency): with --rate, --requests N schedules N arrivals and each completes; not with --trace or --multi-turn",
+        ),
+        (
+            plan(|p| {
+                p.bound = StepBound {
+                    completed: Some(200),
+                    duration: Some(Duration::from_secs(60)),
+                    requests: None,
+                }
+            }),
+            "accepted",
         ),
         (
             plan(|p| {

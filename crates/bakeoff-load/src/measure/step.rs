@@ -179,6 +179,11 @@ impl StepAccumulator {
         self.sent
     }
 
+    /// Of those, the successful ones.
+    pub fn ok_count(&self) -> u64 {
+        self.ok
+    }
+
     /// A request of the ramp-up before the measured window: counted apart, measured nowhere.
     pub fn add_ramp(&mut self, m: &Measured) {
         self.ramp.add(m);
@@ -281,6 +286,8 @@ impl StepAccumulator {
             ramp_up: None,
             cancellations: None,
             gauges: None,
+            warmup: None,
+            bound: None,
         }
     }
 }

@@ -38,6 +38,7 @@ pub fn closed_plan(
     p.bound = StepBound {
         requests: Some(requests),
         duration: None,
+        completed: None,
     };
     p.warmup_requests = 1;
     p.prompt_tokens = LengthSpec::Fixed(prompt_tokens);

@@ -7,6 +7,7 @@ mod audit_cache;
 mod audit_seat;
 mod bench;
 mod bench_shapes;
+mod bench_step_bounds;
 mod bench_telemetry;
 mod bench_versus;
 mod bench_workloads;
