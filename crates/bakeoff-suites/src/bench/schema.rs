@@ -17,7 +17,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use bakeoff_artifact::{CompileCost, LoadReport, SchemaLoadRecord};
+use bakeoff_artifact::{CompileCost, SchemaLoadRecord};
 use bakeoff_client::Client;
 use bakeoff_client::dialect::structured::{FormChoice, SchemaForm};
 use bakeoff_load::compare::{SweepComparison, compare};
@@ -27,8 +27,6 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::request::{BenchError, BenchRequest, Benched, VersusBenched};
-use super::sweep_artifact::artifact;
-use crate::evaluate::{Evaluated, candidate, run_files, write_run_artifact};
 use crate::preflight::PreflightOutcome;
 
 /// `--schema FILE`, read and compiled, and how to send it.
@@ -251,8 +249,8 @@ pub(super) async fn measure(
         .as_ref()
         .map(|v| v.run_id.clone())
         .unwrap_or_default();
-    let a = write_side(req, "unconstrained", pre, ra)?;
-    let b = write_side(req, "constrained", pre, rb)?;
+    let a = super::versus::write_side(req, "unconstrained", req.client, pre, ra)?;
+    let b = super::versus::write_side(req, "constrained", req.client, pre, rb)?;
     let comparison_path = req.out.join(format!("schema-{run_id}.compare.json"));
     let file = SchemaComparison {
         sides: "A unconstrained, B constrained by the schema",
@@ -269,26 +267,6 @@ pub(super) async fn measure(
         comparison_path,
         schema: Some(file),
     })))
-}
-
-fn write_side(
-    req: &BenchRequest<'_>,
-    side: &str,
-    pre: &PreflightOutcome,
-    report: LoadReport,
-) -> Result<Evaluated, BenchError> {
-    let client = req.client;
-    let mut cand = candidate(req.naming, &format!("-{side}-bench"), client, pre);
-    if let Some(s) = &req.naming.slug {
-        cand.slug = format!("{s}-{side}");
-    }
-    let mut art = artifact(cand, client, pre, req.embedded_default, report);
-    let mut files = run_files(req.out, &art.candidate.slug, req.replace)?;
-    let path = write_run_artifact(&mut files, &mut art)?;
-    Ok(Evaluated {
-        artifact: art,
-        path,
-    })
 }
 
 #[cfg(test)]

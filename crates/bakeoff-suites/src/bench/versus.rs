@@ -75,8 +75,9 @@ pub(super) async fn measure(
     })))
 }
 
-/// One side's artifact, `<slug>-<side>` (`--slug`) or the default slug with `-<side>-bench`.
-fn write_side(
+/// One side's artifact, `<slug>-<side>` (`--slug`) or the default slug with `-<side>-bench`
+/// (`--versus`'s sides, and `--schema`'s).
+pub(super) fn write_side(
     req: &BenchRequest<'_>,
     side: &str,
     client: &Client,
