@@ -401,6 +401,27 @@ const WORDINGS: &[(&str, &str, &str)] = &[
         "bad-argument",
         "CPython argparse (`the following arguments are required`), prog `vllm serve`",
     ),
+    // host-oom, in the host's words (the test in log_signatures.rs reads them in context)
+    (
+        "Dec 07 05:45:05 gpu1 systemd[1]: vllm.service: A process of this unit has been killed by the OOM killer.",
+        "host-oom",
+        "systemd src/core/unit.c unit_check_oom, as journalctl prints it",
+    ),
+    (
+        "[  183.859201] Memory cgroup out of memory: Killed process 8610 (python3) total-vm:2317516kB, anon-rss:16040kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:120kB oom_score_adj:0",
+        "host-oom",
+        "Linux mm/oom_kill.c __oom_kill_process, as dmesg prints it",
+    ),
+    (
+        "Dec 07 05:45:05 gpu1 systemd-oomd[612]: Killed /system.slice/vllm.service due to memory pressure for /system.slice being 81.19% > 80.00% for > 20s with reclaim activity",
+        "host-oom",
+        "systemd-oomd src/oom/oomd-manager.c",
+    ),
+    (
+        "    Reason:       OOMKilled",
+        "host-oom",
+        "kubectl describe pod, a container's last state",
+    ),
     // missing-module (secondary)
     (
         "(VllmWorkerProcess pid=4575) ERROR 08-23 16:49:54 multiproc_worker_utils.py:226] Exception in worker VllmWorkerProcess while processing method load_model: No module named 'einops', Traceback (most recent call last):",
