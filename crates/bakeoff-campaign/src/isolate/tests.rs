@@ -98,7 +98,7 @@ fn a_window_above_the_derived_one_probes_the_derived_one() {
     );
 }
 
-/// Seed 000 §1: a wedge at 131k with graphs; graphs off at 131k starts, 64k with graphs
+/// docs/field-cases.md B1: a wedge at 131k with graphs; graphs off at 131k starts, 64k with graphs
 /// wedges: graph capture. Graphs off wedging and 64k starting: the window, then bisected.
 #[test]
 fn an_init_wedge_splits_graphs_from_the_window() {
@@ -227,7 +227,7 @@ fn a_negative_budget_beyond_the_headroom_is_proven_unfit_without_a_start() {
     );
 }
 
-/// Seed 000 §4: a multimodal checkpoint whose stated budget is negative. The language model
+/// docs/field-cases.md B4: a multimodal checkpoint whose stated budget is negative. The language model
 /// alone is one start before the fraction; when it too leaves a negative budget, the fraction is
 /// priced, and no allowed one cures it: proven unfit after that single start.
 #[test]

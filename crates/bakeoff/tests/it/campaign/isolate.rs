@@ -1,6 +1,6 @@
 //! Isolation that designs itself, end to end against the real llama-server (docs/campaign.md
 //! "Isolation that designs itself"): a flag the engine refuses is left out and named the cause
-//! in two starts; an init wedge that only a GPU shows — seed 000 §1's, which the operator split
+//! in two starts; an init wedge that only a GPU shows — docs/field-cases.md B1's, which the operator split
 //! by hand ("131k" against "graph capture") — is imitated by a wrapper that hands the real
 //! llama-server a FIFO as its model (it logs, opens the FIFO and goes silent, never
 //! listening) above a window threshold, or unless graphs are off; the probes find the
@@ -28,7 +28,7 @@ fn wrapper(dir: &Path) -> std::path::PathBuf {
         &script,
         format!(
             r#"#!/usr/bin/env bash
-# Imitates seed 000 §1's init wedge around the real llama-server.
+# Imitates the init wedge of docs/field-cases.md B1 around the real llama-server.
 ctx=0; prev=""
 for a in "$@"; do
   if [ "$prev" = "-c" ]; then ctx="$a"; fi
@@ -143,7 +143,7 @@ max_starts = 3
     assert_eq!(starts, 2, "{:#?}", f.journal());
 }
 
-/// Seed 000 §1: a wedge above a window threshold (here 2600 tokens of a 4096 window) is split
+/// docs/field-cases.md B1: a wedge above a window threshold (here 2600 tokens of a 4096 window) is split
 /// from graph capture and bisected to one step (256 tokens); a wedge that graphs cause is named
 /// graph capture.
 #[tokio::test]

@@ -200,7 +200,7 @@ max_starts = 2
 
 /// An older build's registry, imitated (no older vLLM is installed here): its Python answers
 /// the registry probe with a list that lacks the test model's `LlamaForCausalLM`, as vLLM
-/// builds before an architecture landed do (seed 000 §5: the image did not know the model).
+/// builds before an architecture landed do (docs/field-cases.md B2: the image did not know the architecture).
 fn older_build(dir: &std::path::Path) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let bin = dir.join("old-vllm/bin");
@@ -401,7 +401,7 @@ max_starts = 2
     assert_eq!(passed["outcome_label"], "completed", "{passed:#}");
 }
 
-/// Seed 000 §4's multimodal checkpoint: the engine profiled an encoder and left a negative KV
+/// docs/field-cases.md B4's multimodal checkpoint: the engine profiled an encoder and left a negative KV
 /// budget (vLLM's GPU-only words, replayed by a wrapper while `--language-model-only` is absent).
 /// The campaign's one probe is the language model alone, a real vLLM start, and it isolates the
 /// encoder's reservation without raising the fraction.
