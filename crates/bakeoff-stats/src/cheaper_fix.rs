@@ -18,7 +18,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::repeats::{MAX_REPEATS_ESTIMATE, t_975};
+use crate::repeats::{mean_interval, t_975};
 
 /// The longest step length factor searched; past it longer steps are called hopeless.
 pub const MAX_STEP_FACTOR: f64 = 1000.0;
@@ -76,7 +76,7 @@ pub struct RepeatSample {
 }
 
 /// `None` below two repeats, when a figure is missing or not finite, when the goal is already
-/// met, or when no number of repeats up to [`MAX_REPEATS_ESTIMATE`] would meet it.
+/// met, or when no number of repeats up to [`crate::repeats::MAX_REPEATS_ESTIMATE`] would meet it.
 pub fn cheaper_fix(samples: &[RepeatSample], target: f64) -> Option<CheaperFix> {
     let n = samples.len();
     let finite = |x: f64| x.is_finite() && x >= 0.0;
@@ -92,16 +92,17 @@ pub fn cheaper_fix(samples: &[RepeatSample], target: f64) -> Option<CheaperFix> 
         return None;
     }
     let nf = n as f64;
-    let mean = samples.iter().map(|s| s.value).sum::<f64>() / nf;
-    let s2 = samples
-        .iter()
-        .map(|s| (s.value - mean).powi(2))
-        .sum::<f64>()
-        / (nf - 1.0);
-    let goal = target * mean;
-    if goal.is_nan() || goal <= 0.0 || t_975(n - 1) * (s2 / nf).sqrt() <= goal {
+    // The repeats' own interval and the repeats it needs, as the `±5 %` line reads them.
+    let values: Vec<f64> = samples.iter().map(|s| s.value).collect();
+    let interval = mean_interval(&values)?;
+    let precision = interval.precision(target)?;
+    if precision.relative_half_width <= target {
         return None;
     }
+    let repeats_needed = precision.repeats_needed?;
+    let mean = interval.mean;
+    let s2 = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (nf - 1.0);
+    let goal = target * mean;
     let w2 = samples
         .iter()
         .map(|s| s.standard_error.powi(2))
@@ -112,9 +113,6 @@ pub fn cheaper_fix(samples: &[RepeatSample], target: f64) -> Option<CheaperFix> 
     let outside_s = samples.iter().map(|s| s.overhead_seconds).sum::<f64>() / nf;
     let completed = samples.iter().map(|s| s.completed as f64).sum::<f64>() / nf;
 
-    let sd = s2.sqrt();
-    let repeats_needed = (2..=MAX_REPEATS_ESTIMATE)
-        .find(|&m| t_975(m as usize - 1) * sd / (m as f64).sqrt() <= goal)?;
     let repeats_seconds = repeats_needed as f64 * (step_s + outside_s);
 
     // At n repeats: (w²/k + b²) ≤ L, L = (goal·√n / t(n−1))².

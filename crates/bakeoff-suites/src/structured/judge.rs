@@ -60,7 +60,6 @@ fn speaks_of_the_schema(words: &str) -> bool {
         "structured",
         "guided",
         "response_format",
-        "xgrammar",
     ]
     .iter()
     .any(|k| w.contains(k))
