@@ -15,7 +15,11 @@
 #                   /tmp/gpu/MARKER, e.g. sweep.done once the sweep is over), print its progress, and
 #                   copy what it has so far to $OUT (results.tgz: every artifact and log)
 # Knobs (environment): GPU_LEVELS (default 1,2,4,8,16,32,64) are the concurrency levels;
-# GPU_REQUESTS and GPU_STEP_S bound each step; GPU_REPEAT=N measures every
+# GPU_REQUESTS and GPU_STEP_S bound each step; GPU_STEP_REQUESTS=N makes each step N completed
+# requests instead (`--step-requests N`, GPU_STEP_S its upper bound; GPU_REQUESTS is then not
+# passed: docs/metrics.md "Steps of completed requests"); GPU_STEP_WARMUP=N sends N warm-up
+# requests before every measured step (`--step-warmup N`, docs/metrics.md "Warm-up before each
+# step"; unset, the binary's default); GPU_REPEAT=N measures every
 # level N times (`--repeat`, docs/metrics.md "Repeats"); GPU_SHARED_STEP=0 skips the shared-GPU
 # step; GPU_VERSUS_NP=N then starts a second server with `-np N` on port 8081 and runs
 # `bench run --endpoint <-np N> --versus <the first server>` over GPU_VERSUS_LEVELS
@@ -73,8 +77,11 @@ TOML
       nvidia-smi --query-gpu=index,uuid,name,memory.total,memory.used,memory.free --format=csv,noheader,nounits 2>&1 || true
     } > "$OUT/plan.txt"
     "$BIN" plan --fleet "$W/fleet.toml" --json > "$OUT/plan.json" 2>&1 || true
-    echo "sweep start $(date -u +%FT%TZ)"
-    "$BIN" bench run --endpoint http://127.0.0.1:8080 --concurrency "${GPU_LEVELS:-1,2,4,8,16,32,64}" --requests "${GPU_REQUESTS:-128}" --duration "${GPU_STEP_S:-60}" \
+    # A step's length: sent requests (--requests) or completed ones (--step-requests).
+    if [ -n "${GPU_STEP_REQUESTS:-}" ]; then STEP=(--step-requests "$GPU_STEP_REQUESTS"); else STEP=(--requests "${GPU_REQUESTS:-128}"); fi
+    [ -n "${GPU_STEP_WARMUP:-}" ] && STEP+=(--step-warmup "$GPU_STEP_WARMUP")
+    echo "sweep start $(date -u +%FT%TZ): bench run ${STEP[*]} --duration ${GPU_STEP_S:-60} --repeat ${GPU_REPEAT:-1}"
+    "$BIN" bench run --endpoint http://127.0.0.1:8080 --concurrency "${GPU_LEVELS:-1,2,4,8,16,32,64}" "${STEP[@]}" --duration "${GPU_STEP_S:-60}" \
       --repeat "${GPU_REPEAT:-1}" --prompt-tokens 128 --output-tokens 256 --out "$W/bench" \
       > "$OUT/bench-table.txt" 2> "$W/bench.stderr" || echo "bench exit $?"
     echo "sweep end $(date -u +%FT%TZ)"
