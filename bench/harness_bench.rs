@@ -18,6 +18,10 @@
 //! one-token requests at c = 32; the client process's CPU time (every thread's
 //! `/proc/self/task/*/schedstat`) over the tokens it streamed.
 //!
+//! `--sessions N`: instead, N concurrent agent sessions with log-normal tool waits against the
+//! same target; the send lateness of the turns after a wait, and the client's peak RSS
+//! (bench/harness_bench_sessions.rs).
+//!
 //! `--gauge-cost URL [--interval SECS]`: instead, the CPU the engine-gauge sampler of `bench
 //! run` spends against a real engine at `URL` over `--seconds` (bench/harness_bench_gauges.rs).
 
@@ -32,6 +36,8 @@ use bakeoff_load::{Arrival, LoadPlan, Mode, NoProgress, StepBound};
 
 #[path = "harness_bench_gauges.rs"]
 mod gauge_cost;
+#[path = "harness_bench_sessions.rs"]
+mod sessions;
 #[path = "harness_bench_tls.rs"]
 mod tls_cost;
 
@@ -73,6 +79,8 @@ fn main() -> std::process::ExitCode {
             .filter(|v: &f64| v.is_finite() && *v >= 0.05)
             .unwrap_or(1.0);
         gauge_cost::run(&url, secs, Duration::from_secs_f64(interval))
+    } else if let Some(n) = arg_value(&args, "--sessions").and_then(|v| v.parse().ok()) {
+        sessions::run(n, secs.max(20))
     } else if args.iter().any(|a| a == "--tls-cost") {
         tls_cost::run(secs)
     } else {

@@ -188,6 +188,17 @@ pub struct RequestRecord {
     /// its latencies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancelled_after: Option<u64>,
+    /// Sessions: the sub-session (1-based) this request belongs to, forked from its
+    /// conversation's history; absent on the parent session's own turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_session: Option<u32>,
+    /// Sessions: the tool wait kept before this turn, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_wait_ms: Option<f64>,
+    /// `usage.prompt_tokens_details.cached_tokens`: prompt tokens the server took from its
+    /// cache, where it reports them (vLLM with `--enable-prompt-tokens-details`, OpenAI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cached_tokens: Option<u64>,
 }
 
 /// Latency summaries (HDR, p50/p90/p95/p99/max) of one step.
@@ -285,6 +296,11 @@ pub struct LoadStep {
     /// resend the whole history, so a prefix cache shows here; docs/metrics.md, "Workloads").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<TurnSplit>,
+    /// Agent sessions: the step's turns by their place in the session, with context depth,
+    /// TTFT, cache hits and whether the cache survived the tool waits (docs/metrics.md,
+    /// "Sessions").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<crate::SessionStep>,
     /// Non-synthetic workloads: the server's prefix-cache hit rate over the step, with where it
     /// was read, or why it is unavailable (docs/metrics.md, "Workloads").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -521,6 +537,11 @@ pub struct Capacity {
     /// Under `--slo`: the highest level whose goodput met the objectives.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<SloCapacity>,
+    /// Agent sessions under `--slo`: the most concurrent sessions held with 95 % of turns
+    /// meeting the objectives, and, under `--repeat`, the same found in each round with its
+    /// interval (docs/metrics.md, "Sessions").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<crate::SessionCapacity>,
     /// The likely limit, where the engine's gauges sampled through the steps show one (also
     /// the end of `statement`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

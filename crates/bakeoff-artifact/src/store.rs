@@ -310,8 +310,34 @@ pub fn create_dir(dir: &Path) -> Result<(), StoreError> {
     })
 }
 
+/// Write `text` (a JSONL file a command makes, such as a session file) and move it into place
+/// atomically, refusing to replace an existing file ([`StoreError::Exists`]).
+pub fn write_new_text(path: &Path, text: &str) -> Result<(), StoreError> {
+    let tmp = staged_bytes(path, text.as_bytes())?;
+    match tmp.persist_noclobber(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Err(StoreError::Exists {
+            path: path.to_path_buf(),
+        }),
+        Err(e) => Err(StoreError::Write {
+            path: path.to_path_buf(),
+            source: e.error,
+        }),
+    }
+}
+
 /// A temporary file beside `path` holding `value` as pretty JSON, synced, mode 0666 less umask.
 fn staged<T: Serialize>(path: &Path, value: &T) -> Result<tempfile::NamedTempFile, StoreError> {
+    let mut json = serde_json::to_vec_pretty(value).map_err(|e| StoreError::Write {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(e),
+    })?;
+    json.push(b'\n');
+    staged_bytes(path, &json)
+}
+
+/// A temporary file beside `path` holding `bytes`, synced, mode 0666 less umask.
+fn staged_bytes(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, StoreError> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -331,9 +357,7 @@ fn staged<T: Serialize>(path: &Path, value: &T) -> Result<tempfile::NamedTempFil
         b.permissions(std::fs::Permissions::from_mode(0o666));
     }
     let mut tmp = b.tempfile_in(dir).map_err(werr)?;
-    let json = serde_json::to_vec_pretty(value).map_err(|e| werr(std::io::Error::other(e)))?;
-    tmp.write_all(&json).map_err(werr)?;
-    tmp.write_all(b"\n").map_err(werr)?;
+    tmp.write_all(bytes).map_err(werr)?;
     tmp.as_file().sync_all().map_err(werr)?;
     Ok(tmp)
 }

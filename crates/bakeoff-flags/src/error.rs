@@ -49,6 +49,8 @@ pub enum FlagError {
     #[error(transparent)]
     Trace(#[from] TraceError),
     #[error(transparent)]
+    SessionFile(#[from] bakeoff_load::workload::sessions::SessionFileError),
+    #[error(transparent)]
     Campaign(#[from] CampaignError),
     #[error(transparent)]
     Url(#[from] UrlError),

@@ -207,6 +207,7 @@ fn find_knee(report: &LoadReport) -> Capacity {
         statement: String::new(),
         noise_rule,
         slo,
+        sessions: crate::session_capacity::find(report),
         limit: crate::limit::find(&report.steps, kind),
     };
     let Some(peak) = ls

@@ -78,9 +78,18 @@ pub enum NotPositive {
     /// `--multi-turn 0`.
     #[error("--multi-turn needs at least 1 turn per conversation")]
     Turns,
+    /// `--sessions 0`.
+    #[error("--sessions needs at least 1 turn per session")]
+    SessionTurns,
+    /// `--fork 0` or `--fork-turns 0`.
+    #[error("--fork and --fork-turns need at least 1 (sub-sessions, turns each)")]
+    Fork,
     /// Not a positive finite factor.
     #[error("--trace-speedup must be a positive number, e.g. 2")]
     TraceSpeedup(f64),
+    /// `--speedup` of a session replay: not a positive finite factor.
+    #[error("--speedup must be a positive number, e.g. 2")]
+    SessionSpeedup(f64),
     /// Gamma's shape K, not a positive finite number.
     #[error("--burstiness {0}: must be a positive number (1 is Poisson, below 1 burstier)")]
     Burstiness(f64),
@@ -109,6 +118,14 @@ pub enum Conflict {
         "--multi-turn runs whole conversations on closed-loop workers: give --concurrency, not --rate"
     )]
     MultiTurnWithRate,
+    #[error(
+        "--sessions runs whole sessions on closed-loop workers (a level is the number of concurrent sessions): give --concurrency, not --rate"
+    )]
+    SessionsWithRate,
+    #[error(
+        "--sessions-file replays the recorded sessions' own starts: it cannot be combined with --find-capacity"
+    )]
+    ReplayWithCapacity,
     /// `--find-capacity` on a closed-loop plan (`--concurrency`).
     #[error("--find-capacity searches arrival rates: give --rate START (open loop)")]
     CapacityWithConcurrency,
@@ -119,7 +136,7 @@ pub enum Conflict {
     /// `--ramp-up` or `--cancel-rate` on a workload that has no such shape; `workload` is
     /// [`crate::Workload::kind`].
     #[error(
-        "--ramp-up and --cancel-rate apply to synthetic and ShareGPT prompts: not to --trace or --multi-turn"
+        "--ramp-up and --cancel-rate apply to synthetic and ShareGPT prompts: not to --trace, --multi-turn, --sessions or --sessions-file"
     )]
     ShapesWithWorkload { workload: &'static str },
     #[error("{}", VERSUS_NO_SEARCH)]

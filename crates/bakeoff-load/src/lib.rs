@@ -35,6 +35,7 @@ pub mod reconcile;
 pub mod repeats;
 pub mod runner;
 pub mod schedule;
+pub mod session_capacity;
 pub mod shapes;
 pub mod sweep_input;
 pub mod workload;

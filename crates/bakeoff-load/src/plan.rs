@@ -269,6 +269,15 @@ impl LoadPlan {
                 // The trace is the schedule: no levels to check.
                 return Ok(());
             }
+            crate::workload::Workload::SessionReplay(_) => {
+                if self.find_capacity.is_some() {
+                    return Err(Conflict::ReplayWithCapacity.into());
+                }
+                return Ok(());
+            }
+            crate::workload::Workload::Sessions(_) if !matches!(self.mode, Mode::Closed { .. }) => {
+                return Err(Conflict::SessionsWithRate.into());
+            }
             crate::workload::Workload::MultiTurn(_)
                 if !matches!(self.mode, Mode::Closed { .. }) =>
             {
@@ -366,7 +375,7 @@ impl LoadPlan {
     /// Steps in one round of the sweep: one per level, or one for a trace.
     pub fn levels(&self) -> usize {
         match self.workload {
-            crate::workload::Workload::Trace(_) => 1,
+            crate::workload::Workload::Trace(_) | crate::workload::Workload::SessionReplay(_) => 1,
             _ => self.mode.map_steps(|_| (), |_, _, _| ()).len(),
         }
     }

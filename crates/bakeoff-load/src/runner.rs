@@ -20,9 +20,11 @@ use crate::{LoadError, prometheus, reconcile, shapes};
 mod closed;
 mod conversations;
 mod open;
+mod sessions;
 mod step;
 mod step_flags;
 mod versus;
+mod wake;
 
 use closed::closed_step;
 use open::open_step;
@@ -105,7 +107,8 @@ fn finish_report(plan: &LoadPlan, report: &mut LoadReport, searched: Option<Stri
     for l in report.levels.iter().filter(|l| l.unstable) {
         report.flags.push(crate::repeats::unstable_flag(l));
     }
-    if report.steps.len() > 1 || !report.levels.is_empty() || searched.is_some() {
+    let sessions_slo = matches!(plan.workload, Workload::Sessions(_)) && plan.slo.is_some();
+    if report.steps.len() > 1 || !report.levels.is_empty() || searched.is_some() || sessions_slo {
         let mut cap = crate::capacity::find(report);
         if let (Some(slo), Some(how)) = (cap.slo.as_mut(), searched) {
             slo.searched = how;
@@ -116,8 +119,12 @@ fn finish_report(plan: &LoadPlan, report: &mut LoadReport, searched: Option<Stri
 
 /// The plan's steps: one per concurrency (closed loop) or per rate (open loop).
 fn step_specs(plan: &LoadPlan) -> Vec<StepSpec> {
-    let levels = if let Workload::Trace(_) = plan.workload {
-        vec![(0, ("trace".to_string(), None, None))]
+    let levels = if plan.workload.is_replay() {
+        let label = match plan.workload {
+            Workload::SessionReplay(_) => "replay",
+            _ => "trace",
+        };
+        vec![(0, (label.to_string(), None, None))]
     } else {
         plan.mode
             .map_steps(
@@ -162,6 +169,7 @@ fn empty_report(plan: &LoadPlan) -> LoadReport {
     LoadReport {
         mode: match (&plan.workload, &plan.mode) {
             (Workload::Trace(_), _) => "trace".into(),
+            (Workload::SessionReplay(_), _) => "replay".into(),
             (_, Mode::Closed { .. }) => "closed".into(),
             (_, Mode::Open { .. }) => "open".into(),
         },
@@ -285,6 +293,13 @@ impl<'a> StepContext<'a> {
         // counted by the server, inside the step's window.
         let mut plan = self.plan.clone();
         plan.cancel_rate = 0.0;
+        if matches!(
+            plan.workload,
+            Workload::Sessions(_) | Workload::SessionReplay(_)
+        ) {
+            // Single requests: a session's tool waits would stretch a warm-up into minutes.
+            plan.workload = Workload::Synthetic;
+        }
         let start = Instant::now();
         let acc = closed_step(
             self.client,
@@ -348,6 +363,10 @@ impl<'a> StepContext<'a> {
     ) -> Result<crate::measure::StepAccumulator, LoadError> {
         let (client, plan) = (self.client, self.plan);
         Ok(match (spec.rate, &plan.workload) {
+            (_, Workload::SessionReplay(r)) => {
+                sessions::replay_step(client, plan, r, self.progress.clone(), self.cancel.clone())
+                    .await?
+            }
             (_, Workload::Trace(t)) => {
                 conversations::trace_step(
                     client,

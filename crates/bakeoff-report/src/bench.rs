@@ -257,6 +257,12 @@ fn capacity_lines(report: &LoadReport) -> String {
             for_terminal(&s.searched, 80)
         ));
     }
+    if let Some(s) = &c.sessions {
+        out.push_str(&format!(
+            "capacity in sessions: {}\n",
+            for_terminal(&s.statement, 400)
+        ));
+    }
     out
 }
 

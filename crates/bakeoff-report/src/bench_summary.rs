@@ -40,7 +40,9 @@ pub fn workload_lines(r: &LoadReport) -> Vec<String> {
     let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1} ms"));
     let mut out = Vec::new();
     for s in &r.steps {
-        if let Some(t) = &s.turns {
+        if s.sessions.is_some() {
+            out.extend(crate::sessions::text_lines(s));
+        } else if let Some(t) = &s.turns {
             out.push(format!(
                 "{}: {} conversations; TTFT p50 first turns {} ({} ok), later turns {} ({} ok)",
                 s.label,

@@ -36,6 +36,7 @@ pub mod monitor;
 pub mod refusal;
 pub mod registry;
 pub mod score;
+pub mod sessions;
 pub mod steps;
 pub mod structured;
 pub mod svg;

@@ -253,7 +253,8 @@ pub async fn shared() -> SharedUse {
 
 /// The one shared server of a test binary: `--enable-lora` with the tests' two adapters
 /// ([`lora_adapters`]: `applied` and `noop`) and tool calling on (`hermes`, the parser for
-/// SmolLM2's `<tool_call>` output). Started on first use; stopped when the binary exits.
+/// SmolLM2's `<tool_call>` output), and cached prompt tokens reported per reply. Started on
+/// first use; stopped when the binary exits.
 async fn shared_server() -> &'static VllmServer {
     static SHARED: OnceCell<VllmServer> = OnceCell::const_new();
     SHARED
@@ -280,6 +281,9 @@ async fn shared_server() -> &'static VllmServer {
                     "--enable-auto-tool-choice",
                     "--tool-call-parser",
                     "hermes",
+                    // Each reply's cached prompt tokens (`usage.prompt_tokens_details`), which
+                    // the session workload reads per turn.
+                    "--enable-prompt-tokens-details",
                 ],
                 &dir.join("vllm.log"),
             )

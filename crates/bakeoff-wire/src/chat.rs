@@ -158,6 +158,15 @@ pub struct CompletionTokensDetails {
     pub reasoning_tokens: Option<u64>,
 }
 
+/// OpenAI's `usage.prompt_tokens_details`; vLLM sends it under
+/// `--enable-prompt-tokens-details` (vLLM 0.32 `vllm/entrypoints/openai/protocol.py`
+/// `PromptTokenUsageInfo`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PromptTokensDetails {
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
     #[serde(default)]
@@ -168,9 +177,16 @@ pub struct Usage {
     pub total_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion_tokens_details: Option<CompletionTokensDetails>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens_details: Option<PromptTokensDetails>,
 }
 
 impl Usage {
+    /// `prompt_tokens_details.cached_tokens`, when the server reported it.
+    pub fn cached_tokens(&self) -> Option<u64> {
+        self.prompt_tokens_details.as_ref()?.cached_tokens
+    }
+
     /// `completion_tokens_details.reasoning_tokens`, when the server reported it.
     pub fn reasoning_tokens(&self) -> Option<u64> {
         self.completion_tokens_details.as_ref()?.reasoning_tokens

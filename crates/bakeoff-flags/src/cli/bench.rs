@@ -27,6 +27,35 @@ pub enum BenchCommand {
         after_help = "Examples:\n  bakeoff bench compare results/np1-bench.bakeoff.json results/np4-bench.bakeoff.json\n  bakeoff bench compare A.json B.json --json\n  bakeoff bench compare mtp-on.bakeoff.json mtp-off.bakeoff.json --sweep longgen"
     )]
     Compare(BenchCompareArgs),
+    /// Make a session file for `bench run --sessions-file` from a proxy's request log: LiteLLM's
+    /// standard logging payloads, or the messages arrays an OpenAI-compatible proxy records
+    /// (docs/artifacts.md, "Session files"). Writes a new file; never replaces one.
+    #[command(
+        name = "convert-log",
+        after_help = "Examples:\n  bakeoff bench convert-log --from litellm litellm-payloads.jsonl --out sessions.jsonl\n  bakeoff bench convert-log --from messages proxy-requests.jsonl --out sessions.jsonl"
+    )]
+    ConvertLog(BenchConvertLogArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchConvertLogArgs {
+    /// The log, one JSON object per line.
+    #[arg(value_name = "LOG.jsonl")]
+    pub log: std::path::PathBuf,
+    /// What wrote it: litellm (the proxy's standard logging payload, one per line) or messages
+    /// (request bodies with their messages arrays, optionally session_id, timestamp, response).
+    #[arg(long, value_name = "FORMAT", value_parser = choice::<LogFormatArg>(Reading::AnyCase))]
+    pub from: LogFormatArg,
+    /// The session file to write (must not exist).
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub out: std::path::PathBuf,
+}
+
+/// `bench convert-log --from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormatArg {
+    Litellm,
+    Messages,
 }
 
 #[derive(Debug, Args)]
@@ -148,10 +177,62 @@ pub struct BenchRunArgs {
     /// prefix-cache hit rate (optional). [range: 1–1000]
     #[arg(long, value_name = "TURNS", conflicts_with_all = ["rate", "trace"])]
     pub multi_turn: Option<u32>,
-    /// With --multi-turn: a system prompt of N tokens shared by every conversation, placed
-    /// before each conversation's unique prefix (default: none). [range: 0–1048576]
+    /// With --multi-turn or --sessions: a system prompt of N tokens shared by every
+    /// conversation or session, placed before its unique prefix (default: none). [range: 0–1048576]
     #[arg(long, value_name = "N")]
     pub system_prompt_tokens: Option<u32>,
+    /// Agent sessions of TURNS turns (closed loop; a level of --concurrency is the number of
+    /// concurrent sessions): the first turn is a task of --prompt-tokens, each later turn
+    /// resends the history with the model's real reply, its tool calls and a tool result of
+    /// --tool-result-tokens, after a tool wait of --tool-wait; --requests counts turns, rounded
+    /// up to whole sessions. Reports TTFT against context depth per turn, cache hits per turn,
+    /// whether the cache survived each wait, and with --slo the capacity in sessions (optional). [range: 1–1000]
+    #[arg(long, value_name = "TURNS", conflicts_with_all = ["rate", "trace", "multi_turn"])]
+    pub sessions: Option<u32>,
+    /// With --sessions: the tool result each later turn adds, in tokens: N, A-B (uniform) or
+    /// @file.jsonl (field tool_result_tokens). [range: 1–1048576]
+    #[arg(
+        long,
+        value_name = "SPEC",
+        default_value = "256",
+        requires = "sessions"
+    )]
+    pub tool_result_tokens: String,
+    /// With --sessions: the wait on the tool before each later turn, in seconds: N, A-B
+    /// (uniform) or lognormal:MEDIAN,SIGMA. [range: 0–3600]
+    #[arg(
+        long,
+        value_name = "SPEC",
+        default_value = "lognormal:1,0.8",
+        requires = "sessions"
+    )]
+    pub tool_wait: String,
+    /// With --sessions: after its middle turn each session forks N sub-sessions that run at
+    /// once from its history, --fork-turns turns each, then it goes on (default: none). [range: 1–64]
+    #[arg(long, value_name = "N", requires = "sessions")]
+    pub fork: Option<u32>,
+    /// With --fork: turns of each sub-session. [range: 1–1000]
+    #[arg(long, value_name = "TURNS", default_value_t = 2, requires = "fork")]
+    pub fork_turns: u32,
+    /// With --sessions: offer the model one tool (run_command) with tool_choice auto, so the
+    /// tool calls it makes join the history and are answered by tool messages (the server must
+    /// accept tools: llama-server with its Jinja templates, vLLM with --enable-auto-tool-choice).
+    #[arg(long, requires = "sessions")]
+    pub tools: bool,
+    /// Replay recorded sessions token-for-token, one step `replay`: each session starts at its
+    /// recorded offset, each turn sends its recorded history (recorded replies, not this
+    /// server's) after its recorded tool wait, asking for the recorded output length (format:
+    /// docs/artifacts.md, "Session files"; `bench convert-log` makes one from a proxy's log) (optional).
+    #[arg(
+        long,
+        value_name = "FILE.jsonl",
+        conflicts_with_all = ["rate", "concurrency", "find_capacity", "trace", "multi_turn", "sessions", "prompts_sharegpt"]
+    )]
+    pub sessions_file: Option<std::path::PathBuf>,
+    /// With --sessions-file: replay X times faster (session starts and tool waits divided by X;
+    /// reported) (default: 1). [range: 0.001–1000]
+    #[arg(long, value_name = "X", requires = "sessions_file")]
+    pub speedup: Option<f64>,
     /// Replay a trace, one step `trace`, open loop at each line's offset: JSONL lines of
     /// Mooncake/AIPerf `{"timestamp": ms, "input_length", "output_length", "hash_ids"}` or
     /// `{"offset_s", "prompt_tokens", "output_tokens", "conversation_id"}` (optional).

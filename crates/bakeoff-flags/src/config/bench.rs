@@ -146,7 +146,14 @@ fn plan(a: &BenchRunArgs) -> Result<LoadPlan, FlagError> {
         // A trace's own length bounds its step.
         p.bound.requests = Some(t.trace.entries.len() as u64);
     }
-    if let bakeoff_load::Workload::Trace(_) = &p.workload {
+    if let bakeoff_load::Workload::SessionReplay(r) = &p.workload
+        && a.requests.is_none()
+        && duration.is_none()
+    {
+        // The recording's own length bounds its step.
+        p.bound.requests = Some(r.file.turns() as u64);
+    }
+    if p.workload.is_replay() {
         // The trace is the schedule; only --max-in-flight carries over.
         p.mode = Mode::Open {
             rates: Vec::new(),
@@ -185,10 +192,33 @@ fn shapes(a: &BenchRunArgs, p: &mut LoadPlan) -> Result<(), FlagError> {
 fn workload(a: &BenchRunArgs) -> Result<bakeoff_load::Workload, FlagError> {
     use bakeoff_load::workload::{MultiTurn, ShareGpt, Trace, TraceReplay, Workload};
     use std::sync::Arc;
-    if a.system_prompt_tokens.is_some() && a.multi_turn.is_none() {
+    if a.system_prompt_tokens.is_some() && a.multi_turn.is_none() && a.sessions.is_none() {
         return Err(FlagError::invalid(
-            "--system-prompt-tokens is the shared system prompt of --multi-turn conversations: add --multi-turn TURNS",
+            "--system-prompt-tokens is the shared system prompt of --multi-turn conversations or --sessions: add one of them",
         ));
+    }
+    if let Some(turns) = a.sessions {
+        use bakeoff_load::workload::sessions::{Fork, Sessions, WaitSpec};
+        return Ok(Workload::Sessions(Sessions {
+            turns,
+            system_prompt_tokens: a.system_prompt_tokens.unwrap_or(0),
+            tool_result_tokens: LengthSpec::parse(&a.tool_result_tokens, "tool_result_tokens")
+                .map_err(|e| FlagError::invalid(format!("--tool-result-tokens: {e}")))?,
+            tool_wait: WaitSpec::parse(&a.tool_wait)
+                .map_err(|e| FlagError::invalid(e.to_string()))?,
+            fork: a.fork.map(|sessions| Fork {
+                sessions,
+                turns: a.fork_turns,
+            }),
+            tools: a.tools,
+        }));
+    }
+    if let Some(path) = &a.sessions_file {
+        use bakeoff_load::workload::{SessionFile, SessionReplay};
+        return Ok(Workload::SessionReplay(SessionReplay {
+            file: Arc::new(SessionFile::load(path)?),
+            speedup: a.speedup.unwrap_or(1.0),
+        }));
     }
     if a.trace_speedup.is_some() && a.trace.is_none() {
         return Err(FlagError::invalid(

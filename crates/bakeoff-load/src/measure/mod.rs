@@ -125,6 +125,9 @@ pub fn measure(
         turn: None,
         conversation: None,
         cancelled_after: None,
+        sub_session: None,
+        tool_wait_ms: None,
+        server_cached_tokens: r.usage.as_ref().and_then(|u| u.cached_tokens()),
     };
     Measured {
         itl: if ex.ok() { itl_gaps(ex) } else { Vec::new() },

@@ -46,6 +46,8 @@ pub struct StepAccumulator {
     pub slo: Option<Slo>,
     /// Per-turn figures, only once a request carried a turn number (multi-turn workloads).
     turns: Option<crate::workload::TurnAccumulator>,
+    /// Agent sessions: the turns by their place in the session, and whole sessions.
+    sessions: Option<crate::workload::sessions::SessionTally>,
     /// llama.cpp `timings` cache figures over the step, for the prefix-cache hit rate.
     cache: crate::workload::CacheTally,
     /// `--ramp-up`: the requests sent before the measured window (in no figure).
@@ -84,6 +86,7 @@ impl StepAccumulator {
             draft_accepted: 0,
             slo,
             turns: None,
+            sessions: None,
             cache: Default::default(),
             ramp: Default::default(),
             cancel: Default::default(),
@@ -167,6 +170,28 @@ impl StepAccumulator {
     pub fn with_turns(mut self) -> Result<Self, StatsError> {
         self.turns = Some(crate::workload::TurnAccumulator::new()?);
         Ok(self)
+    }
+
+    /// Tally the step's requests as session turns too (`workload`: `synthetic` or `replay`).
+    pub fn with_sessions(mut self, workload: &'static str) -> Result<Self, StatsError> {
+        self.sessions = Some(crate::workload::sessions::SessionTally::new(workload)?);
+        Ok(self)
+    }
+
+    /// A session's turn: into the session tally (with the prompt tokens of the turn before it,
+    /// whose history it resends), then into the step.
+    pub fn add_session_turn(&mut self, m: Measured, previous_prompt: Option<u64>) {
+        if let Some(t) = self.sessions.as_mut() {
+            t.add(&m, previous_prompt);
+        }
+        self.add(m);
+    }
+
+    /// Whole sessions started and completed, into the session tally.
+    pub fn session_tally(&mut self, f: impl FnOnce(&mut crate::workload::sessions::SessionTally)) {
+        if let Some(t) = self.sessions.as_mut() {
+            f(t);
+        }
     }
 
     /// The step's llama.cpp `timings` cache figures so far.
@@ -282,6 +307,9 @@ impl StepAccumulator {
             gpu_telemetry: None,
             requests: self.records,
             turns: self.turns.map(crate::workload::TurnAccumulator::finish),
+            sessions: self
+                .sessions
+                .map(crate::workload::sessions::SessionTally::finish),
             prefix_cache: None,
             ramp_up: None,
             cancellations: None,

@@ -45,6 +45,24 @@ pub(super) async fn closed_step(
         )
         .await;
     }
+    // The run's warm-up (step 0) is single synthetic requests: a session's tool waits would
+    // stretch it into minutes.
+    if let Workload::Sessions(s) = &plan.workload
+        && spec.index != 0
+    {
+        return super::sessions::session_step(
+            client,
+            plan,
+            s,
+            bound,
+            spec.concurrency.unwrap_or(1),
+            spec.index,
+            run_nonce,
+            progress,
+            cancel,
+        )
+        .await;
+    }
     let acc = Arc::new(Mutex::new(StepAccumulator::new(
         plan.slo,
         plan.keep_requests,

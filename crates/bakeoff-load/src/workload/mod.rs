@@ -5,6 +5,7 @@
 
 pub mod conversation;
 pub mod prefix_cache;
+pub mod sessions;
 pub mod sharegpt;
 pub mod trace;
 mod turns;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use bakeoff_wire::{ChatRequest, Message};
 
 pub use conversation::{Conversation, MultiTurn};
+pub use sessions::{SessionFile, Sessions};
 pub use sharegpt::ShareGpt;
 pub use trace::{LineProblem, Trace, TraceEntry, TraceError};
 pub use turns::{CacheTally, TurnAccumulator};
@@ -51,6 +53,17 @@ pub enum Workload {
     MultiTurn(MultiTurn),
     /// One open-loop step replaying a trace's arrivals and lengths.
     Trace(TraceReplay),
+    /// Closed-loop workers each running whole agent sessions (`--sessions`).
+    Sessions(Sessions),
+    /// One step replaying recorded sessions token-for-token (`--sessions-file`).
+    SessionReplay(SessionReplay),
+}
+
+#[derive(Debug, Clone)]
+pub struct SessionReplay {
+    pub file: Arc<SessionFile>,
+    /// Session starts and tool waits are divided by this (2.0: twice as fast).
+    pub speedup: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -71,7 +84,14 @@ impl Workload {
             Workload::ShareGpt(_) => "sharegpt",
             Workload::MultiTurn(_) => "multi-turn",
             Workload::Trace(_) => "trace",
+            Workload::Sessions(_) => "sessions",
+            Workload::SessionReplay(_) => "sessions-file",
         }
+    }
+
+    /// One step replaying a file (a trace, recorded sessions) rather than levels.
+    pub fn is_replay(&self) -> bool {
+        matches!(self, Workload::Trace(_) | Workload::SessionReplay(_))
     }
 
     pub fn validate(&self) -> Result<(), LoadError> {
@@ -79,6 +99,13 @@ impl Workload {
             Workload::MultiTurn(m) if m.turns == 0 => Err(NotPositive::Turns.into()),
             Workload::Trace(t) if !(t.speedup.is_finite() && t.speedup > 0.0) => {
                 Err(NotPositive::TraceSpeedup(t.speedup).into())
+            }
+            Workload::SessionReplay(r) if !(r.speedup.is_finite() && r.speedup > 0.0) => {
+                Err(NotPositive::SessionSpeedup(r.speedup).into())
+            }
+            Workload::Sessions(s) if s.turns == 0 => Err(NotPositive::SessionTurns.into()),
+            Workload::Sessions(s) if s.fork.is_some_and(|f| f.sessions == 0 || f.turns == 0) => {
+                Err(NotPositive::Fork.into())
             }
             _ => Ok(()),
         }
@@ -107,6 +134,15 @@ impl Workload {
                 "speedup": t.speedup,
                 "block_tokens": trace::BLOCK_TOKENS,
                 "span_s": t.trace.entries.last().map(|e| e.offset.as_secs_f64() / t.speedup),
+            }),
+            Workload::Sessions(s) => s.to_json(),
+            Workload::SessionReplay(r) => serde_json::json!({
+                "kind": "sessions-file",
+                "file": r.file.source,
+                "sessions": r.file.sessions.len(),
+                "turns": r.file.turns(),
+                "speedup": r.speedup,
+                "order": "each turn's recorded history (recorded replies, not this server's), its tools and response format; the recorded output length",
             }),
         }
     }

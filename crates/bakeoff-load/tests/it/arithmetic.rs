@@ -36,6 +36,7 @@ fn reply() -> Exchange {
                 completion_tokens: Some(5),
                 total_tokens: Some(17),
                 completion_tokens_details: None,
+                prompt_tokens_details: None,
             }),
             timings: Some(Timings {
                 prompt_ms: Some(40.0),

@@ -538,6 +538,7 @@ pub fn report(reg: &Registry, generated: &str) -> String {
     }
     suite_scores(&mut out, reg, &c);
     charts(&mut out, reg);
+    out.push_str(&crate::sessions::html_section(reg));
     if !reg.monitors.is_empty() {
         out.push_str(&crate::monitor::html_section(&reg.monitors));
     }

@@ -23,7 +23,34 @@ pub async fn run(c: BenchCommand) -> Result<Exit, Error> {
         BenchCommand::Run(a) => bench_run((*a).validate()?).await,
         BenchCommand::Calibrate(a) => calibrate(a.validate()?).await,
         BenchCommand::Compare(a) => super::bench_compare::run(a.validate()?),
+        BenchCommand::ConvertLog(a) => convert_log(a),
     }
+}
+
+/// `bench convert-log`: a proxy's log to a session file, written new and whole.
+fn convert_log(a: bakeoff_flags::cli::BenchConvertLogArgs) -> Result<Exit, Error> {
+    use bakeoff_load::workload::sessions::convert::{LogFormat, convert};
+    let format = match a.from {
+        bakeoff_flags::cli::LogFormatArg::Litellm => LogFormat::Litellm,
+        bakeoff_flags::cli::LogFormatArg::Messages => LogFormat::Messages,
+    };
+    let file = a.log.display().to_string();
+    let text = std::fs::read_to_string(&a.log).map_err(|source| Error::Io {
+        what: "read the log",
+        path: a.log.clone(),
+        source,
+    })?;
+    let c = convert(format, &file, &text)
+        .map_err(|e| Error::Flags(bakeoff_flags::FlagError::invalid(e)))?;
+    bakeoff_artifact::store::write_new_text(&a.out, &c.to_jsonl())?;
+    println!(
+        "{}: {} turns in {} sessions ({} left out: failed calls or other call types)",
+        a.out.display(),
+        c.lines.len(),
+        c.sessions,
+        c.skipped
+    );
+    Ok(Exit::Ok)
 }
 
 async fn bench_run(cfg: BenchRunConfig) -> Result<Exit, Error> {

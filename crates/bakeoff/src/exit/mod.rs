@@ -305,6 +305,7 @@ fn flag_code(e: &FlagError) -> i32 {
         | FlagError::BodyFile { .. }
         | FlagError::EngineLog { .. }
         | FlagError::Trace(_)
+        | FlagError::SessionFile(_)
         | FlagError::Url(_)
         | FlagError::Tls(_)
         | FlagError::SuiteList(_)

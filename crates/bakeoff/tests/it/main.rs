@@ -6,6 +6,7 @@
 mod audit_cache;
 mod audit_seat;
 mod bench;
+mod bench_sessions;
 mod bench_shapes;
 mod bench_step_bounds;
 mod bench_telemetry;

@@ -97,6 +97,71 @@ async fn multi_turn_reads_the_prefix_cache_hit_rate_from_vllms_counters() {
     );
 }
 
+/// Agent sessions against the real vLLM, offered its tool (the shared server parses SmolLM2's
+/// tool calls): the turns deepen, the step's prefix-cache hits come from vLLM's own counters,
+/// each turn's from `usage.prompt_tokens_details`, and the tokens reconcile.
+#[tokio::test]
+async fn sessions_read_prefix_cache_hits_from_vllms_counters() {
+    let s = vllm::shared().await;
+    let dir = bakeoff_testkit::tempdir();
+    let out = dir.path().join("out");
+    let (code, text, err) = run(&[
+        "bench",
+        "run",
+        "--endpoint",
+        &s.url(),
+        "--sessions",
+        "3",
+        "--tools",
+        "--system-prompt-tokens",
+        "48",
+        "--concurrency",
+        "2",
+        "--requests",
+        "6",
+        "--prompt-tokens",
+        "32",
+        "--output-tokens",
+        "16",
+        "--tool-result-tokens",
+        "24",
+        "--tool-wait",
+        "0.1",
+        "--warmup",
+        "0",
+        "--no-calibrate",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code, 0, "{text}{err}");
+    let v = valid_artifact(&out, "-bench.bakeoff.json");
+    let st = &v["load"]["throughput"]["steps"][0];
+    assert_eq!(st["ok"], 6, "{st}");
+    assert_eq!(st["metrics"]["client_server_token_ratio"], 1.0, "{st}");
+    assert_eq!(st["prefix_cache"]["source"], "vllm /metrics", "{st}");
+    assert!(
+        st["prefix_cache"]["hit_rate"].as_f64().unwrap() > 0.1,
+        "{st}"
+    );
+    let sess = &st["sessions"];
+    assert_eq!(sess["completed"], 2, "{sess}");
+    assert_eq!(
+        sess["cache_source"], "usage.prompt_tokens_details",
+        "{sess}"
+    );
+    let turns = sess["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 3);
+    for w in turns.windows(2) {
+        let depth = |t: &serde_json::Value| t["mean_prompt_tokens"].as_f64().unwrap();
+        assert!(depth(&w[1]) > depth(&w[0]), "{sess}");
+    }
+    // Two sessions, each resending its own history: vLLM's cache holds both.
+    let last = &turns[2];
+    assert!(last["cache_hit_rate"].as_f64().unwrap() > 0.5, "{sess}");
+    assert_eq!(last["cache_kept"], last["cache_checked"], "{sess}");
+}
+
 /// The engine's gauges through every step, from the real vLLM's `/metrics`: running, waiting,
 /// KV-cache usage (`vllm:kv_cache_usage_perc`) and preemptions (`vllm:num_preemptions_total`),
 /// a series with timestamps per step, each gauge's peak and mean, and a capacity finding that
