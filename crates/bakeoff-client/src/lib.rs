@@ -9,6 +9,9 @@
 //! - [`discovery`]: endpoint facts (engine and version, served ids, the context window with its
 //!   source, tokenize support, chat template).
 //!
+//! - [`prometheus`]: an engine's `/metrics` text (what a load step differences, the gauges the
+//!   load engine, the seat monitor and a campaign's idle probe read), one parser for them all.
+//!
 //! - [`tls`]: `https://` endpoints (rustls, the system's roots, `--ca-cert`, `--insecure`).
 //!
 //! API keys travel only in the `Authorization` header; [`ApiKey`] cannot be printed or
@@ -21,6 +24,7 @@ mod error;
 mod h1;
 mod http;
 pub mod preflight;
+pub mod prometheus;
 mod reply;
 pub mod tls;
 pub mod tokenize;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use bakeoff_wire::escape::for_terminal;
+use bakeoff_term::escape::for_terminal;
 
 use crate::compare::SweepComparison;
 

@@ -29,7 +29,6 @@ pub mod measure;
 pub mod paired;
 pub mod pin;
 pub mod plan;
-pub mod prometheus;
 pub mod prompt;
 pub mod reconcile;
 pub mod repeats;
@@ -41,6 +40,10 @@ pub mod sweep_input;
 pub mod workload;
 
 mod prng;
+
+/// The `/metrics` parser and the engines' gauge table are `bakeoff-client`'s (the seat monitor
+/// and a campaign's idle probe read them too); the engine's modules name them here.
+pub use bakeoff_client::prometheus;
 
 pub use calibrate::{CalibrationOptions, CalibrationTarget, measure_ceiling};
 pub use invalid::PlanInvalid;

@@ -3,22 +3,9 @@
 //! client's share of the time grows.
 
 use bakeoff_artifact::{FlagCode, FlagSeverity, InstrumentFlag, LoadStep, Reconciliation};
+use bakeoff_stats::median;
 
 use crate::measure::Measured;
-
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.retain(|x| x.is_finite());
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
 
 /// What reconciliation keeps of one successful request that carried llama.cpp `timings`.
 #[derive(Debug, Clone, Copy)]

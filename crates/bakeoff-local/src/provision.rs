@@ -5,8 +5,9 @@ use std::process::Stdio;
 
 use crate::LocalError;
 
-/// The script is compiled in: the binary provisions the same way from any directory.
-const SCRIPT: &str = include_str!("../../../scripts/provision.sh");
+/// The script is compiled in: the binary provisions the same way from any directory. It lives
+/// in this crate (`scripts/provision.sh` runs it), so the crate builds from its own files alone.
+const SCRIPT: &str = include_str!("../provision.sh");
 
 /// `$BAKEOFF_CACHE`, else `~/.cache/bakeoff`.
 pub fn cache_dir() -> PathBuf {

@@ -1,4 +1,4 @@
-//! Queue depth from the engine's Prometheus `/metrics` (parsed by `bakeoff_load::prometheus`, the
+//! Queue depth from the engine's Prometheus `/metrics` (parsed by `bakeoff_client::prometheus`, the
 //! one parser, whose `ENGINE_GAUGES` is the one table of gauge names). The gauges, by engine:
 //!
 //! - llama.cpp (`--metrics`; tools/server/server-task.cpp): `llamacpp:requests_deferred` (tasks
@@ -53,10 +53,10 @@ pub async fn read(client: &Client) -> Result<QueueSample, QueueError> {
 
 /// The queue gauges of a scrape's text.
 pub fn from_text(text: &str) -> Result<QueueSample, QueueError> {
-    let scrape = bakeoff_load::prometheus::parse(text);
+    let scrape = bakeoff_client::prometheus::parse(text);
     let family = scrape.family().ok_or(QueueError::NoFamily)?;
     // The one table of engine gauges, shared with `bench run`'s gauge sampler.
-    let g = bakeoff_load::prometheus::engine_gauges(family)
+    let g = bakeoff_client::prometheus::engine_gauges(family)
         .ok_or_else(|| QueueError::NoGauges(family.to_string()))?;
     let name = |names: &[&'static str]| names.first().copied().unwrap_or("?");
     let (waiting, running) = (name(g.waiting), name(g.running));

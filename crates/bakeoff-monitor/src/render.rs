@@ -3,7 +3,7 @@
 //! terminal; the caller redacts the fleet's secrets.
 
 use bakeoff_artifact::monitor::{MonitorFinding, MonitorSample};
-use bakeoff_wire::escape::for_terminal;
+use bakeoff_term::escape::for_terminal;
 
 use crate::findings::Change;
 

@@ -37,7 +37,8 @@ use bakeoff_model::{
 
 use crate::error::Unpriced;
 use crate::fleet::{Engine, PlanSeat, flag_value, has_flag};
-use bakeoff_gpu::units::{MIB, gib};
+use bakeoff_gpu::units::MIB;
+use bakeoff_term::units::gib;
 
 /// vLLM's current default `--gpu-memory-utilization` (vllm/config/cache.py).
 pub const VLLM_DEFAULT_UTILIZATION: f64 = 0.92;

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fleet::{Engine, PlanSeat};
 use crate::plan::SeatOnGpu;
-use bakeoff_gpu::units::{gib, gib_signed};
+use bakeoff_term::units::{gib, gib_signed};
 
 /// One term of a footprint.
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]

@@ -2,8 +2,8 @@
 //! Pure: it returns the table and prints nothing. Host, GPU and seat names come from the fleet
 //! file and the driver and go through [`for_terminal`].
 
-use bakeoff_wire::escape::for_terminal;
-use bakeoff_wire::term::{Grid, Kind, render};
+use bakeoff_term::escape::for_terminal;
+use bakeoff_term::{Grid, Kind, render};
 
 use crate::plan::GpuPlan;
 
@@ -101,7 +101,7 @@ mod tests {
             gpu("gpu-box-2.internal.example.org", 1, &[], true),
         ];
         assert!(gpu_table_at(&[], 120).is_none());
-        let zero = bakeoff_wire::term::width_from(None, Some(0));
+        let zero = bakeoff_term::width_from(None, Some(0));
         for (w, name) in [(60, "60"), (100, "100"), (200, "200"), (zero, "reported_0")] {
             let text = gpu_table_at(&gpus, w).unwrap();
             assert!(text.contains("-3.00") && text.contains("141.00"), "{text}");

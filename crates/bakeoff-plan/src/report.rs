@@ -16,7 +16,7 @@ use crate::remote::HostReadings;
 use bakeoff_gpu::MachineReadings;
 use bakeoff_gpu::Readings;
 use bakeoff_gpu::procinfo::ProcFacts;
-use bakeoff_gpu::units::{gib, gib_signed};
+use bakeoff_term::units::{gib, gib_signed};
 
 /// NVML and nvidia-smi side by side for one GPU.
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! `bakeoff plan`'s text: the per-GPU summary table first, then the arithmetic behind it. Seat
 //! names, paths and process names come from files and the driver: every line is escaped.
 
-use bakeoff_wire::escape::for_terminal;
+use bakeoff_term::escape::for_terminal;
 
 use crate::gpu_table::gpu_table_at;
 use crate::kv_report::KvReport;

@@ -6,8 +6,8 @@ use std::io::{IsTerminal, Write as _};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bakeoff_wire::escape::for_terminal;
-use bakeoff_wire::term;
+use bakeoff_term as term;
+use bakeoff_term::escape::for_terminal;
 
 /// Where a command's progress goes.
 pub struct Progress {

@@ -1,9 +1,9 @@
 //! Escaping of untrusted text for each medium. Model output, server error bodies and anything
 //! else an endpoint sent are untrusted: every renderer passes them through one of these.
 
-use bakeoff_wire::escape::{cut_and_map, visible_control};
-/// The terminal escapers live in the leaf crate `bakeoff-wire`, shared with the seats.
-pub use bakeoff_wire::escape::{for_terminal, for_terminal_keep_end};
+use bakeoff_term::escape::{cut_and_map, visible_control};
+/// The terminal escapers are `bakeoff-term`'s, shared with the seats and every other printer.
+pub use bakeoff_term::escape::{for_terminal, for_terminal_keep_end};
 
 /// For HTML text and attribute values: `& < > " '` become entities, and control characters
 /// other than newline and tab are dropped, so no reply can open a tag, close an attribute or

@@ -8,6 +8,7 @@
 //! means "no throughput data", never an invented number.
 
 use bakeoff_artifact::{ItemRecord, SuiteResult};
+use bakeoff_stats::percentile_nearest_rank;
 use serde_json::Value;
 
 /// One load step as the report shows it.
@@ -140,15 +141,6 @@ fn step_array(details: &Value) -> Option<&Vec<Value>> {
             .find_map(|k| o.get(*k).and_then(Value::as_array)),
         _ => None,
     }
-}
-
-/// Nearest-rank percentile of sorted values.
-pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted.get(rank.clamp(1, sorted.len()) - 1).copied()
 }
 
 /// TTFT values (ms) of items, sorted.
@@ -355,9 +347,9 @@ fn steps_in(details: &Value, items: &[ItemRecord]) -> Vec<Step> {
             && let Some(c) = concurrency
         {
             let v = ttfts(items.iter().filter(|i| item_concurrency(i) == Some(c)));
-            s.ttft_p50_ms = percentile(&v, 50.0);
-            s.ttft_p90_ms = percentile(&v, 90.0);
-            s.ttft_p99_ms = percentile(&v, 99.0);
+            s.ttft_p50_ms = percentile_nearest_rank(&v, 50.0);
+            s.ttft_p90_ms = percentile_nearest_rank(&v, 90.0);
+            s.ttft_p99_ms = percentile_nearest_rank(&v, 99.0);
         }
         if s.concurrency.is_some() || s.tok_per_s.is_some() || s.ttft_p50_ms.is_some() {
             out.push(s);
@@ -464,13 +456,5 @@ mod tests {
     fn no_details_means_no_steps() {
         assert!(steps_of(&suite(Value::Null)).is_empty());
         assert!(steps_of(&suite(serde_json::json!({"other": 1}))).is_empty());
-    }
-
-    #[test]
-    fn nearest_rank() {
-        let v = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(percentile(&v, 50.0), Some(2.0));
-        assert_eq!(percentile(&v, 99.0), Some(4.0));
-        assert_eq!(percentile(&[], 50.0), None);
     }
 }

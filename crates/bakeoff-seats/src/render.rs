@@ -6,8 +6,8 @@
 //! Text an engine or the Docker engine wrote (a watchdog message, a state's error, a probe's
 //! detail) is untrusted and goes through [`for_terminal`] before it reaches a terminal.
 
-use bakeoff_wire::escape::for_terminal;
-use bakeoff_wire::term::{self, Grid, Kind, width};
+use bakeoff_term::escape::for_terminal;
+use bakeoff_term::{self as term, Grid, Kind, width};
 use serde_json::{Value, json};
 
 use crate::backend::Observed;

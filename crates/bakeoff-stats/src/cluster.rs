@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::StatsError;
+use crate::order::{median_sorted, quantile_sorted};
 
 /// The mean and median of values pooled over clusters (replies), each with a 95 % interval
 /// from a percentile bootstrap over clusters.
@@ -27,17 +28,9 @@ pub struct ClusteredSummary {
     pub resamples: u32,
 }
 
-/// The `q` quantile of sorted `v` (linear between order statistics, R's type 7).
-fn quantile(v: &[f64], q: f64) -> f64 {
-    let pos = q * (v.len() - 1) as f64;
-    let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
-    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
-}
-
 fn median_of(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
-    quantile(v, 0.5)
+    median_sorted(v)
 }
 
 /// Summarize `clusters` of values (non-finite values dropped, empty clusters ignored). `draw(n)`
@@ -90,11 +83,11 @@ pub fn summarize_clustered(
         clusters: k as u64,
         n: n as u64,
         mean,
-        low: quantile(&means, 0.025).min(mean),
-        high: quantile(&means, 0.975).max(mean),
+        low: quantile_sorted(&means, 0.025).min(mean),
+        high: quantile_sorted(&means, 0.975).max(mean),
         median,
-        median_low: quantile(&medians, 0.025).min(median),
-        median_high: quantile(&medians, 0.975).max(median),
+        median_low: quantile_sorted(&medians, 0.025).min(median),
+        median_high: quantile_sorted(&medians, 0.975).max(median),
         max,
         resamples,
     })

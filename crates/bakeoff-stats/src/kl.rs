@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::StatsError;
+use crate::order::{median_sorted, quantile_sorted};
 
 /// The smallest mass a log ratio uses. A tail is `1 − Σ shared`, and probabilities read from
 /// float32 logprobs carry ~6e-8 relative error each, so a sum of 20 is known to ~1e-6: a tail
@@ -125,14 +126,6 @@ pub struct KlSummary {
 /// of the interval's width between seeds.
 pub const BOOTSTRAP_RESAMPLES: u32 = 2000;
 
-/// The `q` quantile of sorted `v` (linear between order statistics, R's type 7).
-fn quantile(v: &[f64], q: f64) -> f64 {
-    let pos = q * (v.len() - 1) as f64;
-    let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
-    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
-}
-
 /// Summarize per-prompt KL `values`. `draw(n)` must return a uniform index in `0..n`: the
 /// caller's seeded generator, so an artifact's interval replays exactly.
 ///
@@ -159,9 +152,9 @@ pub fn summarize(
         mean,
         // The bootstrap means and the mean are sums of the same values in another order: keep
         // the interval around the estimate whatever the rounding.
-        low: quantile(&means, 0.025).min(mean),
-        high: quantile(&means, 0.975).max(mean),
-        median: quantile(&v, 0.5),
+        low: quantile_sorted(&means, 0.025).min(mean),
+        high: quantile_sorted(&means, 0.975).max(mean),
+        median: median_sorted(&v),
         max: v[n - 1],
         resamples: resamples.max(1),
     })

@@ -1,6 +1,8 @@
 //! The statistics behind every verdict bakeoff prints: proportions with Wilson intervals,
 //! chance floors and instrument checks, exact McNemar tests for paired comparisons with the
-//! minimum detectable difference, HDR-histogram latency summaries and throughput rates.
+//! minimum detectable difference, HDR-histogram latency summaries and throughput rates, the
+//! order statistics (median, quantiles, nearest-rank percentiles) and the project's one seeded
+//! generator (SplitMix64), which the bootstraps' draws and the load engine's schedules share.
 //!
 //! This crate owns arithmetic and the serializable result types that go straight into
 //! versioned JSON artifacts. It must never do I/O, print, read a clock or decide policy
@@ -16,8 +18,10 @@ pub mod error;
 pub mod kl;
 pub mod latency;
 pub mod mcnemar;
+pub mod order;
 pub mod proportion;
 pub mod repeats;
+pub mod rng;
 pub mod throughput;
 pub mod trend;
 
@@ -35,11 +39,13 @@ pub use mcnemar::{
     MinDetectableDifference, PairedComparison, mcnemar_exact_p_value, min_detectable_difference,
     min_detectable_difference_with_discordance,
 };
+pub use order::{median, percentile_nearest_rank};
 pub use proportion::{Proportion, Z_95};
 pub use repeats::{
     Heterogeneity, MeanInterval, RELATIVE_HALF_WIDTH_GOAL, RelativePrecision, cochran_q,
     mean_interval, mean_interval_nonnegative,
 };
+pub use rng::SplitMix64;
 pub use throughput::{Throughput, rate_per_second};
 pub use trend::least_squares_slope;
 

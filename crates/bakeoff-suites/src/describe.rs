@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use bakeoff_wire::escape::for_terminal;
+use bakeoff_term::escape::for_terminal;
 
 use crate::damage::DamageEvent;
 use crate::progress::{EvalEvent, Outcomes, PreflightPhase};

@@ -6,6 +6,8 @@
 //! is a slice of the text ending at token `n`'s end offset: no re-tokenization, no search, and
 //! no words-per-token or characters-per-token guess anywhere.
 
+use bakeoff_stats::SplitMix64;
+
 const FILLER: &str = include_str!("../data/filler.txt");
 
 /// The shipped sentences, in file order.
@@ -15,44 +17,6 @@ pub fn filler_sentences() -> Vec<&'static str> {
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect()
-}
-
-/// SplitMix64 (Steele, Lea & Flood 2014): a tiny seeded generator whose output for a given
-/// seed never changes with a dependency upgrade, so a recorded `--seed` replays the same filler,
-/// needles, schedules and lengths forever. The project's one PRNG (the load engine and the
-/// battery generator use it too).
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next_u64() % n }
-    }
-
-    /// Uniform in [0, 1), 53 bits.
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform integer in [lo, hi] (inclusive).
-    pub fn range_inclusive(&mut self, lo: u32, hi: u32) -> u32 {
-        if hi <= lo {
-            return lo;
-        }
-        let span = u64::from(hi - lo) + 1;
-        lo + (self.next_u64() % span) as u32
-    }
 }
 
 /// Filler text of `sentences` sentences: the shipped ones cycled, each cycle in a new seeded

@@ -12,7 +12,10 @@ pub mod template_render;
 pub mod template_source;
 pub mod tokenizer;
 
-pub use haystack::{HaystackError, SplitMix64, TokenizedFiller, build_filler, filler_sentences};
+/// The generator is `bakeoff-stats`' (the filler's seeded order draws from it); named here too
+/// for the callers that already reach it through this crate.
+pub use bakeoff_stats::SplitMix64;
+pub use haystack::{HaystackError, TokenizedFiller, build_filler, filler_sentences};
 pub use template::{TemplateFingerprint, fingerprint, normalize_template};
 pub use template_diff::{TemplateRow, render_diff, template_table};
 pub use template_render::{

@@ -7,16 +7,11 @@
 //! network chunk *before* handing its bytes to [`sse::SseParser`], so parsing cost never leaks
 //! into latency.
 //!
-//! It also holds the one terminal escaper ([`escape::for_terminal`]): text that came off the
-//! wire (model output, server errors) is stripped of control characters before it reaches an
-//! operator's terminal, by the seats' renderings and the reporters alike; and the one terminal
-//! width rule ([`term::width_with`]: `COLUMNS`, the terminal, else 120) with
-//! [`term::shorten_middle`] for names that must not break.
+//! What reaches an operator's terminal (the escaper of text that came off the wire, the tables'
+//! layout and width) is `bakeoff-term`'s: the crates that print depend on it, not on this one.
 
 pub mod chat;
-pub mod escape;
 pub mod sse;
-pub mod term;
 
 pub use chat::{
     ChatRequest, ChoiceLogprobs, ChunkChoice, ChunkDelta, CompletionTokensDetails, FunctionCall,

@@ -97,7 +97,7 @@ mod output {
 
     /// Standard error carries human text only (errors, refusals, notes; never JSON): every
     /// line of it fitted to `COLUMNS` or the terminal, unchanged on a log
-    /// (`bakeoff_wire::term::for_stderr`).
+    /// (`bakeoff_term::for_stderr`).
     pub fn err(args: std::fmt::Arguments<'_>) {
         let text = bakeoff_report::table::for_stderr(&args.to_string());
         let _ = std::io::stderr().lock().write_all(text.as_bytes());

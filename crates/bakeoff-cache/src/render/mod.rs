@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use bakeoff_wire::escape::{for_terminal, for_terminal_keep_end};
-use bakeoff_wire::term::{Grid, Kind, render};
+use bakeoff_term::escape::{for_terminal, for_terminal_keep_end};
+use bakeoff_term::{Grid, Kind, render};
 
 use crate::audit::{Activity, CacheAudit, CacheFinding, CacheReport, Severity};
 use crate::locks::{LockHolder, LockState};

@@ -23,8 +23,8 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use bakeoff_artifact::EngineKind;
+use bakeoff_client::prometheus::{self, Scrape};
 use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
-use bakeoff_load::prometheus::{self, Scrape};
 use tokio::sync::watch;
 
 mod error;

@@ -7,8 +7,9 @@ use super::types::{FleetView, GpuPlan, MeasuredSeat, PlanOptions, SeatOnGpu};
 use crate::claims::seat_claim;
 use crate::fleet::PlanSeat;
 use bakeoff_gpu::procinfo::ProcFacts;
-use bakeoff_gpu::units::{gib, gib_signed, gib_to_bytes};
+use bakeoff_gpu::units::gib_to_bytes;
 use bakeoff_gpu::{GpuProcess, GpuReading};
+use bakeoff_term::units::{gib, gib_signed};
 
 /// The plan of GPU `index` of `host`: its seats' claims beside what was measured, the
 /// headrooms, and what they warn of.

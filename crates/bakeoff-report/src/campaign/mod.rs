@@ -531,7 +531,7 @@ pub fn html_section(rec: &CampaignRecord) -> String {
                 "<td{}>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                 outcome_class(r.outcome.kind),
                 h(&r.outcome.label()),
-                h(&bakeoff_wire::escape::cut_and_map(
+                h(&bakeoff_term::escape::cut_and_map(
                     &figure(r),
                     200,
                     |c, o| { o.push(c) }

@@ -3,8 +3,8 @@
 //! findings with their fixes; and the JSON form. Every string comes from the checkpoint's files
 //! (or the command line): escaped, so a hostile config.json cannot drive the terminal.
 
-use bakeoff_gpu::units::gib;
 use bakeoff_model::{CheckpointReport, Finding, Severity};
+use bakeoff_term::units::gib;
 
 use crate::escape::for_terminal;
 

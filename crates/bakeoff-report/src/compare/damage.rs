@@ -11,9 +11,9 @@
 use std::collections::BTreeMap;
 
 use bakeoff_artifact::Artifact;
+use bakeoff_stats::SplitMix64;
 use bakeoff_stats::kl::{BOOTSTRAP_RESAMPLES, summarize};
 use bakeoff_stats::mcnemar_exact_p_value;
-use bakeoff_text::SplitMix64;
 use serde::Serialize;
 
 use crate::damage::SUITE;

@@ -6,11 +6,12 @@
 
 use std::fmt::Write as _;
 
+use bakeoff_stats::percentile_nearest_rank;
+
 use super::figures::{fixed, ms, num};
 use crate::escape::for_html as h;
 use crate::registry::Registry;
-use crate::steps::Step;
-use crate::steps::{percentile, ttfts};
+use crate::steps::{Step, ttfts};
 use crate::svg;
 
 /// Words every name shares, in the first name's order, and each name without them — so a
@@ -152,9 +153,9 @@ pub(super) fn charts(out: &mut String, reg: &Registry) {
             groups.push((
                 format!("{} {name}", e.artifact.candidate.slug),
                 vec![
-                    percentile(&v, 50.0),
-                    percentile(&v, 90.0),
-                    percentile(&v, 99.0),
+                    percentile_nearest_rank(&v, 50.0),
+                    percentile_nearest_rank(&v, 90.0),
+                    percentile_nearest_rank(&v, 99.0),
                 ],
             ));
         }

@@ -222,7 +222,7 @@ fn the_left_out_note_fits() {
     let cols: Vec<String> = ["engine", "quant", "window (tokens)"]
         .map(String::from)
         .to_vec();
-    let note = bakeoff_wire::term::left_out_line(&cols, 80, "the JSON").unwrap();
+    let note = bakeoff_term::left_out_line(&cols, 80, "the JSON").unwrap();
     fits_every_line(&note, 80, "note");
     assert_eq!(note.lines().count(), 2, "{note}");
     assert_eq!(

@@ -4,7 +4,7 @@
 use bakeoff_artifact::{AdapterReport, AdapterRoute, EngineKind, ItemRecord, Outcome, SuiteResult};
 use bakeoff_client::Client;
 use bakeoff_client::adapter::{Side, select};
-use bakeoff_text::SplitMix64;
+use bakeoff_stats::SplitMix64;
 use tokio::sync::watch;
 
 use super::AdapterOptions;

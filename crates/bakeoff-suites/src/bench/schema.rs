@@ -136,7 +136,7 @@ impl SchemaComparison {
             };
             out.push_str(&format!(
                 "{}: ITL p50 {:.1} → {:.1} ms, B − A {:+.1} ms {interval}: {}\n",
-                bakeoff_wire::escape::for_terminal(&l.label, 40),
+                bakeoff_term::escape::for_terminal(&l.label, 40),
                 d.a.mean,
                 d.b.mean,
                 d.diff,

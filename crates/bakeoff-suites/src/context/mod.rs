@@ -27,7 +27,7 @@ use bakeoff_artifact::{
 };
 use bakeoff_client::Exchange;
 use bakeoff_client::tokenize::TokenizeError;
-use bakeoff_text::SplitMix64;
+use bakeoff_stats::SplitMix64;
 use bakeoff_wire::ChatRequest;
 use serde_json::json;
 

@@ -4,8 +4,8 @@
 
 use bakeoff_artifact::EngineKind;
 use bakeoff_client::{Client, Exchange, RequestError, dialect};
+use bakeoff_stats::SplitMix64;
 use bakeoff_stats::{KlTerms, StatsError, kl_top_k};
-use bakeoff_text::SplitMix64;
 use bakeoff_wire::{ChatRequest, Message};
 use serde::{Deserialize, Serialize};
 

@@ -6,8 +6,8 @@
 
 use bakeoff_artifact::DamageSelfCheck;
 use bakeoff_stats::KlSummary;
+use bakeoff_stats::SplitMix64;
 use bakeoff_stats::kl::{BOOTSTRAP_RESAMPLES, summarize};
-use bakeoff_text::SplitMix64;
 
 /// The self-check passes when the bootstrap upper bound of the reference's mean KL against
 /// itself is at most this many nats. A deterministic server gives exactly 0 (llama.cpp on CPU,

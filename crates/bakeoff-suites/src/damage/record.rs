@@ -13,6 +13,10 @@ use crate::item_extra::ItemWrites;
 use crate::outcome::{outcome_of_error, record};
 use crate::summary::summarize;
 
+/// The damage figures' median is `bakeoff-stats`' (non-finite values dropped); named here for
+/// the modules of this suite that reach it through `record`.
+pub(super) use bakeoff_stats::median;
+
 /// The outcome of one first-token request.
 pub(super) fn outcome_of(f: &FirstToken) -> (Outcome, Option<String>) {
     match &f.top {
@@ -166,20 +170,6 @@ impl Tally {
             self.native_reads.push(id.to_string());
         }
     }
-}
-
-/// Median of `v` (unsorted); `None` when empty.
-pub(super) fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
 }
 
 /// The suite: its summary with the damage figures — or the reason they are withheld — and a

@@ -17,7 +17,7 @@ use bakeoff_artifact::{
 };
 use bakeoff_client::Client;
 use bakeoff_client::preflight::{PreflightOptions, PreflightOutcome, run_preflight};
-use bakeoff_text::SplitMix64;
+use bakeoff_stats::SplitMix64;
 use tokio::sync::watch;
 
 use super::along::{AlongPhase, AlongRequest, measure_along};

@@ -18,13 +18,13 @@ use super::battery::{BatteryItem, LETTERS, Scoring};
 pub const SEED: u64 = 0xBA4E_0FF5_EED5_2026;
 pub const PER_FAMILY: usize = 36;
 
-/// The project's SplitMix64 (bakeoff-text), with the draws the generator needs. Its output for
+/// The project's SplitMix64 (bakeoff-stats), with the draws the generator needs. Its output for
 /// a seed never changes, so the shipped battery regenerates byte for byte.
-pub struct Rng(bakeoff_text::SplitMix64);
+pub struct Rng(bakeoff_stats::SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
-        Self(bakeoff_text::SplitMix64::new(seed))
+        Self(bakeoff_stats::SplitMix64::new(seed))
     }
     pub fn next_u64(&mut self) -> u64 {
         self.0.next_u64()

@@ -137,5 +137,5 @@ async fn restore(cfg: CampaignRestoreConfig) -> Result<Exit, Error> {
 /// The last line of `campaign run` and `campaign status`: the variants' conditions. Process
 /// names come from `/proc`, where anything can name itself: escaped.
 fn campaign_conditions(rec: &CampaignRecord) -> String {
-    bakeoff_wire::escape::for_terminal(&bakeoff_report::campaign::conditions_line(rec), 2000)
+    bakeoff_term::escape::for_terminal(&bakeoff_report::campaign::conditions_line(rec), 2000)
 }

@@ -29,7 +29,7 @@ use bakeoff_flags::cli::{Cli, Command, EvalCommand};
 
 /// Human text as it goes to standard output: its free-text lines (notes, conditions, flags,
 /// findings, refusals) fitted to the terminal's width like the tables above them, wrapped
-/// between words; unchanged on a pipe with no `COLUMNS` (`bakeoff_wire::term::for_screen`).
+/// between words; unchanged on a pipe with no `COLUMNS` (`bakeoff_term::for_screen`).
 /// Never for JSON.
 fn screen(text: &str) -> String {
     bakeoff_report::table::for_screen(text)

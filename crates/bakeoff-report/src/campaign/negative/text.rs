@@ -6,7 +6,7 @@ use std::path::{Component, Path};
 
 use bakeoff_artifact::campaign::VariantRow;
 use bakeoff_artifact::{Artifact, StoreError, read_versioned};
-use bakeoff_wire::escape::{cut_and_map, visible_control};
+use bakeoff_term::escape::{cut_and_map, visible_control};
 
 use super::super::store_reason;
 use crate::escape::for_markdown;

@@ -249,7 +249,7 @@ note = "two real ways a start fails"
         let slug = r["variant"].as_str().unwrap();
         // At 120 columns a long variant name is shortened in the middle before a column is
         // left out.
-        let shown = bakeoff_wire::term::shorten_middle(slug, bakeoff_wire::term::NAME_BEFORE_DROP);
+        let shown = bakeoff_term::shorten_middle(slug, bakeoff_term::NAME_BEFORE_DROP);
         let label = r["outcome_label"].as_str().unwrap();
         assert!(
             table
@@ -284,7 +284,7 @@ note = "two real ways a start fails"
     let printed = stdout(&rep);
     for r in rec["variants"].as_array().unwrap() {
         let slug = r["variant"].as_str().unwrap();
-        let shown = bakeoff_wire::term::shorten_middle(slug, bakeoff_wire::term::NAME_BEFORE_DROP);
+        let shown = bakeoff_term::shorten_middle(slug, bakeoff_term::NAME_BEFORE_DROP);
         let label = r["outcome_label"].as_str().unwrap();
         assert!(
             printed

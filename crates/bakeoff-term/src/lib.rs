@@ -1,15 +1,25 @@
-//! The width of an operator's terminal and the middle-shortening of names, shared by every
-//! table that reaches a terminal (the reporters' and the seats'): here, in the leaf crate, so
-//! that neither has to depend on the other. `bakeoff_report::table` re-exports it.
+//! What an operator reads on a terminal: the one table layout and width rule, the free-text
+//! fitting around the tables, the one escaper of untrusted text, and byte counts in GiB. Every
+//! crate that prints to an operator (the reporters, the seats, the cache audit, the plan,
+//! progress, the binary) shares it, so none of them depends on another for it, nor on the wire
+//! types, which hold the shape of bytes on the wire and nothing else.
+//! `bakeoff_report::table` and `bakeoff_report::escape` re-export it.
 //!
-//! Nothing here asks the terminal itself: the caller passes what its table library detected
-//! (comfy-table's `Table::width`), and this module decides. A terminal that reports zero
-//! columns (`script -qc …`, some `docker exec -t`) or no terminal at all gets
+//! The width of an operator's terminal and the middle-shortening of names: nothing here asks
+//! the terminal itself except [`width`] (comfy-table's `Table::width`, behind the `table`
+//! feature) and the screen and stderr helpers; the rule is [`width_from`]. A terminal that
+//! reports zero columns (`script -qc …`, some `docker exec -t`) or no terminal at all gets
 //! [`DEFAULT_WIDTH`], never a table of one character per column.
 //!
 //! The free-text lines printed around the tables (notes, conditions, flags, findings,
-//! refusals) are fitted to the same width by [`fit_text`] (`term/text.rs`): wrapped between
+//! refusals) are fitted to the same width by [`fit_text`] (`text.rs`): wrapped between
 //! words, never inside a number, path or flag name, continuations indented.
+//!
+//! The `table` feature adds the drawing (comfy-table) and the helpers that read the terminal;
+//! a crate that only escapes text (the load engine, the suites, the monitor) does without it.
+
+pub mod escape;
+pub mod units;
 
 mod text;
 pub use text::{CONTINUATION, fit_line, fit_text, wraps};

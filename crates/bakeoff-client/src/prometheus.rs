@@ -169,8 +169,8 @@ pub fn attach_client_ratios(
 
 /// One engine's gauges of load, by the engine-neutral names of
 /// [`bakeoff_artifact::GaugeSeries`]: each a list of metric names, the first present wins.
-/// The one table: `bench run`'s gauge sampler ([`crate::gauges`]) and the seat monitor's queue
-/// read it.
+/// The one table: `bench run`'s gauge sampler (`bakeoff_load::gauges`), the seat monitor's
+/// queue and a campaign's idle probe read it.
 #[derive(Debug, Clone, Copy)]
 pub struct EngineGauges {
     pub engine: EngineKind,

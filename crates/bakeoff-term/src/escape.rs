@@ -1,6 +1,6 @@
 //! Escaping of untrusted text for a terminal. Model output, server error bodies, seat logs and
 //! anything else an endpoint sent are untrusted: what reaches a terminal passes through one of
-//! these. Here, in the leaf crate, so that the seats and the reporters share one escaper
+//! these, so that the seats and the reporters share one escaper
 //! (`bakeoff_report::escape` re-exports them beside its HTML, markdown and CSV escapers).
 
 /// For a terminal: control characters (ESC, CR, BEL, …) become visible `\u{..}` escapes,
