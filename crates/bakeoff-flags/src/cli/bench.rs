@@ -198,8 +198,8 @@ pub struct BenchRunArgs {
         requires = "sessions"
     )]
     pub tool_result_tokens: String,
-    /// With --sessions: the wait on the tool before each later turn, in seconds: N, A-B
-    /// (uniform) or lognormal:MEDIAN,SIGMA. [range: 0–3600]
+    /// With --sessions: the wait on the tool before each later turn, in seconds (0 to 3600):
+    /// N, A-B (uniform) or lognormal:MEDIAN,SIGMA.
     #[arg(
         long,
         value_name = "SPEC",

@@ -150,21 +150,22 @@ pub fn convert(format: LogFormat, file: &str, text: &str) -> Result<Converted, C
 /// (with its reply) its history extends, else a new one.
 fn sessions_of(calls: &[Call]) -> Vec<String> {
     // Per open session: its id, and the history its next turn must begin with.
-    let mut open: Vec<(String, Vec<Value>)> = Vec::new();
+    let mut open: Vec<(String, Vec<Turned>)> = Vec::new();
     let mut out = Vec::with_capacity(calls.len());
     for c in calls {
+        let history: Vec<Turned> = c.messages.iter().map(turned).collect();
         let id = match &c.session {
             Some(s) => s.clone(),
             None => open
                 .iter()
                 .rev()
-                .find(|(_, h)| !h.is_empty() && c.messages.starts_with(h))
+                .find(|(_, h)| !h.is_empty() && history.starts_with(h))
                 .map(|(id, _)| id.clone())
                 .unwrap_or_else(|| format!("inferred-{}", c.line)),
         };
-        let mut next = c.messages.clone();
+        let mut next = history;
         if let Some(r) = &c.reply {
-            next.push(r.clone());
+            next.push(turned(r));
         }
         match open.iter_mut().find(|(s, _)| *s == id) {
             Some(slot) => slot.1 = next,
@@ -173,6 +174,38 @@ fn sessions_of(calls: &[Call]) -> Vec<String> {
         out.push(id);
     }
     out
+}
+
+/// What makes two messages the same turn of a history: role, text, the tool calls (id, name,
+/// arguments) and the call answered. A proxy's record of a reply carries fields a client never
+/// resends (`function_call: null`, `refusal`, provider fields), so whole objects would not match.
+#[derive(Debug, Clone, PartialEq)]
+struct Turned {
+    role: String,
+    content: String,
+    calls: Vec<(String, String, String)>,
+    answers: Option<String>,
+}
+
+fn turned(v: &Value) -> Turned {
+    let m = message(v).unwrap_or_default();
+    Turned {
+        role: m.role,
+        content: m.content.unwrap_or_default(),
+        calls: m
+            .tool_calls
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| {
+                (
+                    c.id.unwrap_or_default(),
+                    c.function.name,
+                    c.function.arguments,
+                )
+            })
+            .collect(),
+        answers: m.tool_call_id,
+    }
 }
 
 /// The fields of a request kept in a session file (the replay keeps fewer; docs/artifacts.md).
@@ -343,8 +376,9 @@ mod tests {
 
     #[test]
     fn messages_without_session_ids_join_the_session_they_extend() {
+        // A proxy records the reply with fields a client never resends.
         let line = |msgs: Value, reply: &str| {
-            json!({"messages": msgs, "response": {"choices": [{"message": {"role": "assistant", "content": reply}}], "usage": {"prompt_tokens": 3, "completion_tokens": 2}}}).to_string()
+            json!({"messages": msgs, "response": {"choices": [{"message": {"role": "assistant", "content": reply, "function_call": null, "refusal": null, "tool_calls": null}}], "usage": {"prompt_tokens": 3, "completion_tokens": 2}}}).to_string()
         };
         let a1 = json!([{"role": "user", "content": "a"}]);
         let b1 = json!([{"role": "user", "content": "b"}]);
