@@ -313,17 +313,7 @@ pub fn create_dir(dir: &Path) -> Result<(), StoreError> {
 /// Write `text` (a JSONL file a command makes, such as a session file) and move it into place
 /// atomically, refusing to replace an existing file ([`StoreError::Exists`]).
 pub fn write_new_text(path: &Path, text: &str) -> Result<(), StoreError> {
-    let tmp = staged_bytes(path, text.as_bytes())?;
-    match tmp.persist_noclobber(path) {
-        Ok(_) => Ok(()),
-        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Err(StoreError::Exists {
-            path: path.to_path_buf(),
-        }),
-        Err(e) => Err(StoreError::Write {
-            path: path.to_path_buf(),
-            source: e.error,
-        }),
-    }
+    persist_new(staged_bytes(path, text.as_bytes())?, path)
 }
 
 /// A temporary file beside `path` holding `value` as pretty JSON, synced, mode 0666 less umask.
@@ -377,7 +367,12 @@ pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreErr
 /// Serialize `value` as pretty JSON and move it into place atomically, refusing to replace an
 /// existing file ([`StoreError::Exists`]).
 pub fn write_new<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
-    match staged(path, value)?.persist_noclobber(path) {
+    persist_new(staged(path, value)?, path)
+}
+
+/// Move a staged file into place, refusing to replace an existing one.
+fn persist_new(tmp: tempfile::NamedTempFile, path: &Path) -> Result<(), StoreError> {
+    match tmp.persist_noclobber(path) {
         Ok(_) => Ok(()),
         Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Err(StoreError::Exists {
             path: path.to_path_buf(),
