@@ -293,14 +293,14 @@ fn load_shape_texts() {
                 p.workload = multi_turn(2);
                 p.cancel_rate = 0.5;
             }),
-            "--ramp-up and --cancel-rate apply to synthetic and ShareGPT prompts: not to --trace or --multi-turn",
+            "--ramp-up and --cancel-rate apply to synthetic and ShareGPT prompts: not to --trace, --multi-turn, --sessions or --sessions-file",
         ),
         (
             plan(|p| {
                 p.workload = trace(1.0);
                 p.ramp_up = Some(Duration::from_secs(1));
             }),
-            "--ramp-up and --cancel-rate apply to synthetic and ShareGPT prompts: not to --trace or --multi-turn",
+            "--ramp-up and --cancel-rate apply to synthetic and ShareGPT prompts: not to --trace, --multi-turn, --sessions or --sessions-file",
         ),
     ]);
 }

@@ -393,7 +393,7 @@ fn shape_flags_are_checked_before_anything_starts() {
         (&["--gauge-interval", "0.01"][..], "at least 0.1 s"),
         (
             &["--multi-turn", "2", "--cancel-rate", "0.2"][..],
-            "not to --trace or --multi-turn",
+            "not to --trace, --multi-turn, --sessions or --sessions-file",
         ),
     ] {
         let args: Vec<&str> = ["bench", "run"]
