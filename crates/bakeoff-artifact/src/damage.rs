@@ -101,6 +101,12 @@ pub struct DamageAlong {
     /// batch-invariant, so this is the practical noise floor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_floor: Option<AlongCheck>,
+    /// Where the candidate is read past a parting by another route than the reference's own
+    /// distributions (llama.cpp: one token over a cached prefix, against the reference's
+    /// decode): the reference read that way along its own reply on the first prompts. Its
+    /// upper bound is part of the noise floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route_check: Option<AlongCheck>,
     /// Prompts whose candidate reply is identical to the reference's, with its Wilson interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub greedy_identical: Option<Score>,
@@ -122,8 +128,8 @@ pub struct DamageAlong {
     /// Per position of the reply: the curve that shows whether damage grows with length.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub positions: Vec<PositionFigure>,
-    /// The largest of the self-check's and the batch floor's upper bounds and the estimator's
-    /// resolution: per-token KL "beyond noise" means its lower bound is above this.
+    /// The largest of the self-check's, the batch floor's and the route check's upper bounds and
+    /// the estimator's resolution: per-token KL "beyond noise" means its lower bound is above this.
     pub noise_floor_nats: f64,
     /// Per-token KL beyond the noise floor. Absent when withheld or not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -135,6 +141,46 @@ pub struct DamageAlong {
     /// Why no figure here is reported (a failed self-check, nothing measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<String>,
+    /// Where the seconds went, one entry per phase that ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timing: Vec<AlongTiming>,
+}
+
+/// One phase of damage along the reply and what it cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AlongTiming {
+    /// `self-check`, `batch floor` or `candidate`.
+    pub phase: String,
+    /// Prompts the phase asked about (the batch floor's fillers not counted).
+    pub prompts: u64,
+    /// Reply positions those prompts cover: the reference reply's tokens, once per prompt.
+    pub positions: u64,
+    /// HTTP requests the phase sent: renders, greedy replies, teacher-forcing calls.
+    pub requests: u64,
+    /// Wall-clock seconds of the phase.
+    pub seconds: f64,
+    /// `seconds / prompts`; absent with no prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_per_prompt: Option<f64>,
+    /// `seconds / positions`; absent with no position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_per_position: Option<f64>,
+}
+
+impl AlongTiming {
+    /// The phase's record from its counts and seconds.
+    pub fn new(phase: &str, prompts: u64, positions: u64, requests: u64, seconds: f64) -> Self {
+        let per = |n: u64| (n > 0).then(|| seconds / n as f64);
+        AlongTiming {
+            phase: phase.to_string(),
+            prompts,
+            positions,
+            requests,
+            seconds,
+            seconds_per_prompt: per(prompts),
+            seconds_per_position: per(positions),
+        }
+    }
 }
 
 /// The reference against its own first run.

@@ -113,6 +113,29 @@ fn along_lines(a: &DamageAlong, out: &mut String) {
         "  along the reply ({} greedy tokens, {} prompts):",
         a.tokens, a.prompts
     );
+    if !a.timing.is_empty() {
+        let phases: Vec<String> = a
+            .timing
+            .iter()
+            .map(|t| {
+                format!(
+                    "{} {:.1} s ({}{} requests)",
+                    t.phase,
+                    t.seconds,
+                    [
+                        t.seconds_per_prompt.map(|x| format!("{x:.2} s/prompt, ")),
+                        t.seconds_per_position
+                            .map(|x| format!("{:.1} ms/position, ", x * 1000.0)),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .collect::<String>(),
+                    t.requests
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "    time: {}", phases.join("; "));
+    }
     if let Some(c) = &a.self_check {
         let _ = writeln!(
             out,
@@ -145,6 +168,18 @@ fn along_lines(a: &DamageAlong, out: &mut String) {
                     nats(k.high)
                 ))
                 .unwrap_or_default()
+        );
+    }
+    if let Some(r) = &a.route_check
+        && let Some(k) = &r.token_kl
+    {
+        let _ = writeln!(
+            out,
+            "    route check (reference forced along its own reply on {} prompts, against its decode): per-token KL mean {} [{}–{}]",
+            r.identical.n,
+            nats(k.mean),
+            nats(k.low),
+            nats(k.high)
         );
     }
     if let Some(why) = &a.withheld {

@@ -420,7 +420,15 @@ async fn conclude(
     let conditions = sampler.finish_off_runtime().await;
     suite.summary.conditions = Some(conditions);
     let damage = suite.summary.damage.as_ref();
-    let withheld = damage.and_then(|d| d.withheld.clone());
+    // The first-token figure withheld, or the figures along the reply: either is exit 1.
+    let withheld = damage.and_then(|d| {
+        d.withheld.clone().or_else(|| {
+            d.along
+                .as_ref()
+                .and_then(|a| a.withheld.as_ref())
+                .map(|w| format!("along the reply: {w}"))
+        })
+    });
     // Nothing measured on one side: the reference never answered twice, or the check passed
     // and then no candidate request came back. Either is a failure artifact, not a result.
     let silent = match damage {

@@ -240,7 +240,10 @@ fn bad_workload_files_are_one_line_usage_errors() {
             &["--prompts-sharegpt", sharegpt.to_str().unwrap()],
             "s.jsonl line 1: \"conversations\" is not an array",
         ),
-        (&["--system-prompt-tokens", "8"], "add --multi-turn"),
+        (
+            &["--system-prompt-tokens", "8"],
+            "--multi-turn conversations or --sessions",
+        ),
     ];
     for (args, want) in cases {
         let o = bakeoff(

@@ -633,8 +633,11 @@ async fn the_real_llama_server_answering_with_an_emoji_first_is_measured() {
     assert_eq!(d["measured"], 4, "{d}");
     assert_eq!(d["kl"]["mean"], 0.0, "{d}");
     let notes = d["notes"].to_string();
+    // Which of the two emoji prompts opens with a split character depends on the run's unique
+    // prefixes; at least one does.
     assert!(
-        notes.contains("native /completion") && notes.contains("say-hi") && notes.contains("party"),
+        notes.contains("native /completion")
+            && (notes.contains("say-hi") || notes.contains("party")),
         "{notes}"
     );
     let items = art["suites"]["damage"]["items"].as_array().unwrap();

@@ -100,6 +100,26 @@ async fn a_quantized_kv_cache_is_measured_along_the_whole_reply() {
     assert_eq!(a["batch_floor"]["in_flight"], 8);
     assert_eq!(a["batch_floor"]["identical"]["n"], 6);
     assert!(a.get("withheld").is_none(), "{a}");
+    // llama.cpp: the reference read by teacher forcing along its own reply on the first 4
+    // prompts, against its decode; its upper bound is part of the noise floor.
+    assert_eq!(a["route_check"]["identical"]["n"], 4, "{a}");
+    assert!(f(&a["route_check"]["token_kl"], "high") <= f(a, "noise_floor_nats"));
+    // What each phase cost: seconds, prompts, positions and requests.
+    let timing = a["timing"].as_array().unwrap();
+    let phases: Vec<&str> = timing
+        .iter()
+        .map(|t| t["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases, ["self-check", "batch floor", "candidate"], "{a}");
+    for t in timing {
+        assert!(
+            f(t, "seconds") > 0.0 && t["requests"].as_u64().unwrap() > 0,
+            "{t}"
+        );
+        assert_eq!(t["prompts"], 6, "{t}");
+        assert!(f(t, "seconds_per_position") > 0.0, "{t}");
+    }
+    assert!(text(&o).contains("time: self-check "), "{}", text(&o));
     // Every measure present with its interval.
     interval(&a["greedy_identical"], "estimate", "low", "high");
     interval(&a["reproduced"], "mean", "low", "high");

@@ -19,7 +19,7 @@ mod summary;
 
 use std::time::{Duration, Instant};
 
-use bakeoff_artifact::{DamageAlong, EngineKind, ItemRecord};
+use bakeoff_artifact::{AlongTiming, DamageAlong, EngineKind, ItemRecord};
 use bakeoff_client::Client;
 use bakeoff_text::SplitMix64;
 use futures_util::future::join_all;
@@ -39,6 +39,10 @@ pub const DEFAULT_TOKENS: u32 = 64;
 
 /// Requests in flight in the batch-floor phase.
 pub const IN_FLIGHT: u32 = 8;
+
+/// Prompts whose reference reply is also read through the teacher-forcing route (the route
+/// check, llama.cpp).
+pub const FORCING_CHECKED_PROMPTS: usize = 4;
 
 /// One endpoint of the comparison.
 pub struct Side<'a> {
@@ -95,6 +99,8 @@ fn asker<'a>(side: &Side<'a>, top_k: u32) -> Asker<'a> {
         engine: side.engine,
         model: side.model,
         top_k,
+        sent: Default::default(),
+
         // A greedy reply of N tokens, or a prefill of prompt + reply, on a loaded server: bounded,
         // but not by the first-token timeouts.
         limit: side.client.timeouts().total.max(Duration::from_secs(300)),
@@ -133,24 +139,42 @@ pub async fn measure_along(
         items: Vec::new(),
         writes: ItemWrites::new(),
         interrupted: false,
+        route_checks: Vec::new(),
     };
 
+    let mut timing = Vec::new();
+    let clock = PhaseClock::start(&reference);
     let (refs, self_checks) = run.self_check(&reference, rng, on_item).await;
     let measured: Vec<usize> = refs
         .iter()
         .enumerate()
         .filter_map(|(i, r)| r.as_ref().map(|_| i))
         .collect();
+    // Every phase covers the same reply positions: the reference's reply, once per prompt.
+    let positions: u64 = measured
+        .iter()
+        .filter_map(|i| refs[*i].as_ref())
+        .map(|r| r.reply.len() as u64)
+        .sum();
+    timing.push(clock.stop("self-check", refs.len() as u64, positions));
     let batch = if !run.interrupted && !measured.is_empty() {
-        run.batch_floor(&reference, &refs, &measured, rng, on_item)
-            .await
+        let clock = PhaseClock::start(&reference);
+        let batch = run
+            .batch_floor(&reference, &refs, &measured, rng, on_item)
+            .await;
+        timing.push(clock.stop("batch floor", measured.len() as u64, positions));
+        batch
     } else {
         Vec::new()
     };
     let check_passed = summary::self_check(&self_checks, measured.len()).passed == Some(true);
     let (cands, render_mismatch) = if !run.interrupted && check_passed {
-        run.candidate(&candidate, &refs, &measured, rng, on_item)
-            .await
+        let clock = PhaseClock::start(&candidate);
+        let out = run
+            .candidate(&candidate, &refs, &measured, rng, on_item)
+            .await;
+        timing.push(clock.stop("candidate", measured.len() as u64, positions));
+        out
     } else {
         (Vec::new(), 0)
     };
@@ -167,16 +191,45 @@ pub async fn measure_along(
         forcing_missing,
         prompts: measured.len(),
         self_checks: &self_checks,
+        route_checks: &run.route_checks,
         batch: &batch,
         in_flight: IN_FLIGHT,
         candidates: &cands,
         interrupted: run.interrupted,
+        timing,
     });
     AlongOutcome {
         summary,
         items: run.items,
         writes: run.writes,
         interrupted: run.interrupted,
+    }
+}
+
+/// A phase's wall clock and the requests its endpoint was sent meanwhile.
+struct PhaseClock<'a, 'b> {
+    asker: &'a Asker<'b>,
+    started: Instant,
+    requests: u64,
+}
+
+impl<'a, 'b> PhaseClock<'a, 'b> {
+    fn start(asker: &'a Asker<'b>) -> Self {
+        PhaseClock {
+            asker,
+            started: Instant::now(),
+            requests: asker.requests(),
+        }
+    }
+
+    fn stop(self, phase: &str, prompts: u64, positions: u64) -> AlongTiming {
+        AlongTiming::new(
+            phase,
+            prompts,
+            positions,
+            self.asker.requests() - self.requests,
+            self.started.elapsed().as_secs_f64(),
+        )
     }
 }
 
@@ -191,6 +244,8 @@ struct Phases<'a> {
     items: Vec<ItemRecord>,
     writes: ItemWrites,
     interrupted: bool,
+    /// The reference's teacher-forced distributions along its own reply against its decode's.
+    route_checks: Vec<Compared>,
 }
 
 impl Phases<'_> {
@@ -216,6 +271,18 @@ impl Phases<'_> {
             let (item, first) = match first {
                 Ok(r) => {
                     let second = rerun(reference, &r, chat, self.tokens, self.forcing, rng).await;
+                    // The route check: where the candidate's distributions past a parting are
+                    // read another way than the reference's own (llama.cpp: one token over a
+                    // cached prefix, against the reference's decode), the first prompts are read
+                    // that way too, along the reference's own reply.
+                    if reference.route == Route::LlamaCpp
+                        && self.forcing
+                        && i < FORCING_CHECKED_PROMPTS
+                        && let Ok(c) =
+                            along_of(reference, &r, &r.reply, true, true, &salt(rng)).await
+                    {
+                        self.route_checks.push(c);
+                    }
                     let item = compared_item(
                         &format!("along/self-check/{}", p.id),
                         ItemPhase::AlongSelfCheck,
@@ -291,7 +358,7 @@ impl Phases<'_> {
                 async move {
                     let first = first?;
                     Some(match reply {
-                        Ok(reply) => along_of(reference, first, reply, forcing, s)
+                        Ok(reply) => along_of(reference, first, reply, forcing, false, s)
                             .await
                             .map(|a| (reply.clone(), a)),
                         Err(e) => Err(e.clone()),
@@ -423,21 +490,24 @@ async fn rerun(
         .greedy(first.ids.as_deref(), chat, tokens, &salt(rng))
         .await?
         .steps;
-    let c = along_of(a, first, &reply, forcing, &salt(rng)).await?;
+    let c = along_of(a, first, &reply, forcing, false, &salt(rng)).await?;
     Ok((reply, c))
 }
 
 /// `reply` compared with `first`: agreement, and the distributions along `first`'s reply.
+/// `force_all` asks every position through the teacher-forcing route, none from `reply`'s own.
 async fn along_of(
     a: &Asker<'_>,
     first: &Reference,
     reply: &[Step],
     forcing: bool,
+    force_all: bool,
     salt: &str,
 ) -> Result<Compared, RouteError> {
     let agreement = agreement(&first.reply, reply);
+    let own = if force_all { &[][..] } else { reply };
     let dist: Option<Vec<TopK>> = match (&first.ids, forcing) {
-        (Some(ids), true) => Some(a.along(ids, &path_of(&first.reply), reply, salt).await?),
+        (Some(ids), true) => Some(a.along(ids, &path_of(&first.reply), own, salt).await?),
         // No forcing: the endpoint's own distributions are comparable only while its reply
         // has the same prefix, and only the self-check (identical replies) uses them.
         _ if agreement.identical => Some(reply.iter().map(|s| s.top.clone()).collect()),

@@ -22,6 +22,7 @@
 //!   against): greedy agreement is read from chat completions, and the artifact says why the
 //!   teacher-forced figures are absent.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bakeoff_artifact::EngineKind;
@@ -116,15 +117,23 @@ pub struct Asker<'a> {
     pub model: &'a str,
     pub top_k: u32,
     pub limit: Duration,
+    /// Requests sent so far (the artifact's per-phase timing).
+    pub sent: AtomicU64,
 }
 
 impl Asker<'_> {
+    /// Requests sent so far.
+    pub fn requests(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+
     async fn post(
         &self,
         what: &'static str,
         path: &str,
         body: &Value,
     ) -> Result<Value, RouteError> {
+        self.sent.fetch_add(1, Ordering::Relaxed);
         let url = match path.strip_prefix("v1/") {
             Some(rest) => self.client.url().v1_path(rest),
             None => self.client.url().root_path(path),
@@ -234,6 +243,7 @@ impl Asker<'_> {
                 req.logprobs = Some(true);
                 req.top_logprobs = Some(self.top_k);
                 req.extra = dialect::no_prompt_cache_extras(self.engine, salt);
+                self.sent.fetch_add(1, Ordering::Relaxed);
                 let ex = self.client.chat(&req).await;
                 if let Some(e) = ex.error {
                     return Err(RouteError::Request(e));
@@ -308,22 +318,11 @@ impl Asker<'_> {
                     .take_while(|(s, p)| s.id == Some(**p))
                     .count();
                 let mut out: Vec<TopK> = own[..agree].iter().map(|s| s.top.clone()).collect();
+                // One position at a time, in order: each request finds all but its last token
+                // in the slot's cache. Spreading the positions over the slots was measured
+                // slower on llama.cpp (docs/performance.md, "Damage along the reply").
                 for i in agree..path.len() {
-                    let mut ids = prompt.to_vec();
-                    ids.extend_from_slice(&path[..i]);
-                    let body = json!({
-                        "prompt": ids, "n_predict": 1, "temperature": 0.0, "n_probs": self.top_k,
-                        "post_sampling_probs": false, "cache_prompt": true, "stream": false,
-                    });
-                    let v = self
-                        .post("llama.cpp /completion", "completion", &body)
-                        .await?;
-                    let step = llamacpp_steps(&v)?;
-                    let first = step.into_iter().next().ok_or(RouteError::Shape {
-                        what: "llama.cpp /completion",
-                        detail: "no token generated".into(),
-                    })?;
-                    out.push(first.top);
+                    out.push(self.forced_llamacpp(prompt, &path[..i]).await?);
                 }
                 Ok(out)
             }
@@ -332,6 +331,30 @@ impl Asker<'_> {
                 detail: "no teacher-forcing route".into(),
             }),
         }
+    }
+}
+
+impl Asker<'_> {
+    /// llama.cpp's next-token distribution after `prompt` + `path`: one token over the cached
+    /// prefix.
+    async fn forced_llamacpp(&self, prompt: &[u32], path: &[u32]) -> Result<TopK, RouteError> {
+        let mut ids = prompt.to_vec();
+        ids.extend_from_slice(path);
+        let body = json!({
+            "prompt": ids, "n_predict": 1, "temperature": 0.0, "n_probs": self.top_k,
+            "post_sampling_probs": false, "cache_prompt": true, "stream": false,
+        });
+        let v = self
+            .post("llama.cpp /completion", "completion", &body)
+            .await?;
+        let first = llamacpp_steps(&v)?
+            .into_iter()
+            .next()
+            .ok_or(RouteError::Shape {
+                what: "llama.cpp /completion",
+                detail: "no token generated".into(),
+            })?;
+        Ok(first.top)
     }
 }
 

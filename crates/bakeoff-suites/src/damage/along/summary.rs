@@ -20,11 +20,14 @@ pub(super) struct Inputs<'a> {
     /// Prompts whose reference reply came back.
     pub prompts: usize,
     pub self_checks: &'a [Compared],
+    /// The route check's comparisons (llama.cpp; empty elsewhere).
+    pub route_checks: &'a [Compared],
     pub batch: &'a [Compared],
     /// Requests in flight in the batch-floor phase.
     pub in_flight: u32,
     pub candidates: &'a [Compared],
     pub interrupted: bool,
+    pub timing: Vec<bakeoff_artifact::AlongTiming>,
 }
 
 /// Per-token figures of one prompt, as a cluster: its KL values, its top-1 flags as 0/1.
@@ -113,6 +116,7 @@ pub(super) fn build(i: Inputs<'_>) -> DamageAlong {
     let self_check =
         (!i.self_checks.is_empty() || i.prompts > 0).then(|| self_check(i.self_checks, i.prompts));
     let batch_floor = (!i.batch.is_empty()).then(|| check(i.batch, i.in_flight, None));
+    let route_check = (!i.route_checks.is_empty()).then(|| check(i.route_checks, 1, None));
     let passed = self_check.as_ref().and_then(|c| c.passed) == Some(true);
     let floor = [
         self_check
@@ -120,6 +124,10 @@ pub(super) fn build(i: Inputs<'_>) -> DamageAlong {
             .and_then(|c| c.token_kl.as_ref())
             .map(|k| k.high),
         batch_floor
+            .as_ref()
+            .and_then(|c| c.token_kl.as_ref())
+            .map(|k| k.high),
+        route_check
             .as_ref()
             .and_then(|c| c.token_kl.as_ref())
             .map(|k| k.high),
@@ -178,6 +186,7 @@ pub(super) fn build(i: Inputs<'_>) -> DamageAlong {
         prompts: i.prompts as u64,
         self_check,
         batch_floor,
+        route_check,
         greedy_identical,
         first_divergence_median: median(
             c.iter()
@@ -192,5 +201,6 @@ pub(super) fn build(i: Inputs<'_>) -> DamageAlong {
         noise_floor_nats: floor,
         agreement_beyond_noise,
         withheld,
+        timing: i.timing,
     }
 }
