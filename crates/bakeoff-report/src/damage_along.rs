@@ -113,75 +113,10 @@ fn along_lines(a: &DamageAlong, out: &mut String) {
         "  along the reply ({} greedy tokens, {} prompts):",
         a.tokens, a.prompts
     );
-    if !a.timing.is_empty() {
-        let phases: Vec<String> = a
-            .timing
-            .iter()
-            .map(|t| {
-                format!(
-                    "{} {:.1} s ({}{} requests)",
-                    t.phase,
-                    t.seconds,
-                    [
-                        t.seconds_per_prompt.map(|x| format!("{x:.2} s/prompt, ")),
-                        t.seconds_per_position
-                            .map(|x| format!("{:.1} ms/position, ", x * 1000.0)),
-                    ]
-                    .into_iter()
-                    .flatten()
-                    .collect::<String>(),
-                    t.requests
-                )
-            })
-            .collect();
-        let _ = writeln!(out, "    time: {}", phases.join("; "));
+    if let Some(line) = timing_line(&a.timing) {
+        let _ = writeln!(out, "    {line}");
     }
-    if let Some(c) = &a.self_check {
-        let _ = writeln!(
-            out,
-            "    self-check (reference twice, one at a time): identical {}/{}{}: {}",
-            c.identical.successes,
-            c.identical.n,
-            c.token_kl
-                .as_ref()
-                .map(|k| format!(", per-token KL upper bound {}", nats(k.high)))
-                .unwrap_or_default(),
-            match c.passed {
-                Some(true) => "passed",
-                _ => "FAILED",
-            }
-        );
-    }
-    if let Some(b) = &a.batch_floor {
-        let _ = writeln!(
-            out,
-            "    batch floor (reference with {} in flight): identical {}/{}{}",
-            b.in_flight,
-            b.identical.successes,
-            b.identical.n,
-            b.token_kl
-                .as_ref()
-                .map(|k| format!(
-                    ", per-token KL mean {} [{}–{}]",
-                    nats(k.mean),
-                    nats(k.low),
-                    nats(k.high)
-                ))
-                .unwrap_or_default()
-        );
-    }
-    if let Some(r) = &a.route_check
-        && let Some(k) = &r.token_kl
-    {
-        let _ = writeln!(
-            out,
-            "    route check (reference forced along its own reply on {} prompts, against its decode): per-token KL mean {} [{}–{}]",
-            r.identical.n,
-            nats(k.mean),
-            nats(k.low),
-            nats(k.high)
-        );
-    }
+    floor_lines(a, out);
     if let Some(why) = &a.withheld {
         let _ = writeln!(out, "    WITHHELD — {}", for_terminal(why, 600));
         return;
@@ -251,6 +186,81 @@ fn along_lines(a: &DamageAlong, out: &mut String) {
             );
         }
         (None, None) => {}
+    }
+}
+
+/// Each phase's seconds, per prompt and per position, and requests, on one line.
+fn timing_line(timing: &[bakeoff_artifact::AlongTiming]) -> Option<String> {
+    if timing.is_empty() {
+        return None;
+    }
+    let phases: Vec<String> = timing
+        .iter()
+        .map(|t| {
+            let per: String = [
+                t.seconds_per_prompt.map(|x| format!("{x:.2} s/prompt, ")),
+                t.seconds_per_position
+                    .map(|x| format!("{:.1} ms/position, ", x * 1000.0)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            format!(
+                "{} {:.1} s ({per}{} requests)",
+                t.phase, t.seconds, t.requests
+            )
+        })
+        .collect();
+    Some(format!("time: {}", phases.join("; ")))
+}
+
+/// The reference against itself: the self-check, the batch floor and the route check.
+fn floor_lines(a: &DamageAlong, out: &mut String) {
+    if let Some(c) = &a.self_check {
+        let _ = writeln!(
+            out,
+            "    self-check (reference twice, one at a time): identical {}/{}{}: {}",
+            c.identical.successes,
+            c.identical.n,
+            c.token_kl
+                .as_ref()
+                .map(|k| format!(", per-token KL upper bound {}", nats(k.high)))
+                .unwrap_or_default(),
+            match c.passed {
+                Some(true) => "passed",
+                _ => "FAILED",
+            }
+        );
+    }
+    if let Some(b) = &a.batch_floor {
+        let _ = writeln!(
+            out,
+            "    batch floor (reference with {} in flight): identical {}/{}{}",
+            b.in_flight,
+            b.identical.successes,
+            b.identical.n,
+            b.token_kl
+                .as_ref()
+                .map(|k| format!(
+                    ", per-token KL mean {} [{}–{}]",
+                    nats(k.mean),
+                    nats(k.low),
+                    nats(k.high)
+                ))
+                .unwrap_or_default()
+        );
+    }
+    if let Some(r) = &a.route_check
+        && let Some(k) = &r.token_kl
+    {
+        let _ = writeln!(
+            out,
+            "    route check (reference forced along its own reply on {} prompts, against its decode): per-token KL mean {} [{}–{}]",
+            r.identical.n,
+            nats(k.mean),
+            nats(k.low),
+            nats(k.high)
+        );
     }
 }
 
@@ -329,4 +339,25 @@ pub fn html(d: &DamageSummary) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bakeoff_artifact::AlongTiming;
+
+    #[test]
+    fn the_time_line_gives_each_phase_per_prompt_and_per_position() {
+        let t = [
+            AlongTiming::new("self-check", 2, 64, 10, 3.2),
+            AlongTiming::new("candidate", 0, 0, 0, 0.0),
+        ];
+        assert_eq!(
+            timing_line(&t).as_deref(),
+            Some(
+                "time: self-check 3.2 s (1.60 s/prompt, 50.0 ms/position, 10 requests); candidate 0.0 s (0 requests)"
+            )
+        );
+        assert_eq!(timing_line(&[]), None);
+    }
 }
