@@ -172,10 +172,48 @@ impl GpuSource for Climbing {
     }
 }
 
+/// A source that reports each of its reads on a channel: a test waits for reads, not for time.
+struct Notifying<S> {
+    inner: S,
+    reads: std::sync::mpsc::Sender<()>,
+}
+
+impl<S: GpuSource> GpuSource for Notifying<S> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn read(&mut self) -> Result<Vec<GpuSample>, SourceError> {
+        let r = self.inner.read();
+        let _ = self.reads.send(());
+        r
+    }
+    fn processes(&mut self) -> Result<Vec<(String, u32)>, SourceError> {
+        self.inner.processes()
+    }
+}
+
+/// `inner` wrapped to report its reads, and the receiving end.
+fn notifying<S: GpuSource + 'static>(
+    inner: S,
+) -> (Box<dyn GpuSource>, std::sync::mpsc::Receiver<()>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    (Box::new(Notifying { inner, reads: tx }), rx)
+}
+
+/// Until the sampler has read `n` times (a generous bound, so a stalled sampler fails the test
+/// instead of hanging it).
+fn wait_for_reads(rx: &std::sync::mpsc::Receiver<()>, n: usize) {
+    for i in 0..n {
+        rx.recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("the sampler read {i} times in 30 s, not {n}"));
+    }
+}
+
 #[test]
 fn the_sampler_thread_reads_until_finish_and_keeps_failures() {
+    let (source, reads) = notifying(Climbing { reads: 0 });
     let s = TelemetrySampler::start_with(
-        Box::new(Climbing { reads: 0 }),
+        source,
         Duration::from_millis(20),
         Engine {
             pid: Some(42),
@@ -183,7 +221,8 @@ fn the_sampler_thread_reads_until_finish_and_keeps_failures() {
             proc_root: None,
         },
     );
-    std::thread::sleep(Duration::from_millis(200));
+    // Four reads: the second fails, so at least three samples.
+    wait_for_reads(&reads, 4);
     let t = s.finish();
     assert_eq!(t.unavailable, None);
     assert!(t.samples >= 3, "{t:?}");
@@ -209,8 +248,9 @@ fn fixture() -> String {
 /// only the engine's GPU (0) in the totals, the idle GPU 1 listed beside it.
 #[test]
 fn the_nvidia_smi_fallback_integrates_power_of_the_engines_gpu() {
+    let (source, reads) = notifying(SmiSource { bin: fixture() });
     let s = TelemetrySampler::start_with(
-        Box::new(SmiSource { bin: fixture() }),
+        source,
         Duration::from_millis(50),
         Engine {
             pid: Some(5159),
@@ -218,7 +258,8 @@ fn the_nvidia_smi_fallback_integrates_power_of_the_engines_gpu() {
             proc_root: None,
         },
     );
-    std::thread::sleep(Duration::from_millis(300));
+    // Two readings at least: power integrated over the time between them.
+    wait_for_reads(&reads, 3);
     let t = with_tokens(s.finish(), 1000);
     assert_eq!(t.source, "nvidia-smi");
     assert_eq!(t.unavailable, None, "{t:?}");
