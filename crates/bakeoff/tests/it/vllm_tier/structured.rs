@@ -93,7 +93,25 @@ async fn the_shipped_battery_on_the_real_vllm() {
     // HTTP 200 unconstrained (vllm/entrypoints/serve/engine/protocol.py
     // `_REMOVED_GUIDED_FIELDS`): nothing is refused, and what the model's free text breaks is
     // the server's not-enforced, never the model's score.
+    // Four items with short answers: unconstrained, a long one runs to its 200-token cap
+    // (`truncated`, not judged), and this part only needs to see replies the server let through.
     let out = dir.path().join("guided");
+    let battery = dir.path().join("guided.jsonl");
+    let shipped = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../bakeoff-suites/data/structured-default.jsonl"
+    ))
+    .unwrap();
+    let picked: Vec<&str> = shipped
+        .lines()
+        .filter(|l| {
+            ["types-city", "enum-sky", "bounds-rating", "format-date"]
+                .iter()
+                .any(|id| l.contains(&format!("\"id\":\"{id}\"")))
+        })
+        .collect();
+    assert_eq!(picked.len(), 4, "{picked:?}");
+    std::fs::write(&battery, picked.join("\n")).unwrap();
     let (code, text, err) = run(&[
         "eval",
         "run",
@@ -103,8 +121,8 @@ async fn the_shipped_battery_on_the_real_vllm() {
         "structured",
         "--schema-form",
         "guided-json",
-        "--limit",
-        "1",
+        "--structured-battery",
+        battery.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
     ])
