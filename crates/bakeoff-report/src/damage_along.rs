@@ -241,12 +241,7 @@ fn floor_lines(a: &DamageAlong, out: &mut String) {
             b.identical.n,
             b.token_kl
                 .as_ref()
-                .map(|k| format!(
-                    ", per-token KL mean {} [{}–{}]",
-                    nats(k.mean),
-                    nats(k.low),
-                    nats(k.high)
-                ))
+                .map(|k| format!(", per-token KL {}", mean_interval(k)))
                 .unwrap_or_default()
         );
     }
@@ -255,13 +250,16 @@ fn floor_lines(a: &DamageAlong, out: &mut String) {
     {
         let _ = writeln!(
             out,
-            "    route check (reference forced along its own reply on {} prompts, against its decode): per-token KL mean {} [{}–{}]",
+            "    route check (reference forced along its own reply on {} prompts, against its decode): per-token KL {}",
             r.identical.n,
-            nats(k.mean),
-            nats(k.low),
-            nats(k.high)
+            mean_interval(k)
         );
     }
+}
+
+/// `mean M [LOW–HIGH]`, in nats.
+fn mean_interval(k: &bakeoff_stats::ClusteredSummary) -> String {
+    format!("mean {} [{}–{}]", nats(k.mean), nats(k.low), nats(k.high))
 }
 
 /// The per-position curve: mean KL at each position of the reference's reply, the noise

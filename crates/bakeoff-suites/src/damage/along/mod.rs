@@ -100,7 +100,6 @@ fn asker<'a>(side: &Side<'a>, top_k: u32) -> Asker<'a> {
         model: side.model,
         top_k,
         sent: Default::default(),
-
         // A greedy reply of N tokens, or a prefill of prompt + reply, on a loaded server: bounded,
         // but not by the first-token timeouts.
         limit: side.client.timeouts().total.max(Duration::from_secs(300)),
@@ -275,11 +274,10 @@ impl Phases<'_> {
                     // read another way than the reference's own (llama.cpp: one token over a
                     // cached prefix, against the reference's decode), the first prompts are read
                     // that way too, along the reference's own reply.
-                    if reference.route == Route::LlamaCpp
+                    if reference.route.forcing_differs_from_decode()
                         && self.forcing
                         && i < FORCING_CHECKED_PROMPTS
-                        && let Ok(c) =
-                            along_of(reference, &r, &r.reply, true, true, &salt(rng)).await
+                        && let Ok(c) = route_check(reference, &r, &salt(rng)).await
                     {
                         self.route_checks.push(c);
                     }
@@ -358,7 +356,7 @@ impl Phases<'_> {
                 async move {
                     let first = first?;
                     Some(match reply {
-                        Ok(reply) => along_of(reference, first, reply, forcing, false, s)
+                        Ok(reply) => along_of(reference, first, reply, forcing, s)
                             .await
                             .map(|a| (reply.clone(), a)),
                         Err(e) => Err(e.clone()),
@@ -490,24 +488,37 @@ async fn rerun(
         .greedy(first.ids.as_deref(), chat, tokens, &salt(rng))
         .await?
         .steps;
-    let c = along_of(a, first, &reply, forcing, false, &salt(rng)).await?;
+    let c = along_of(a, first, &reply, forcing, &salt(rng)).await?;
     Ok((reply, c))
 }
 
+/// The route check: `first`'s reply read by teacher forcing at every position (no position
+/// taken from the reply's own distributions), against those distributions.
+async fn route_check(a: &Asker<'_>, first: &Reference, salt: &str) -> Result<Compared, RouteError> {
+    let Some(ids) = &first.ids else {
+        return Err(RouteError::Shape {
+            what: "the route check",
+            detail: "a reply without token ids".into(),
+        });
+    };
+    let forced = a.along(ids, &path_of(&first.reply), &[], salt).await?;
+    Ok(Compared {
+        agreement: agreement(&first.reply, &first.reply),
+        along: Some(along(&first.dist, &forced)),
+    })
+}
+
 /// `reply` compared with `first`: agreement, and the distributions along `first`'s reply.
-/// `force_all` asks every position through the teacher-forcing route, none from `reply`'s own.
 async fn along_of(
     a: &Asker<'_>,
     first: &Reference,
     reply: &[Step],
     forcing: bool,
-    force_all: bool,
     salt: &str,
 ) -> Result<Compared, RouteError> {
     let agreement = agreement(&first.reply, reply);
-    let own = if force_all { &[][..] } else { reply };
     let dist: Option<Vec<TopK>> = match (&first.ids, forcing) {
-        (Some(ids), true) => Some(a.along(ids, &path_of(&first.reply), own, salt).await?),
+        (Some(ids), true) => Some(a.along(ids, &path_of(&first.reply), reply, salt).await?),
         // No forcing: the endpoint's own distributions are comparable only while its reply
         // has the same prefix, and only the self-check (identical replies) uses them.
         _ if agreement.identical => Some(reply.iter().map(|s| s.top.clone()).collect()),

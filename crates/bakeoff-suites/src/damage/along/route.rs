@@ -83,6 +83,13 @@ impl Route {
         }
     }
 
+    /// Whether a position past a parting is read another way than a reply's own distributions
+    /// (llama.cpp: one token over a cached prefix, where the reply came from its decode), so
+    /// the route check has something to measure.
+    pub fn forcing_differs_from_decode(self) -> bool {
+        self == Route::LlamaCpp
+    }
+
     /// Why this route has no teacher forcing, when it has none.
     pub fn no_forcing(self, engine: EngineKind) -> Option<String> {
         match self {
@@ -332,9 +339,7 @@ impl Asker<'_> {
             }),
         }
     }
-}
 
-impl Asker<'_> {
     /// llama.cpp's next-token distribution after `prompt` + `path`: one token over the cached
     /// prefix.
     async fn forced_llamacpp(&self, prompt: &[u32], path: &[u32]) -> Result<TopK, RouteError> {

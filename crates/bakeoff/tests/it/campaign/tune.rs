@@ -3,8 +3,7 @@
 //! winner against the base alternately. The same test measures the whole grid with the same
 //! sweep, one real llama-server per configuration, and holds the search to its bar: within 95 %
 //! of the grid's best (less the grid's own noise on this machine) with at most half the grid's
-//! starts. Both figures are printed
-//! (`--nocapture`) for the record.
+//! starts. Both figures are printed (`--nocapture`) for the record.
 
 use bakeoff_campaign::Objective;
 
@@ -77,8 +76,7 @@ async fn grid(dir: &std::path::Path) -> Vec<((String, String), f64, f64)> {
                 );
             }
             let peak = peaks.iter().sum::<f64>() / peaks.len() as f64;
-            let apart = peaks.iter().fold(0.0, |a: f64, p| a.max(*p))
-                - peaks.iter().fold(f64::INFINITY, |a: f64, p| a.min(*p));
+            let apart = (peaks[0] - peaks[1]).abs();
             out.push(((np.to_string(), ub.to_string()), peak, apart));
             drop(s);
         }
