@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use bakeoff_artifact::FailureClass;
 use bakeoff_artifact::campaign::{Outcome, OutcomeKind, VariantRow};
+use bakeoff_measure::ceiling::CeilingEvent;
 use bakeoff_seats::{OpsError, Seats, UpOutcome};
 use chrono::Utc;
 use tokio::sync::{mpsc, watch};
@@ -271,7 +272,7 @@ impl VariantRun<'_> {
                     if let Some(trial) = row.trial.as_mut() {
                         trial.value = crate::tune::objective_value(&art, &trial.objective);
                     }
-                    Ok(if bakeoff_suites::bench::measured_all(&art) {
+                    Ok(if bakeoff_measure::bench::measured_all(&art) {
                         Outcome::of(OutcomeKind::Completed, "")
                     } else {
                         Outcome::of(
@@ -287,10 +288,10 @@ impl VariantRun<'_> {
         row.timings.suites_ms = Some(t.elapsed().as_millis() as u64);
         let (art, path) = match measured {
             Ok(x) => x,
-            Err(bakeoff_suites::evaluate::EvalError::InterruptedInPreflight) => {
+            Err(bakeoff_measure::evaluate::EvalError::InterruptedInPreflight) => {
                 return Ok(interrupted("during the preflight"));
             }
-            Err(bakeoff_suites::evaluate::EvalError::Store(e)) => return Err(e.into()),
+            Err(bakeoff_measure::evaluate::EvalError::Store(e)) => return Err(e.into()),
         };
         row.artifacts.push(relative(&self.c.out, &path));
         row.conditions = record::conditions(up.conditions.as_ref(), Some(&art));
@@ -310,22 +311,12 @@ impl VariantRun<'_> {
         Ok(outcome)
     }
 
-    /// The harness ceiling for this variant's load steps (measured once per run, see
-    /// [`crate::options::Ceilings`]). One that cannot be measured is said, and the steps go
-    /// unchecked against it, as `eval run --no-calibrate` leaves them.
+    /// The harness ceiling for this variant's tuning trial (measured once per run, see
+    /// [`bakeoff_measure::ceiling::Ceilings`]). One that cannot be measured is said, and the
+    /// trial's steps go unchecked against it, as `bench run --no-calibrate` leaves them.
     async fn ceiling(&self, v: &Variant, https: bool) -> Option<bakeoff_artifact::HarnessCeiling> {
-        self.report
-            .phase(&v.slug, "the harness ceiling (measured once per run)");
-        match self.opts.ceilings.get(https).await {
-            Ok(c) => Some(c),
-            Err(e) => {
-                self.report.emit(crate::progress::Progress::Note(format!(
-                    "{}: the harness ceiling could not be measured ({e}): its load steps are not checked against it",
-                    v.slug
-                )));
-                None
-            }
-        }
+        let on = |e: CeilingEvent| ceiling_event(self.report, &v.slug, e);
+        self.opts.ceilings.get(https, &on).await.ok()
     }
 
     /// `eval run` against the variant's seat, in-process, into the campaign's directory.
@@ -333,7 +324,7 @@ impl VariantRun<'_> {
         &mut self,
         url: bakeoff_client::EndpointUrl,
         v: &Variant,
-    ) -> Result<(bakeoff_artifact::Artifact, PathBuf), bakeoff_suites::evaluate::EvalError> {
+    ) -> Result<(bakeoff_artifact::Artifact, PathBuf), bakeoff_measure::evaluate::EvalError> {
         // The seat's own key and TLS trust, as its probes use them: a keyed or `https://`
         // candidate is measured, not refused by the suites' first request. Its CA was checked
         // at parse; one unreadable since leaves the system's roots (stricter, never weaker),
@@ -354,17 +345,6 @@ impl VariantRun<'_> {
             probe_tools: self.c.suites.contains(&bakeoff_suites::SuiteName::Tool),
         };
         let mut options = self.opts.suite_options.clone();
-        let load = self.c.suites.iter().any(|s| {
-            matches!(
-                s,
-                bakeoff_suites::SuiteName::Throughput | bakeoff_suites::SuiteName::Longgen
-            )
-        });
-        if load && options.throughput.harness_ceiling.is_none() {
-            options.throughput.harness_ceiling = self
-                .ceiling(v, bakeoff_suites::bench::is_https(&client))
-                .await;
-        }
         options.limit = self.c.limit.map(|l| l as usize);
         options.context.seed = bakeoff_suites::context::fresh_seed(&v.slug);
         let mut notes = vec![format!(
@@ -382,33 +362,45 @@ impl VariantRun<'_> {
         if let Some(n) = self.c.candidate(&v.candidate).and_then(|c| c.note.clone()) {
             notes.push(n);
         }
-        let naming = bakeoff_suites::evaluate::Naming {
-            slug: Some(v.slug.clone()),
-            hardware: None,
-            notes,
+        let run_record = bakeoff_artifact::RunRecord {
+            campaign: Some(self.c.name.clone()),
+            variant: Some(v.slug.clone()),
+            candidate: Some(v.candidate.clone()),
+            suites: Some(self.c.suites.iter().map(|s| s.as_str().into()).collect()),
+            limit: Some(self.c.limit.map(u64::from)),
+            delta: Some(v.delta.clone()),
+            seed: Some(Some(options.context.seed)),
+            ..Default::default()
         };
-        let req = bakeoff_suites::evaluate::EvalRequest {
+        // The ceiling's events reach the campaign's progress; the suites' do not (a campaign
+        // shows phases, not items).
+        let slug = v.slug.clone();
+        let report = self.report.clone();
+        let progress: bakeoff_suites::EvalHook = std::sync::Arc::new(move |e| {
+            if let bakeoff_suites::EvalEvent::Ceiling(c) = e {
+                ceiling_event(&report, &slug, c);
+            }
+        });
+        let req = bakeoff_measure::evaluate::EvalRequest {
             client: &client,
             preflight: &preflight,
             suites: &self.c.suites,
             options: &options,
-            naming: &naming,
-            slug_suffix: "",
-            out: &self.c.out,
-            replace: false,
-            run_record: bakeoff_artifact::RunRecord {
-                campaign: Some(self.c.name.clone()),
-                variant: Some(v.slug.clone()),
-                candidate: Some(v.candidate.clone()),
-                suites: Some(self.c.suites.iter().map(|s| s.as_str().into()).collect()),
-                limit: Some(self.c.limit.map(u64::from)),
-                delta: Some(v.delta.clone()),
-                seed: Some(Some(options.context.seed)),
-                ..Default::default()
+            ceilings: Some(&self.opts.ceilings),
+            output: bakeoff_measure::Output {
+                naming: bakeoff_measure::Naming {
+                    slug: Some(v.slug.clone()),
+                    hardware: None,
+                    notes,
+                },
+                slug_suffix: "",
+                out: &self.c.out,
+                replace: false,
+                run_record,
             },
-            progress: None,
+            progress: Some(progress),
         };
-        let e = bakeoff_suites::evaluate::evaluate(req, self.stop).await?;
+        let e = bakeoff_measure::evaluate::evaluate(req, self.stop).await?;
         Ok((e.artifact, e.path))
     }
 
@@ -531,6 +523,22 @@ async fn keep_log(seats: &Seats, v: &Variant, out: &Path, row: &mut VariantRow) 
     }
     if std::fs::write(&path, lines.join("\n") + "\n").is_ok() {
         row.log = Some(name);
+    }
+}
+
+/// The ceiling's events as the campaign's progress: a phase while it is measured, a note when
+/// it cannot be.
+fn ceiling_event(report: &Reporter, slug: &str, e: CeilingEvent) {
+    match e {
+        CeilingEvent::Started { .. } => {
+            report.phase(slug, "the harness ceiling (measured once per run)")
+        }
+        CeilingEvent::Unmeasured { error, .. } => {
+            report.emit(crate::progress::Progress::Note(format!(
+                "{slug}: the harness ceiling could not be measured ({error}): its load steps are not checked against it"
+            )))
+        }
+        CeilingEvent::Measured(_) => {}
     }
 }
 

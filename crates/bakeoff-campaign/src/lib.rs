@@ -4,7 +4,7 @@
 //! ladder of flag values to isolate what makes a start fail (docs/field-cases.md B1, B4) and a bench
 //! window that displaces production seats (docs/field-cases.md F8). [`run`] brings each variant up with
 //! the seats' watchdog, measures it with the same in-process `eval run`
-//! (`bakeoff_suites::evaluate`), stops it, and restores what it displaced on every exit path.
+//! (`bakeoff_measure::evaluate`), stops it, and restores what it displaced on every exit path.
 //! Every step is journaled (`campaign.journal.jsonl`) before the next one starts, so a campaign
 //! killed mid-variant is recovered — its seat stopped, displaced seats restored, the variant
 //! recorded `interrupted` and run again — by the next `campaign run` or `campaign restore`.

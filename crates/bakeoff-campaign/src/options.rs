@@ -20,35 +20,8 @@ pub struct RunOptions {
     /// `--allow contaminated`: suggest verdicts for variants measured under contaminated
     /// conditions too (they stay marked); without it those verdicts are withheld.
     pub allow_contaminated: bool,
-    /// The harness ceiling, measured once per run when a load step first needs it.
-    pub ceilings: Ceilings,
-}
-
-/// The harness ceiling against the built-in loopback target, plain and over TLS, each measured
-/// once per campaign run when a load step first needs it (as `eval run` and `bench run` measure
-/// theirs), so a campaign's throughput steps and tuning trials are flagged `client-bound` near
-/// it as theirs are. Shared by every clone of the options.
-#[derive(Debug, Clone, Default)]
-pub struct Ceilings {
-    plain: std::sync::Arc<tokio::sync::OnceCell<bakeoff_artifact::HarnessCeiling>>,
-    tls: std::sync::Arc<tokio::sync::OnceCell<bakeoff_artifact::HarnessCeiling>>,
-}
-
-impl Ceilings {
-    /// The ceiling for an endpoint of this scheme, measured on the first call. A measurement
-    /// that fails is not kept: its error says why, and the next call measures again.
-    pub async fn get(
-        &self,
-        https: bool,
-    ) -> Result<bakeoff_artifact::HarnessCeiling, bakeoff_suites::bench::BenchError> {
-        let cell = if https { &self.tls } else { &self.plain };
-        cell.get_or_try_init(|| {
-            bakeoff_suites::bench::ceiling(
-                bakeoff_load::calibrate::CalibrationOptions::default(),
-                https,
-            )
-        })
-        .await
-        .cloned()
-    }
+    /// The harness ceiling, measured once per campaign run when a load step first needs it
+    /// (plain and over TLS), so every candidate's throughput steps and every tuning trial are
+    /// checked against the same figure and flagged `client-bound` near it, as `eval run`'s are.
+    pub ceilings: bakeoff_measure::ceiling::Ceilings,
 }

@@ -10,9 +10,9 @@ use bakeoff_client::UrlError;
 use bakeoff_client::tls::TlsError;
 use bakeoff_load::LoadError;
 use bakeoff_load::workload::trace::TraceError;
+use bakeoff_measure::damage::PromptsError;
 use bakeoff_monitor::export::alert::AlertUrlError;
 use bakeoff_suites::context::ContextFlagError;
-use bakeoff_suites::damage::PromptsError;
 use bakeoff_suites::suite_choice::SuiteListError;
 use bakeoff_suites::{intelligence, refusal, structured};
 use bakeoff_text::LocalTokenizerError;
@@ -65,7 +65,7 @@ pub enum FlagError {
     #[error(transparent)]
     StructuredBattery(#[from] structured::battery::BatteryError),
     #[error(transparent)]
-    SchemaFile(#[from] bakeoff_suites::bench::schema::SchemaFileError),
+    SchemaFile(#[from] bakeoff_measure::bench::schema::SchemaFileError),
     #[error(transparent)]
     ContextFlag(#[from] ContextFlagError),
     #[error(transparent)]

@@ -1,13 +1,14 @@
 //! A measurement's events on the progress display: `eval run`'s preflight and suites (with the
 //! load suites' per-request counts), `eval damage`'s prompts and `eval adapter`'s items. The
-//! words are the suites' (`bakeoff_suites::describe`); this decides what stays and what is a
+//! words are the measurements' (`bakeoff_measure::describe`); this decides what stays and what is a
 //! passing status.
 
 use std::sync::Arc;
 
-use bakeoff_suites::adapter::AdapterEvent;
-use bakeoff_suites::damage::{DamageEvent, DamageHook};
-use bakeoff_suites::{EvalEvent, EvalHook, describe};
+use bakeoff_measure::adapter::AdapterEvent;
+use bakeoff_measure::damage::{DamageEvent, DamageHook};
+use bakeoff_measure::describe;
+use bakeoff_suites::{EvalEvent, EvalHook};
 
 use crate::Progress;
 use crate::steps::StepProgress;
@@ -30,7 +31,7 @@ pub fn damage_hook(display: Arc<Progress>) -> DamageHook {
 }
 
 /// A described event: a lasting line, or the passing status (the suites' words say which).
-fn draw(display: &Progress, (lasting, text): (bool, String)) {
+pub(crate) fn draw(display: &Progress, (lasting, text): (bool, String)) {
     if lasting {
         display.line(&text);
     } else {

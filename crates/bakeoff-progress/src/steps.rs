@@ -1,14 +1,15 @@
-//! The load engine's steps and the harness ceiling on the one progress display
-//! ([`crate::Progress`]), for `bench run` and for `eval run`'s load suites.
+//! The load engine's steps and the harness ceiling's events on the one progress display
+//! ([`crate::Progress`]), for `bench run` and for `eval run`'s load suites. The ceiling is
+//! measured by `bakeoff_measure`; this only draws what it reports.
 
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use bakeoff_artifact::{HarnessCeiling, LoadStep};
+use bakeoff_artifact::LoadStep;
 use bakeoff_load::Progress;
-use bakeoff_load::calibrate::CalibrationOptions;
-use bakeoff_suites::bench::{self, BenchError, BenchProgress};
-use bakeoff_suites::describe::secs;
+use bakeoff_measure::bench::BenchProgress;
+use bakeoff_measure::ceiling::CeilingEvent;
+use bakeoff_measure::describe::{self, secs};
 
 /// The load engine's steps on the one progress display ([`crate::Progress`]).
 /// In `bench run` (`steps: Some(N)`): "[bench step k/N] c=2" with the time since the run began
@@ -184,35 +185,6 @@ pub fn suite_progress(
     (load, steps)
 }
 
-/// The harness ceiling with the default calibration, measured against a fresh loopback target
-/// (what `eval run`'s load suites measure first): announced on `progress`, and its result
-/// printed as a lasting line as soon as it is known.
-pub async fn harness_ceiling(
-    progress: &crate::Progress,
-    https: bool,
-) -> Result<HarnessCeiling, BenchError> {
-    announce_ceiling(progress, https);
-    let c = bench::ceiling(CalibrationOptions::default(), https).await?;
-    show_ceiling(progress, &c);
-    Ok(c)
-}
-
-fn announce_ceiling(progress: &crate::Progress, https: bool) {
-    progress.status(if https {
-        "[harness] measuring the harness ceiling against the loopback target over TLS …"
-    } else {
-        "[harness] measuring the harness ceiling against the loopback target …"
-    });
-}
-
-fn show_ceiling(progress: &crate::Progress, c: &HarnessCeiling) {
-    progress.line(&format!(
-        "[harness] ceiling: {:.0} req/s, {:.0} streamed tokens/s, {} concurrent streams; \
-         steps above half of these are flagged client-bound",
-        c.requests_per_second, c.streamed_tokens_per_second, c.concurrent_streams
-    ));
-}
-
 /// `bench run`'s display: the harness ceiling's lines, then the sweep's steps ("[bench step
 /// k/N]"). The spinner starts with the first thing drawn, after the preflight and the
 /// embedded default's own provisioning output.
@@ -233,12 +205,8 @@ impl BenchDisplay {
 }
 
 impl BenchProgress for BenchDisplay {
-    fn ceiling_started(&self, https: bool) {
-        announce_ceiling(self.display(), https);
-    }
-
-    fn ceiling_measured(&self, c: &HarnessCeiling) {
-        show_ceiling(self.display(), c);
+    fn ceiling(&self, e: CeilingEvent) {
+        crate::eval::draw(self.display(), describe::ceiling_event(&e));
     }
 
     fn sweep(&self, steps: Option<usize>) -> Arc<dyn Progress> {

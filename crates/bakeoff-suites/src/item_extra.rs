@@ -139,21 +139,9 @@ impl ItemWrites {
 #[allow(clippy::unwrap_used)]
 pub(crate) mod tests {
     use super::*;
-    use serde::de::DeserializeOwned;
 
-    /// The typed value's bytes equal the former `json!` writer's, and reading them back as the
-    /// type writes the same bytes again.
-    pub(crate) fn same_bytes_both_ways<T: Serialize + DeserializeOwned>(
-        typed: &T,
-        then: &serde_json::Value,
-    ) {
-        let now = typed_value("it", ItemField::Extra, typed).unwrap();
-        let then_text = serde_json::to_string(then).unwrap();
-        assert_eq!(serde_json::to_string(&now).unwrap(), then_text);
-        let read: T = serde_json::from_str(&then_text).unwrap();
-        let again = typed_value("it", ItemField::Extra, &read).unwrap();
-        assert_eq!(serde_json::to_string(&again).unwrap(), then_text);
-    }
+    /// Shared with the measurement crate, whose records are written the same way.
+    pub(crate) use bakeoff_testkit::json::same_bytes_both_ways;
 
     fn blank(id: &str) -> ItemRecord {
         ItemRecord {

@@ -2,16 +2,12 @@
 //! summary; the runner hands each finished record to a callback (the journal) at once.
 //!
 //! Suites never print and never write files: they return data, and the binary's reporters
-//! decide what a person sees. A suite that measured nothing is `failed`, never a pass.
+//! decide what a person sees. A suite that measured nothing is `failed`, never a pass. Running
+//! a measurement and writing its artifact is `bakeoff_measure`'s.
 //!
 //! [`ItemRecord`]: bakeoff_artifact::ItemRecord
 
-pub mod adapter;
-pub mod bench;
 pub mod context;
-pub mod damage;
-pub mod describe;
-pub mod evaluate;
 pub mod instrument;
 pub mod intelligence;
 pub mod item_extra;
@@ -34,7 +30,7 @@ pub mod throughput;
 pub mod tool;
 
 pub use preflight::{PreflightOptions, PreflightOutcome, run_preflight};
-pub use progress::{EvalEvent, EvalHook, ItemProgress, Outcomes, PreflightPhase};
+pub use progress::{CeilingEvent, EvalEvent, EvalHook, ItemProgress, Outcomes, PreflightPhase};
 pub use runner::{RunOutcome, nothing_valid, run_suites, run_suites_with};
 pub use suite_choice::{SuiteChoice, SuiteName};
 pub use suite_run::{Recorder, SuiteContext, SuiteOptions};

@@ -6,14 +6,16 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bakeoff_artifact::{EngineKind, FailureClass, Outcome, SuiteStatus};
+use bakeoff_artifact::{EngineKind, FailureClass, HarnessCeiling, Outcome, SuiteStatus};
 
 /// What a measurement reports as it goes, for a progress display: suites never print, they
 /// hand these to whoever draws ([`EvalHook`]).
 #[derive(Debug, Clone)]
 pub enum EvalEvent {
-    /// A phase of the preflight (from [`crate::evaluate::evaluate`]).
+    /// A phase of the preflight (from the measurement crate's `evaluate`).
     Preflight(PreflightPhase),
+    /// The harness ceiling for the load suites, before they run.
+    Ceiling(CeilingEvent),
     /// A suite begins; `planned`: its items, when known before it runs.
     SuiteStarted {
         suite: &'static str,
@@ -29,6 +31,22 @@ pub enum EvalEvent {
         planned: Option<usize>,
         elapsed: Duration,
         outcomes: Outcomes,
+    },
+}
+
+/// The harness ceiling as a measurement meets it: measured once per run, before the first
+/// load step that is checked against it.
+#[derive(Debug, Clone)]
+pub enum CeilingEvent {
+    /// Being measured against the loopback target (over TLS when `https`).
+    Started {
+        https: bool,
+    },
+    Measured(HarnessCeiling),
+    /// It could not be measured: the load steps go unchecked against it.
+    Unmeasured {
+        https: bool,
+        error: String,
     },
 }
 

@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod fleet;
+pub mod json;
 pub mod litellm;
 pub mod screen;
 pub mod scripted;

@@ -1,28 +1,31 @@
-//! `bakeoff`: the binary only wires the library crates together (ARCHITECTURE.md).
+//! `bakeoff`: the binary only wires the library crates together (docs/architecture.md).
 
-// Standard output and standard error that never panic. These definitions shadow std's
-// `print!`, `println!`, `eprint!` and `eprintln!` in this file and in every module declared
-// below it (macro_rules scoping), so every command prints through [`output`] without naming
-// it: `bakeoff schema | head -1` closes the pipe early, and std's macros would panic on the
-// write (exit 101). Here a closed standard output (EPIPE) is a quiet end of output: nothing
-// more is printed, the command runs to its end (artifacts written, servers stopped) and the
-// exit code is the command's own. Any other write error is reported once at the end (exit 3).
-// A closed standard error is ignored.
+// Standard output and standard error that never panic, named for where they write as ripgrep
+// names its `eprintln_locked!`: every command prints through [`output`] with `stdout!`,
+// `stdoutln!`, `stderr!` and `stderrln!` (macro_rules scoping: defined here, before the modules
+// that use them). `bakeoff schema | head -1` closes the pipe early, and std's `println!` would
+// panic on the write (exit 101). Here a closed standard output (EPIPE) is a quiet end of
+// output: nothing more is printed, the command runs to its end (artifacts written, servers
+// stopped) and the exit code is the command's own. Any other write error is reported once at
+// the end (exit 3). A closed standard error is ignored. std's macros are refused by the lints
+// below, so none slips back in.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 #[allow(unused_macros)]
-macro_rules! print {
+macro_rules! stdout {
     ($($arg:tt)*) => { $crate::output::out(format_args!($($arg)*)) };
 }
 #[allow(unused_macros)]
-macro_rules! println {
+macro_rules! stdoutln {
     () => { $crate::output::out(format_args!("\n")) };
     ($($arg:tt)*) => { $crate::output::out(format_args!("{}\n", format_args!($($arg)*))) };
 }
 #[allow(unused_macros)]
-macro_rules! eprint {
+macro_rules! stderr {
     ($($arg:tt)*) => { $crate::output::err(format_args!($($arg)*)) };
 }
 #[allow(unused_macros)]
-macro_rules! eprintln {
+macro_rules! stderrln {
     () => { $crate::output::err(format_args!("\n")) };
     ($($arg:tt)*) => { $crate::output::err(format_args!("{}\n", format_args!($($arg)*))) };
 }
@@ -37,7 +40,7 @@ fn main() -> std::process::ExitCode {
         Ok(cli) => cli,
         Err(e) => match cli::refusal::one_line_refusal(&e) {
             Some(line) => {
-                eprintln!("{}", bakeoff_report::escape::for_terminal(&line, 2000));
+                stderrln!("{}", bakeoff_report::escape::for_terminal(&line, 2000));
                 return std::process::ExitCode::from(2);
             }
             None => e.exit(),
@@ -50,7 +53,7 @@ fn main() -> std::process::ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             let e = exit::Error::Runtime(e);
-            eprintln!("error: {e}");
+            stderrln!("error: {e}");
             return e.exit();
         }
     };
@@ -59,7 +62,7 @@ fn main() -> std::process::ExitCode {
         Err(e) => {
             // Messages can quote file contents and server replies: never let them drive the
             // terminal.
-            eprintln!(
+            stderrln!(
                 "error: {}",
                 bakeoff_report::escape::for_terminal(&e.to_string(), 2000)
             );
@@ -68,7 +71,7 @@ fn main() -> std::process::ExitCode {
     };
     match output::finish() {
         Some(e) if code == exit::exit_codes::OK => {
-            eprintln!("error: cannot write to standard output: {e}");
+            stderrln!("error: cannot write to standard output: {e}");
             exit::to_exit_code(exit::exit_codes::IO)
         }
         _ => exit::to_exit_code(code),

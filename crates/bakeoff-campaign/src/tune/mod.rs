@@ -362,9 +362,8 @@ pub fn records(c: &Campaign, rows: &BTreeMap<String, VariantRow>) -> Vec<TuningR
 /// No progress lines for a trial's sweep: the campaign's own progress says which trial runs.
 struct Quiet;
 
-impl bakeoff_suites::bench::BenchProgress for Quiet {
-    fn ceiling_started(&self, _https: bool) {}
-    fn ceiling_measured(&self, _ceiling: &bakeoff_artifact::HarnessCeiling) {}
+impl bakeoff_measure::bench::BenchProgress for Quiet {
+    fn ceiling(&self, _event: bakeoff_measure::ceiling::CeilingEvent) {}
     fn sweep(&self, _steps: Option<usize>) -> std::sync::Arc<dyn bakeoff_load::Progress> {
         std::sync::Arc::new(bakeoff_load::NoProgress)
     }
@@ -395,21 +394,28 @@ fn client_of(
     (client, preflight)
 }
 
-fn naming(c: &Campaign, v: &Variant, what: &str) -> bakeoff_suites::evaluate::Naming {
-    bakeoff_suites::evaluate::Naming {
-        slug: Some(v.slug.clone()),
-        hardware: None,
-        notes: vec![format!(
-            "campaign {} {what} {} (candidate {}): {}",
-            c.name,
-            v.slug,
-            v.candidate,
-            if v.delta.is_empty() {
-                "the base configuration".to_string()
-            } else {
-                v.delta.join("; ")
-            }
-        )],
+/// A trial's (or the comparison's) artifacts in the campaign's directory, named for the variant.
+fn output<'a>(c: &'a Campaign, v: &Variant, what: &str) -> bakeoff_measure::Output<'a> {
+    bakeoff_measure::Output {
+        naming: bakeoff_measure::Naming {
+            slug: Some(v.slug.clone()),
+            hardware: None,
+            notes: vec![format!(
+                "campaign {} {what} {} (candidate {}): {}",
+                c.name,
+                v.slug,
+                v.candidate,
+                if v.delta.is_empty() {
+                    "the base configuration".to_string()
+                } else {
+                    v.delta.join("; ")
+                }
+            )],
+        },
+        slug_suffix: "-bench",
+        out: &c.out,
+        replace: false,
+        run_record: bakeoff_artifact::RunRecord::bench_run(false),
     }
 }
 
@@ -423,25 +429,22 @@ pub(crate) async fn bench(
     stop: &watch::Receiver<bool>,
 ) -> Result<(Artifact, PathBuf), String> {
     let (client, preflight) = client_of(v, url);
-    let naming = naming(c, v, "tuning trial");
-    let req = bakeoff_suites::bench::BenchRequest {
+    let req = bakeoff_measure::bench::BenchRequest {
         client: &client,
         preflight: &preflight,
+        // The trial's plan carries the campaign's one ceiling (or none, said where it failed).
         plan,
         pin: true,
-        calibrate: false,
-        naming: &naming,
-        out: &c.out,
-        replace: false,
-        embedded_default: false,
+        ceilings: None,
+        output: output(c, v, "tuning trial"),
         versus: None,
         schema: None,
         progress: &Quiet,
     };
     let stop = stop.clone();
-    match bakeoff_suites::bench::run(req, move || (stop, ())).await {
-        Ok(bakeoff_suites::bench::Benched::One(e)) => Ok((e.artifact, e.path)),
-        Ok(bakeoff_suites::bench::Benched::Versus(_)) => Err("a single sweep was asked".into()),
+    match bakeoff_measure::bench::run(req, move || (stop, ())).await {
+        Ok(bakeoff_measure::bench::Benched::One(e)) => Ok((e.artifact, e.path)),
+        Ok(bakeoff_measure::bench::Benched::Versus(_)) => Err("a single sweep was asked".into()),
         Err(e) => Err(e.to_string()),
     }
 }
@@ -474,18 +477,14 @@ pub(crate) async fn versus(
     plan.slo = None;
     plan.find_capacity = None;
     plan.repeat = t.repeat;
-    let naming = naming(c, base, "tuning comparison, base");
-    let req = bakeoff_suites::bench::BenchRequest {
+    let req = bakeoff_measure::bench::BenchRequest {
         client: &a,
         preflight: &a_pre,
         plan: &plan,
         pin: true,
-        calibrate: false,
-        naming: &naming,
-        out: &c.out,
-        replace: false,
-        embedded_default: false,
-        versus: Some(bakeoff_suites::bench::Versus {
+        ceilings: None,
+        output: output(c, base, "tuning comparison, base"),
+        versus: Some(bakeoff_measure::bench::Versus {
             client: &b,
             preflight: &b_pre,
             allow_contaminated: true,
@@ -494,8 +493,8 @@ pub(crate) async fn versus(
         progress: &Quiet,
     };
     let stop = stop.clone();
-    let vb = match bakeoff_suites::bench::run(req, move || (stop, ())).await {
-        Ok(bakeoff_suites::bench::Benched::Versus(vb)) => vb,
+    let vb = match bakeoff_measure::bench::run(req, move || (stop, ())).await {
+        Ok(bakeoff_measure::bench::Benched::Versus(vb)) => vb,
         Ok(_) => return Err("the comparison measured one side only".into()),
         Err(e) => return Err(e.to_string()),
     };

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use bakeoff_client::Timeouts;
+use bakeoff_measure::adapter::AdapterOptions;
 use bakeoff_suites::PreflightOptions;
-use bakeoff_suites::adapter::AdapterOptions;
 use clap::Args;
 
 #[derive(Debug, Args)]

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use bakeoff_client::Timeouts;
+use bakeoff_measure::damage::DEFAULT_TOP_K;
 use bakeoff_suites::PreflightOptions;
-use bakeoff_suites::damage::DEFAULT_TOP_K;
 use clap::Args;
 
 use super::NamingArgs;
@@ -38,7 +38,7 @@ pub struct DamageArgs {
     /// Length of the greedy replies along which damage is measured: greedy agreement, where
     /// the replies part, and the per-token KL along the reference's reply (docs/suites.md
     /// "Damage along the reply"). 0 measures the first token only. [range: 0–4096]
-    #[arg(long, value_name = "N", default_value_t = bakeoff_suites::damage::along::DEFAULT_TOKENS)]
+    #[arg(long, value_name = "N", default_value_t = bakeoff_measure::damage::along::DEFAULT_TOKENS)]
     pub tokens: u32,
     /// Seed of the run's random draws (here the prompts' unique prefixes): give it to replay a
     /// run exactly (default: a fresh one per run, recorded in the artifact, so no prompt cache

@@ -28,7 +28,7 @@ pub struct BenchRunConfig {
     /// `--allow contaminated` (with --versus or --schema).
     pub allow_contaminated: bool,
     /// `--schema FILE`, read and compiled, with `--schema-form`.
-    pub schema: Option<bakeoff_suites::bench::schema::SchemaBench>,
+    pub schema: Option<bakeoff_measure::bench::schema::SchemaBench>,
 }
 
 impl BenchRunArgs {
@@ -60,9 +60,9 @@ impl BenchRunArgs {
                         "--schema measures fixed levels alternately: leave out --find-capacity",
                     ));
                 }
-                Some(bakeoff_suites::bench::schema::SchemaBench {
+                Some(bakeoff_measure::bench::schema::SchemaBench {
                     file: p.display().to_string(),
-                    schema: bakeoff_suites::bench::schema::load_schema(p)?,
+                    schema: bakeoff_measure::bench::schema::load_schema(p)?,
                     form: self.schema_form.into(),
                     allow_contaminated,
                 })

@@ -1,8 +1,8 @@
 //! `eval adapter`: its flags checked once, before anything is sent or written.
 
 use bakeoff_client::EndpointUrl;
-use bakeoff_suites::adapter::AdapterOptions;
-use bakeoff_suites::damage::{Prompt, prompts};
+use bakeoff_measure::adapter::AdapterOptions;
+use bakeoff_measure::damage::{Prompt, prompts};
 
 use super::{EndpointConfig, RunNaming, client, request_timeouts, whole_secs};
 use crate::FlagError;

@@ -1,7 +1,7 @@
 //! `eval damage`: its flags checked once, before anything is sent or written.
 
 use bakeoff_client::EndpointUrl;
-use bakeoff_suites::damage::{Prompt, prompts};
+use bakeoff_measure::damage::{Prompt, prompts};
 
 use super::{EndpointConfig, RunNaming, client, request_timeouts, whole_secs};
 use crate::FlagError;

@@ -44,9 +44,9 @@ async fn template(a: AuditTemplateArgs) -> Result<Exit, Error> {
     let any_mismatch = rows.iter().any(|r| r.matches_reference == Some(false));
     if a.json {
         let v = template_audit::json(refrow.as_ref(), &rows);
-        println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
+        stdoutln!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
     } else {
-        print!(
+        stdout!(
             "{}",
             super::screen(&template_audit::terminal(refrow.as_ref(), &rows))
         );
@@ -61,9 +61,9 @@ fn checkpoint(a: AuditCheckpointArgs) -> Result<Exit, Error> {
     let flag = a.quantization.as_deref();
     if a.json {
         let v = checkpoint_audit::json(&report, flag, &findings);
-        println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
+        stdoutln!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
     } else {
-        print!(
+        stdout!(
             "{}",
             super::screen(&checkpoint_audit::terminal(&report, flag, &findings))
         );

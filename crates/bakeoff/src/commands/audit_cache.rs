@@ -13,13 +13,13 @@ pub fn run(a: AuditCacheArgs) -> Result<Exit, Error> {
     // A PATH that is missing or no cache is a usage error: one line naming it and the fix.
     let report = audit_paths(&a.paths, &AuditOptions::default())?;
     if a.json {
-        println!(
+        stdoutln!(
             "{}",
             serde_json::to_string_pretty(&report).map_err(Error::json)?
         );
     } else {
         for line in render::lines(&report, width()) {
-            println!("{}", super::screen(&line));
+            stdoutln!("{}", super::screen(&line));
         }
     }
     Ok(Exit::from_ok(report.ok))

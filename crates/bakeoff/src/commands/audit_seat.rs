@@ -33,7 +33,7 @@ pub fn run(a: AuditSeatArgs) -> Result<Exit, Error> {
             "findings": findings,
         });
         redactor.json(&mut v);
-        println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
+        stdoutln!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
     } else {
         let mut lines = vec![format!(
             "seat {} ({}, {}): {}",
@@ -51,7 +51,7 @@ pub fn run(a: AuditSeatArgs) -> Result<Exit, Error> {
         }
         lines.extend(render::finding_lines(&findings));
         for l in lines {
-            println!("{}", super::screen(&redactor.text(&l)));
+            stdoutln!("{}", super::screen(&redactor.text(&l)));
         }
     }
     Ok(Exit::from_ok(ok))

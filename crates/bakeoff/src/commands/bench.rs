@@ -9,10 +9,11 @@ use bakeoff_artifact::Artifact;
 use bakeoff_client::Client;
 use bakeoff_load::compare::SweepComparison;
 use bakeoff_local::embedded;
+use bakeoff_measure::bench::{self, BenchError, BenchRequest, Benched, Versus};
+use bakeoff_measure::ceiling::Ceilings;
+use bakeoff_measure::evaluate::Evaluated;
 use bakeoff_progress::steps::BenchDisplay;
 use bakeoff_report::bench_summary;
-use bakeoff_suites::bench::{self, BenchRequest, Benched, Versus};
-use bakeoff_suites::evaluate::Evaluated;
 
 use crate::exit::{Error, Exit};
 use bakeoff_flags::cli::BenchCommand;
@@ -43,7 +44,7 @@ fn convert_log(a: bakeoff_flags::cli::BenchConvertLogArgs) -> Result<Exit, Error
     let c = convert(format, &file, &text)
         .map_err(|e| Error::Flags(bakeoff_flags::FlagError::invalid(e)))?;
     bakeoff_artifact::store::write_new_text(&a.out, &c.to_jsonl())?;
-    println!(
+    stdoutln!(
         "{}: {} turns in {} sessions ({} left out: failed calls or other call types)",
         a.out.display(),
         c.lines.len(),
@@ -79,7 +80,7 @@ async fn measure(
         }
         None => None,
     };
-    let naming = super::measuring::naming(&cfg.naming, local);
+    let ceilings = Ceilings::default();
     // Progress on stderr (stdout stays the table, or pure JSON with --json), drawn from the
     // ceiling or the sweep on.
     let display = BenchDisplay::default();
@@ -88,11 +89,13 @@ async fn measure(
         preflight: &cfg.endpoint.preflight,
         plan: &cfg.plan,
         pin: !cfg.no_pin,
-        calibrate: cfg.calibrate,
-        naming: &naming,
-        out: &cfg.naming.out,
-        replace: cfg.naming.replace,
-        embedded_default: local.is_some(),
+        ceilings: cfg.calibrate.then_some(&ceilings),
+        output: super::measuring::output(
+            &cfg.naming,
+            local,
+            "-bench",
+            bakeoff_artifact::RunRecord::bench_run(local.is_some()),
+        ),
         versus: client_b.as_ref().map(|(vs, c)| Versus {
             client: c,
             preflight: &vs.preflight,
@@ -124,12 +127,12 @@ async fn measure(
 
 fn print_one(json: bool, art: &Artifact, path: &Path) -> Result<(), Error> {
     if json {
-        println!(
+        stdoutln!(
             "{}",
             serde_json::to_string_pretty(art).map_err(Error::json)?
         );
     } else {
-        print!("{}", super::screen(&bench_summary::bench_run(art, path)));
+        stdout!("{}", super::screen(&bench_summary::bench_run(art, path)));
     }
     Ok(())
 }
@@ -150,12 +153,12 @@ fn print_versus(
         if let Some(s) = schema {
             v["schema"] = serde_json::to_value(s).map_err(Error::json)?;
         }
-        println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
+        stdoutln!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
         return Ok(());
     }
     for (name, side) in ["A", "B"].iter().zip(sides) {
         if let Some(r) = side.artifact.load.get("throughput") {
-            println!(
+            stdoutln!(
                 "{}",
                 super::screen(&format!(
                     "{name}: {}\n{}",
@@ -165,7 +168,7 @@ fn print_versus(
             );
         }
     }
-    print!(
+    stdout!(
         "{}",
         super::screen(&bakeoff_load::compare_text::text(
             cmp,
@@ -174,14 +177,14 @@ fn print_versus(
         ))
     );
     if let Some(s) = schema {
-        print!("{}", super::screen(&s.text()));
+        stdout!("{}", super::screen(&s.text()));
     }
-    println!(
+    stdoutln!(
         "{}",
         super::screen(&format!("comparison: {}", cmp_path.display()))
     );
     for (name, side) in ["A", "B"].iter().zip(sides) {
-        println!(
+        stdoutln!(
             "{}",
             super::screen(&format!(
                 "{name} {}",
@@ -193,11 +196,13 @@ fn print_versus(
 }
 
 async fn calibrate(cfg: CalibrateConfig) -> Result<Exit, Error> {
-    let c = bench::ceiling(cfg.options, false).await?;
+    let c = bakeoff_measure::ceiling::measure(cfg.options, false)
+        .await
+        .map_err(BenchError::from)?;
     if cfg.json {
-        println!("{}", serde_json::to_string_pretty(&c).map_err(Error::json)?);
+        stdoutln!("{}", serde_json::to_string_pretty(&c).map_err(Error::json)?);
     } else {
-        print!("{}", super::screen(&bench_summary::ceiling(&c)));
+        stdout!("{}", super::screen(&bench_summary::ceiling(&c)));
     }
     Ok(Exit::Ok)
 }

@@ -13,12 +13,12 @@ pub fn run(a: BenchCompareConfig) -> Result<Exit, Error> {
     let (ra, rb) = (read_sweep(&a.a, sweep)?, read_sweep(&a.b, sweep)?);
     let cmp = compare(&ra, &rb, a.allow_contaminated);
     if a.json {
-        println!(
+        stdoutln!(
             "{}",
             serde_json::to_string_pretty(&cmp).map_err(Error::json)?
         );
     } else {
-        print!("{}", super::screen(&compare_text::text(&cmp, &a.a, &a.b)));
+        stdout!("{}", super::screen(&compare_text::text(&cmp, &a.a, &a.b)));
     }
     Ok(Exit::from_ok(cmp.not_comparable.is_empty()))
 }

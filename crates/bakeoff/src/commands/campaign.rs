@@ -23,7 +23,7 @@ async fn campaign_run(cfg: CampaignRunConfig) -> Result<Exit, Error> {
     let needs_confirm = !c.displaced_production().is_empty() && !cfg.options.confirm;
     if cfg.dry_run || needs_confirm {
         for l in bakeoff_campaign::dry_run::plan(c, &cfg.options).await? {
-            println!(
+            stdoutln!(
                 "{}",
                 super::screen(&bakeoff_report::escape::for_terminal(&l, 4000))
             );
@@ -38,34 +38,34 @@ async fn campaign_run(cfg: CampaignRunConfig) -> Result<Exit, Error> {
     drop(stop);
     let summary = result?;
     for a in &summary.recovered {
-        eprintln!("[campaign] recovery: {a}");
+        stderrln!("[campaign] recovery: {a}");
     }
     if summary.taken_up == 0 && !summary.interrupted {
         // A resumed campaign with nothing left says so, rather than reprint the table as if
         // it had run (finished variants are never run again: docs/campaign.md).
         if cfg.json {
-            eprintln!("{}", nothing_left_text());
+            stderrln!("{}", nothing_left_text());
         } else {
-            println!("{}", super::screen(nothing_left_text()));
+            stdoutln!("{}", super::screen(nothing_left_text()));
         }
     }
     if cfg.json {
-        println!(
+        stdoutln!(
             "{}",
             serde_json::to_string_pretty(&summary.record).map_err(Error::json)?
         );
     } else {
-        print!(
+        stdout!(
             "{}",
             super::screen(&bakeoff_report::campaign::ladder_table(&summary.record))
         );
         for f in [RECORD, NEGATIVE_RESULTS] {
-            println!(
+            stdoutln!(
                 "{}",
                 super::screen(&format!("wrote {}", c.out.join(f).display()))
             );
         }
-        println!("{}", super::screen(&campaign_conditions(&summary.record)));
+        stdoutln!("{}", super::screen(&campaign_conditions(&summary.record)));
     }
     if summary.restore_failed {
         return Err(Error::failed(
@@ -92,22 +92,22 @@ fn status(cfg: CampaignStatusConfig) -> Result<Exit, Error> {
     // what the run was given).
     rec.allow_contaminated |= cfg.allow_contaminated;
     if json {
-        println!(
+        stdoutln!(
             "{}",
             serde_json::to_string_pretty(&rec).map_err(Error::json)?
         );
     } else {
-        print!(
+        stdout!(
             "{}",
             super::screen(&bakeoff_report::campaign::ladder_table(&rec))
         );
         if let Some(l) = bakeoff_campaign::journal::in_flight(dir) {
-            println!(
+            stdoutln!(
                 "{}",
                 super::screen(&bakeoff_report::escape::for_terminal(&l, 2000))
             );
         }
-        println!("{}", super::screen(&campaign_conditions(&rec)));
+        stdoutln!("{}", super::screen(&campaign_conditions(&rec)));
     }
     Ok(Exit::Ok)
 }
@@ -115,7 +115,7 @@ fn status(cfg: CampaignStatusConfig) -> Result<Exit, Error> {
 async fn restore(cfg: CampaignRestoreConfig) -> Result<Exit, Error> {
     let actions = bakeoff_campaign::run::restore(&cfg.campaign, &cfg.options, &reporter()).await?;
     if actions.is_empty() {
-        println!(
+        stdoutln!(
             "{}",
             super::screen(&format!(
                 "{}: nothing to recover (no seat left up, none displaced, no variant interrupted)",
@@ -126,7 +126,7 @@ async fn restore(cfg: CampaignRestoreConfig) -> Result<Exit, Error> {
     let mut failed = false;
     for a in &actions {
         failed |= a.is_failure();
-        println!(
+        stdoutln!(
             "{}",
             super::screen(&bakeoff_report::escape::for_terminal(&a.to_string(), 2000))
         );

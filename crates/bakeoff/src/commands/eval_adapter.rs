@@ -1,12 +1,12 @@
 //! `bakeoff eval adapter`: is a LoRA adapter applied at all? The run is
-//! `bakeoff_suites::adapter::run` (preflight, the route, the check, the artifact); this file
+//! `bakeoff_measure::adapter::run` (preflight, the route, the check, the artifact); this file
 //! wires the signals, the progress and the terminal. Exit 0 applied; 1 adapter-no-op, withheld
 //! or not measured.
 
 use bakeoff_client::Client;
+use bakeoff_measure::adapter::{self, AdapterEvent, AdapterRequest};
 use bakeoff_progress::Progress;
 use bakeoff_progress::eval::adapter_event;
-use bakeoff_suites::adapter::{self, AdapterEvent, AdapterRequest};
 use tokio::sync::watch;
 
 use crate::exit::{Error, Exit};
@@ -40,8 +40,7 @@ async fn measure(
         prompts: &cfg.prompts,
         prompts_source: &cfg.prompts_source,
         options: &cfg.options,
-        slug: cfg.naming.slug.clone(),
-        out: &cfg.naming.out,
+        output: super::measuring::output(&cfg.naming, None, "-adapter", Default::default()),
         progress: &progress,
     };
     let run = adapter::run(req, stop).await;
@@ -49,12 +48,12 @@ async fn measure(
     let done = run?;
     let art = &done.artifact;
     if cfg.json {
-        println!(
+        stdoutln!(
             "{}",
             serde_json::to_string_pretty(art).map_err(Error::json)?
         );
     } else if let Some(r) = &art.adapter {
-        print!(
+        stdout!(
             "{}",
             super::screen(&bakeoff_report::adapter::terminal(
                 r,
@@ -63,7 +62,7 @@ async fn measure(
             ))
         );
         if let Some(reason) = &art.incomplete_reason {
-            println!(
+            stdoutln!(
                 "{}",
                 super::screen(&format!(
                     "incomplete: {}",

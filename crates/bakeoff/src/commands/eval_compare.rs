@@ -40,7 +40,7 @@ pub fn run(a: CompareConfig) -> Result<Exit, Error> {
         );
         if a.json {
             cmp.no_verdict_reason = Some(reason.clone());
-            println!(
+            stdoutln!(
                 "{}",
                 serde_json::to_string_pretty(&cmp).map_err(Error::json)?
             );
@@ -48,12 +48,12 @@ pub fn run(a: CompareConfig) -> Result<Exit, Error> {
         return Err(Error::failed(reason));
     }
     if a.json {
-        println!(
+        stdoutln!(
             "{}",
             serde_json::to_string_pretty(&cmp).map_err(Error::json)?
         );
     } else {
-        println!("{}", super::screen(&render::text(&cmp)));
+        stdoutln!("{}", super::screen(&render::text(&cmp)));
     }
     // A comparison without a verdict is still a finished comparison; the reason is printed.
     Ok(Exit::Ok)
@@ -73,6 +73,6 @@ fn failure_input(path: &std::path::Path, art: &bakeoff_artifact::Artifact) -> Op
 /// A refusal before any comparison exists, as JSON on stdout when `--json` was asked for.
 fn json_refusal(json: bool, reason: &str) {
     if json {
-        println!("{}", serde_json::json!({ "refused": reason }));
+        stdoutln!("{}", serde_json::json!({ "refused": reason }));
     }
 }

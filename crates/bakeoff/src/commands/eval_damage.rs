@@ -1,6 +1,6 @@
 //! `bakeoff eval damage`: the candidate's first-token distribution against a reference's, after
 //! the reference's self-check. Wiring only: the measurement is
-//! `bakeoff_suites::damage::evaluate_damage`, the text `bakeoff_report::damage` (under the run
+//! `bakeoff_measure::damage::evaluate_damage`, the text `bakeoff_report::damage` (under the run
 //! summary of `bakeoff_report::terminal`).
 //!
 //! Exit codes as `eval run`: 0 a damage figure was reported; 1 an unfit endpoint (failure
@@ -9,10 +9,9 @@
 
 use std::sync::Arc;
 
+use bakeoff_measure::damage::{DamageRequest, evaluate_damage};
 use bakeoff_progress::Progress;
 use bakeoff_progress::eval::damage_hook;
-use bakeoff_suites::damage::{DamageRequest, evaluate_damage};
-use bakeoff_suites::evaluate::Naming;
 
 use crate::exit::{Error, Exit};
 use bakeoff_flags::config::DamageConfig;
@@ -26,11 +25,6 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
     let seed = cfg
         .seed
         .unwrap_or_else(|| bakeoff_suites::context::fresh_seed("damage"));
-    let naming = Naming {
-        slug: cfg.naming.slug.clone(),
-        hardware: cfg.naming.hardware.clone(),
-        notes: cfg.naming.notes.clone(),
-    };
     let req = DamageRequest {
         candidate: &candidate,
         reference: &reference,
@@ -40,18 +34,20 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
         top_k: cfg.top_k,
         tokens: cfg.tokens,
         seed,
-        naming: &naming,
-        out: &cfg.naming.out,
-        replace: cfg.naming.replace,
-        run_record: bakeoff_artifact::RunRecord {
-            command: Some("eval damage".into()),
-            prompts: Some(cfg.prompts_source.clone()),
-            prompt_count: Some(cfg.prompts.len() as u64),
-            top_k: Some(cfg.top_k),
-            tokens: Some(cfg.tokens),
-            seed: Some(Some(seed)),
-            ..Default::default()
-        },
+        output: super::measuring::output(
+            &cfg.naming,
+            None,
+            "",
+            bakeoff_artifact::RunRecord {
+                command: Some("eval damage".into()),
+                prompts: Some(cfg.prompts_source.clone()),
+                prompt_count: Some(cfg.prompts.len() as u64),
+                top_k: Some(cfg.top_k),
+                tokens: Some(cfg.tokens),
+                seed: Some(Some(seed)),
+                ..Default::default()
+            },
+        ),
         progress: Some(damage_hook(display.clone())),
     };
     let result = evaluate_damage(req, &mut stop.rx).await;
@@ -60,20 +56,20 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
     let outcome = result?;
     let art = &outcome.evaluated.artifact;
     if cfg.json {
-        println!(
+        stdoutln!(
             "{}",
             serde_json::to_string_pretty(art).map_err(Error::json)?
         );
     } else {
         // The run's summary table, with the damage lines under it (bakeoff_report::damage).
-        print!(
+        stdout!(
             "{}",
             super::screen(&bakeoff_report::terminal::run_summary(
                 art,
                 &outcome.evaluated.path.display().to_string()
             ))
         );
-        println!(
+        stdoutln!(
             "{}",
             super::screen(&bakeoff_report::bench_summary::conditions_line(art))
         );
@@ -87,7 +83,7 @@ pub async fn run(cfg: DamageConfig) -> Result<Exit, Error> {
             } else {
                 "damage figure withheld"
             };
-            eprintln!(
+            stderrln!(
                 "{what}: {}",
                 bakeoff_report::escape::for_terminal(&reason, 1000)
             );

@@ -33,9 +33,9 @@ pub async fn run(cfg: PreflightConfig) -> Result<Exit, Error> {
             "failure_class": out.unfit.as_ref().map(|u| u.class),
             "remediation": out.unfit.as_ref().and_then(|u| u.remediation.clone()),
         });
-        println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
+        stdoutln!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
     } else {
-        println!(
+        stdoutln!(
             "{}",
             super::screen(&bakeoff_report::terminal::preflight(
                 &out.report,

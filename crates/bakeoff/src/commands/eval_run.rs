@@ -7,12 +7,13 @@ use std::sync::Arc;
 use bakeoff_artifact::RunRecord;
 use bakeoff_client::Client;
 use bakeoff_local::embedded;
+use bakeoff_measure::ceiling::Ceilings;
+use bakeoff_measure::evaluate::{EvalRequest, evaluate};
 use bakeoff_progress::Progress;
 use bakeoff_progress::eval::eval_hook;
-use bakeoff_progress::steps::{harness_ceiling, suite_progress};
+use bakeoff_progress::steps::suite_progress;
 use bakeoff_report::bench_summary;
-use bakeoff_suites::evaluate::{EvalRequest, evaluate};
-use bakeoff_suites::{EvalHook, SuiteOptions};
+use bakeoff_suites::EvalHook;
 use tokio::sync::watch;
 
 use crate::exit::{Error, Exit};
@@ -55,41 +56,38 @@ async fn measure(
     display: &Progress,
     hook: EvalHook,
 ) -> Result<Exit, Error> {
-    let options = with_ceiling(cfg, display, bakeoff_suites::bench::is_https(client)).await?;
-    let naming = super::measuring::naming(&cfg.naming, local);
+    // Measured once for this run, when a load suite first needs it.
+    let ceilings = Ceilings::default();
     let req = EvalRequest {
         client,
         preflight: &cfg.endpoint.preflight,
         suites: &cfg.suites,
-        options: &options,
-        naming: &naming,
-        slug_suffix: "",
-        out: &cfg.naming.out,
-        replace: cfg.naming.replace,
-        run_record: run_record(cfg, local.is_some()),
+        options: &cfg.suite_options,
+        ceilings: cfg.calibrate.then_some(&ceilings),
+        output: super::measuring::output(&cfg.naming, local, "", run_record(cfg, local.is_some())),
         progress: Some(hook),
     };
     let evaluated = evaluate(req, rx).await;
     display.finish();
     let evaluated = evaluated?;
     if cfg.json {
-        println!(
+        stdoutln!(
             "{}",
             serde_json::to_string_pretty(&evaluated.artifact).map_err(Error::json)?
         );
     } else {
-        println!(
+        stdoutln!(
             "{}",
             super::screen(&bakeoff_report::terminal::run_summary(
                 &evaluated.artifact,
                 &evaluated.path.display().to_string()
             ))
         );
-        print!(
+        stdout!(
             "{}",
             super::screen(&bench_summary::suite_sweeps(&evaluated.artifact))
         );
-        println!(
+        stdoutln!(
             "{}",
             super::screen(&bench_summary::conditions_line(&evaluated.artifact))
         );
@@ -124,24 +122,4 @@ fn run_record(cfg: &RunConfig, embedded_default: bool) -> RunRecord {
         ),
         ..Default::default()
     }
-}
-
-/// The harness ceiling for the load suites, measured once per run against the built-in
-/// loopback target (as `bench run` does), so their steps can be flagged `client-bound`.
-async fn with_ceiling(
-    cfg: &RunConfig,
-    display: &Progress,
-    https: bool,
-) -> Result<SuiteOptions, Error> {
-    let mut options = cfg.suite_options.clone();
-    let load = cfg.suites.iter().any(|s| {
-        matches!(
-            s,
-            bakeoff_suites::SuiteName::Throughput | bakeoff_suites::SuiteName::Longgen
-        )
-    });
-    if load && cfg.calibrate {
-        options.throughput.harness_ceiling = Some(harness_ceiling(display, https).await?);
-    }
-    Ok(options)
 }

@@ -22,13 +22,13 @@ fn export_config(a: GatewayExportArgs) -> Result<Exit, Error> {
     let e = export::export(&fleet, &opts)?;
     let text = export::render(&fleet, &e)?;
     match &a.out {
-        None => print!("{text}"),
+        None => stdout!("{text}"),
         Some(path) => {
             export::write(path, &text, a.force)?;
             for l in &e.left_out {
-                eprintln!("[gateway] left out: {l}");
+                stderrln!("[gateway] left out: {l}");
             }
-            println!(
+            stdoutln!(
                 "wrote {} ({} model_list entries)",
                 path.display(),
                 e.config.model_list.len()

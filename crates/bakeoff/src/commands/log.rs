@@ -27,14 +27,14 @@ fn add(a: LogAddConfig) -> Result<Exit, Error> {
         commits: a.commits.clone(),
     };
     let e = logbook::add(&a.dir, &n)?;
-    println!("{}", logbook_text::added(&a.dir, &e));
+    stdoutln!("{}", logbook_text::added(&a.dir, &e));
     Ok(Exit::Ok)
 }
 
 fn list(a: LogDirArgs) -> Result<Exit, Error> {
     let entries = logbook::list(&a.dir)?;
     for l in logbook_text::list(&a.dir, &entries, &default_markers()) {
-        println!("{l}");
+        stdoutln!("{l}");
     }
     Ok(Exit::Ok)
 }
@@ -42,7 +42,7 @@ fn list(a: LogDirArgs) -> Result<Exit, Error> {
 fn archive(a: LogArchiveConfig) -> Result<Exit, Error> {
     let r = logbook::archive(&a.dir, a.age, &a.markers, a.today, a.target)?;
     for l in r.render().lines() {
-        println!("{}", for_terminal(l, 2000));
+        stdoutln!("{}", for_terminal(l, 2000));
     }
     Ok(Exit::Ok)
 }

@@ -21,17 +21,30 @@ pub(crate) fn client_for(endpoint: &EndpointConfig, local: Option<&str>) -> Resu
     Ok(endpoint.client_for(url)?)
 }
 
+/// Where a run's artifacts go (`--out`, `--replace`) and what they are called.
+pub(crate) fn output<'a>(
+    n: &'a RunNaming,
+    local: Option<&embedded::LocalServer>,
+    slug_suffix: &'a str,
+    run_record: bakeoff_artifact::RunRecord,
+) -> bakeoff_measure::Output<'a> {
+    bakeoff_measure::Output {
+        naming: naming(n, local),
+        slug_suffix,
+        out: &n.out,
+        replace: n.replace,
+        run_record,
+    }
+}
+
 /// The naming of a run: `--slug`, `--hardware` (else the embedded default's), `--note`s then
 /// the embedded default's note.
-pub(crate) fn naming(
-    n: &RunNaming,
-    local: Option<&embedded::LocalServer>,
-) -> bakeoff_suites::evaluate::Naming {
+fn naming(n: &RunNaming, local: Option<&embedded::LocalServer>) -> bakeoff_measure::Naming {
     let mut notes = n.notes.clone();
     if let Some(l) = local {
         notes.push(l.note.clone());
     }
-    bakeoff_suites::evaluate::Naming {
+    bakeoff_measure::Naming {
         slug: n.slug.clone(),
         hardware: n
             .hardware

@@ -36,12 +36,12 @@ pub async fn run(a: PlanConfig) -> Result<Exit, Error> {
     })
     .await?;
     if a.json {
-        println!(
+        stdoutln!(
             "{}",
             serde_json::to_string_pretty(&report).map_err(Error::json)?
         );
     } else {
-        print!(
+        stdout!(
             "{}",
             super::screen(&terminal(&report, bakeoff_report::table::width()))
         );
@@ -60,12 +60,12 @@ pub fn kv(cfg: KvConfig) -> Result<Exit, Error> {
     req.log = log.as_deref().map(parse_engine_log);
     let r = kv_report(&req)?;
     if cfg.json {
-        println!(
+        stdoutln!(
             "{}",
             serde_json::to_string_pretty(&r.json).map_err(Error::json)?
         );
     } else {
-        print!("{}", super::screen(&kv_terminal(&r)));
+        stdout!("{}", super::screen(&kv_terminal(&r)));
     }
     if r.mismatch {
         return Err(Error::failed(

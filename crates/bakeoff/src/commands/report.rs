@@ -13,7 +13,7 @@ pub fn run(cfg: ReportConfig) -> Result<Exit, Error> {
         // `--allow contaminated`: render the verdicts the campaign run withheld.
         c.allow_contaminated |= cfg.allow_contaminated;
     }
-    print!("{}", super::screen(&terminal::report(&reg)));
+    stdout!("{}", super::screen(&terminal::report(&reg)));
     // A seat monitor's series is something to report too (`bakeoff seat monitor --out DIR`).
     if reg.entries.is_empty() && reg.monitors.is_empty() {
         return Ok(Exit::Failed);
@@ -30,7 +30,7 @@ pub fn run(cfg: ReportConfig) -> Result<Exit, Error> {
         None => markdown::negative_results(&reg, &generated),
     };
     write_view(&md_path, &md, MARKDOWN_MARKER)?;
-    println!(
+    stdoutln!(
         "{}",
         super::screen(&format!(
             "wrote negative-results log: {}",
@@ -39,13 +39,13 @@ pub fn run(cfg: ReportConfig) -> Result<Exit, Error> {
     );
     let html_path = files.html;
     write_view(&html_path, &html::report(&reg, &generated), HTML_MARKER)?;
-    println!(
+    stdoutln!(
         "{}",
         super::screen(&format!("wrote HTML report: {}", html_path.display()))
     );
     if let Some(dir) = &files.csv {
         for (p, n) in csv_export::export(&reg, dir)? {
-            println!(
+            stdoutln!(
                 "{}",
                 super::screen(&format!("wrote {n} rows: {}", p.display()))
             );

@@ -11,7 +11,7 @@ use bakeoff_flags::config::RetractConfig;
 pub fn run(a: RetractConfig) -> Result<Exit, Error> {
     let (path, r) = retract(&a.artifact, &a.reason, chrono::Utc::now())?;
     for l in evidence_text::retraction(&r, &path) {
-        println!("{l}");
+        stdoutln!("{l}");
     }
     Ok(Exit::Ok)
 }

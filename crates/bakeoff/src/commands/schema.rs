@@ -92,11 +92,11 @@ pub fn text(s: &Shipped) -> Result<String, Error> {
 
 pub fn run(a: SchemaArgs) -> Result<Exit, Error> {
     let Some(name) = a.name else {
-        println!("The JSON Schemas bakeoff ships (bakeoff schema NAME prints one):");
+        stdoutln!("The JSON Schemas bakeoff ships (bakeoff schema NAME prints one):");
         for s in SHIPPED {
-            println!("  {:<14} {:<27} {}", s.name, s.file, s.what);
+            stdoutln!("  {:<14} {:<27} {}", s.name, s.file, s.what);
         }
-        println!("(`bakeoff schema artifact` prints what `bakeoff schema` alone printed before.)");
+        stdoutln!("(`bakeoff schema artifact` prints what `bakeoff schema` alone printed before.)");
         return Ok(Exit::Ok);
     };
     let wanted = name.trim_end_matches(".json");
@@ -105,7 +105,7 @@ pub fn run(a: SchemaArgs) -> Result<Exit, Error> {
         .find(|s| s.name == wanted || s.file.trim_end_matches(".json") == wanted);
     match found {
         Some(s) => {
-            println!("{}", text(s)?);
+            stdoutln!("{}", text(s)?);
             Ok(Exit::Ok)
         }
         None => Err(FlagError::invalid(format!(

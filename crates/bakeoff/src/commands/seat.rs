@@ -194,7 +194,7 @@ struct Out {
 
 impl Out {
     fn line(&self, s: std::fmt::Arguments<'_>) {
-        println!("{}", super::screen(&self.redactor.text(&s.to_string())));
+        stdoutln!("{}", super::screen(&self.redactor.text(&s.to_string())));
     }
 
     /// Lines rendered by `bakeoff_seats::render`, one `line` each.
@@ -210,7 +210,7 @@ impl Out {
 
     fn json(&self, mut v: serde_json::Value) -> Result<(), Error> {
         self.redactor.json(&mut v);
-        println!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
+        stdoutln!("{}", serde_json::to_string_pretty(&v).map_err(Error::json)?);
         Ok(())
     }
 }

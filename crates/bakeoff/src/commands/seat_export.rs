@@ -47,12 +47,12 @@ pub fn run(a: SeatExportArgs) -> Result<Exit, Error> {
                 .write_new(dir)
                 .map_err(|e| kube_error(&redactor, e))?
             {
-                eprintln!("wrote {}", p.display());
+                stderrln!("wrote {}", p.display());
             }
         }
     }
     for n in &export.notes {
-        eprintln!("note: {}", redactor.text(n));
+        stderrln!("note: {}", redactor.text(n));
     }
     Ok(Exit::Ok)
 }

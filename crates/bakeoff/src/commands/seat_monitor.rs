@@ -32,12 +32,12 @@ pub async fn run(a: SeatMonitorArgs) -> Result<Exit, Error> {
     })?;
     display.finish();
     let s = &outcome.summary;
-    print!("{}", redactor.text(&bakeoff_report::monitor::terminal(s)));
-    println!("series: {}", outcome.series_path.display());
-    println!("summary: {}", outcome.summary_path.display());
+    stdout!("{}", redactor.text(&bakeoff_report::monitor::terminal(s)));
+    stdoutln!("series: {}", outcome.series_path.display());
+    stdoutln!("summary: {}", outcome.summary_path.display());
     let answered = s.seats.iter().any(|r| r.answered > 0);
     if !answered {
-        eprintln!("no seat answered a single probe: nothing was measured");
+        stderrln!("no seat answered a single probe: nothing was measured");
     }
     Ok(Exit::from_ok(answered && s.findings.is_empty()))
 }

@@ -20,7 +20,7 @@ pub fn run(a: VerdictConfig) -> Result<Exit, Error> {
     };
     let (path, record) = set_verdict(&a.dir, &a.slug, entry)?;
     for l in evidence_text::verdict(&a.slug, &record, &path) {
-        println!("{l}");
+        stdoutln!("{l}");
     }
     Ok(Exit::Ok)
 }

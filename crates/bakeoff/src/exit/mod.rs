@@ -19,6 +19,10 @@ use bakeoff_kube::KubeError;
 use bakeoff_load::LoadError;
 use bakeoff_load::sweep_input::SweepInputError;
 use bakeoff_local::LocalError;
+use bakeoff_measure::adapter::AdapterRunError;
+use bakeoff_measure::bench::BenchError;
+use bakeoff_measure::ceiling::CeilingError;
+use bakeoff_measure::evaluate::EvalError;
 use bakeoff_model::ModelError;
 use bakeoff_monitor::MonitorError;
 use bakeoff_plan::PlanError;
@@ -31,9 +35,6 @@ use bakeoff_report::views::ViewError;
 use bakeoff_seats::OpsError;
 use bakeoff_seats::fleet::{FleetError, UnknownSeat};
 use bakeoff_seats::gateway::GatewayError;
-use bakeoff_suites::adapter::AdapterRunError;
-use bakeoff_suites::bench::BenchError;
-use bakeoff_suites::evaluate::EvalError;
 use bakeoff_text::TemplateSourceError;
 
 /// The exit codes of `bakeoff`, one constant each (as nextest-metadata's `NextestExitCode`).
@@ -239,7 +240,10 @@ impl Error {
                 | BenchError::VersusUnfit { .. }
                 | BenchError::SchemaRefused { .. } => FAILED,
                 // The harness's own loopback target did not start.
-                BenchError::CalibrationTarget(_) | BenchError::TlsCalibrationTarget(_) => INTERNAL,
+                BenchError::Ceiling(CeilingError::Target(_) | CeilingError::TlsTarget(_)) => {
+                    INTERNAL
+                }
+                BenchError::Ceiling(CeilingError::Load(l)) => load_code(l),
                 BenchError::Load(l) => load_code(l),
                 BenchError::Store(s) => store_code(s),
             },

@@ -1,9 +1,9 @@
 use super::*;
 use bakeoff_load::invalid::{Missing, NotPositive};
 use bakeoff_load::sweep_input::SweepInputError;
+use bakeoff_measure::damage::PromptsError;
 use bakeoff_report::registry::NoArtifactFor;
 use bakeoff_seats::hooks::PreStartRefusal;
-use bakeoff_suites::damage::PromptsError;
 use bakeoff_suites::{intelligence, refusal};
 
 fn io() -> std::io::Error {
@@ -45,7 +45,7 @@ fn adapter_and_bench_errors_keep_their_codes() {
         e.to_string(),
         "interrupted by the operator during preflight; nothing was measured"
     );
-    let target = Error::from(BenchError::CalibrationTarget(io()));
+    let target = Error::from(BenchError::from(CeilingError::Target(io())));
     assert_eq!(target.exit_code(), exit_codes::INTERNAL);
     assert_eq!(
         target.to_string(),

@@ -293,7 +293,7 @@ pub fn wait_for_journal(dir: &Path, n: usize, limit: Duration) {
 /// The first `n` prompts of `eval damage`'s shipped set, as a `--prompts` file in `dir` (a
 /// short run on 2 cores; `eval adapter` reads the same format).
 pub fn first_prompts(dir: &Path, n: usize) -> PathBuf {
-    let shipped = include_str!("../../../bakeoff-suites/data/damage-prompts.jsonl");
+    let shipped = include_str!("../../../bakeoff-measure/data/damage-prompts.jsonl");
     let lines: Vec<&str> = shipped.lines().take(n).collect();
     let p = dir.join(format!("prompts-{n}.jsonl"));
     std::fs::write(&p, lines.join("\n")).unwrap();

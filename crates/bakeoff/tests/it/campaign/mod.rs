@@ -8,6 +8,7 @@
 //! short watchdog timeouts, reading `campaign.json` and the journal, a real completion over a
 //! raw HTTP/1.1 connection, and a guard that stops every seat a test left behind.
 
+mod ceiling;
 mod contaminated;
 mod docker;
 mod engine_flags;

@@ -167,7 +167,7 @@ pub struct AlongFailedExtra {
 mod tests {
     use super::*;
     use crate::damage::first_token::kl;
-    use crate::item_extra::tests::same_bytes_both_ways;
+    use bakeoff_testkit::json::same_bytes_both_ways;
     use serde_json::json;
 
     fn top(tokens: &[(&str, f64)]) -> TopK {

@@ -12,8 +12,8 @@ use tokio::sync::watch;
 
 use super::request::{BenchError, BenchRequest, Benched, Versus, VersusBenched};
 use super::sweep_artifact::artifact;
-use crate::evaluate::{Evaluated, candidate, run_files, write_run_artifact};
-use crate::preflight::{PreflightOutcome, run_preflight};
+use crate::evaluate::{Evaluated, candidate, write_run_artifact};
+use bakeoff_suites::preflight::{PreflightOutcome, run_preflight};
 
 pub(super) async fn measure(
     req: &BenchRequest<'_>,
@@ -64,7 +64,7 @@ pub(super) async fn measure(
 
     let a = write_side(req, "a", client_a, pre_a, ra)?;
     let b = write_side(req, "b", client_b, &pre_b, rb)?;
-    let comparison_path = req.out.join(format!("versus-{run_id}.compare.json"));
+    let comparison_path = req.output.out.join(format!("versus-{run_id}.compare.json"));
     bakeoff_artifact::write_new(&comparison_path, &comparison)?;
     Ok(Benched::Versus(Box::new(VersusBenched {
         a,
@@ -84,12 +84,12 @@ pub(super) fn write_side(
     pre: &PreflightOutcome,
     report: LoadReport,
 ) -> Result<Evaluated, BenchError> {
-    let mut cand = candidate(req.naming, &format!("-{side}-bench"), client, pre);
-    if let Some(s) = &req.naming.slug {
+    let mut cand = candidate(&req.output.naming, &format!("-{side}-bench"), client, pre);
+    if let Some(s) = &req.output.naming.slug {
         cand.slug = format!("{s}-{side}");
     }
-    let mut art = artifact(cand, client, pre, req.embedded_default, report);
-    let mut files = run_files(req.out, &art.candidate.slug, req.replace)?;
+    let mut art = artifact(cand, client, pre, &req.output.run_record, report);
+    let mut files = req.output.claim(&art.candidate.slug)?;
     let path = write_run_artifact(&mut files, &mut art)?;
     Ok(Evaluated {
         artifact: art,

@@ -8,10 +8,7 @@ pub mod schema;
 mod sweep_artifact;
 mod versus;
 
-use bakeoff_artifact::HarnessCeiling;
-use bakeoff_client::Client;
 use bakeoff_load::PinPolicy;
-use bakeoff_load::calibrate::{CalibrationOptions, CalibrationTarget, measure_ceiling};
 use tokio::sync::watch;
 
 pub use request::{
@@ -19,8 +16,9 @@ pub use request::{
 };
 use sweep_artifact::artifact;
 
-use crate::evaluate::{Evaluated, candidate, run_files, unfit_artifact, write_run_artifact};
-use crate::preflight::run_preflight;
+use crate::ceiling::is_https;
+use crate::evaluate::{Evaluated, unfit_artifact, write_run_artifact};
+use bakeoff_suites::preflight::run_preflight;
 
 /// Preflight, ceiling, sweep, artifact — `bench run` without the terminal. `arm_stop` is called
 /// once the sweep starts (not before: preflight and the ceiling are not interruptible): its
@@ -35,10 +33,10 @@ pub async fn run<G>(
     if let Some(unfit) = &pre.unfit {
         // `--out` promises a failure artifact: the class, the evidence and the fix, as
         // `eval run` writes one (docs/artifacts.md).
-        let cand = candidate(req.naming, "-bench", client, &pre);
+        let cand = req.output.candidate(client, &pre);
         let mut art = unfit_artifact(cand, client, &pre, unfit, pre.report.elapsed_ms);
-        art.run = bakeoff_artifact::RunRecord::bench_run(req.embedded_default);
-        let mut files = run_files(req.out, &art.candidate.slug, req.replace)?;
+        art.run = req.output.run_record.clone();
+        let mut files = req.output.claim(&art.candidate.slug)?;
         let path = write_run_artifact(&mut files, &mut art)?;
         return Err(BenchError::Unfit {
             class: unfit.class,
@@ -55,12 +53,9 @@ pub async fn run<G>(
     if req.pin {
         plan.pin = PinPolicy::for_engine(pre.discovered.facts.engine);
     }
-    if req.calibrate {
-        let https = is_https(client);
-        req.progress.ceiling_started(https);
-        let c = ceiling(CalibrationOptions::default(), https).await?;
-        req.progress.ceiling_measured(&c);
-        plan.ceiling = Some(c);
+    if let Some(ceilings) = req.ceilings {
+        let on = |e| req.progress.ceiling(e);
+        plan.ceiling = Some(ceilings.get(is_https(client), &on).await?);
     }
     // A rate search decides its steps as it goes: no count to show.
     let steps = plan
@@ -85,37 +80,12 @@ pub async fn run<G>(
     let report = bakeoff_load::run(client, &plan, req.progress.sweep(steps), stop).await;
     drop(guard);
     let report = report?;
-    let cand = candidate(req.naming, "-bench", client, &pre);
-    let mut art = artifact(cand, client, &pre, req.embedded_default, report);
-    let mut files = run_files(req.out, &art.candidate.slug, req.replace)?;
+    let cand = req.output.candidate(client, &pre);
+    let mut art = artifact(cand, client, &pre, &req.output.run_record, report);
+    let mut files = req.output.claim(&art.candidate.slug)?;
     let path = write_run_artifact(&mut files, &mut art)?;
     Ok(Benched::One(Box::new(Evaluated {
         artifact: art,
         path,
     })))
-}
-
-/// Whether the endpoint is `https://`: its ceiling is then measured over TLS (a TLS handshake
-/// per request costs the client ×4 the CPU of a plain one: docs/performance.md "TLS").
-pub fn is_https(client: &Client) -> bool {
-    client.url().root_path("").scheme() == "https"
-}
-
-/// The harness ceiling against a fresh loopback target (`bench calibrate`, and what `bench
-/// run` and `eval run`'s load suites measure first); over TLS, against a TLS target with a
-/// throwaway CA made in memory.
-pub async fn ceiling(o: CalibrationOptions, https: bool) -> Result<HarnessCeiling, BenchError> {
-    if https {
-        let (target, url, tls) = CalibrationTarget::start_tls()
-            .await
-            .map_err(BenchError::TlsCalibrationTarget)?;
-        let c = bakeoff_load::calibrate::measure_ceiling_with(&url, o, tls).await?;
-        drop(target);
-        Ok(c)
-    } else {
-        let target = CalibrationTarget::start()
-            .await
-            .map_err(BenchError::CalibrationTarget)?;
-        Ok(measure_ceiling(&target.url(), o).await?)
-    }
 }

@@ -32,7 +32,7 @@ use super::first_token::{TopK, with_prefix};
 use super::items::ItemPhase;
 use super::noise::SELF_CHECK_LIMIT_NATS;
 use super::prompts::Prompt;
-use crate::item_extra::ItemWrites;
+use bakeoff_suites::item_extra::ItemWrites;
 
 /// `--tokens` when none is given: long enough for a sentence or two to part.
 pub const DEFAULT_TOKENS: u32 = 64;

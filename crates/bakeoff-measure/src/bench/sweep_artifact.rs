@@ -4,14 +4,14 @@ use bakeoff_artifact::{Artifact, ArtifactKind, Candidate, LoadReport, RunStatus}
 use bakeoff_client::Client;
 
 use crate::evaluate::preflighted;
-use crate::preflight::PreflightOutcome;
+use bakeoff_suites::preflight::PreflightOutcome;
 
 /// The artifact of one measured sweep.
 pub(super) fn artifact(
     candidate: Candidate,
     client: &Client,
     pre: &PreflightOutcome,
-    embedded_default: bool,
+    run: &bakeoff_artifact::RunRecord,
     report: LoadReport,
 ) -> Artifact {
     let mut art = preflighted(ArtifactKind::Bakeoff, candidate, client, pre);
@@ -20,7 +20,7 @@ pub(super) fn artifact(
             f.suite = Some("throughput".into());
             f
         }));
-    art.run = bakeoff_artifact::RunRecord::bench_run(embedded_default);
+    art.run = run.clone();
     if let Some(i) = &report.interrupted {
         art.status = RunStatus::Incomplete;
         art.incomplete_reason = Some(i.clone());

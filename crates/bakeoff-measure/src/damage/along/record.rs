@@ -9,7 +9,7 @@ use super::compare::Compared;
 use super::route::{RouteError, Step};
 use crate::damage::first_token::TopK;
 use crate::damage::items::{AlongExtra, AlongFailedExtra, ItemPhase};
-use crate::item_extra::ItemWrites;
+use bakeoff_suites::item_extra::ItemWrites;
 
 /// The reference's first run of one prompt: what everything else is compared with.
 pub(super) struct Reference {
@@ -97,7 +97,7 @@ pub(super) fn error_item(
     writes: &mut ItemWrites,
 ) -> ItemRecord {
     let (outcome, kind) = match e {
-        RouteError::Request(r) => (crate::outcome::outcome_of_error(r), "request"),
+        RouteError::Request(r) => (bakeoff_suites::outcome::outcome_of_error(r), "request"),
         RouteError::Status { .. } => (Outcome::HttpError, "http"),
         RouteError::Shape { .. } => (Outcome::Empty, "decode"),
     };

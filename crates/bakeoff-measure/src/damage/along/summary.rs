@@ -11,7 +11,7 @@ use crate::damage::noise::{
     BOOTSTRAP_SEED, RESOLUTION_NATS, SELF_CHECK_LIMIT_NATS as LIMIT_NATS, summarize_kl,
 };
 use crate::damage::record::median;
-use crate::summary::score;
+use bakeoff_suites::summary::score;
 
 pub(super) struct Inputs<'a> {
     pub tokens: u32,

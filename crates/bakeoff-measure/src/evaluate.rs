@@ -18,34 +18,26 @@ use bakeoff_artifact::{
 use bakeoff_client::Client;
 use tokio::sync::watch;
 
-use crate::preflight::{PreflightOptions, PreflightOutcome, Unfit, run_preflight};
-use crate::progress::{EvalEvent, EvalHook, PreflightPhase};
-use crate::runner::{RunOutcome, nothing_valid, run_suites_with};
-use crate::suite_choice::SuiteName;
-use crate::suite_run::{SuiteContext, SuiteOptions};
+use bakeoff_suites::preflight::{PreflightOptions, PreflightOutcome, Unfit, run_preflight};
+use bakeoff_suites::progress::{CeilingEvent, EvalEvent, EvalHook, PreflightPhase};
 
-/// How a run is named: `--slug`, `--hardware`, `--note` and the embedded default's additions.
-#[derive(Debug, Clone, Default)]
-pub struct Naming {
-    pub slug: Option<String>,
-    pub hardware: Option<String>,
-    pub notes: Vec<String>,
-}
+use crate::ceiling::Ceilings;
+use crate::output::{Naming, Output};
+use bakeoff_suites::runner::{RunOutcome, nothing_valid, run_suites_with};
+use bakeoff_suites::suite_choice::SuiteName;
+use bakeoff_suites::suite_run::{SuiteContext, SuiteOptions};
 
 /// What to measure and where to write it.
 pub struct EvalRequest<'a> {
     pub client: &'a Client,
     pub preflight: &'a PreflightOptions,
     pub suites: &'a [SuiteName],
-    /// Options with the harness ceiling already applied when wanted.
     pub options: &'a SuiteOptions,
-    pub naming: &'a Naming,
-    /// Appended to the default slug (bench run's `-bench`); ignored when naming.slug is set.
-    pub slug_suffix: &'a str,
-    pub out: &'a Path,
-    pub replace: bool,
-    /// What the operator asked for, recorded as `artifact.run`.
-    pub run_record: bakeoff_artifact::RunRecord,
+    /// The harness ceiling the load suites' steps are checked against, measured on their
+    /// first need (and shared by the caller's other runs); `None` (`--no-calibrate`): they go
+    /// unchecked. A ceiling already set in `options` is kept.
+    pub ceilings: Option<&'a Ceilings>,
+    pub output: Output<'a>,
     /// Where progress goes (the preflight's phases, each suite's start and end, every
     /// finished item); `None`: nowhere.
     pub progress: Option<EvalHook>,
@@ -108,14 +100,14 @@ pub async fn evaluate(
             elapsed: start.elapsed(),
         },
     }));
-    let mut candidate = candidate(req.naming, req.slug_suffix, client, &pre);
+    let mut candidate = req.output.candidate(client, &pre);
     // The run's file names, claimed now: a later run of the slug never overwrites this one.
-    let mut files = run_files(req.out, &candidate.slug, req.replace)?;
+    let mut files = req.output.claim(&candidate.slug)?;
 
     if let Some(unfit) = &pre.unfit {
         let elapsed_ms = start.elapsed().as_millis() as u64;
         let mut art = unfit_artifact(candidate, client, &pre, unfit, elapsed_ms);
-        art.run = req.run_record;
+        art.run = req.output.run_record;
         return finish(&mut files, art);
     }
 
@@ -125,12 +117,12 @@ pub async fn evaluate(
         .clone()
         .unwrap_or_else(|| "default".to_string());
     // Does --thinking take effect on this endpoint? Checked, never assumed.
-    if req.options.thinking != crate::thinking::ThinkingMode::Default {
+    if req.options.thinking != bakeoff_suites::thinking::ThinkingMode::Default {
         emit(EvalEvent::Preflight(PreflightPhase::CheckingThinking {
             mode: req.options.thinking.as_str(),
         }));
     }
-    let (thinking_check, thinking_flag) = crate::thinking::verify(
+    let (thinking_check, thinking_flag) = bakeoff_suites::thinking::verify(
         client,
         &model,
         pre.discovered.facts.engine,
@@ -139,6 +131,7 @@ pub async fn evaluate(
     .await;
     pre.report.thinking_mode = Some(thinking_check);
     pre.report.flags.extend(thinking_flag);
+    let options = with_ceiling(&req, &mut candidate, &emit).await;
     let mut journal = files.open_journal()?;
     let mut journal_error = None;
 
@@ -146,7 +139,7 @@ pub async fn evaluate(
         client,
         model,
         facts: &pre.discovered.facts,
-        options: req.options,
+        options: &options,
     };
     let mut on_item = |suite: &str, item: &ItemRecord| {
         if let Err(e) = journal.append(suite, item) {
@@ -165,7 +158,7 @@ pub async fn evaluate(
         ArtifactKind::Failure
     };
     let mut art = preflighted(kind, candidate, client, &pre);
-    art.run = req.run_record;
+    art.run = req.output.run_record;
     for s in outcome.suites.values() {
         art.instrument_flags.extend(s.summary.flags.iter().cloned());
     }
@@ -177,10 +170,43 @@ pub async fn evaluate(
         art.failure = Some(nothing_measured(&outcome, start));
     }
     if let (Some(facts), Some(c)) = (art.endpoint.facts.as_mut(), outcome.suites.get("context")) {
-        facts.overflow = crate::context::overflow_fact(c);
+        facts.overflow = bakeoff_suites::context::overflow_fact(c);
     }
     art.suites = outcome.suites;
     finish(&mut files, art)
+}
+
+/// The suite options with the harness ceiling set when a load suite runs and the request
+/// asked for it. One that cannot be measured is said in the candidate's notes (and as an
+/// event), and the load steps go unchecked, as with `--no-calibrate`.
+async fn with_ceiling(
+    req: &EvalRequest<'_>,
+    candidate: &mut Candidate,
+    emit: &(dyn Fn(EvalEvent) + Sync),
+) -> SuiteOptions {
+    let mut options = req.options.clone();
+    let load = req
+        .suites
+        .iter()
+        .any(|s| matches!(s, SuiteName::Throughput | SuiteName::Longgen));
+    let Some(ceilings) = req.ceilings.filter(|_| load) else {
+        return options;
+    };
+    if options.throughput.harness_ceiling.is_some() {
+        return options;
+    }
+    let on = |e: CeilingEvent| emit(EvalEvent::Ceiling(e));
+    match ceilings
+        .get(crate::ceiling::is_https(req.client), &on)
+        .await
+    {
+        Ok(c) => options.throughput.harness_ceiling = Some(c),
+        Err(e) => candidate.notes.push(format!(
+            "the harness ceiling could not be measured ({e}): the load steps are not checked \
+             against it"
+        )),
+    }
+    options
 }
 
 /// Resolves once `stop` reads true; never, if its sender is gone without having said so.

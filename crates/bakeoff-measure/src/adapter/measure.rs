@@ -10,9 +10,9 @@ use tokio::sync::watch;
 use super::AdapterOptions;
 use super::verdict::{self, Answer};
 use crate::damage::{self, FirstTokenError, Prompt};
-use crate::item_extra::ItemWrites;
-use crate::outcome::{outcome_of_error, record};
-use crate::summary;
+use bakeoff_suites::item_extra::ItemWrites;
+use bakeoff_suites::outcome::{outcome_of_error, record};
+use bakeoff_suites::summary;
 
 /// What to compare, and where.
 pub struct AdapterInput<'a> {
@@ -196,7 +196,7 @@ fn stop_reason(e: &FirstTokenError) -> Option<String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::item_extra::tests::same_bytes_both_ways;
+    use bakeoff_testkit::json::same_bytes_both_ways;
 
     /// The item's `extra` writes what the former `json!` writer wrote, for every leg.
     #[test]

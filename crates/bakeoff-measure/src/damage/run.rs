@@ -7,7 +7,6 @@
 //! and no earlier request of this run — or of any run — shares a prefix with it. Each request
 //! also carries its engine's no-prompt-cache fields under a salt of its own.
 
-use std::path::Path;
 use std::time::Instant;
 
 use bakeoff_artifact::failure_table::remediation;
@@ -27,11 +26,10 @@ use super::first_token::{FirstToken, FirstTokenError, TopK, first_token_request,
 use super::native::send_reading_native;
 use super::record::{Tally, candidate_item, self_check_item, suite_result};
 use super::{Prompt, SUITE};
-use crate::evaluate::{
-    EvalError, Evaluated, Naming, candidate, preflighted, run_files, write_run_artifact,
-};
-use crate::item_extra::ItemWrites;
-use crate::progress::PreflightPhase;
+use crate::Output;
+use crate::evaluate::{EvalError, Evaluated, preflighted, write_run_artifact};
+use bakeoff_suites::item_extra::ItemWrites;
+use bakeoff_suites::progress::PreflightPhase;
 
 /// What to measure and where to write it.
 pub struct DamageRequest<'a> {
@@ -48,10 +46,7 @@ pub struct DamageRequest<'a> {
     pub tokens: u32,
     /// Seed of the prompts' unique prefixes (recorded in `artifact.run` by the caller).
     pub seed: u64,
-    pub naming: &'a Naming,
-    pub out: &'a Path,
-    pub replace: bool,
-    pub run_record: bakeoff_artifact::RunRecord,
+    pub output: Output<'a>,
     pub progress: Option<DamageHook>,
 }
 
@@ -77,10 +72,10 @@ pub async fn evaluate_damage(
         }
     };
     let (cand_pre, ref_pre) = preflight_both(&req, stop, start, &emit).await?;
-    let cand = candidate(req.naming, "", req.candidate, &cand_pre);
-    let mut files = run_files(req.out, &cand.slug, req.replace)?;
+    let cand = req.output.candidate(req.candidate, &cand_pre);
+    let mut files = req.output.claim(&cand.slug)?;
     let mut art = preflighted(ArtifactKind::Failure, cand, req.candidate, &cand_pre);
-    art.run = req.run_record.clone();
+    art.run = req.output.run_record.clone();
     let reference = reference_record(req.reference, &ref_pre);
     art.run.reference = Some(reference.clone());
     if let Some(unfit) = &cand_pre.unfit {

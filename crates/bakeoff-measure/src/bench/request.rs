@@ -1,16 +1,18 @@
 //! What `bench run` is asked ([`BenchRequest`]) and what it answers ([`Benched`],
 //! [`BenchError`]): shared by the single sweep and `--versus`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use bakeoff_artifact::{Artifact, FailureClass, HarnessCeiling, RunStatus, StoreError};
+use bakeoff_artifact::{Artifact, FailureClass, RunStatus, StoreError};
 use bakeoff_client::Client;
 use bakeoff_load::compare::SweepComparison;
 use bakeoff_load::{LoadError, LoadPlan, Progress};
 
-use crate::evaluate::{Evaluated, Naming};
-use crate::preflight::PreflightOptions;
+use crate::Output;
+use crate::ceiling::{CeilingError, CeilingEvent, Ceilings};
+use crate::evaluate::Evaluated;
+use bakeoff_suites::preflight::PreflightOptions;
 
 /// What to measure and where to write it.
 pub struct BenchRequest<'a> {
@@ -21,13 +23,11 @@ pub struct BenchRequest<'a> {
     pub plan: &'a LoadPlan,
     /// Not `--no-pin`: send the engine's ignore_eos / min_tokens.
     pub pin: bool,
-    /// Measure the harness ceiling first (not `--no-calibrate`).
-    pub calibrate: bool,
-    pub naming: &'a Naming,
-    pub out: &'a Path,
-    pub replace: bool,
-    /// The endpoint is the embedded default (recorded in `artifact.run`).
-    pub embedded_default: bool,
+    /// The harness ceiling the steps are checked against, measured before the sweep unless
+    /// known; `None` (`--no-calibrate`): they go unchecked.
+    pub ceilings: Option<&'a Ceilings>,
+    /// Where the artifacts go (`artifact.run` says whether the endpoint is the embedded default).
+    pub output: Output<'a>,
     /// `--versus`: the second endpoint, measured alternately with the first.
     pub versus: Option<Versus<'a>>,
     /// `--schema FILE`: the same workload constrained and unconstrained, alternately.
@@ -45,9 +45,8 @@ pub struct Versus<'a> {
 
 /// Where a bench run's progress goes.
 pub trait BenchProgress: Sync {
-    /// The harness ceiling is being measured (over TLS when `https`).
-    fn ceiling_started(&self, https: bool);
-    fn ceiling_measured(&self, ceiling: &HarnessCeiling);
+    /// The harness ceiling as it is measured.
+    fn ceiling(&self, event: CeilingEvent);
     /// The sweep starts: `steps` measured steps (`None`: a rate search decides as it goes);
     /// the load engine's progress for it.
     fn sweep(&self, steps: Option<usize>) -> Arc<dyn Progress>;
@@ -116,10 +115,8 @@ pub enum BenchError {
         form: String,
         words: String,
     },
-    #[error("cannot start the loopback calibration target: {0}")]
-    CalibrationTarget(std::io::Error),
-    #[error("cannot start the TLS loopback calibration target: {0}")]
-    TlsCalibrationTarget(std::io::Error),
+    #[error(transparent)]
+    Ceiling(#[from] CeilingError),
     #[error(transparent)]
     Load(#[from] LoadError),
     #[error(transparent)]

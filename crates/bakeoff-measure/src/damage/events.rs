@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::along::AlongPhase;
-use crate::progress::PreflightPhase;
+use bakeoff_suites::progress::PreflightPhase;
 
 /// Which endpoint an event is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

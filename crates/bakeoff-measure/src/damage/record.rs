@@ -9,9 +9,9 @@ use bakeoff_artifact::{
 use super::first_token::{FirstToken, FirstTokenError, TopK};
 use super::items::{CandidateExtra, SelfCheckExtra};
 use super::{SUITE, noise};
-use crate::item_extra::ItemWrites;
-use crate::outcome::{outcome_of_error, record};
-use crate::summary::summarize;
+use bakeoff_suites::item_extra::ItemWrites;
+use bakeoff_suites::outcome::{outcome_of_error, record};
+use bakeoff_suites::summary::summarize;
 
 /// The damage figures' median is `bakeoff-stats`' (non-finite values dropped); named here for
 /// the modules of this suite that reach it through `record`.
@@ -226,7 +226,7 @@ pub(super) fn suite_result(t: Tally) -> SuiteResult {
     let differs = t.measured.iter().filter(|m| m.top1_differs).count() as u64;
     let top1_differs = kl
         .as_ref()
-        .and_then(|_| crate::summary::score(differs, t.measured.len() as u64));
+        .and_then(|_| bakeoff_suites::summary::score(differs, t.measured.len() as u64));
     let noise_floor = self_check
         .as_ref()
         .map_or(noise::RESOLUTION_NATS, |c| noise::noise_floor(&c.kl));

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bakeoff_term::escape::for_terminal;
 
 use crate::damage::DamageEvent;
-use crate::progress::{EvalEvent, Outcomes, PreflightPhase};
+use bakeoff_suites::progress::{CeilingEvent, EvalEvent, Outcomes, PreflightPhase};
 
 /// A duration for a progress line: "42 s" below two minutes, else "3 min 5 s".
 pub fn secs(d: Duration) -> String {
@@ -23,6 +23,7 @@ pub fn secs(d: Duration) -> String {
 pub fn eval_event(e: &EvalEvent) -> (bool, String) {
     match e {
         EvalEvent::Preflight(p) => (false, preflight_line(p)),
+        EvalEvent::Ceiling(c) => ceiling_event(c),
         EvalEvent::SuiteStarted { suite, planned } => (
             false,
             match planned {
@@ -73,6 +74,38 @@ pub fn eval_event(e: &EvalEvent) -> (bool, String) {
     }
 }
 
+/// The harness ceiling's events: a status while it is measured, then a lasting line with the
+/// figure (or why there is none), as soon as it is known.
+pub fn ceiling_event(e: &CeilingEvent) -> (bool, String) {
+    match e {
+        CeilingEvent::Started { https: true } => (
+            false,
+            "[harness] measuring the harness ceiling against the loopback target over TLS …".into(),
+        ),
+        CeilingEvent::Started { https: false } => (
+            false,
+            "[harness] measuring the harness ceiling against the loopback target …".into(),
+        ),
+        CeilingEvent::Measured(c) => (
+            true,
+            format!(
+                "[harness] ceiling: {:.0} req/s, {:.0} streamed tokens/s, {} concurrent streams; \
+                 steps above half of these are flagged client-bound",
+                c.requests_per_second, c.streamed_tokens_per_second, c.concurrent_streams
+            ),
+        ),
+        CeilingEvent::Unmeasured { https, error } => (
+            true,
+            format!(
+                "[harness] the harness ceiling{} could not be measured ({}): the load steps are \
+                 not checked against it",
+                if *https { " over TLS" } else { "" },
+                for_terminal(error, 300)
+            ),
+        ),
+    }
+}
+
 fn preflight_line(p: &PreflightPhase) -> String {
     match p {
         PreflightPhase::Probing { ready_timeout } => format!(
@@ -120,7 +153,7 @@ fn plural(n: usize) -> &'static str {
 /// One event of `eval damage` as a progress line; `true`: it lasts (an endpoint's preflight
 /// verdict, the self-check's), else a status. Model ids come from the endpoint: escaped.
 pub fn damage_event(e: &DamageEvent) -> (bool, String) {
-    use crate::PreflightPhase as P;
+    use bakeoff_suites::PreflightPhase as P;
     match e {
         DamageEvent::Preflight { side, phase } => {
             let side = side.as_str();

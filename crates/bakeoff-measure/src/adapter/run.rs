@@ -2,7 +2,7 @@
 //! (journaled as items finish), the artifact. The binary wires the signals and the terminal
 //! around [`run`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use bakeoff_artifact::{
@@ -14,11 +14,10 @@ use bakeoff_client::adapter::{AdapterError, resolve};
 use tokio::sync::watch;
 
 use super::{AdapterInput, AdapterOptions, SUITE, check};
+use crate::Output;
 use crate::damage::Prompt;
-use crate::evaluate::{
-    Evaluated, Naming, candidate, preflighted, run_files, unfit_artifact, write_run_artifact,
-};
-use crate::preflight::{PreflightOptions, run_preflight};
+use crate::evaluate::{Evaluated, preflighted, unfit_artifact, write_run_artifact};
+use bakeoff_suites::preflight::{PreflightOptions, run_preflight};
 
 /// Each control call of the adapter's lookup (`/v1/models`, `/lora-adapters`).
 const LOOKUP_LIMIT: Duration = Duration::from_secs(15);
@@ -35,9 +34,9 @@ pub struct AdapterRequest<'a> {
     /// Where the prompts came from, as recorded in `artifact.run`.
     pub prompts_source: &'a str,
     pub options: &'a AdapterOptions,
-    /// `--slug`; else the candidate's default slug with `-adapter`.
-    pub slug: Option<String>,
-    pub out: &'a Path,
+    /// Where the artifact goes: its slug is `--slug`, else the candidate's default with
+    /// `-adapter`; the check's own facts are added to its run record.
+    pub output: Output<'a>,
     /// Where progress goes.
     pub progress: &'a (dyn Fn(AdapterEvent<'_>) + Sync),
 }
@@ -96,14 +95,11 @@ pub async fn run(
         p = run_preflight(client, req.preflight) => p,
         _ = stop.changed() => return Err(AdapterRunError::InterruptedInPreflight),
     };
-    let naming = Naming {
-        slug: req.slug.clone(),
-        hardware: None,
-        notes: vec![format!("adapter check of {:?}", req.adapter)],
-    };
-    let cand = candidate(&naming, "-adapter", client, &pre);
+    let mut cand = req.output.candidate(client, &pre);
+    cand.notes
+        .push(format!("adapter check of {:?}", req.adapter));
     if let Some(unfit) = &pre.unfit {
-        let mut files = run_files(req.out, &cand.slug, false)?;
+        let mut files = req.output.claim(&cand.slug)?;
         let mut art = unfit_artifact(cand, client, &pre, unfit, pre.report.elapsed_ms);
         art.run = run_record(&req, None);
         let path = write_run_artifact(&mut files, &mut art)?;
@@ -123,8 +119,8 @@ pub async fn run(
         route: &route,
         prompts: req.prompts.len(),
     });
-    let mut files = run_files(req.out, &cand.slug, false)?;
-    let seed = crate::context::fresh_seed(req.adapter);
+    let mut files = req.output.claim(&cand.slug)?;
+    let seed = bakeoff_suites::context::fresh_seed(req.adapter);
     let mut journal = files.open_journal()?;
     let mut journal_error = None;
     let total = req.prompts.len() * 3;
@@ -203,7 +199,7 @@ fn run_record(req: &AdapterRequest<'_>, seed: Option<u64>) -> bakeoff_artifact::
         max_tokens: Some(req.options.max_tokens),
         seed: Some(seed),
         ready_timeout_s: Some(req.preflight.ready_timeout.as_secs()),
-        ..Default::default()
+        ..req.output.run_record.clone()
     }
 }
 

@@ -19,7 +19,7 @@ use serde::Deserialize;
 const DEFAULT: &str = include_str!("../../data/damage-prompts.jsonl");
 
 /// Where the shipped set comes from, as recorded in artifacts.
-pub const DEFAULT_SOURCE: &str = "shipped: bakeoff-suites/data/damage-prompts.jsonl";
+pub const DEFAULT_SOURCE: &str = "shipped: bakeoff-measure/data/damage-prompts.jsonl";
 
 /// The most prompts a set may hold: each costs three requests.
 pub const MAX_PROMPTS: usize = 2000;

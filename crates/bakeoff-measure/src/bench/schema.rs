@@ -27,7 +27,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::request::{BenchError, BenchRequest, Benched, VersusBenched};
-use crate::preflight::PreflightOutcome;
+use bakeoff_suites::preflight::PreflightOutcome;
 
 /// `--schema FILE`, read and compiled, and how to send it.
 #[derive(Debug, Clone)]
@@ -77,9 +77,11 @@ pub fn load_schema(path: &Path) -> Result<Value, SchemaFileError> {
         };
         return Err(SchemaFileError::NotObject { path: p, found });
     }
-    crate::structured::battery::validator(&v).map_err(|message| SchemaFileError::Compile {
-        path: p.clone(),
-        message: one_line(&message),
+    bakeoff_suites::structured::battery::validator(&v).map_err(|message| {
+        SchemaFileError::Compile {
+            path: p.clone(),
+            message: one_line(&message),
+        }
     })?;
     Ok(v)
 }
@@ -160,7 +162,7 @@ async fn ttft_of(
             let words = match e {
                 bakeoff_client::RequestError::Http { body, .. }
                 | bakeoff_client::RequestError::ServerErrorEvent { body } => {
-                    crate::structured::judge::words_of(body)
+                    bakeoff_suites::structured::judge::words_of(body)
                 }
                 other => other.to_string(),
             };
@@ -251,7 +253,7 @@ pub(super) async fn measure(
         .unwrap_or_default();
     let a = super::versus::write_side(req, "unconstrained", req.client, pre, ra)?;
     let b = super::versus::write_side(req, "constrained", req.client, pre, rb)?;
-    let comparison_path = req.out.join(format!("schema-{run_id}.compare.json"));
+    let comparison_path = req.output.out.join(format!("schema-{run_id}.compare.json"));
     let file = SchemaComparison {
         sides: "A unconstrained, B constrained by the schema",
         form: form.as_str().to_owned(),
