@@ -91,3 +91,38 @@ fn eval_damage_refuses_a_prompt_file_with_a_repeated_id_and_a_bad_top_k() {
         "--top-k 0: must be a whole number from 1 to 100; fix: ",
     );
 }
+
+/// A structured battery or a `--schema` file is read and compiled as the flag is checked: a
+/// malformed, uncompilable or empty one is one line naming what is wrong.
+#[test]
+fn bad_batteries_and_schema_files_are_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let malformed = write("malformed.jsonl", "{\"id\": \"a\", \"class\":\n");
+    let uncompilable = write(
+        "uncompilable.jsonl",
+        r#"{"id":"a","class":"c","prompt":"p","schema":{"type":"object","properties":{"x":{"type":"string","pattern":"(unclosed"}}},"answer":{}}"#,
+    );
+    let empty = write("empty.jsonl", "// nothing here\n\n");
+    for (file, want) in [
+        (&malformed, "malformed.jsonl line 1"),
+        (&uncompilable, "the validator cannot compile the schema"),
+        (&empty, "has no items"),
+    ] {
+        let run = ["eval", "run", "--endpoint", DEAD, "--suite", "structured"];
+        assert_refused(&strs(&with(&run, &["--structured-battery", file])), want);
+    }
+    let not_json = write("bad.schema.json", "{\"type\": \"object\",");
+    let regex = write(
+        "regex.schema.json",
+        r#"{"type":"string","pattern":"(unclosed"}"#,
+    );
+    for (file, want) in [(&not_json, "is not JSON"), (&regex, "cannot compile")] {
+        let run = ["bench", "run", "--endpoint", DEAD];
+        assert_refused(&strs(&with(&run, &["--schema", file])), want);
+    }
+}
