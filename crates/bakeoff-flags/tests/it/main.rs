@@ -1,11 +1,13 @@
 //! The command line as a library: a command line parsed by clap and checked by `validate`,
 //! without spawning the binary (the binary's own tests cover the exit codes these become and
 //! the one `error: …` line it prints). The refusals of each area sit in their own module.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bench_refusals;
 mod bounds;
 mod docs;
 mod eval_refusals;
+mod help;
 mod plan_refusals;
 mod refusals;
 mod seat_refusals;

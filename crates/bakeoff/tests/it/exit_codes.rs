@@ -122,3 +122,16 @@ fn comparing_failure_artifacts_is_a_usage_error_in_both_compares() {
     let o = bakeoff(&["bench", "compare", &files[0], &files[1]]);
     assert_eq!(code(&o), 2, "{}", text(&o));
 }
+
+/// `--help` is no error: clap's page on stdout, nothing on stderr, exit 0 (the pages
+/// themselves are `bakeoff-flags`' tests).
+#[test]
+fn help_is_printed_on_stdout_and_exits_0() {
+    for args in [vec!["--help"], vec!["eval", "run", "--help"]] {
+        let o = bakeoff(&args);
+        assert_eq!(code(&o), 0, "{args:?}: {}", text(&o));
+        assert!(o.stderr.is_empty(), "{args:?}: {}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("Usage: bakeoff"), "{out}");
+    }
+}
