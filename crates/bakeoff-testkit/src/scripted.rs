@@ -339,20 +339,24 @@ pub fn gateway_with_tokenizer(
 /// later one open without a byte — what a real engine looks like while it works through a
 /// long prompt on a slow machine (llama-server sends nothing until prefill ends). It makes
 /// "Ctrl-C while a request is in flight" deterministic, which the small fast model cannot.
-/// `seen` counts the chat requests received.
+/// `seen` counts the chat requests received: a test waits on its receiver for the count it
+/// needs.
 pub fn answers_then_holds(
     answered: u64,
-    seen: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    seen: std::sync::Arc<tokio::sync::watch::Sender<u64>>,
 ) -> Router {
-    use std::sync::atomic::Ordering;
     Router::new()
         .route("/v1/models", get(|| async { bare_models("slow", 8192) }))
         .route(
             "/v1/chat/completions",
             post(move || {
-                let seen = seen.clone();
+                let mut before = 0;
+                seen.send_modify(|n| {
+                    before = *n;
+                    *n += 1;
+                });
                 async move {
-                    if seen.fetch_add(1, Ordering::SeqCst) >= answered {
+                    if before >= answered {
                         tokio::time::sleep(std::time::Duration::from_secs(600)).await;
                     }
                     chat_stream(&["Hello"], &[], "stop", 1)

@@ -20,12 +20,16 @@
 //! connection) under its own time limit; a reading that fails is never taken as idle.
 
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::future::Future;
+use std::time::Duration;
 
 use bakeoff_artifact::EngineKind;
 use bakeoff_client::prometheus::{self, Scrape};
 use bakeoff_client::{Client, ClientOptions, EndpointUrl, Timeouts};
 use tokio::sync::watch;
+// Tokio's clock, not std's: it is the one the naps between readings sleep on, and a test that
+// pauses the runtime's clock drives the whole wait without waiting.
+use tokio::time::Instant;
 
 mod error;
 
@@ -278,6 +282,32 @@ pub async fn wait_idle_with(
     poll: Duration,
     stop: &mut watch::Receiver<bool>,
 ) -> IdleWait {
+    wait_idle_on(
+        |limit| read_load_with(client, engine, limit),
+        idle_for,
+        timeout,
+        poll,
+        stop,
+    )
+    .await
+}
+
+/// The wait of [`wait_idle`] over any source of readings: `read(limit)` takes one reading,
+/// bounded by `limit` (5 s, or the time left but at least 0.5 s). Time is tokio's clock
+/// ([`tokio::time::Instant`]), so with the runtime's clock paused the wait runs at once, in
+/// the same order, with the same figures.
+pub async fn wait_idle_on<F, Fut, E>(
+    mut read: F,
+    idle_for: Duration,
+    timeout: Duration,
+    poll: Duration,
+    stop: &mut watch::Receiver<bool>,
+) -> IdleWait
+where
+    F: FnMut(Duration) -> Fut,
+    Fut: Future<Output = Result<Reading, E>>,
+    E: fmt::Display,
+{
     let started = Instant::now();
     let deadline = started + timeout;
     let poll = poll.max(MIN_POLL);
@@ -290,7 +320,7 @@ pub async fn wait_idle_with(
         let got = tokio::select! {
             biased;
             () = stopped(stop) => return IdleWait::Stopped,
-            r = read_load_with(client, engine, limit) => r,
+            r = read(limit) => r,
         };
         let now = Instant::now();
         let last = match got {

@@ -1,17 +1,18 @@
 //! `idle`: reading a seat's load from each engine's own endpoints, and waiting for a seat to be
 //! idle for a stretch. Scripted servers copy what each engine serves (sources cited per
-//! fixture); the last test reads a real llama-server.
+//! fixture); the wait itself runs over scripted readings on tokio's paused clock, so its
+//! figures are exact and no test waits for them; the last test reads a real llama-server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::get;
 use bakeoff_artifact::EngineKind;
-use bakeoff_campaign::idle::{IdleWait, Load, Reading, read_load, wait_idle};
+use bakeoff_campaign::idle::{IdleWait, Load, Reading, read_load, wait_idle, wait_idle_on};
 use bakeoff_testkit::scripted::{self, json};
 use serde_json::json;
 
@@ -364,10 +365,12 @@ async fn slot_lists_that_tell_nothing_are_errors() {
     );
 }
 
-#[tokio::test]
+// The runtime's clock is paused: the server's hang and the reading's limit are both on it, so
+// the test shows which ends first without waiting for either.
+#[tokio::test(start_paused = true)]
 async fn a_server_that_never_answers_times_out() {
     let hang = || async {
-        tokio::time::sleep(Duration::from_secs(600)).await;
+        tokio::time::sleep(HANG).await;
         text(String::new())
     };
     let s = scripted::serve(
@@ -377,7 +380,7 @@ async fn a_server_that_never_answers_times_out() {
     )
     .await;
     for engine in [EngineKind::LlamaCpp, EngineKind::Vllm, EngineKind::Generic] {
-        let t0 = Instant::now();
+        let t0 = tokio::time::Instant::now();
         let r = tokio::time::timeout(
             Duration::from_secs(10),
             read_load(&s.url(), engine, Duration::from_millis(300)),
@@ -385,7 +388,7 @@ async fn a_server_that_never_answers_times_out() {
         .await
         .expect("read_load must respect its timeout");
         let e = r.unwrap_err().to_string();
-        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        assert!(t0.elapsed() < HANG, "{:?}", t0.elapsed());
         assert!(e.contains("timeout"), "{e}");
         assert!(e.contains("cannot tell whether it is idle"), "{e}");
     }
@@ -409,45 +412,87 @@ async fn nothing_listening_is_an_error() {
     assert!(e.starts_with("vLLM: "), "{e}");
 }
 
-/// vLLM's /metrics whose answer follows the time since the server started: `busy` says whether
-/// it is busy at that instant; `None` answers 500 (a failed reading).
-fn timed_vllm(busy: fn(Duration) -> Option<bool>) -> Router {
-    logged_vllm(move |_, t| busy(t)).0
+/// How long a scripted server that never answers holds a request.
+const HANG: Duration = Duration::from_secs(600);
+
+/// What one scripted reading says.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Says {
+    Idle,
+    Busy,
+    Fails,
 }
 
-/// What a scripted server answered, in order: when each answer was served (before the client
-/// could see it) and what it said (`None`: a 500).
-type Served = Arc<Mutex<Vec<(Instant, Option<bool>)>>>;
+/// One reading the wait took: when (from the wait's start, on the runtime's clock), the limit
+/// it was given, and what it said.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Taken {
+    at: Duration,
+    limit: Duration,
+    says: Says,
+}
 
-/// vLLM's /metrics answering by the request's number (from 0) and the time since the server
-/// started, as `timed_vllm` does, logging each answer.
-fn logged_vllm(
-    busy: impl Fn(usize, Duration) -> Option<bool> + Send + Sync + 'static,
-) -> (Router, Served) {
-    let t0 = Instant::now();
-    let served: Served = Arc::default();
-    let log = served.clone();
-    let busy = Arc::new(busy);
-    let app = Router::new().route(
-        "/metrics",
-        get(move || {
-            let (log, busy) = (log.clone(), busy.clone());
-            async move {
-                let answer = {
-                    let mut log = log.lock().unwrap();
-                    let answer = busy(log.len(), t0.elapsed());
-                    log.push((Instant::now(), answer));
-                    answer
-                };
-                match answer {
-                    Some(true) => text(vllm_metrics([1, 0], [0, 0])),
-                    Some(false) => text(vllm_metrics([0, 0], [0, 0])),
-                    None => json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "x"})),
-                }
+/// The parameters of one wait.
+struct Wait {
+    idle_for: Duration,
+    timeout: Duration,
+    poll: Duration,
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// `wait_idle_on` over readings scripted by their number (from 0) and their time since the
+/// wait began; `stop` is handed to each reading too. Returns the outcome and every reading
+/// taken. Run under a paused clock, the naps between readings take no time and the times are
+/// exact.
+async fn scripted_wait(
+    w: Wait,
+    stop: (
+        tokio::sync::watch::Sender<bool>,
+        tokio::sync::watch::Receiver<bool>,
+    ),
+    says: impl Fn(usize, Duration, &tokio::sync::watch::Sender<bool>) -> Says,
+) -> (IdleWait, Vec<Taken>) {
+    let (tx, mut rx) = stop;
+    let taken = std::cell::RefCell::new(Vec::new());
+    let t0 = tokio::time::Instant::now();
+    let (taken_ref, says, tx) = (&taken, &says, &tx);
+    let outcome = wait_idle_on(
+        // A reading is taken when the wait polls it, as a real one is sent then.
+        |limit| async move {
+            let at = t0.elapsed();
+            let n = taken_ref.borrow().len();
+            let said = says(n, at, tx);
+            taken_ref.borrow_mut().push(Taken {
+                at,
+                limit,
+                says: said,
+            });
+            let load = |running| Load {
+                running,
+                waiting: 0,
+            };
+            match said {
+                Says::Idle => Ok(Reading {
+                    load: load(0),
+                    source: "scripted".into(),
+                }),
+                Says::Busy => Ok(Reading {
+                    load: load(1),
+                    source: "scripted".into(),
+                }),
+                Says::Fails => Err("scripted failure"),
             }
-        }),
-    );
-    (app, served)
+        },
+        w.idle_for,
+        w.timeout,
+        w.poll,
+        &mut rx,
+    )
+    .await;
+    (outcome, taken.into_inner())
 }
 
 fn never_stopped() -> (
@@ -457,187 +502,231 @@ fn never_stopped() -> (
     tokio::sync::watch::channel(false)
 }
 
-#[tokio::test]
-async fn busy_for_a_second_then_idle() {
-    // The first three readings are busy whatever the machine's speed; then busy until 1 s.
-    let (app, served) = logged_vllm(|n, t| Some(n < 3 || t < Duration::from_secs(1)));
-    let s = scripted::serve(app).await;
-    let (_tx, mut rx) = never_stopped();
-    let idle_for = Duration::from_millis(300);
-    let w = wait_idle(
-        &s.url(),
-        None,
-        EngineKind::Vllm,
-        idle_for,
-        Duration::from_secs(20),
-        Duration::from_millis(50),
-        &mut rx,
-    )
+#[tokio::test(start_paused = true)]
+async fn busy_for_a_second_then_idle_ends_idle_for_after_the_first_idle_reading() {
+    let w = Wait {
+        idle_for: ms(300),
+        timeout: Duration::from_secs(20),
+        poll: ms(50),
+    };
+    let (outcome, taken) = scripted_wait(w, never_stopped(), |_, at, _| {
+        if at < Duration::from_secs(1) {
+            Says::Busy
+        } else {
+            Says::Idle
+        }
+    })
     .await;
-    let end = Instant::now();
-    match w {
-        IdleWait::Idle { source, .. } => assert_eq!(source, VLLM_SOURCE),
-        other => panic!("{other:?}"),
-    }
-    // Measured against when the server answered, not against the wait's own start (which may
-    // come after the server's first second on a busy machine): the stretch began at the first
-    // idle answer, after every busy one, and the wait ended `idle_for` after it or later.
-    let served = served.lock().unwrap().clone();
-    let first_idle = served
-        .iter()
-        .position(|(_, a)| *a == Some(false))
-        .expect("an idle answer");
-    assert!(first_idle >= 3, "{served:?}");
-    assert!(
-        served[first_idle..].iter().all(|(_, a)| *a == Some(false)),
-        "{served:?}"
-    );
-    assert!(
-        end.duration_since(served[first_idle].0) >= idle_for,
-        "{served:?}"
+    // A reading every 50 ms: busy through 950 ms, idle from 1 s; the stretch began at the
+    // first idle reading and the wait ended at the first reading 300 ms into it.
+    let first_idle = taken.iter().position(|t| t.says == Says::Idle).unwrap();
+    assert_eq!(taken[first_idle].at, Duration::from_secs(1), "{taken:?}");
+    assert!(taken[first_idle..].iter().all(|t| t.says == Says::Idle));
+    let last = taken.last().unwrap().at;
+    assert_eq!(last, ms(1300), "{taken:?}");
+    assert_eq!(
+        outcome,
+        IdleWait::Idle {
+            waited: ms(1300),
+            source: "scripted".into()
+        }
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_busy_or_failed_reading_restarts_the_stretch() {
-    // The readings are scripted by number, not by time, so a slow machine sees the same ones:
-    // idle, then a busy (or failed) one, then idle for good.
-    let idle_for = Duration::from_millis(600);
-    for (gap, (app, served)) in [
-        (Some(true), logged_vllm(|n, _| Some(n == 1))),
-        (
-            None,
-            logged_vllm(|n, _| if n == 1 { None } else { Some(false) }),
-        ),
-    ] {
-        let s = scripted::serve(app).await;
-        let (_tx, mut rx) = never_stopped();
-        let w = wait_idle(
-            &s.url(),
-            None,
-            EngineKind::Vllm,
-            idle_for,
-            Duration::from_secs(20),
-            Duration::from_millis(150),
-            &mut rx,
-        )
-        .await;
-        let end = Instant::now();
-        let IdleWait::Idle { .. } = w else {
-            panic!("{w:?}")
+    // Idle, then a busy (or failed) reading, then idle for good.
+    for gap in [Says::Busy, Says::Fails] {
+        let w = Wait {
+            idle_for: ms(600),
+            timeout: Duration::from_secs(20),
+            poll: ms(150),
         };
-        let served = served.lock().unwrap().clone();
-        let said: Vec<Option<bool>> = served.iter().map(|(_, a)| *a).collect();
-        // The first reading only began a stretch (0 s long), so the wait read the gap.
-        assert_eq!(said[..2], [Some(false), gap], "{said:?}");
-        // The gap broke the stretch: it began again at the next idle reading (2), and only a
-        // later one could end it.
-        assert!(said.len() >= 4, "{said:?}");
-        // It ended `idle_for` after that reading or later (the reading was served before the
-        // client saw it). A stretch counted on from the first reading, through the gap, would
-        // end about `idle_for` after the first, two polls (300 ms) before this.
-        assert!(
-            end.duration_since(served[2].0) >= idle_for,
-            "{:?} after reading 2: {said:?}",
-            end.duration_since(served[2].0)
+        let (outcome, taken) =
+            scripted_wait(
+                w,
+                never_stopped(),
+                |n, _, _| if n == 1 { gap } else { Says::Idle },
+            )
+            .await;
+        let said: Vec<Says> = taken.iter().map(|t| t.says).collect();
+        // A stretch counted on from reading 0, through the gap, would have ended at 600 ms
+        // (reading 4); it began again at reading 2 (300 ms) and ended 600 ms after it.
+        assert_eq!(
+            said,
+            [
+                Says::Idle,
+                gap,
+                Says::Idle,
+                Says::Idle,
+                Says::Idle,
+                Says::Idle,
+                Says::Idle
+            ]
         );
+        assert_eq!(taken[2].at, ms(300));
+        let IdleWait::Idle { waited, .. } = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert_eq!(waited, ms(900), "{gap:?}");
     }
 }
 
+#[tokio::test(start_paused = true)]
+async fn always_busy_is_busy_at_the_deadline_after_a_reading_there() {
+    let w = Wait {
+        idle_for: ms(100),
+        timeout: ms(700),
+        poll: ms(50),
+    };
+    let (outcome, taken) = scripted_wait(w, never_stopped(), |_, _, _| Says::Busy).await;
+    // Readings at 0, 50, …, 700 ms: the last nap is cut to the deadline and the reading due
+    // there is still taken.
+    let at: Vec<Duration> = taken.iter().map(|t| t.at).collect();
+    assert_eq!(at, (0..=14).map(|k| ms(50 * k)).collect::<Vec<_>>());
+    assert_eq!(
+        outcome,
+        IdleWait::Busy {
+            waited: ms(700),
+            last: "1 running, 0 waiting (from scripted)".into()
+        }
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn never_readable_is_unreadable_with_the_last_error() {
+    let w = Wait {
+        idle_for: ms(100),
+        timeout: ms(400),
+        poll: ms(50),
+    };
+    let (outcome, taken) = scripted_wait(w, never_stopped(), |_, _, _| Says::Fails).await;
+    assert_eq!(taken.len(), 9, "{taken:?}");
+    assert_eq!(
+        outcome,
+        IdleWait::Unreadable {
+            waited: ms(400),
+            error: "scripted failure".into()
+        }
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_reading_is_bounded_by_the_time_left_and_never_below_half_a_second() {
+    let w = Wait {
+        idle_for: ms(100),
+        timeout: Duration::from_secs(7),
+        poll: Duration::from_secs(1),
+    };
+    let (_, taken) = scripted_wait(w, never_stopped(), |_, _, _| Says::Busy).await;
+    let limits: Vec<Duration> = taken.iter().map(|t| t.limit).collect();
+    let s = Duration::from_secs;
+    assert_eq!(
+        limits,
+        [s(5), s(5), s(5), s(4), s(3), s(2), s(1), ms(500)],
+        "{taken:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_ends_the_wait_before_another_reading() {
+    let w = Wait {
+        idle_for: ms(100),
+        timeout: Duration::from_secs(60),
+        poll: ms(50),
+    };
+    // Ctrl-C arrives during the third reading: no reading after it.
+    let (outcome, taken) = scripted_wait(w, never_stopped(), |n, _, stop| {
+        if n == 2 {
+            stop.send(true).unwrap();
+        }
+        Says::Busy
+    })
+    .await;
+    assert_eq!(outcome, IdleWait::Stopped);
+    assert_eq!(taken.len(), 3, "{taken:?}");
+
+    // Already stopped: no reading at all.
+    let w = Wait {
+        idle_for: ms(100),
+        timeout: Duration::from_secs(60),
+        poll: ms(50),
+    };
+    let (outcome, taken) =
+        scripted_wait(w, tokio::sync::watch::channel(true), |_, _, _| Says::Busy).await;
+    assert_eq!(outcome, IdleWait::Stopped);
+    assert!(taken.is_empty(), "{taken:?}");
+}
+
+/// vLLM's /metrics answering by the request's number (from 0): busy while `busy(n)`, else
+/// idle; `seen` counts the requests.
+fn numbered_vllm(busy: fn(u64) -> bool, seen: Arc<AtomicU64>) -> Router {
+    Router::new().route(
+        "/metrics",
+        get(move || {
+            let n = seen.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if busy(n) {
+                    text(vllm_metrics([1, 0], [0, 0]))
+                } else {
+                    text(vllm_metrics([0, 0], [0, 0]))
+                }
+            }
+        }),
+    )
+}
+
+/// `wait_idle` reads the seat through its endpoint: busy twice, then idle for the stretch.
 #[tokio::test]
-async fn always_busy_is_busy_at_the_deadline() {
-    let s = scripted::serve(timed_vllm(|_| Some(true))).await;
+async fn wait_idle_reads_a_served_seat_until_it_is_idle() {
+    let seen = Arc::new(AtomicU64::new(0));
+    let s = scripted::serve(numbered_vllm(|n| n < 2, seen.clone())).await;
     let (_tx, mut rx) = never_stopped();
-    let t0 = Instant::now();
     let w = wait_idle(
         &s.url(),
         None,
         EngineKind::Vllm,
-        Duration::from_millis(100),
-        Duration::from_millis(700),
-        Duration::from_millis(50),
+        ms(100),
+        Duration::from_secs(60),
+        ms(20),
         &mut rx,
     )
     .await;
-    let IdleWait::Busy { waited, last } = w else {
+    let IdleWait::Idle { source, .. } = w else {
         panic!("{w:?}")
     };
-    assert!(waited >= Duration::from_millis(700), "{waited:?}");
-    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
-    assert_eq!(last, format!("1 running, 0 waiting (from {VLLM_SOURCE})"));
+    assert_eq!(source, VLLM_SOURCE);
+    // Two busy readings, then the idle ones that made up the stretch.
+    assert!(seen.load(Ordering::SeqCst) >= 4, "{seen:?}");
 }
 
+/// A seat whose load cannot be read is unreadable at the deadline, with the engine's fix.
 #[tokio::test]
-async fn never_readable_is_unreadable() {
+async fn an_unreadable_seat_names_the_fix() {
     let s = scripted::serve(Router::new()).await;
     let (_tx, mut rx) = never_stopped();
     let w = wait_idle(
         &s.url(),
         None,
         EngineKind::Sglang,
-        Duration::from_millis(100),
-        Duration::from_millis(400),
-        Duration::from_millis(50),
+        ms(100),
+        ms(400),
+        ms(50),
         &mut rx,
     )
     .await;
-    let IdleWait::Unreadable { waited, error } = w else {
+    let IdleWait::Unreadable { error, .. } = w else {
         panic!("{w:?}")
     };
-    assert!(waited >= Duration::from_millis(400), "{waited:?}");
     assert!(error.contains("add --enable-metrics"), "{error}");
 }
 
-#[tokio::test]
-async fn stop_ends_the_wait() {
-    let s = scripted::serve(timed_vllm(|_| Some(true))).await;
-    let (tx, mut rx) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        tx.send(true).unwrap();
-        // Keep the sender until the waiter has seen it.
-        tokio::time::sleep(Duration::from_secs(5)).await;
-    });
-    let t0 = Instant::now();
-    let w = wait_idle(
-        &s.url(),
-        None,
-        EngineKind::Vllm,
-        Duration::from_millis(100),
-        Duration::from_secs(60),
-        Duration::from_millis(50),
-        &mut rx,
-    )
-    .await;
-    assert_eq!(w, IdleWait::Stopped);
-    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
-
-    // Already stopped: no reading at all, even of a server that never answers.
-    let hang = scripted::serve(Router::new().route(
-        "/metrics",
-        get(|| async {
-            tokio::time::sleep(Duration::from_secs(600)).await;
-            text(String::new())
-        }),
-    ))
-    .await;
-    let (_tx, mut rx) = tokio::sync::watch::channel(true);
-    let w = wait_idle(
-        &hang.url(),
-        None,
-        EngineKind::Vllm,
-        Duration::from_millis(100),
-        Duration::from_secs(60),
-        Duration::from_millis(50),
-        &mut rx,
-    )
-    .await;
-    assert_eq!(w, IdleWait::Stopped);
-}
-
 /// A streamed completion of many tokens against the real llama-server, read chunk by chunk
-/// until aborted; `started` counts the chunks.
-fn stream_completion(url: &str, started: Arc<AtomicU64>) -> tokio::task::JoinHandle<()> {
+/// until aborted; `chunks` counts them.
+fn stream_completion(
+    url: &str,
+    chunks: tokio::sync::watch::Sender<u64>,
+) -> tokio::task::JoinHandle<()> {
     let url = format!("{url}/v1/completions");
     tokio::spawn(async move {
         bakeoff_client::tls::install_process_provider();
@@ -660,7 +749,7 @@ fn stream_completion(url: &str, started: Arc<AtomicU64>) -> tokio::task::JoinHan
             .unwrap();
         assert_eq!(resp.status(), 200);
         while let Ok(Some(_)) = resp.chunk().await {
-            started.fetch_add(1, Ordering::SeqCst);
+            chunks.send_modify(|n| *n += 1);
         }
     })
 }
@@ -696,15 +785,15 @@ async fn real_llama_server_idle_then_busy_then_idle() {
     .await;
     assert!(matches!(w, IdleWait::Idle { .. }), "{w:?}");
 
-    let first = Arc::new(AtomicU64::new(0));
-    let second = Arc::new(AtomicU64::new(0));
-    let a = stream_completion(&url, first.clone());
-    let t0 = Instant::now();
-    while first.load(Ordering::SeqCst) < 2 {
-        assert!(t0.elapsed() < Duration::from_secs(60), "no tokens streamed");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let b = stream_completion(&url, second.clone());
+    let (first, mut first_chunks) = tokio::sync::watch::channel(0u64);
+    let (second, second_chunks) = tokio::sync::watch::channel(0u64);
+    let a = stream_completion(&url, first);
+    // Two chunks of the first completion: its slot is processing (the bound only ends a hang).
+    tokio::time::timeout(Duration::from_secs(60), first_chunks.wait_for(|n| *n >= 2))
+        .await
+        .expect("no tokens streamed")
+        .unwrap();
+    let b = stream_completion(&url, second);
     // The busy slot shows in /slots; the second request waits for it.
     let t0 = Instant::now();
     let busy = loop {
@@ -723,11 +812,7 @@ async fn real_llama_server_idle_then_busy_then_idle() {
         },
         "{busy:?}"
     );
-    assert_eq!(
-        second.load(Ordering::SeqCst),
-        0,
-        "one slot serves one request"
-    );
+    assert_eq!(*second_chunks.borrow(), 0, "one slot serves one request");
     let w = wait_idle(
         &url,
         None,

@@ -26,6 +26,24 @@ fn a_value_out_of_range_names_its_flag_and_the_fix() {
         clap_refusal(&["eval", "run", "--local-ctx", "0"]),
         "error: --ctx 0: must be a whole number from 1 to 1048576; fix: e.g. --ctx 8192"
     );
+    // Negative, not a number, past the type's own range: each the same one line.
+    for (args, want) in [
+        (
+            &["eval", "run", "--ready-timeout", "-1"][..],
+            "error: --ready-timeout -1: must be a whole number from 1 to 86400; fix: e.g. --ready-timeout",
+        ),
+        (
+            &["bench", "run", "--temperature", "NaN"][..],
+            "error: --temperature NaN: must be a number from 0 to 2; fix: e.g. --temperature",
+        ),
+        (
+            &["eval", "damage", "--top-k", "4000000000"][..],
+            "error: --top-k 4000000000: must be a whole number from 1 to 100",
+        ),
+    ] {
+        let line = clap_refusal(args);
+        assert!(line.starts_with(want), "{args:?}: {line}");
+    }
     // A check of a value in range stays the config's.
     assert_eq!(
         refusal(&[

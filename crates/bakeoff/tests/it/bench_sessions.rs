@@ -1,8 +1,8 @@
 //! Agent sessions (docs/metrics.md, "Sessions") through the real binary against the real
 //! llama-server (CPU, the test model): sessions whose later turns the server serves from its
 //! prompt cache while every session keeps a slot, and lose it when sessions share one slot; a
-//! session file recorded through the real LiteLLM proxy, converted and replayed token-for-token;
-//! and the one-line usage errors of bad session files.
+//! session file recorded through the real LiteLLM proxy, converted and replayed token-for-token.
+//! (A bad session file's refusal is `bakeoff-flags`' test.)
 
 use std::path::Path;
 
@@ -157,42 +157,6 @@ async fn sessions_give_a_capacity_in_sessions_under_an_slo() {
     assert_eq!(c["sessions"], 2, "{c}");
     assert_eq!(c["per_repeat"], serde_json::json!([2, 2]), "{c}");
     assert_eq!(f(&c["interval"]["mean"]), 2.0, "{c}");
-}
-
-#[test]
-fn bad_session_files_name_the_line_and_exit_2() {
-    let dir = bakeoff_testkit::tempdir();
-    let ok = r#"{"session": "a", "t": 1.0, "request": {"messages": [{"role": "user", "content": "hi"}]}}"#;
-    let cases = [
-        (
-            r#"{"t": 2.0, "request": {"messages": [{"role": "user", "content": "x"}]}}"#,
-            "line 2: a turn without a session",
-        ),
-        (
-            r#"{"session": "a", "t": 0.5, "request": {"messages": [{"role": "user", "content": "x"}]}}"#,
-            "line 2: the timestamp goes backwards",
-        ),
-        (
-            r#"{"session": "a", "t": 2.0, "continues": true, "request": {"messages": [{"role": "user", "content": "x"}]}}"#,
-            "line 2: a reply is missing where replay needs one",
-        ),
-    ];
-    for (k, (bad, want)) in cases.iter().enumerate() {
-        let file = dir.path().join(format!("s{k}.jsonl"));
-        std::fs::write(&file, format!("{ok}\n{bad}\n")).unwrap();
-        let o = bakeoff(&[
-            "bench",
-            "run",
-            "--endpoint",
-            "http://127.0.0.1:9",
-            "--sessions-file",
-            file.to_str().unwrap(),
-        ]);
-        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains(want), "{err}");
-        assert_eq!(err.trim().lines().count(), 1, "{err}");
-    }
 }
 
 /// Sessions sent through the real LiteLLM proxy with the shipped logging callback; its log

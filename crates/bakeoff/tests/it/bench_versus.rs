@@ -97,35 +97,6 @@ async fn versus_alternates_two_real_servers_and_pairs_their_repeats() {
     assert_eq!(v["design"], "paired");
 }
 
-/// Bad input: --versus without --endpoint is refused by the parser, and with --find-capacity
-/// by the config, each with a one-line error; nothing is written.
-#[tokio::test]
-async fn versus_refuses_what_it_cannot_pair() {
-    let dir = bakeoff_testkit::tempdir();
-    let out = dir.path().join("out");
-    let o = bakeoff_async(&["bench", "run", "--versus", "http://127.0.0.1:9"]).await;
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let o = bakeoff_async(&[
-        "bench",
-        "run",
-        "--endpoint",
-        "http://127.0.0.1:9",
-        "--versus",
-        "http://127.0.0.1:9",
-        "--rate",
-        "1",
-        "--slo",
-        "ttft=1s",
-        "--find-capacity",
-        "--out",
-        out.to_str().unwrap(),
-    ])
-    .await;
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("--find-capacity"), "{}", text(&o));
-    assert!(!out.exists());
-}
-
 /// The longgen suite with `--longgen-repeats 2` on the same server twice: each run's longgen
 /// sweep has a level summary over its two rounds, and `bench compare --sweep longgen` compares
 /// the two eval artifacts (independent runs: no pairing claimed).

@@ -2,12 +2,12 @@
 //! the real llama-server (CPU, the test model): multi-turn conversations whose later turns the
 //! server serves partly from its prompt cache (`timings.cache_n`), a trace replayed open-loop
 //! with its lateness recorded and its shared `hash_ids` blocks reused, and a ShareGPT file as
-//! the prompt source; plus the one-line usage errors of bad input files.
+//! the prompt source. (A bad workload file's refusal is `bakeoff-flags`' test.)
 
-use bakeoff_testkit::{real_llama, tempdir};
+use bakeoff_testkit::real_llama;
 use serde_json::Value;
 
-use crate::util::{bakeoff, bench_quick, serial_tempdir, text, valid_artifact};
+use crate::util::{bench_quick, serial_tempdir, text, valid_artifact};
 
 fn requests(step: &Value) -> &Vec<Value> {
     step["requests"].as_array().unwrap()
@@ -218,53 +218,4 @@ async fn sharegpt_file_is_the_prompt_source() {
     // Conversation "a" has two human turns: both sent, the second after the real reply.
     assert_eq!(s["turns"]["first_turn"]["ok"], 1, "{s}");
     assert_eq!(s["turns"]["later_turns"]["ok"], 1, "{s}");
-}
-
-#[test]
-fn bad_workload_files_are_one_line_usage_errors() {
-    let dir = tempdir();
-    let trace = dir.path().join("t.jsonl");
-    std::fs::write(
-        &trace,
-        "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2}\n{\"input_length\": 8}\n",
-    )
-    .unwrap();
-    let sharegpt = dir.path().join("s.jsonl");
-    std::fs::write(&sharegpt, "{\"conversations\": \"SECRET-TEXT\"}\n").unwrap();
-    let cases: [(&[&str], &str); 3] = [
-        (
-            &["--trace", trace.to_str().unwrap()],
-            "t.jsonl line 2: no arrival time",
-        ),
-        (
-            &["--prompts-sharegpt", sharegpt.to_str().unwrap()],
-            "s.jsonl line 1: \"conversations\" is not an array",
-        ),
-        (
-            &["--system-prompt-tokens", "8"],
-            "--multi-turn conversations or --sessions",
-        ),
-    ];
-    for (args, want) in cases {
-        let o = bakeoff(
-            &[
-                &[
-                    "bench",
-                    "run",
-                    "--endpoint",
-                    "http://127.0.0.1:1",
-                    "--no-calibrate",
-                ][..],
-                args,
-            ]
-            .concat(),
-        );
-        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains(want), "{err}");
-        assert!(
-            !err.contains("SECRET-TEXT") && !err.contains("panicked"),
-            "{err}"
-        );
-    }
 }

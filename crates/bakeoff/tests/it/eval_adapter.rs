@@ -339,28 +339,3 @@ async fn vllm_serves_the_adapter_as_its_own_model_id() {
         "{err}"
     );
 }
-
-#[test]
-fn bad_flags_are_refused_before_anything_is_sent() {
-    let dead = util::dead_port_url();
-    for (args, says) in [
-        (
-            vec!["--top-k", "0"],
-            "--top-k 0: must be a whole number from 1 to 100; fix: ",
-        ),
-        (
-            vec!["--max-tokens", "0"],
-            "--max-tokens 0: must be a whole number from 1 to 1048576; fix: ",
-        ),
-        (
-            vec!["--prompts", "/nonexistent/prompts.jsonl"],
-            "cannot read --prompts",
-        ),
-    ] {
-        let mut all = vec!["eval", "adapter", "--endpoint", &dead, "--adapter", "a"];
-        all.extend(args);
-        let o = util::bakeoff(&all);
-        assert_eq!(code(&o), 2, "{}", text(&o));
-        assert!(text(&o).contains(says), "{}", text(&o));
-    }
-}

@@ -400,33 +400,6 @@ async fn a_top_k_the_server_refuses_is_one_line_naming_top_k() {
     assert_eq!(fail["failure"]["class"], "not-measurable");
 }
 
-#[test]
-fn bad_flags_and_prompt_files_are_usage_errors_before_anything_is_sent() {
-    let dir = bakeoff_testkit::tempdir();
-    let bad = dir.path().join("bad.jsonl");
-    std::fs::write(
-        &bad,
-        "{\"id\": \"a\", \"prompt\": \"x\"}\n{\"id\": \"a\", \"prompt\": \"y\"}\n",
-    )
-    .unwrap();
-    let dead = util::dead_port_url();
-    let base = ["eval", "damage", "--endpoint", &dead, "--reference", &dead];
-    let o = util::bakeoff(&[&base[..], &["--prompts", bad.to_str().unwrap()]].concat());
-    assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(
-        text(&o).contains("line 2") && text(&o).contains("twice"),
-        "{}",
-        text(&o)
-    );
-    let o = util::bakeoff(&[&base[..], &["--top-k", "0"]].concat());
-    assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(
-        text(&o).contains("--top-k 0: must be a whole number from 1 to 100; fix: "),
-        "{}",
-        text(&o)
-    );
-}
-
 /// llama-server b11434's chat reply when its one token ends inside a multi-byte character (an
 /// emoji that opens a greeting): the raw byte, serialized as `\ufffd` (common/json.cpp dumps
 /// with `error_handler_t::replace`), and no `logprobs` key, because the token never reached

@@ -232,16 +232,6 @@ async fn cut_streams_and_html_replies_are_recorded_as_seen() {
     }
 }
 
-/// A port out of range says so.
-#[test]
-fn a_port_out_of_range_is_named() {
-    let o = bakeoff(&["eval", "preflight", "--endpoint", "http://127.0.0.1:99999"]);
-    assert_eq!(code(&o), 2, "{}", text(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("port out of range"), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-}
-
 /// Credentials in the URL and a key together: the key wins for every request — the GET
 /// probes too — so a keyed llama-server is discovered as llama.cpp with its window.
 #[tokio::test]

@@ -2,8 +2,8 @@
 //! llama-server serving the instruction-tuned SmolLM2 (the shipped battery: every item one
 //! outcome, none an instrument error; what llama.cpp refuses or does not enforce shown as such,
 //! in its words), against scripted servers that accept a schema and break it (`not-enforced`,
-//! never `valid-wrong`) or refuse it, and with bad batteries (one line, exit 2). `bench run
-//! --schema` against the real llama-server: both sides measured at c = 1 and 2, the
+//! never `valid-wrong`) or refuse it (a bad battery's refusal is `bakeoff-flags`' test). `bench
+//! run --schema` against the real llama-server: both sides measured at c = 1 and 2, the
 //! difference with an interval, the compile cost apart.
 
 use std::path::Path;
@@ -16,9 +16,7 @@ use axum::routing::{get, post};
 use bakeoff_testkit::scripted;
 use serde_json::{Value, json};
 
-use crate::util::{
-    bakeoff, code, dead_port_url, eval_run_async, read_json, serial_tempdir, text, valid_artifact,
-};
+use crate::util::{code, eval_run_async, read_json, serial_tempdir, text, valid_artifact};
 
 const OUTCOMES: [&str; 5] = [
     "refused",
@@ -299,84 +297,10 @@ async fn a_refusal_keeps_the_servers_words_and_native_picks_vllms_field_by_versi
     assert!(words.ends_with("not supported by xgrammar."), "{words}");
 }
 
-fn one_line_exit_2(args: &[&str], want: &str) {
-    let o = bakeoff(args);
-    assert_eq!(code(&o), 2, "{}", text(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "{err}");
-    assert!(lines[0].contains(want), "{err}");
-}
-
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p.to_str().unwrap().to_string()
-}
-
-#[test]
-fn bad_batteries_and_schema_files_are_one_line_and_exit_2() {
-    let dir = bakeoff_testkit::tempdir();
-    let url = dead_port_url();
-    let out = dir.path().join("out");
-    let out = out.to_str().unwrap();
-    let malformed = write(
-        dir.path(),
-        "malformed.jsonl",
-        "{\"id\": \"a\", \"class\":\n",
-    );
-    let uncompilable = write(
-        dir.path(),
-        "uncompilable.jsonl",
-        r#"{"id":"a","class":"c","prompt":"p","schema":{"type":"object","properties":{"x":{"type":"string","pattern":"(unclosed"}}},"answer":{}}"#,
-    );
-    let empty = write(dir.path(), "empty.jsonl", "// nothing here\n\n");
-    for (file, want) in [
-        (&malformed, "malformed.jsonl line 1"),
-        (&uncompilable, "the validator cannot compile the schema"),
-        (&empty, "has no items"),
-    ] {
-        one_line_exit_2(
-            &[
-                "eval",
-                "run",
-                "--endpoint",
-                &url,
-                "--suite",
-                "structured",
-                "--structured-battery",
-                file,
-                "--out",
-                out,
-            ],
-            want,
-        );
-    }
-    let not_json = write(dir.path(), "bad.schema.json", "{\"type\": \"object\",");
-    let regex = write(
-        dir.path(),
-        "regex.schema.json",
-        r#"{"type":"string","pattern":"(unclosed"}"#,
-    );
-    for (file, want) in [(&not_json, "is not JSON"), (&regex, "cannot compile")] {
-        one_line_exit_2(
-            &[
-                "bench",
-                "run",
-                "--endpoint",
-                &url,
-                "--schema",
-                file,
-                "--out",
-                out,
-            ],
-            want,
-        );
-    }
-    assert!(
-        !Path::new(out).exists(),
-        "nothing is written before the flags are checked"
-    );
 }
 
 #[tokio::test]

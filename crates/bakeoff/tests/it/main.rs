@@ -13,7 +13,6 @@ mod bench_telemetry;
 mod bench_versus;
 mod bench_workloads;
 mod campaign;
-mod cli_help;
 mod conditions;
 mod endpoint_failures;
 mod engine_support;
