@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use bakeoff_artifact::{LoadStep, Outcome, SuiteStatus};
 use bakeoff_load::Progress as _;
+use bakeoff_measure::ceiling::{CeilingEvent, Ceilings};
 use bakeoff_progress::Progress;
 use bakeoff_progress::eval::eval_hook;
-use bakeoff_progress::steps::{StepProgress, harness_ceiling, suite_progress};
+use bakeoff_progress::steps::{StepProgress, suite_progress};
 use bakeoff_suites::{EvalEvent, ItemProgress, Outcomes, PreflightPhase};
 
 /// A measured step of four requests, all ok, at 250 tok/s.
@@ -113,12 +114,20 @@ fn a_suite_draws_its_start_items_and_end() {
     );
 }
 
-/// The harness ceiling, measured for real against the loopback target: announced, then its
-/// figures printed as one lasting line — the figures the measurement returned.
+/// The harness ceiling, measured for real against the loopback target once per run (a second
+/// ask is answered from the first): its events drawn as `eval run` draws them, announced, then
+/// its figures printed as one lasting line — the figures the measurement returned.
 #[tokio::test]
 async fn the_harness_ceiling_is_announced_then_printed_with_its_figures() {
     let (display, lines) = Progress::capture();
-    let c = harness_ceiling(&display, false).await.unwrap();
+    let display = Arc::new(display);
+    let (_, steps) = suite_progress(display.clone());
+    let hook = eval_hook(display, steps);
+    let on = |e: CeilingEvent| hook(EvalEvent::Ceiling(e));
+    let ceilings = Ceilings::default();
+    let c = ceilings.get(false, &on).await.unwrap();
+    let again = ceilings.get(false, &on).await.unwrap();
+    assert_eq!(again, c, "measured once per run");
     let lines = lines.lock().unwrap().clone();
     assert_eq!(
         lines,
@@ -134,5 +143,28 @@ async fn the_harness_ceiling_is_announced_then_printed_with_its_figures() {
     assert!(
         c.requests_per_second > 0.0 && c.concurrent_streams > 0,
         "{c:?}"
+    );
+}
+
+/// A ceiling that could not be measured is a lasting line saying the steps go unchecked, its
+/// error made inert first.
+#[test]
+fn an_unmeasured_ceiling_says_the_steps_go_unchecked() {
+    let (display, lines) = Progress::capture();
+    let display = Arc::new(display);
+    let (_, steps) = suite_progress(display.clone());
+    let hook = eval_hook(display, steps);
+    hook(EvalEvent::Ceiling(CeilingEvent::Unmeasured {
+        https: true,
+        error: "no port\u{1b}[2J".into(),
+    }));
+    let lines = lines.lock().unwrap().clone();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0]
+            .starts_with("[harness] the harness ceiling over TLS could not be measured (no port")
+            && lines[0].ends_with("): the load steps are not checked against it")
+            && !lines[0].contains('\u{1b}'),
+        "{lines:?}"
     );
 }
