@@ -12,7 +12,6 @@ pub mod error;
 pub mod hub;
 pub mod llamacpp;
 pub mod locks;
-pub mod procinfo;
 pub mod redact;
 pub mod render;
 pub mod usage;

@@ -13,62 +13,11 @@ use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use bakeoff_host::ProcRoot;
+use bakeoff_host::proc::FileLock;
 use rustix::fs::{FlockOperation, flock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-use crate::procinfo;
-
-/// One line of `/proc/locks` that holds (not waits for) a lock.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcLock {
-    /// `FLOCK`, `POSIX`, `OFDLCK`, `LEASE`, …
-    pub kind: String,
-    /// The pid that took the lock; `-1` for open-file-description locks, `0` when the holder
-    /// is in a pid namespace the reader cannot see.
-    pub pid: i64,
-    pub major: u32,
-    pub minor: u32,
-    pub inode: u64,
-}
-
-/// Parses `/proc/locks`. Lines look like `1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF`;
-/// a waiter is marked `1: -> FLOCK …` and is skipped (it holds nothing). Device numbers are
-/// printed in hex, the inode in decimal. Lines that do not parse are skipped: the file's shape
-/// is the kernel's, and one odd line must not hide the others.
-pub fn parse_proc_locks(text: &str) -> Vec<ProcLock> {
-    text.lines().filter_map(parse_line).collect()
-}
-
-fn parse_line(line: &str) -> Option<ProcLock> {
-    let mut fields = line.split_whitespace();
-    fields.next()?; // "1:"
-    let kind = fields.next()?;
-    if kind == "->" {
-        return None;
-    }
-    let _mode = fields.next()?; // ADVISORY / MANDATORY / ACTIVE / BREAKING
-    let _access = fields.next()?; // READ / WRITE
-    let pid = fields.next()?.parse::<i64>().ok()?;
-    let mut id = fields.next()?.split(':');
-    let major = u32::from_str_radix(id.next()?, 16).ok()?;
-    let minor = u32::from_str_radix(id.next()?, 16).ok()?;
-    let inode = id.next()?.parse::<u64>().ok()?;
-    Some(ProcLock {
-        kind: kind.to_string(),
-        pid,
-        major,
-        minor,
-        inode,
-    })
-}
-
-/// Reads and parses this machine's `/proc/locks` (empty when unreadable).
-pub fn read_proc_locks() -> Vec<ProcLock> {
-    std::fs::read_to_string("/proc/locks")
-        .map(|t| parse_proc_locks(&t))
-        .unwrap_or_default()
-}
 
 /// glibc's `gnu_dev_major`: the major number of a `st_dev`.
 pub fn dev_major(dev: u64) -> u32 {
@@ -83,12 +32,12 @@ pub fn dev_minor(dev: u64) -> u32 {
 /// `/proc/locks` entries indexed by (major, minor, inode) for matching against `stat`.
 #[derive(Debug, Default)]
 pub struct LockTable {
-    by_file: HashMap<(u32, u32, u64), Vec<ProcLock>>,
+    by_file: HashMap<(u32, u32, u64), Vec<FileLock>>,
 }
 
 impl LockTable {
-    pub fn new(locks: Vec<ProcLock>) -> Self {
-        let mut by_file: HashMap<(u32, u32, u64), Vec<ProcLock>> = HashMap::new();
+    pub fn new(locks: Vec<FileLock>) -> Self {
+        let mut by_file: HashMap<(u32, u32, u64), Vec<FileLock>> = HashMap::new();
         for lock in locks {
             by_file
                 .entry((lock.major, lock.minor, lock.inode))
@@ -100,11 +49,11 @@ impl LockTable {
 
     /// This machine's table, read now.
     pub fn read() -> Self {
-        Self::new(read_proc_locks())
+        Self::new(ProcRoot::system().locks())
     }
 
     /// The entries for the file with this `st_dev` and `st_ino`.
-    pub fn entries(&self, dev: u64, ino: u64) -> &[ProcLock] {
+    pub fn entries(&self, dev: u64, ino: u64) -> &[FileLock] {
         self.by_file
             .get(&(dev_major(dev), dev_minor(dev), ino))
             .map(Vec::as_slice)
@@ -120,15 +69,16 @@ impl LockTable {
         if entries.is_empty() {
             return Vec::new();
         }
+        let proc = ProcRoot::system();
         let mut pids: Vec<u32> = entries
             .iter()
-            .filter_map(|e| u32::try_from(e.pid).ok())
-            .filter(|pid| *pid > 0 && procinfo::alive(*pid))
+            .filter_map(|e| e.pid)
+            .filter(|pid| *pid > 0 && proc.is_alive(*pid))
             .collect();
         pids.sort_unstable();
         pids.dedup();
         if pids.is_empty() {
-            pids = procinfo::pids_with_open(dev, ino);
+            pids = proc.pids_with_open(dev, ino);
         }
         pids
     }
@@ -191,7 +141,7 @@ pub fn lock_state(path: &Path, table: &LockTable) -> LockState {
                 .into_iter()
                 .map(|pid| LockHolder {
                     pid,
-                    cmdline: procinfo::cmdline(pid),
+                    cmdline: crate::redact::cmdline_of(pid),
                 })
                 .collect();
             LockState::Held { holders }
@@ -205,28 +155,6 @@ pub fn lock_state(path: &Path, table: &LockTable) -> LockState {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn proc_locks_lines_parse_with_hex_devices() {
-        let text = "1: FLOCK  ADVISORY  WRITE 1234 08:1a:5678 0 EOF\n\
-                    1: -> FLOCK  ADVISORY  WRITE 1235 08:1a:5678 0 EOF\n\
-                    2: OFDLCK ADVISORY  READ  -1 00:2f:99 0 EOF\n\
-                    garbage\n";
-        let locks = parse_proc_locks(text);
-        assert_eq!(locks.len(), 2);
-        assert_eq!(
-            locks[0],
-            ProcLock {
-                kind: "FLOCK".into(),
-                pid: 1234,
-                major: 8,
-                minor: 0x1a,
-                inode: 5678
-            }
-        );
-        assert_eq!(locks[1].pid, -1);
-        assert_eq!(locks[1].minor, 0x2f);
-    }
 
     #[test]
     fn dev_numbers_split_like_glibc() {

@@ -12,6 +12,16 @@ const HF_MIN: usize = 8;
 /// Flags whose next argument is a credential.
 const SECRET_FLAGS: [&str; 2] = ["--token", "--hf-token"];
 
+/// The command line of `pid` (read by `bakeoff_host::proc`), arguments joined with spaces,
+/// secrets masked. Empty when the process is gone or its command line cannot be read (a
+/// kernel thread, another user's process under hidepid).
+pub fn cmdline_of(pid: u32) -> String {
+    bakeoff_host::ProcRoot::system()
+        .cmdline_args(pid)
+        .map(|args| redact_args(&args).join(" "))
+        .unwrap_or_default()
+}
+
 /// Redacts an argument vector: the argument after `--token`/`--hf-token`, the value of
 /// `--token=X`/`--hf-token=X`, and any `hf_…` token anywhere.
 pub fn redact_args(args: &[String]) -> Vec<String> {

@@ -11,7 +11,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::locks::LockTable;
-use crate::procinfo;
 
 /// A lock under a directory held by a live process.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -52,7 +51,7 @@ pub fn held_locks(root: &Path) -> Vec<HeldLock> {
             found.push(HeldLock {
                 path: path.to_path_buf(),
                 pid,
-                cmdline: procinfo::cmdline(pid),
+                cmdline: crate::redact::cmdline_of(pid),
             });
         }
     });

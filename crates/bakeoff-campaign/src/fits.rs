@@ -13,8 +13,8 @@
 //! not counted either, as in `plan --coexist`.
 
 use bakeoff_artifact::campaign::FitCheck;
-use bakeoff_gpu::MachineReadings;
-use bakeoff_gpu::units::gib_to_bytes;
+use bakeoff_host::MachineReadings;
+use bakeoff_host::units::gib_to_bytes;
 use bakeoff_plan::{Answer, FleetView, PlanOptions, PlanSeat, coexist_on_gpu, cpu_seats};
 use bakeoff_seats::Fleet;
 

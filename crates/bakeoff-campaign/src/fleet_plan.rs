@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use bakeoff_gpu::MachineReadings;
+use bakeoff_host::MachineReadings;
 use bakeoff_plan::{FleetView, PlanOptions, PlanReport, PlanRequest, run_plan};
 use bakeoff_seats::Fleet;
 

@@ -1,23 +1,23 @@
 //! The GPU readings of a fleet's other hosts, for `bakeoff plan`: each `ssh://` host's GPUs
 //! through nvidia-smi over the host's own ssh channel (bakeoff-seats builds the ssh command,
-//! bakeoff-gpu runs and parses it), and the host PIDs of its seat containers through that
+//! bakeoff-host runs and parses it), and the host PIDs of its seat containers through that
 //! host's Docker connection (`docker top`), so its GPU processes map to seats as they do here.
 //! A `tcp://` host has no shell channel: it is planned by claims, and says so.
 //!
-//! Hosts are read concurrently, each within bakeoff-gpu's ssh timeout: one slow host does
+//! Hosts are read concurrently, each within bakeoff-host's ssh timeout: one slow host does
 //! not hold up the others.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bakeoff_gpu::over_ssh::{read_over, remote_command};
-use bakeoff_gpu::{ReadingSource, Readings};
+use bakeoff_host::over_ssh::{read_over, remote_command};
+use bakeoff_host::{ReadingSource, Readings};
 use bakeoff_plan::HostReadings;
 use bakeoff_seats::Fleet;
 use bakeoff_seats::fleet::{Host, Launch, SshAddress};
 
 /// How long the Docker side (connect over ssh, one `docker top` per container) may take: as
-/// long as the nvidia-smi side (`bakeoff_gpu::over_ssh::SSH_READ_TIMEOUT`), which runs beside it.
+/// long as the nvidia-smi side (`bakeoff_host::over_ssh::SSH_READ_TIMEOUT`), which runs beside it.
 const TOP_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The readings of every host of `fleet` that is not this machine and has a Docker address:

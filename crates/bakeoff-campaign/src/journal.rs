@@ -265,7 +265,7 @@ pub fn in_flight(dir: &Path) -> Option<String> {
     let (variant, attempt, at) = st.open?;
     let alive = st
         .pid
-        .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+        .is_some_and(|pid| bakeoff_host::ProcRoot::system().is_alive(pid));
     Some(if alive {
         format!(
             "running now: {variant} (attempt {attempt}, since {})",

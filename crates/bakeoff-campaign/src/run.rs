@@ -217,7 +217,7 @@ async fn isolate_all(
                 ));
                 let (fleet, parent, builds) =
                     (c.fleet.clone(), parent.clone(), spec.alternatives.clone());
-                let checks = bakeoff_gpu::blocking::off_runtime(move || {
+                let checks = bakeoff_host::blocking::off_runtime(move || {
                     crate::isolate::alternatives::check(&fleet, &parent, &builds)
                 })
                 .await;

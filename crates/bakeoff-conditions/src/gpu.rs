@@ -1,4 +1,4 @@
-//! The GPU part, through nvidia-smi (its CSV parsing and runner are `bakeoff_gpu::nvidia_smi`'s):
+//! The GPU part, through nvidia-smi (its CSV parsing and runner are `bakeoff_host::nvidia_smi`'s):
 //! each GPU's SM clock and active clock-event (throttle) reasons, and the compute processes on
 //! it. `clocks_event_reasons.active` is the current spelling; drivers before it know only
 //! `clocks_throttle_reasons.active`, so that is tried when the first is refused.
@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use bakeoff_artifact::{GpuConditions, GpuOther, GpuState};
-use bakeoff_gpu::nvidia_smi::{QUERY_APPS, parse_compute_apps, run};
+use bakeoff_host::nvidia_smi::{QUERY_APPS, parse_compute_apps, run};
 
 const REASON_FIELDS: [&str; 2] = [
     "clocks_event_reasons.active",

@@ -336,10 +336,7 @@ impl Default for CalibrationOptions {
 
 /// Peak resident set of this process, MiB (Linux `VmHWM`).
 pub fn peak_rss_mib() -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
+    Some(bakeoff_host::proc::own_peak_rss_bytes()? as f64 / (1024.0 * 1024.0))
 }
 
 /// The most streams open at one instant, from send times and durations (a sweep line).

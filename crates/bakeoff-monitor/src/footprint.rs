@@ -3,7 +3,7 @@
 //!
 //! 1. **GPU memory of the seat's processes**: NVML, else nvidia-smi (`bakeoff_seats::release::
 //!    gpu_readings`, the reading a stop verifies with) on this machine; nvidia-smi over the
-//!    host's ssh channel for an `ssh://` host (`bakeoff_gpu::over_ssh`, as `plan` reads it). The
+//!    host's ssh channel for an `ssh://` host (`bakeoff_host::over_ssh`, as `plan` reads it). The
 //!    driver reports host PIDs: a process seat's are its recorded pid and descendants, a
 //!    container's come from `docker top` on its host. A seat on a GPU grows there (docs/field-cases.md F1:
 //!    38.5 GiB fresh, 45.6 GiB after three days).
@@ -13,8 +13,7 @@
 //!    from `/proc`.
 
 use bakeoff_artifact::monitor::{FootprintSample, FootprintSource};
-use bakeoff_gpu::{ReadingSource, Readings};
-use bakeoff_seats::release::ProcRoot;
+use bakeoff_host::{ProcRoot, ReadingSource, Readings};
 
 /// GPU readings of one host, with what they were read through (`NVML`, `nvidia-smi over ssh
 /// ops@gpu2`).
@@ -129,7 +128,7 @@ pub fn of_docker_stats(container: &str, bytes: u64) -> FootprintSample {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use bakeoff_gpu::{GpuProcess, GpuReading};
+    use bakeoff_host::{GpuProcess, GpuReading};
 
     fn view(source: ReadingSource, procs: Vec<GpuProcess>) -> GpuView {
         GpuView {

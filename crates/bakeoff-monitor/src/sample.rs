@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use bakeoff_artifact::monitor::{FootprintSample, MONITOR_VERSION, MonitorSample, ProbeSample};
 use bakeoff_client::Client;
+use bakeoff_host::ProcRoot;
 use bakeoff_seats::backend::{Backend, Observed, Status};
 use bakeoff_seats::docker::DockerBackend;
 use bakeoff_seats::fleet::{Fleet, Host, Launch, Seat};
 use bakeoff_seats::ops::host_status::HOST_STATUS_TIMEOUT;
 use bakeoff_seats::process::ProcessBackend;
-use bakeoff_seats::release::ProcRoot;
 use bollard::Docker;
 use chrono::{DateTime, Utc};
 use futures_util::future::join_all;
@@ -340,8 +340,8 @@ async fn read_gpus(
         Some(Ok(r)) => {
             gpus.here = GpuState::Answers;
             let label = match r.source {
-                bakeoff_gpu::ReadingSource::Nvml => "NVML",
-                bakeoff_gpu::ReadingSource::NvidiaSmi => "nvidia-smi",
+                bakeoff_host::ReadingSource::Nvml => "NVML",
+                bakeoff_host::ReadingSource::NvidiaSmi => "nvidia-smi",
             };
             out.insert(
                 String::new(),
@@ -570,12 +570,12 @@ async fn read_ssh_gpus(h: Host) -> (String, Result<GpuView, SshGpuError>) {
     let bin = h.nvidia_smi.clone().unwrap_or_else(|| "nvidia-smi".into());
     let cmd = bakeoff_seats::docker::transport::ssh_command(
         &h,
-        &[&bakeoff_gpu::over_ssh::remote_command(&bin)],
+        &[&bakeoff_host::over_ssh::remote_command(&bin)],
     );
     let l = label.clone();
     let read =
-        tokio::task::spawn_blocking(move || cmd.map(|c| bakeoff_gpu::over_ssh::read_over(c, &l)));
-    let limit = bakeoff_gpu::over_ssh::SSH_READ_TIMEOUT + Duration::from_secs(5);
+        tokio::task::spawn_blocking(move || cmd.map(|c| bakeoff_host::over_ssh::read_over(c, &l)));
+    let limit = bakeoff_host::over_ssh::SSH_READ_TIMEOUT + Duration::from_secs(5);
     let r = match tokio::time::timeout(limit, read).await {
         Ok(Ok(Ok(r))) if !r.gpus.is_empty() => Ok(GpuView { readings: r, label }),
         Ok(Ok(Ok(r))) => Err(r

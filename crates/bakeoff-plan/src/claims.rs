@@ -37,7 +37,7 @@ use bakeoff_model::{
 
 use crate::error::Unpriced;
 use crate::fleet::{Engine, PlanSeat, flag_value, has_flag};
-use bakeoff_gpu::units::MIB;
+use bakeoff_host::units::MIB;
 use bakeoff_term::units::gib;
 
 /// vLLM's current default `--gpu-memory-utilization` (vllm/config/cache.py).

@@ -11,7 +11,7 @@ use bakeoff_model::{
 };
 use serde_json::{Map, Value};
 
-use bakeoff_gpu::units::gib_to_bytes;
+use bakeoff_host::units::gib_to_bytes;
 use bakeoff_term::units::gib;
 
 /// What went wrong while sizing the KV cache: the message names the thing and the fix.

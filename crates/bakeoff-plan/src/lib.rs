@@ -1,5 +1,5 @@
 //! GPU memory planning for a fleet: what each seat's flags claim on each GPU (by the rules of
-//! its engine and version), what each process really holds (bakeoff-gpu's readings: NVML, with
+//! its engine and version), what each process really holds (bakeoff-host's readings: NVML, with
 //! nvidia-smi as the fallback and as a second opinion), host PIDs mapped to seats through
 //! `/proc`, the headroom left with a warning under a margin, an uptime note for long-running
 //! seats, and the coexistence question "can A and B share GPU N", answered with the arithmetic
@@ -7,7 +7,7 @@
 //! (never up together) and count once; seats on a CPU-only host claim no GPU memory.
 //!
 //! This crate reads checkpoint headers and never starts, stops or signals anything; the driver
-//! and `/proc` are read by bakeoff-gpu, whose readings the caller passes in. No GPU is not an
+//! and `/proc` are read by bakeoff-host, whose readings the caller passes in. No GPU is not an
 //! error: NVML is reported unavailable and the plan still prints the claims. Every overhead that no file tells us is labelled an estimate.
 
 pub mod claims;

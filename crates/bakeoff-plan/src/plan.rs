@@ -21,9 +21,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::fleet::PlanSeat;
 use crate::remote::HostReadings;
-use bakeoff_gpu::procinfo::ProcFacts;
-use bakeoff_gpu::units::gib_to_bytes;
-use bakeoff_gpu::{GpuReading, Readings};
+use bakeoff_host::procinfo::ProcFacts;
+use bakeoff_host::units::gib_to_bytes;
+use bakeoff_host::{GpuReading, Readings};
 
 mod per_gpu;
 mod types;

@@ -1,4 +1,4 @@
-//! Another host's GPU readings as the plan takes them: what `bakeoff_gpu::over_ssh` read over
+//! Another host's GPU readings as the plan takes them: what `bakeoff_host::over_ssh` read over
 //! the host's ssh channel (the caller runs it: `bakeoff_campaign::host_readings`), with the
 //! host PIDs of its seat containers, so its processes map to seats as they do here.
 //!
@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use bakeoff_gpu::{ReadingSource, Readings};
+use bakeoff_host::{ReadingSource, Readings};
 use serde::{Deserialize, Serialize};
 
 /// What one host's GPUs read, and how its processes map to seats.

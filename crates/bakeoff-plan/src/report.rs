@@ -1,4 +1,4 @@
-//! The plan in one call (`run_plan`, from bakeoff-gpu's [`MachineReadings`], which the caller
+//! The plan in one call (`run_plan`, from bakeoff-host's [`MachineReadings`], which the caller
 //! reads), the coexistence of seats on one GPU ([`coexist_on_gpu`]), the NVML-vs-nvidia-smi comparison, and the text
 //! rendering. Rendering is plain text built here; the binary only prints it.
 
@@ -13,9 +13,9 @@ use crate::plan::{
     CpuSeat, FleetView, GpuPlan, PlanOptions, SeatOnGpu, build_plan, build_plan_hosts, cpu_seats,
 };
 use crate::remote::HostReadings;
-use bakeoff_gpu::MachineReadings;
-use bakeoff_gpu::Readings;
-use bakeoff_gpu::procinfo::ProcFacts;
+use bakeoff_host::MachineReadings;
+use bakeoff_host::Readings;
+use bakeoff_host::procinfo::ProcFacts;
 use bakeoff_term::units::{gib, gib_signed};
 
 /// NVML and nvidia-smi side by side for one GPU.
@@ -46,7 +46,7 @@ pub fn compare_readings(nvml: &Readings, smi: &Readings) -> Vec<ReadingCompariso
                 .collect();
             pids.sort_unstable();
             pids.dedup();
-            let used = |g: Option<&bakeoff_gpu::GpuReading>, pid: u32| {
+            let used = |g: Option<&bakeoff_host::GpuReading>, pid: u32| {
                 g.and_then(|g| g.processes.iter().find(|p| p.pid == pid))
                     .and_then(|p| p.used_bytes)
             };

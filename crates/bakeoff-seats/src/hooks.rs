@@ -41,7 +41,7 @@ pub enum PreStartRefusal {
 /// pool so no runtime thread waits on them (the monitor, the watchdog and Ctrl-C stay live).
 pub async fn before_start(fleet: &Fleet, seat: &Seat) -> Result<Vec<SeatFinding>, PreStartRefusal> {
     let (fleet, seat) = (fleet.clone(), seat.clone());
-    bakeoff_gpu::blocking::off_runtime(move || before_start_blocking(&fleet, &seat)).await
+    bakeoff_host::blocking::off_runtime(move || before_start_blocking(&fleet, &seat)).await
 }
 
 /// [`before_start`] for callers outside a runtime (`audit seat`): it blocks.

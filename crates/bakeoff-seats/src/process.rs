@@ -19,7 +19,7 @@ pub use crate::fleet::types::substitute;
 use crate::fleet::types::{Fleet, Seat};
 use crate::observed::{BackendError, FOLLOW_POLL, LineSplitter, Observed, Status};
 use crate::redact::Redactor;
-use crate::release::{ProcEntry, ProcRoot, Stopped};
+use crate::release::{ProcRoot, ProcStat, Stopped};
 
 /// How long processes may take to disappear after SIGKILL before they count as survivors: the
 /// kernel tears a big address space down in well under this, unless the process is stuck in
@@ -89,8 +89,8 @@ impl ProcessBackend {
     /// The recorded process, if it is still the same process (pid and start time match).
     fn live(&self) -> Option<(StateFile, char)> {
         let st = self.read_state()?;
-        let (state, ticks) = proc_stat(st.pid)?;
-        (ticks == st.start_ticks).then_some((st, state))
+        let e = ProcRoot::system().entry(st.pid)?;
+        (e.start_ticks == st.start_ticks).then_some((st, e.state))
     }
 
     pub fn status(&mut self) -> Status {
@@ -188,7 +188,7 @@ impl ProcessBackend {
         let pid = child
             .id()
             .ok_or_else(|| self.err("the process exited before its pid was read"))?;
-        let start_ticks = proc_stat(pid).map(|(_, t)| t).unwrap_or(0);
+        let start_ticks = ProcRoot::system().entry(pid).map_or(0, |e| e.start_ticks);
         let st = StateFile {
             pid,
             start_ticks,
@@ -228,7 +228,7 @@ impl ProcessBackend {
             Some(_) => proc.entry(st.pid).is_some_and(|e| e.pgrp == st.pid),
             None => true,
         };
-        let members = |proc: &ProcRoot| -> Vec<ProcEntry> {
+        let members = |proc: &ProcRoot| -> Vec<ProcStat> {
             if leads_group {
                 proc.group_members(st.pid)
                     .into_iter()
@@ -270,8 +270,8 @@ impl ProcessBackend {
         };
         signal(rustix::process::Signal::TERM);
         let grace = self.seat.stop_grace();
-        let left = |proc: &ProcRoot| -> Vec<ProcEntry> {
-            let mut left: Vec<ProcEntry> = procs
+        let left = |proc: &ProcRoot| -> Vec<ProcStat> {
+            let mut left: Vec<ProcStat> = procs
                 .iter()
                 .filter(|p| p.pgrp == st.pid || p.pid == st.pid)
                 .filter_map(|p| proc.alive(p.pid, p.start_ticks))
@@ -303,7 +303,7 @@ impl ProcessBackend {
     async fn wait_gone(
         &mut self,
         proc: &ProcRoot,
-        left: &impl Fn(&ProcRoot) -> Vec<ProcEntry>,
+        left: &impl Fn(&ProcRoot) -> Vec<ProcStat>,
         within: Duration,
     ) -> bool {
         let deadline = Instant::now() + within;
@@ -373,16 +373,4 @@ impl ProcessBackend {
         split.push(&bytes, &mut lines);
         split.tail(lines, n, &self.redactor)
     }
-}
-
-/// (state, start time in ticks) of a pid, from /proc/PID/stat. The command name may hold
-/// spaces and parentheses, so fields are counted after the last `)`.
-fn proc_stat(pid: u32) -> Option<(char, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &text[text.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // After the comm: field 3 (state) is index 0, field 22 (starttime) is index 19.
-    let state = fields.first()?.chars().next()?;
-    let ticks = fields.get(19)?.parse().ok()?;
-    Some((state, ticks))
 }

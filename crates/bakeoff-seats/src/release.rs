@@ -18,10 +18,10 @@ use bakeoff_artifact::{FindingSeverity, SeatFinding};
 use serde::{Deserialize, Serialize};
 
 pub mod container;
-pub mod procfs;
 
+// The processes a stop checks are read by bakeoff-host; named here too, beside the stop's types.
+pub use bakeoff_host::proc::{ProcRoot, ProcStat, state_words};
 pub use container::{ContainerSeen, STOP_VERIFY_WAIT, container_procs, wait_procs_gone};
-pub use procfs::{ProcEntry, ProcRoot, state_words};
 
 /// How long a released port or GPU may take to show as released (the kernel closes the
 /// sockets and the driver frees the memory as the process is torn down, not at once).
@@ -42,9 +42,9 @@ pub struct Stopped {
     /// Steps beyond the polite stop, in words.
     pub escalated: Vec<String>,
     /// The seat's processes (pid and start time) as they were when the stop began.
-    pub procs: Vec<ProcEntry>,
+    pub procs: Vec<ProcStat>,
     /// Those of them still alive after the last step and its bounded wait.
-    pub survivors: Vec<ProcEntry>,
+    pub survivors: Vec<ProcStat>,
     /// A container the engine could not stop or remove: what was seen of it.
     pub container_left: Option<String>,
 }
@@ -322,7 +322,7 @@ pub async fn verify(stopped: Stopped, proc: &ProcRoot) -> StopReport {
 
 /// The survivors still alive (same pid and start time), with what they hold.
 fn zombies(
-    survivors: &[ProcEntry],
+    survivors: &[ProcStat],
     proc: &ProcRoot,
     gpu_of: impl Fn(u32) -> Option<u64>,
 ) -> Vec<ZombieProcess> {
@@ -427,11 +427,11 @@ pub enum GpuUnread {
 
 /// The GPU readings: NVML, else nvidia-smi; `Err(why)` when neither answers. Also the seat
 /// monitor's per-process GPU reading (bakeoff-monitor).
-pub async fn gpu_readings() -> Result<bakeoff_gpu::Readings, GpuUnread> {
-    let usable = |r: &bakeoff_gpu::Readings| !r.gpus.is_empty() && r.unavailable.is_none();
+pub async fn gpu_readings() -> Result<bakeoff_host::Readings, GpuUnread> {
+    let usable = |r: &bakeoff_host::Readings| !r.gpus.is_empty() && r.unavailable.is_none();
     if let Ok(Ok(r)) = tokio::time::timeout(
         GPU_READ_TIMEOUT,
-        tokio::task::spawn_blocking(bakeoff_gpu::nvml::read),
+        tokio::task::spawn_blocking(bakeoff_host::nvml::read),
     )
     .await
         && usable(&r)
@@ -440,7 +440,7 @@ pub async fn gpu_readings() -> Result<bakeoff_gpu::Readings, GpuUnread> {
     }
     match tokio::time::timeout(
         GPU_READ_TIMEOUT,
-        tokio::task::spawn_blocking(|| bakeoff_gpu::nvidia_smi::read("nvidia-smi")),
+        tokio::task::spawn_blocking(|| bakeoff_host::nvidia_smi::read("nvidia-smi")),
     )
     .await
     {
@@ -455,7 +455,7 @@ pub async fn gpu_readings() -> Result<bakeoff_gpu::Readings, GpuUnread> {
 
 /// Which of the seat's processes (still the same processes) the driver lists as holding
 /// memory, after up to [`RELEASE_WAIT`] for the driver to free it.
-async fn gpu_release(procs: &[ProcEntry], proc: &ProcRoot) -> GpuRelease {
+async fn gpu_release(procs: &[ProcStat], proc: &ProcRoot) -> GpuRelease {
     let deadline = Instant::now() + RELEASE_WAIT;
     loop {
         let readings = match gpu_readings().await {
@@ -482,8 +482,8 @@ async fn gpu_release(procs: &[ProcEntry], proc: &ProcRoot) -> GpuRelease {
 /// The GPU processes of `readings` that are the seat's: one of `procs`, still the same process
 /// (pid and start time; the driver's list may lag behind a pid already reused).
 pub fn gpu_holders(
-    readings: &bakeoff_gpu::Readings,
-    procs: &[ProcEntry],
+    readings: &bakeoff_host::Readings,
+    procs: &[ProcStat],
     proc: &ProcRoot,
 ) -> Vec<GpuHolder> {
     readings

@@ -1,6 +1,6 @@
 //! Byte counts as an operator reads them: GiB with two decimals, the unit the field cases and
 //! the engines' logs use, for the plan's texts and the checkpoint audit alike. The arithmetic
-//! on GPU memory (`GIB`, `MIB`, an operator's GiB to bytes) is `bakeoff_gpu::units`'.
+//! on GPU memory (`GIB`, `MIB`, an operator's GiB to bytes) is `bakeoff_host::units`'.
 
 /// Bytes per GiB.
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;

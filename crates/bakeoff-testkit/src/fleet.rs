@@ -28,12 +28,15 @@ impl Drop for SeatProcessGuard {
             let pid = std::fs::read_to_string(e.path())
                 .ok()
                 .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-                .and_then(|v| v["pid"].as_u64());
+                .and_then(|v| v["pid"].as_u64())
+                .and_then(|p| u32::try_from(p).ok());
             let Some(pid) = pid.filter(|p| *p > 1) else {
                 continue;
             };
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let cmdline = String::from_utf8_lossy(&cmdline);
+            let cmdline = bakeoff_host::ProcRoot::system()
+                .cmdline_args(pid)
+                .unwrap_or_default()
+                .join(" ");
             if cmdline.contains("llama-server") || cmdline.contains("vllm.entrypoints") {
                 // The seat's process group first (engines fork), then the pid itself.
                 for target in [format!("-{pid}"), pid.to_string()] {

@@ -17,7 +17,6 @@ use crate::error::CacheError;
 use crate::hub::{self, HubRepo, PartialFile};
 use crate::llamacpp;
 use crate::locks::{LockHolder, LockState, LockTable, lock_state};
-use crate::procinfo;
 
 mod report;
 
@@ -270,7 +269,9 @@ fn sample_downloads(
                 pids.extend(holders.iter().map(|h| h.pid));
             }
             if let Ok(meta) = std::fs::metadata(&p.first.path) {
-                pids.extend(procinfo::pids_with_open(meta.dev(), meta.ino()));
+                pids.extend(
+                    bakeoff_host::ProcRoot::system().pids_with_open(meta.dev(), meta.ino()),
+                );
             }
             // The audit itself never has them open; but a test or a caller in this process
             // may, and naming ourselves as a stale loop to kill would be wrong.
@@ -281,7 +282,7 @@ fn sample_downloads(
             pids.into_iter()
                 .map(|pid| LockHolder {
                     pid,
-                    cmdline: procinfo::cmdline(pid),
+                    cmdline: crate::redact::cmdline_of(pid),
                 })
                 .collect()
         })

@@ -28,7 +28,7 @@ pub struct Engine {
     /// How it was looked for, in words (from [`Exclude::engine`]).
     pub how: String,
     /// Where to read its descendants (`/proc`); `None`: only the pid itself.
-    pub proc_root: Option<std::path::PathBuf>,
+    pub proc_root: Option<bakeoff_host::ProcRoot>,
 }
 
 impl Engine {
@@ -37,7 +37,7 @@ impl Engine {
             return HashSet::new();
         };
         match &self.proc_root {
-            Some(root) => crate::procfs::descendants(&crate::procfs::read_all(root), &[pid]),
+            Some(proc) => bakeoff_host::proc::descendants(&proc.all(), &[pid]),
             None => [pid].into(),
         }
     }
@@ -182,12 +182,12 @@ impl TelemetrySampler {
     /// (nvidia-smi: up to 15 s on a wedged driver) on tokio's blocking pool.
     pub async fn start_off_runtime(ex: &Exclude) -> Self {
         let ex = ex.clone();
-        bakeoff_gpu::blocking::off_runtime(move || Self::start(&ex)).await
+        bakeoff_host::blocking::off_runtime(move || Self::start(&ex)).await
     }
 
     /// [`TelemetrySampler::finish`] for async code, its last reading on tokio's blocking pool.
     pub async fn finish_off_runtime(self) -> GpuTelemetry {
-        bakeoff_gpu::blocking::off_runtime(move || self.finish()).await
+        bakeoff_host::blocking::off_runtime(move || self.finish()).await
     }
 
     /// Stops the thread (at once), takes the last sample and sums the step up. Output tokens

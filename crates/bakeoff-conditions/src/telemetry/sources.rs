@@ -1,30 +1,17 @@
-//! Where GPU readings come from: NVML (nvml-wrapper loads libnvidia-ml at run time, so a host
+//! Where GPU readings come from: NVML (the process's one handle, `bakeoff_host::nvml`; a host
 //! without the driver gets an error, never a crash), else nvidia-smi (power only: its energy is
 //! integrated from sampled `power.draw`).
 
-use nvml_wrapper::Nvml;
-use nvml_wrapper::error::NvmlError;
+use bakeoff_host::nvidia_smi::{QUERY_APPS, SmiError, parse_compute_apps, run};
+use bakeoff_host::nvml::{Telemetry, TelemetryError};
 
 use super::summary::GpuSample;
-use bakeoff_gpu::nvidia_smi::{QUERY_APPS, SmiError, parse_compute_apps, run};
 
 /// Why a GPU source gave no reading.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
-    /// libnvidia-ml could not be loaded or initialized (no driver).
-    #[error("NVML did not initialize ({0})")]
-    Init(#[source] NvmlError),
-    #[error("NVML device count: {0}")]
-    DeviceCount(#[source] NvmlError),
-    #[error("NVML GPU {index}: {source}")]
-    Device { index: u32, source: NvmlError },
-    /// One reading of one GPU (`power`, `energy`, `utilization`, `memory`, `processes`).
-    #[error("NVML GPU {index} {what}: {source}")]
-    Reading {
-        index: u32,
-        what: &'static str,
-        source: NvmlError,
-    },
+    #[error(transparent)]
+    Nvml(#[from] TelemetryError),
     #[error(transparent)]
     Smi(#[from] SmiError),
     /// nvidia-smi answered, but no line parsed; `first` is its first line.
@@ -42,36 +29,13 @@ pub trait GpuSource: Send {
     fn processes(&mut self) -> Result<Vec<(String, u32)>, SourceError>;
 }
 
-/// NVML: power (`nvmlDeviceGetPowerUsage`, mW), the energy counter
-/// (`nvmlDeviceGetTotalEnergyConsumption`, mJ), utilization and memory.
-pub struct NvmlSource {
-    nvml: Nvml,
-    /// `(uuid, name)` by index, read once.
-    names: Vec<(String, String)>,
-}
+/// NVML: power, the energy counter, utilization and memory (`bakeoff_host::nvml::Telemetry`).
+pub struct NvmlSource(Telemetry);
 
 impl NvmlSource {
     /// NVML initialized, or why not (no driver: libnvidia-ml cannot be loaded).
     pub fn open() -> Result<Self, SourceError> {
-        let nvml = Nvml::init().map_err(SourceError::Init)?;
-        let count = nvml.device_count().map_err(SourceError::DeviceCount)?;
-        let mut names = Vec::new();
-        for index in 0..count {
-            let d = nvml
-                .device_by_index(index)
-                .map_err(|source| SourceError::Device { index, source })?;
-            names.push((d.uuid().unwrap_or_default(), d.name().unwrap_or_default()));
-        }
-        Ok(Self { nvml, names })
-    }
-}
-
-/// A reading NVML does not support on this GPU is absent, not an error.
-fn optional<T>(r: Result<T, NvmlError>) -> Result<Option<T>, NvmlError> {
-    match r {
-        Ok(v) => Ok(Some(v)),
-        Err(NvmlError::NotSupported) => Ok(None),
-        Err(e) => Err(e),
+        Ok(Self(Telemetry::open()?))
     }
 }
 
@@ -81,57 +45,11 @@ impl GpuSource for NvmlSource {
     }
 
     fn read(&mut self) -> Result<Vec<GpuSample>, SourceError> {
-        let mut out = Vec::with_capacity(self.names.len());
-        for (i, (uuid, name)) in self.names.iter().enumerate() {
-            let index = i as u32;
-            let d = self
-                .nvml
-                .device_by_index(index)
-                .map_err(|source| SourceError::Device { index, source })?;
-            let e = |what: &'static str| {
-                move |source| SourceError::Reading {
-                    index,
-                    what,
-                    source,
-                }
-            };
-            out.push(GpuSample {
-                index,
-                uuid: uuid.clone(),
-                name: name.clone(),
-                power_w: optional(d.power_usage())
-                    .map_err(e("power"))?
-                    .map(|mw| f64::from(mw) / 1000.0),
-                energy_mj: optional(d.total_energy_consumption()).map_err(e("energy"))?,
-                utilization_pct: optional(d.utilization_rates())
-                    .map_err(e("utilization"))?
-                    .map(|u| f64::from(u.gpu)),
-                memory_used_bytes: optional(d.memory_info())
-                    .map_err(e("memory"))?
-                    .map(|m| m.used),
-            });
-        }
-        Ok(out)
+        Ok(self.0.read()?)
     }
 
     fn processes(&mut self) -> Result<Vec<(String, u32)>, SourceError> {
-        let mut out = Vec::new();
-        for (i, (uuid, _)) in self.names.iter().enumerate() {
-            let index = i as u32;
-            let d = self
-                .nvml
-                .device_by_index(index)
-                .map_err(|source| SourceError::Device { index, source })?;
-            let ps = d
-                .running_compute_processes()
-                .map_err(|source| SourceError::Reading {
-                    index,
-                    what: "processes",
-                    source,
-                })?;
-            out.extend(ps.into_iter().map(|p| (uuid.clone(), p.pid)));
-        }
-        Ok(out)
+        Ok(self.0.processes()?)
     }
 }
 

@@ -6,19 +6,8 @@ use std::collections::HashSet;
 
 use bakeoff_artifact::{EnergyMethod, GpuStepTelemetry, GpuTelemetry, TelemetryScope};
 
-/// One GPU at one instant, as a source read it.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct GpuSample {
-    pub index: u32,
-    pub uuid: String,
-    pub name: String,
-    pub power_w: Option<f64>,
-    /// NVML's total-energy counter, mJ since the driver loaded (`None`: not supported, or a
-    /// source without it).
-    pub energy_mj: Option<u64>,
-    pub utilization_pct: Option<f64>,
-    pub memory_used_bytes: Option<u64>,
-}
+/// One GPU at one instant, as a source read it (NVML's reading; nvidia-smi's fills the same).
+pub use bakeoff_host::nvml::GpuSample;
 
 /// Every GPU at one instant, `t_s` seconds after the step's start.
 #[derive(Debug, Clone, PartialEq)]

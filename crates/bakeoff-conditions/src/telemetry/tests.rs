@@ -1,6 +1,7 @@
 use super::summary::{GpuSample, Scope, counter_delta, integrate_mj, scope, summarize};
 use super::*;
 use bakeoff_artifact::{EnergyMethod, TelemetryScope};
+use bakeoff_host::nvml::{DriverError, TelemetryError};
 
 const G0: &str = "GPU-0";
 const G1: &str = "GPU-1";
@@ -159,11 +160,11 @@ impl GpuSource for Climbing {
     fn read(&mut self) -> Result<Vec<GpuSample>, SourceError> {
         self.reads += 1;
         if self.reads == 2 {
-            return Err(SourceError::Reading {
+            return Err(SourceError::Nvml(TelemetryError::Reading {
                 index: 0,
                 what: "power",
-                source: nvml_wrapper::error::NvmlError::GpuLost,
-            });
+                source: DriverError::GpuLost,
+            }));
         }
         Ok(vec![gpu(0, G0, 200.0, Some(self.reads * 1000))])
     }

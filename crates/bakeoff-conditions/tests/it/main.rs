@@ -9,13 +9,12 @@ mod sampler;
 
 use std::time::{Duration, Instant};
 
-/// A process's CPU ticks (utime + stime) from `/proc/PID/stat`: the fields after the
-/// parenthesised command name, whose 12th and 13th are utime and stime (proc(5)).
+/// A process's CPU ticks (utime + stime), read as the sampler reads them (the host crate).
 pub fn ticks(pid: u32) -> u64 {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = &text[text.rfind(')').unwrap() + 2..];
-    let f: Vec<&str> = after.split(' ').collect();
-    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+    bakeoff_host::proc::ProcRoot::system()
+        .entry(pid)
+        .unwrap()
+        .cpu_ticks
 }
 
 /// Polls `cond` (every 20 ms) until it holds; the limit only ends a hang.

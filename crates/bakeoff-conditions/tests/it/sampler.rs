@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use bakeoff_artifact::FlagCode;
 use bakeoff_conditions::{Exclude, Sampler};
+use bakeoff_host::proc::ProcRoot;
 
 use crate::{Hog, ticks};
 
@@ -39,7 +40,7 @@ impl ProcView {
 fn exclude_nothing(proc_root: PathBuf) -> Exclude {
     let mut ex = Exclude::for_endpoint("127.0.0.1", None);
     ex.interval = Duration::from_millis(200);
-    ex.proc_root = proc_root;
+    ex.proc_root = ProcRoot::new(&proc_root);
     ex.bakeoff_pid = u32::MAX;
     ex
 }
@@ -94,7 +95,7 @@ fn an_engine_named_late_is_left_out() {
     let mut ex = Exclude::for_seat_load();
     ex.interval = Duration::from_millis(200);
     ex.bakeoff_pid = u32::MAX;
-    ex.proc_root = view.path();
+    ex.proc_root = ProcRoot::new(&view.path());
     let s = Sampler::start(ex);
     let named = ticks(hog.pid());
     s.exclude_engine(

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use super::types::{FleetView, GpuPlan, MeasuredSeat, PlanOptions, SeatOnGpu};
 use crate::claims::seat_claim;
 use crate::fleet::PlanSeat;
-use bakeoff_gpu::procinfo::ProcFacts;
-use bakeoff_gpu::units::gib_to_bytes;
-use bakeoff_gpu::{GpuProcess, GpuReading};
+use bakeoff_host::procinfo::ProcFacts;
+use bakeoff_host::units::gib_to_bytes;
+use bakeoff_host::{GpuProcess, GpuReading};
 use bakeoff_term::units::{gib, gib_signed};
 
 /// The plan of GPU `index` of `host`: its seats' claims beside what was measured, the
@@ -126,7 +126,7 @@ impl GpuSite<'_> {
     fn reading_label(&self) -> String {
         match (self.label, self.reading.map(|r| r.source)) {
             (Some(l), _) => l.to_owned(),
-            (None, Some(bakeoff_gpu::ReadingSource::Nvml)) => "nvml".to_owned(),
+            (None, Some(bakeoff_host::ReadingSource::Nvml)) => "nvml".to_owned(),
             (None, _) => "nvidia-smi".to_owned(),
         }
     }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::claims::{Overheads, SeatClaim};
 use crate::fleet::PlanSeat;
-use bakeoff_gpu::GpuProcess;
+use bakeoff_host::GpuProcess;
 
 /// Knobs of the plan.
 #[derive(Serialize, Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]

@@ -1,13 +1,13 @@
 //! Plan arithmetic (the fleet field cases' (docs/field-cases.md) numbers) and the behaviour
 //! without NVML. nvidia-smi CSV parsing and PID → container mapping through a fake /proc are
-//! bakeoff-gpu's, tested there.
+//! bakeoff-host's, tested there.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use bakeoff_gpu::procinfo::ProcFacts;
-use bakeoff_gpu::units::{GIB, MIB, gib_to_bytes};
-use bakeoff_gpu::{GpuProcess, GpuReading, ReadingSource, Readings};
+use bakeoff_host::procinfo::ProcFacts;
+use bakeoff_host::units::{GIB, MIB, gib_to_bytes};
+use bakeoff_host::{GpuProcess, GpuReading, ReadingSource, Readings};
 use bakeoff_plan::fleet::{Engine, LaunchSpec, SeatSpec, StrOrList, cuda_visible_devices};
 use bakeoff_plan::report::coexist_question;
 use bakeoff_plan::{

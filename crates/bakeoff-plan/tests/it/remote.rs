@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use bakeoff_gpu::nvidia_smi::{join, parse_compute_apps, parse_query_gpu};
-use bakeoff_gpu::procinfo::ProcFacts;
-use bakeoff_gpu::{ReadingSource, Readings};
+use bakeoff_host::nvidia_smi::{join, parse_compute_apps, parse_query_gpu};
+use bakeoff_host::procinfo::ProcFacts;
+use bakeoff_host::{ReadingSource, Readings};
 use bakeoff_plan::fleet::{Engine, LaunchSpec, SeatSpec, StrOrList};
 use bakeoff_plan::{FleetView, HostReadings, PlanOptions, build_plan_hosts};
 

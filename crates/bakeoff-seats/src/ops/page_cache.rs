@@ -105,10 +105,7 @@ pub fn weight_files(seat: &Seat) -> Result<Vec<PathBuf>, WeightFilesError> {
 
 /// `/proc/meminfo` `Cached`, in bytes.
 pub fn meminfo_cached() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("Cached:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    Some(bakeoff_host::ProcRoot::system().memory()?.cached_bytes)
 }
 
 /// Bytes of `files` in the page cache, from `fincore` (`RES` column, in bytes).

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{ProcEntry, ProcRoot};
+use super::{ProcRoot, ProcStat};
 
 /// How long the kill, the forced removal and the processes' exit may each take before what is
 /// left counts as a zombie loader.
@@ -25,7 +25,7 @@ pub struct ContainerSeen {
 
 /// The container's processes on this host: `State.Pid` and its descendants, only when that pid
 /// really is in the container's cgroup (a pid read from a daemon in a VM means nothing here).
-pub fn container_procs(proc: &ProcRoot, c: &ContainerSeen) -> Vec<ProcEntry> {
+pub fn container_procs(proc: &ProcRoot, c: &ContainerSeen) -> Vec<ProcStat> {
     match c.pid {
         Some(pid) if proc.container_of(pid).as_deref() == Some(c.id.as_str()) => {
             proc.with_descendants(pid)
@@ -37,9 +37,9 @@ pub fn container_procs(proc: &ProcRoot, c: &ContainerSeen) -> Vec<ProcEntry> {
 /// Poll until none of `procs` (pid and start time) is alive, at most `within`; those left.
 pub async fn wait_procs_gone(
     proc: &ProcRoot,
-    procs: &[ProcEntry],
+    procs: &[ProcStat],
     within: Duration,
-) -> Vec<ProcEntry> {
+) -> Vec<ProcStat> {
     let deadline = std::time::Instant::now() + within;
     loop {
         let left: Vec<_> = procs

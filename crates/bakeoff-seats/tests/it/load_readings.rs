@@ -292,9 +292,8 @@ fn wait_for_lock(lock: &Path) {
     use std::os::unix::fs::MetadataExt;
     for _ in 0..200 {
         if let Ok(m) = std::fs::metadata(lock) {
-            let table = std::fs::read_to_string("/proc/locks").unwrap_or_default();
-            let ino = format!(":{} ", m.ino());
-            if table.lines().any(|l| l.contains(&ino)) {
+            let locks = bakeoff_host::ProcRoot::system().locks();
+            if locks.iter().any(|l| l.inode == m.ino()) {
                 return;
             }
         }

@@ -163,24 +163,26 @@ restart = "no"
     assert!(!inspect.status.success(), "the container is gone");
 }
 
-/// A fake `/proc` entry: stat (state, ppid, pgrp, start ticks), cmdline, VmRSS.
+/// A fake `/proc` entry (`bakeoff_host`'s fake tree, in the kernel's formats): state, process
+/// group, start ticks, command line, VmRSS.
 fn fake_proc(root: &Path, pid: u32, state: char, pgrp: u32, ticks: u64, cmd: &[&str], rss_kb: u64) {
-    let d = root.join(pid.to_string());
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(
-        d.join("stat"),
-        format!("{pid} (vllm serve) {state} 1 {pgrp} {pgrp} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 {ticks} 0 0\n"),
-    )
-    .unwrap();
-    std::fs::write(d.join("cmdline"), cmd.join("\0") + "\0").unwrap();
-    std::fs::write(
-        d.join("status"),
-        format!("Name:\tpython3\nState:\t{state}\nVmRSS:\t  {rss_kb} kB\n"),
-    )
-    .unwrap();
+    bakeoff_host::proc::fake::Proc::new(root)
+        .write(&bakeoff_host::proc::fake::FakeProcess {
+            pid,
+            comm: "vllm serve",
+            state,
+            ppid: 1,
+            pgrp,
+            utime: 0,
+            stime: 0,
+            start_ticks: ticks,
+            args: cmd,
+            rss_kib: rss_kb,
+        })
+        .unwrap();
 }
 
-fn stopped_with(procs: Vec<release::ProcEntry>) -> Stopped {
+fn stopped_with(procs: Vec<release::ProcStat>) -> Stopped {
     Stopped {
         seat: "heavy".into(),
         port: 8016,
@@ -346,15 +348,15 @@ fn gpu_memory_is_held_only_by_the_seats_own_processes() {
     let proc = ProcRoot::new(root.path());
     fake_proc(root.path(), 4242, 'D', 4242, 777, &["python3"], 1);
     fake_proc(root.path(), 4300, 'S', 4300, 900, &["bash"], 1);
-    let (gpus, _) = bakeoff_gpu::nvidia_smi::parse_query_gpu(
+    let (gpus, _) = bakeoff_host::nvidia_smi::parse_query_gpu(
         "0, GPU-aaaa, NVIDIA H200, 143771, 40000, 103771\n",
     );
-    let (apps, _) = bakeoff_gpu::nvidia_smi::parse_compute_apps(
+    let (apps, _) = bakeoff_host::nvidia_smi::parse_compute_apps(
         "GPU-aaaa, 4242, 39000, python3\nGPU-aaaa, 4300, 1000, other\nGPU-aaaa, 5000, 10, gone\n",
     );
-    let readings = bakeoff_gpu::Readings {
-        source: bakeoff_gpu::ReadingSource::NvidiaSmi,
-        gpus: bakeoff_gpu::nvidia_smi::join(gpus, apps),
+    let readings = bakeoff_host::Readings {
+        source: bakeoff_host::ReadingSource::NvidiaSmi,
+        gpus: bakeoff_host::nvidia_smi::join(gpus, apps),
         unavailable: None,
     };
     // The seat had 4242 and (another start of) 4300.

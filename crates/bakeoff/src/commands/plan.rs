@@ -4,7 +4,7 @@
 
 use bakeoff_campaign::fleet_plan::{self, FleetPlan};
 use bakeoff_campaign::fleet_view::ViewOptions;
-use bakeoff_gpu::units::gib_to_bytes;
+use bakeoff_host::units::gib_to_bytes;
 use bakeoff_model::parse_engine_log;
 use bakeoff_plan::kv_report::kv_report;
 use bakeoff_plan::terminal::{kv_terminal, terminal};

@@ -206,7 +206,7 @@ pub(crate) fn real_log() -> PathBuf {
 fn plan_falls_back_to_nvidia_smi_and_maps_a_pid_to_its_seat_by_port() {
     // No NVML on this machine (no libnvidia-ml.so.1): the plan runs a fake nvidia-smi that
     // prints the fixtures in nvidia-smi's documented `--format=csv,noheader,nounits` output
-    // (crates/bakeoff-gpu/tests/fixtures/nvidia-smi/README.md). The compute-apps line of
+    // (crates/bakeoff-host/tests/fixtures/nvidia-smi/README.md). The compute-apps line of
     // seat `gen` carries the PID of a real process here whose command line has `--port 8010`,
     // as a process seat's does.
     let tmp = tempfile::tempdir().unwrap();
@@ -214,7 +214,7 @@ fn plan_falls_back_to_nvidia_smi_and_maps_a_pid_to_its_seat_by_port() {
         .args(["-c", "sleep 120; :", "seat-gen", "--port", "8010"])
         .spawn()
         .unwrap();
-    let fixtures = fixture("bakeoff-gpu/tests/fixtures/nvidia-smi");
+    let fixtures = fixture("bakeoff-host/tests/fixtures/nvidia-smi");
     std::fs::copy(
         fixtures.join("query-gpu.csv"),
         tmp.path().join("query-gpu.csv"),

@@ -30,11 +30,12 @@ fn write(dir: &Path, toml: &str) -> String {
     p.display().to_string()
 }
 
-/// Field 22 of /proc/PID/stat (after the command name's last `)`).
+/// The process's start time, clock ticks after boot (its identity with the pid).
 fn start_ticks(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let rest = &s[s.rfind(')').unwrap() + 1..];
-    rest.split_whitespace().nth(19).unwrap().parse().unwrap()
+    bakeoff_host::ProcRoot::system()
+        .entry(pid)
+        .unwrap()
+        .start_ticks
 }
 
 #[tokio::test]

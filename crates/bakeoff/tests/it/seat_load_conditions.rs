@@ -25,19 +25,9 @@ use crate::util::{self, bakeoff_cmd, drop_from_cache, free_port, serial_tempdir,
 
 const MIB: u64 = 1024 * 1024;
 
-/// A `/proc/meminfo` field, bytes.
-fn meminfo(field: &str) -> u64 {
-    let text = std::fs::read_to_string("/proc/meminfo").unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with(&format!("{field}:")))
-        .unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        * 1024
+/// `/proc/meminfo` now.
+fn memory() -> bakeoff_host::proc::Memory {
+    bakeoff_host::ProcRoot::system().memory().unwrap()
 }
 
 /// Write `bytes` of data to `path` and flush it to the disk: its pages stay cached, clean.
@@ -76,8 +66,8 @@ async fn a_page_cache_drop_during_a_seat_load_is_recorded_and_a_quiet_load_is_no
     // Large enough to be more than a fifth of the cache once it is in it (the finding's share,
     // docs/metrics.md "Conditions") and more than 256 MiB: a third of the cache now, at least
     // 1 GiB, within a third of the memory available.
-    let cached = meminfo("Cached");
-    let avail = meminfo("MemAvailable");
+    let cached = memory().cached_bytes;
+    let avail = memory().available_bytes.unwrap();
     let scratch_bytes = (cached / 3).max(1024 * MIB).min(avail / 3);
     assert!(
         scratch_bytes > 300 * MIB,
@@ -144,9 +134,9 @@ args = ["-m", "{model}", "--host", "127.0.0.1", "--port", "{{port}}", "-c", "512
         crate::campaign::pid_in(&state, "w").is_some()
     });
     let pid = crate::campaign::pid_in(&state, "w").unwrap();
-    let before_drop = meminfo("Cached");
+    let before_drop = memory().cached_bytes;
     drop_from_cache(&scratch);
-    let after_drop = meminfo("Cached");
+    let after_drop = memory().cached_bytes;
     eprintln!(
         "scratch {} MiB; Cached {} MiB before the drop, {} MiB after",
         scratch_bytes / MIB,

@@ -5,7 +5,7 @@
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use bakeoff_gpu::bounded::BoundedError;
+use bakeoff_host::bounded::BoundedError;
 
 /// Why a command gave no output: it could not run or overran, or it failed.
 #[derive(Debug, thiserror::Error)]
@@ -22,7 +22,7 @@ pub(super) fn run_with_timeout(
     mut cmd: std::process::Command,
     limit: Duration,
 ) -> Result<String, CommandError> {
-    let out = bakeoff_gpu::bounded::run_bounded(&mut cmd, limit)?;
+    let out = bakeoff_host::bounded::run_bounded(&mut cmd, limit)?;
     if out.status.success() {
         return Ok(out.stdout);
     }

@@ -223,15 +223,9 @@ pub fn pid_in(state: &Path, seat: &str) -> Option<u32> {
     v["pid"].as_u64().and_then(|p| u32::try_from(p).ok())
 }
 
-/// The process runs (exists and is not a zombie).
+/// The process runs (exists and has not exited).
 pub fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next())
-        })
-        .is_some_and(|state| state != 'Z')
+    bakeoff_host::ProcRoot::system().is_alive(pid)
 }
 
 /// One HTTP/1.1 request to 127.0.0.1:`port` (`Connection: close`): the status and the body, or

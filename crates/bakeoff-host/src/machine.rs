@@ -8,7 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::procinfo::{ProcFacts, ProcFs};
+use crate::proc::ProcRoot;
+use crate::procinfo::ProcFacts;
 use crate::readings::Readings;
 
 /// What this machine says, read once (the module's doc says what and why).
@@ -44,13 +45,13 @@ impl MachineReadings {
             facts: BTreeMap::new(),
             container_names: BTreeMap::new(),
         };
-        let procfs = ProcFs::default();
+        let proc = ProcRoot::system();
         m.facts = m
             .primary()
             .gpus
             .iter()
             .flat_map(|g| g.processes.iter().map(|p| p.pid))
-            .map(|pid| (pid, procfs.facts(pid)))
+            .map(|pid| (pid, proc.facts(pid)))
             .collect();
         if m.facts.values().any(|f| f.container_id.is_some()) {
             m.container_names = docker_names();
