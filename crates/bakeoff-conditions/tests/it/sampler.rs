@@ -95,7 +95,7 @@ fn an_engine_named_late_is_left_out() {
     let mut ex = Exclude::for_seat_load();
     ex.interval = Duration::from_millis(200);
     ex.bakeoff_pid = u32::MAX;
-    ex.proc_root = ProcRoot::new(&view.path());
+    ex.proc_root = ProcRoot::new(view.path());
     let s = Sampler::start(ex);
     let named = ticks(hog.pid());
     s.exclude_engine(
