@@ -170,7 +170,12 @@ pub async fn evaluate(
         art.failure = Some(nothing_measured(&outcome, start));
     }
     if let (Some(facts), Some(c)) = (art.endpoint.facts.as_mut(), outcome.suites.get("context")) {
-        facts.overflow = bakeoff_suites::context::overflow_fact(c);
+        match bakeoff_suites::context::overflow_fact(c) {
+            Ok(o) => facts.overflow = o,
+            Err(e) => art
+                .instrument_flags
+                .push(bakeoff_suites::context::overflow_unread(&e)),
+        }
     }
     art.suites = outcome.suites;
     finish(&mut files, art)

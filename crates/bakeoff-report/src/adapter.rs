@@ -3,21 +3,19 @@
 //! `summary.details`, where the check writes its verdict sentence). First tokens are model
 //! output: escaped like any reply.
 
-use bakeoff_artifact::{AdapterDetails, AdapterReport, AdapterRouteKind, SuiteResult};
+use bakeoff_artifact::{AdapterReport, AdapterRouteKind, SuiteResult};
 
 use crate::escape::for_terminal;
+use crate::read::{self, noted};
 use crate::table::{Grid, Kind, render};
 
 /// The suite's name in artifacts.
-pub const SUITE: &str = "adapter";
+pub const SUITE: &str = crate::read::suite::ADAPTER;
 
 /// The suite's cell: the verdict sentence (it starts with the verdict: `applied: …`,
-/// `adapter-no-op: …`, `withheld: …`).
+/// `adapter-no-op: …`, `withheld: …`); none when the details do not read (the report's note).
 pub fn cell_text(name: &str, s: &SuiteResult) -> Option<String> {
-    if name != SUITE {
-        return None;
-    }
-    let d: AdapterDetails = s.summary.details_as().ok()?;
+    let d = noted(read::adapter(name, s))?;
     Some(if d.message.is_empty() {
         for_terminal(&d.verdict, 40)
     } else {

@@ -4,23 +4,25 @@
 
 use std::path::Path;
 
-use bakeoff_artifact::{Artifact, HarnessCeiling, LoadReport, LonggenDetails};
+use bakeoff_artifact::{Artifact, HarnessCeiling, LoadReport};
 
 use crate::escape::for_terminal;
+use crate::read::{self, noted};
 
-/// The sweep tables of the load suites of an `eval run` artifact.
+/// The sweep tables of the load suites of an `eval run` artifact (details that do not read are
+/// a note of the run's summary, [`crate::terminal::run_summary`]).
 pub fn suite_sweeps(art: &Artifact) -> String {
     let mut out = String::new();
-    for name in ["throughput", "longgen"] {
-        let Some(s) = art.suites.get(name) else {
+    for name in read::LOAD {
+        let Some(s) = art.suites.get(*name) else {
             continue;
         };
-        if let Ok(r) = s.summary.details_as::<LoadReport>() {
+        if let Some(r) = noted(read::load(name, s)) {
             out.push_str(&format!("\n{name}:\n{}", crate::bench::sweep(&r)));
         }
         // A missing figure prints as the JSON it was (`null`), as it always has.
         let or_null = |v: Option<u64>| v.map_or("null".into(), |v| v.to_string());
-        let probes = s.summary.details_as::<LonggenDetails>().unwrap_or_default();
+        let probes = noted(read::longgen(name, s)).unwrap_or_default();
         for p in probes.probes {
             out.push_str(&format!(
                 "longgen probe {}: {} tokens, decode {:.1} tok/s (server {:.1})\n",

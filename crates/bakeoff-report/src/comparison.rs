@@ -349,7 +349,7 @@ fn with_status(text: String, status: SuiteStatus) -> String {
 }
 
 /// Score text, or for an unscored load suite its peak rate, or its status.
-fn cell_text(s: &bakeoff_artifact::SuiteResult) -> String {
+fn cell_text(name: &str, s: &bakeoff_artifact::SuiteResult) -> String {
     match s.status {
         SuiteStatus::Failed => return "FAILED (measured nothing)".into(),
         SuiteStatus::Incomplete | SuiteStatus::Complete => {}
@@ -357,7 +357,7 @@ fn cell_text(s: &bakeoff_artifact::SuiteResult) -> String {
     let mut t = if s.summary.score.is_some() {
         score_text(&s.summary.score)
     } else {
-        let peak = steps_of(s)
+        let peak = steps_of(name, s)
             .into_iter()
             .filter_map(|st| st.tok_per_s.map(|r| (r, st.concurrency)))
             .max_by(|a, b| a.0.total_cmp(&b.0));
@@ -392,7 +392,7 @@ fn row_for(slug: &str, entries: &[&Entry], verdict: Option<&VerdictRecord>) -> R
                         .or_else(|| crate::damage::cell_text(name, s))
                         .or_else(|| crate::adapter::cell_text(name, s))
                         .map(|t| with_status(t, s.status))
-                        .unwrap_or_else(|| cell_text(s)),
+                        .unwrap_or_else(|| cell_text(name, s)),
                     status: s.status,
                     flags: crate::families::distinct_flags(
                         s.summary.flags.iter().map(|f| f.code.as_str()),

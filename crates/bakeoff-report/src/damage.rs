@@ -4,13 +4,14 @@
 
 use std::fmt::Write as _;
 
-use bakeoff_artifact::{DamageSummary, SuiteResult};
+use bakeoff_artifact::{DamageExtra, DamageSummary, SuiteResult, TokenProb};
 
 use crate::damage_along::nats;
 use crate::escape::{for_html as h, for_terminal};
+use crate::read::{self, noted};
 
 /// The suite's name in artifacts.
-pub const SUITE: &str = "damage";
+pub const SUITE: &str = crate::read::suite::DAMAGE;
 
 fn summary_of<'a>(name: &str, s: &'a SuiteResult) -> Option<&'a DamageSummary> {
     if name != SUITE {
@@ -128,19 +129,19 @@ pub fn terminal_lines(name: &str, s: &SuiteResult) -> Option<String> {
     Some(out)
 }
 
-/// One figure of an item's `extra`, as text.
-fn extra_num(v: &serde_json::Value, key: &str) -> String {
-    v.get(key)
-        .and_then(serde_json::Value::as_f64)
-        .map(nats)
-        .unwrap_or_else(|| "-".into())
+/// A KL of an item, as text.
+fn kl_text(kl: Option<f64>) -> String {
+    kl.map(nats).unwrap_or_else(|| "-".into())
 }
 
-fn extra_str(v: &serde_json::Value, key: &str) -> String {
-    v.get(key)
-        .and_then(serde_json::Value::as_str)
-        .map(|s| format!("{s:?}"))
-        .unwrap_or_else(|| "-".into())
+/// A token, quoted, or `-`.
+fn token_text(t: Option<&str>) -> String {
+    t.map(|s| format!("{s:?}")).unwrap_or_else(|| "-".into())
+}
+
+/// The first token a run listed.
+fn first_listed(l: &Option<Vec<TokenProb>>) -> Option<&str> {
+    l.as_ref()?.first().map(|t| t.token.as_str())
 }
 
 /// The HTML section of a run's damage suite: the figures, the self-check, and a per-prompt
@@ -191,34 +192,32 @@ pub fn html_section(slug: &str, name: &str, s: &SuiteResult) -> Option<String> {
     }
     out.push_str("<table class=\"damage-items\"><thead><tr><th>prompt</th><th>phase</th><th>KL (nats)</th><th>top-1 reference</th><th>top-1 candidate</th><th>outcome</th></tr></thead><tbody>");
     for it in &s.items {
-        let x = &it.extra;
-        let phase = x.get("phase").and_then(|p| p.as_str()).unwrap_or("-");
-        // Items along the reply are drawn by the curve and the lines above, not as rows.
-        if phase.starts_with("along") {
-            continue;
-        }
-        let (top_ref, top_cand) = if phase == "candidate" {
-            (
-                extra_str(x, "top1_reference"),
-                extra_str(x, "top1_candidate"),
-            )
-        } else {
-            let first = |key: &str| {
-                x.get(key)
-                    .and_then(|l| l.get(0))
-                    .and_then(|t| t.get("token"))
-                    .and_then(|t| t.as_str())
-                    .map(|t| format!("{t:?}"))
-                    .unwrap_or_else(|| "-".into())
-            };
-            (first("reference_run1"), first("reference_run2"))
+        // Items along the reply are drawn by the curve and the lines above, not as rows; an
+        // item whose `extra` does not read is the report's note, its row the id alone.
+        let (prompt, phase, kl, top_ref, top_cand) = match noted(read::damage_item(SUITE, it)) {
+            Some(DamageExtra::Along(_) | DamageExtra::AlongFailed(_)) => continue,
+            Some(DamageExtra::Candidate(x)) => (
+                x.prompt,
+                "candidate",
+                x.kl,
+                token_text(x.top1_reference.as_deref()),
+                token_text(x.top1_candidate.as_deref()),
+            ),
+            Some(DamageExtra::SelfCheck(x)) => (
+                x.prompt,
+                "self-check",
+                x.kl,
+                token_text(first_listed(&x.reference_run1)),
+                token_text(first_listed(&x.reference_run2)),
+            ),
+            None => (String::new(), "-", None, "-".into(), "-".into()),
         };
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td><code>{}</code></td><td><code>{}</code></td><td>{}</td></tr>",
-            h(x.get("prompt").and_then(|p| p.as_str()).unwrap_or(&it.id)),
+            h(if prompt.is_empty() { &it.id } else { &prompt }),
             h(phase),
-            h(&extra_num(x, "kl")),
+            h(&kl_text(kl)),
             h(&top_ref),
             h(&top_cand),
             h(it.outcome.as_str())

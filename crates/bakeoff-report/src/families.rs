@@ -4,17 +4,18 @@
 //! shows them beside the suite score, so a family flagged `instrument-failure` (left out of the
 //! score) is visible where the score is read.
 
-use bakeoff_artifact::{ScoredDetails, SuiteResult};
+use bakeoff_artifact::SuiteResult;
+
+use crate::read::{self, noted};
 
 /// One family of one suite (bakeoff-artifact's `FamilyRow`). Unknown or missing fields read as
 /// empty: an artifact written by another version still renders.
 pub use bakeoff_artifact::FamilyRow;
 
-/// The suite's families, in the order the suite stored them; none when it stores none.
-pub fn of(suite: &SuiteResult) -> Vec<FamilyRow> {
-    suite
-        .summary
-        .details_as::<ScoredDetails>()
+/// The families of suite `name`, in the order the suite stored them; none when it stores none
+/// (or its details do not read: the report's note).
+pub fn of(name: &str, suite: &SuiteResult) -> Vec<FamilyRow> {
+    noted(read::scored(name, suite))
         .map(|d| d.families)
         .unwrap_or_default()
 }
@@ -90,7 +91,7 @@ mod tests {
             "items": []
         }))
         .unwrap();
-        assert!(of(&s).is_empty());
+        assert!(of("intelligence", &s).is_empty());
         s.summary.details = serde_json::json!({ "families": [
             { "family": "ordering", "items": 36, "chance_floor": 0.261,
               "score": { "successes": 0, "n": 36, "estimate": 0.0, "low": 0.0, "high": 0.096 },
@@ -99,7 +100,8 @@ mod tests {
             { "family": "arithmetic" },
             "not an object"
         ]});
-        let rows = of(&s);
+        assert!(of("refusal", &s).is_empty());
+        let rows = of("intelligence", &s);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].chance_text(), "26.1%");
         assert_eq!(

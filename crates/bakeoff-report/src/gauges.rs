@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use bakeoff_artifact::{GaugeSeries, LoadReport};
 
 use crate::escape::for_html as h;
+use crate::read::noted;
 use crate::registry::Registry;
 use crate::svg::{TimeSeries, time_chart};
 
@@ -74,7 +75,8 @@ fn reports(a: &bakeoff_artifact::Artifact) -> Vec<(String, LoadReport)> {
         .map(|(n, l)| (format!("bench {n}"), l.clone()))
         .collect();
     for (n, s) in &a.suites {
-        if let Ok(l) = s.summary.details_as::<LoadReport>() {
+        // Details that do not read are the report's note.
+        if let Some(l) = noted(crate::read::load(n, s)) {
             out.push((n.clone(), l));
         }
     }

@@ -33,6 +33,7 @@ pub mod logbook;
 pub mod logbook_text;
 pub mod markdown;
 pub mod monitor;
+pub mod read;
 pub mod refusal;
 pub mod registry;
 pub mod score;

@@ -432,5 +432,12 @@ pub fn negative_results(reg: &Registry, generated: &str) -> String {
             let _ = writeln!(out, "- {}", md(n));
         }
     }
+    let unread = reg.unread();
+    if !unread.is_empty() {
+        out.push_str("\n## Parts not read\n\n");
+        for n in &unread {
+            let _ = writeln!(out, "- {}", md(n));
+        }
+    }
     out
 }

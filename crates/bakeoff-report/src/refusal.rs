@@ -12,13 +12,14 @@ use std::fmt::Write as _;
 use bakeoff_artifact::{RefusalDetails, Score, SuiteResult};
 
 use crate::escape::{for_html as h, for_terminal};
+use crate::read::{self, noted};
 
 /// The suite's name in artifacts.
-pub const SUITE: &str = "refusal";
+pub const SUITE: &str = crate::read::suite::REFUSAL;
 
-/// The suite's figures; details that do not read leave its counts empty.
+/// The suite's figures; details that do not read (the report's note) leave its counts empty.
 fn details(s: &SuiteResult) -> RefusalDetails {
-    s.summary.details_as().unwrap_or_default()
+    noted(read::refusal(SUITE, s)).unwrap_or_default()
 }
 
 /// `3/48 refused = 6% [2–17%]`, or `no reply could be judged`.
@@ -110,22 +111,19 @@ pub fn html_section(slug: &str, name: &str, s: &SuiteResult) -> Option<String> {
         }
         out.push_str("</tbody></table>");
     }
+    // An item whose `extra` does not read is the report's note.
     let refused: Vec<String> = s
         .items
         .iter()
-        .filter(|it| it.extra.get("refused").and_then(|v| v.as_bool()) == Some(true))
-        .map(|it| {
-            let marker = it
-                .extra
-                .get("marker")
-                .and_then(|m| m.get("marker"))
-                .and_then(|m| m.as_str())
-                .unwrap_or("");
+        .filter_map(|it| Some((it, noted(read::refusal_item(SUITE, it))?)))
+        .filter(|(_, x)| x.refused == Some(true))
+        .map(|(it, x)| {
+            let marker = x.marker.map(|m| m.marker).unwrap_or_default();
             let opening: String = it.response.content.chars().take(OPENING_CHARS).collect();
             format!(
                 "<li><code>{}</code> — marker <code>{}</code>: {}</li>",
                 h(&it.id),
-                h(marker),
+                h(&marker),
                 h(&opening)
             )
         })

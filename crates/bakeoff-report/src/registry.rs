@@ -67,6 +67,9 @@ pub struct Entry {
     pub retraction: Option<RetractionRecord>,
     /// The artifact's bytes changed after it was retracted (its sha256 differs).
     pub changed_since_retraction: bool,
+    /// The parts of the artifact that do not read as their suite's shape, left out of every
+    /// table ([`crate::read::of_artifact`]).
+    pub unread: Vec<crate::read::Unread>,
 }
 
 impl Entry {
@@ -109,6 +112,15 @@ impl Registry {
 
     pub fn retracted(&self) -> impl Iterator<Item = &Entry> {
         self.entries.iter().filter(|e| e.is_retracted())
+    }
+
+    /// What the report left out, in words: each part of an artifact that did not read as its
+    /// suite's shape, named by its file (untrusted text: escape it where shown).
+    pub fn unread(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .flat_map(|e| e.unread.iter().map(move |u| format!("{}: {u}", e.name)))
+            .collect()
     }
 
     /// Slugs with at least one artifact (retracted or not), in order.
@@ -267,6 +279,7 @@ pub fn load(dir: &Path) -> Result<Registry, RegistryError> {
                 reg.entries.push(Entry {
                     path: p,
                     name,
+                    unread: crate::read::of_artifact(&artifact),
                     artifact,
                     retraction,
                     changed_since_retraction,

@@ -1,15 +1,10 @@
-//! Load steps (concurrency → tok/s, TTFT percentiles) read from what an artifact carries.
-//!
-//! The throughput suite writes its steps under the suite's `summary.details` (an array named
-//! `steps`; each step's figures under names such as `concurrency`, `output_tok_per_s` or an
-//! `output_throughput {per_second}` object, `ttft {p50_ms, p90_ms, p99_ms}`), and its items may
-//! carry `extra.concurrency`. The reader here is deliberately tolerant of the field names it
-//! accepts (listed below and in docs/reports.md) and renders only what is there: no step data
-//! means "no throughput data", never an invented number.
+//! Load steps (concurrency → tok/s, TTFT percentiles) read from what an artifact carries: each
+//! `bench run` sweep (`artifact.load`) and each load suite's details, a whole bakeoff-artifact
+//! `LoadReport` (the throughput and longgen suites), read typed. Only what is there is shown:
+//! no step data means "no throughput data", never an invented number.
 
+use crate::read::{self, noted};
 use bakeoff_artifact::{ItemRecord, SuiteResult};
-use bakeoff_stats::percentile_nearest_rank;
-use serde_json::Value;
 
 /// One load step as the report shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,106 +38,6 @@ pub struct Step {
     pub contamination: Option<String>,
 }
 
-const STEP_ARRAYS: &[&str] = &["steps", "step_results", "levels", "ladder", "sweep"];
-const CONCURRENCY: &[&str] = &[
-    "concurrency",
-    "users",
-    "clients",
-    "parallel",
-    "max_concurrency",
-];
-const TOK_PER_S: &[&str] = &[
-    "output_tok_per_s",
-    "output_tokens_per_s",
-    "output_tokens_per_second",
-    "tok_per_s",
-    "tokens_per_s",
-    "tokens_per_second",
-    "tok_s",
-    "output_tps",
-    "aggregate_tok_per_s",
-    "throughput_tok_per_s",
-];
-const TOK_OBJECTS: &[&str] = &[
-    "output_throughput",
-    "output_tokens_throughput",
-    "token_throughput",
-    "tokens",
-    "throughput",
-];
-const TTFT_OBJECTS: &[&str] = &["ttft", "ttft_ms", "ttft_latency"];
-const REQUESTS: &[&str] = &["requests", "completed", "n", "count", "measured"];
-
-fn num(v: &Value) -> Option<f64> {
-    v.as_f64().filter(|x| x.is_finite())
-}
-
-fn first_num(o: &serde_json::Map<String, Value>, keys: &[&str]) -> Option<f64> {
-    keys.iter().find_map(|k| o.get(*k).and_then(num))
-}
-
-fn percentile_of(o: &serde_json::Map<String, Value>, p: &str) -> Option<f64> {
-    // bakeoff-load steps nest their summaries: `latency.ttft.p50_ms`.
-    if let Some(Value::Object(lat)) = o.get("latency")
-        && let Some(x) = percentile_of(lat, p)
-    {
-        return Some(x);
-    }
-    // `{p50_ms}` (bakeoff-stats LatencySummary), `{p50}`, or flat `ttft_p50_ms`.
-    for obj in TTFT_OBJECTS {
-        if let Some(Value::Object(t)) = o.get(*obj)
-            && let Some(x) = first_num(t, &[&format!("{p}_ms"), p])
-        {
-            return Some(x);
-        }
-    }
-    first_num(
-        o,
-        &[
-            &format!("ttft_{p}_ms"),
-            &format!("ttft_ms_{p}"),
-            &format!("ttft_{p}"),
-        ],
-    )
-}
-
-/// A percentile of another latency (`tpot`, `itl`, `e2e`): `latency.NAME.p50_ms`,
-/// `NAME.p50_ms`, `NAME_ms.p50` or flat `NAME_p50_ms`.
-fn latency_of(o: &serde_json::Map<String, Value>, name: &str, p: &str) -> Option<f64> {
-    for src in [o.get("latency").and_then(Value::as_object), Some(o)]
-        .into_iter()
-        .flatten()
-    {
-        for obj in [name.to_string(), format!("{name}_ms")] {
-            if let Some(Value::Object(t)) = src.get(&obj)
-                && let Some(x) = first_num(t, &[&format!("{p}_ms"), p])
-            {
-                return Some(x);
-            }
-        }
-    }
-    first_num(o, &[&format!("{name}_{p}_ms"), &format!("{name}_{p}")])
-}
-
-fn tok_per_s(o: &serde_json::Map<String, Value>) -> Option<f64> {
-    first_num(o, TOK_PER_S).or_else(|| {
-        TOK_OBJECTS.iter().find_map(|k| match o.get(*k) {
-            Some(Value::Object(t)) => first_num(t, &["per_second", "tok_per_s", "value"]),
-            _ => None,
-        })
-    })
-}
-
-fn step_array(details: &Value) -> Option<&Vec<Value>> {
-    match details {
-        Value::Array(a) => Some(a),
-        Value::Object(o) => STEP_ARRAYS
-            .iter()
-            .find_map(|k| o.get(*k).and_then(Value::as_array)),
-        _ => None,
-    }
-}
-
 /// TTFT values (ms) of items, sorted.
 pub fn ttfts<'a>(items: impl Iterator<Item = &'a ItemRecord>) -> Vec<f64> {
     let mut v: Vec<f64> = items
@@ -153,20 +48,13 @@ pub fn ttfts<'a>(items: impl Iterator<Item = &'a ItemRecord>) -> Vec<f64> {
     v
 }
 
-fn item_concurrency(i: &ItemRecord) -> Option<f64> {
-    i.extra.as_object().and_then(|o| first_num(o, CONCURRENCY))
-}
-
-/// The steps of a suite, from its `summary.details`. The throughput suite stores a whole
-/// bakeoff-artifact `LoadReport` there, read typed; other shapes go through the tolerant
-/// reader below, and a step without TTFT figures gets them from the suite's items that carry
-/// the same `extra.concurrency`.
-pub fn steps_of(suite: &SuiteResult) -> Vec<Step> {
-    // Read in place: the details of a throughput suite hold every request record.
-    if let Ok(report) = suite.summary.details_as::<bakeoff_artifact::LoadReport>() {
-        return steps_of_load(&report);
-    }
-    steps_in(&suite.summary.details, &suite.items)
+/// The steps of suite `name`: its sweep when it is a load suite (read in place: the details
+/// of a throughput suite hold every request record), else none. Details that do not read are
+/// [`read::of_artifact`]'s note.
+pub fn steps_of(name: &str, suite: &SuiteResult) -> Vec<Step> {
+    noted(read::load(name, suite))
+        .map(|r| steps_of_load(&r))
+        .unwrap_or_default()
 }
 
 /// Every sweep of an artifact: each suite's steps under the suite's name, then each `bench run`
@@ -174,7 +62,7 @@ pub fn steps_of(suite: &SuiteResult) -> Vec<Step> {
 pub fn sweeps_of(a: &bakeoff_artifact::Artifact) -> impl Iterator<Item = (String, Vec<Step>)> + '_ {
     a.suites
         .iter()
-        .map(|(name, s)| (name.clone(), steps_of(s)))
+        .map(|(name, s)| (name.clone(), steps_of(name, s)))
         .chain(
             a.load
                 .iter()
@@ -187,7 +75,7 @@ pub fn sweeps_of(a: &bakeoff_artifact::Artifact) -> impl Iterator<Item = (String
 pub fn load_of(a: &bakeoff_artifact::Artifact, name: &str) -> Option<bakeoff_artifact::LoadReport> {
     match name.strip_prefix("bench ") {
         Some(n) if a.load.contains_key(n) => a.load.get(n).cloned(),
-        _ => a.suites.get(name)?.summary.details_as().ok(),
+        _ => noted(read::load(name, a.suites.get(name)?)),
     }
 }
 
@@ -312,52 +200,6 @@ pub fn levels_of(steps: &[Step]) -> Vec<Level> {
     out
 }
 
-fn steps_in(details: &Value, items: &[ItemRecord]) -> Vec<Step> {
-    let Some(arr) = step_array(details) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (index, raw) in arr.iter().enumerate() {
-        let Some(o) = raw.as_object() else { continue };
-        let concurrency = first_num(o, CONCURRENCY);
-        let mut s = Step {
-            index,
-            concurrency,
-            tok_per_s: tok_per_s(o),
-            ttft_p50_ms: percentile_of(o, "p50"),
-            ttft_p90_ms: percentile_of(o, "p90"),
-            ttft_p99_ms: percentile_of(o, "p99"),
-            requests: first_num(o, REQUESTS),
-            label: o.get("label").and_then(Value::as_str).map(str::to_string),
-            tpot_p50_ms: latency_of(o, "tpot", "p50"),
-            tpot_p99_ms: latency_of(o, "tpot", "p99"),
-            itl_p50_ms: latency_of(o, "itl", "p50"),
-            itl_p99_ms: latency_of(o, "itl", "p99"),
-            e2e_p50_ms: latency_of(o, "e2e", "p50"),
-            e2e_p99_ms: latency_of(o, "e2e", "p99"),
-            power_w_mean: None,
-            tokens_per_joule: None,
-            repeat: o
-                .get("repeat")
-                .and_then(Value::as_u64)
-                .and_then(|r| u32::try_from(r).ok()),
-            contamination: None,
-        };
-        if s.ttft_p50_ms.is_none()
-            && let Some(c) = concurrency
-        {
-            let v = ttfts(items.iter().filter(|i| item_concurrency(i) == Some(c)));
-            s.ttft_p50_ms = percentile_nearest_rank(&v, 50.0);
-            s.ttft_p90_ms = percentile_nearest_rank(&v, 90.0);
-            s.ttft_p99_ms = percentile_nearest_rank(&v, 99.0);
-        }
-        if s.concurrency.is_some() || s.tok_per_s.is_some() || s.ttft_p50_ms.is_some() {
-            out.push(s);
-        }
-    }
-    out
-}
-
 /// `c=8`, or the step's label when it has no concurrency (`poisson 20/s`); under `--repeat` the
 /// round too (`c=8 #2`), so two rounds of one level are never two rows of the same name.
 pub fn level_text(st: &Step) -> String {
@@ -376,7 +218,7 @@ mod tests {
     use super::*;
     use bakeoff_artifact::{SuiteStatus, SuiteSummary};
 
-    fn suite(details: Value) -> SuiteResult {
+    fn suite(details: serde_json::Value) -> SuiteResult {
         SuiteResult {
             status: SuiteStatus::Complete,
             summary: SuiteSummary {
@@ -395,66 +237,57 @@ mod tests {
         }
     }
 
-    /// The shape `bakeoff bench run` writes (`load.throughput.steps[]`, bakeoff-artifact
-    /// `LoadReport`), as seen in the H200 sweep artifact.
+    /// One step of a load report, its TTFT and TPOT percentiles as given.
+    fn step(c: u32, tok_s: f64, ttft: [f64; 3], tpot: [f64; 2]) -> serde_json::Value {
+        let lat = serde_json::json!({"count": 8, "clamped_high": 0});
+        let ttft = serde_json::json!({"count": 8, "clamped_high": 0, "p50_ms": ttft[0],
+                                      "p90_ms": ttft[1], "p99_ms": ttft[2]});
+        let tpot = serde_json::json!({"count": 8, "clamped_high": 0, "p50_ms": tpot[0],
+                                      "p99_ms": tpot[1]});
+        serde_json::json!({
+            "label": format!("c={c}"), "concurrency": c, "sent": 8, "ok": 8, "errors": {},
+            "wall_s": 1.0, "output_tokens": 300, "output_tokens_per_second": tok_s,
+            "token_source": "usage",
+            "latency": {"ttft": ttft, "ttfot": lat, "tpot": tpot, "itl": lat, "e2e": lat,
+                "send_lateness": lat, "ttft_corrected": lat, "e2e_corrected": lat},
+            "histograms": {"ttft": [], "itl": [], "e2e": []}
+        })
+    }
+
+    /// The shape the throughput suite writes (a bakeoff-artifact `LoadReport`), read typed.
     #[test]
-    fn reads_bench_load_steps() {
-        let v = serde_json::json!({"mode": "closed", "steps": [
-            {"label": "c=1", "concurrency": 1, "output_tokens_per_second": 499.8,
-             "latency": {"ttft": {"count": 113, "p50_ms": 29.9, "p90_ms": 31.0, "p99_ms": 33.7}}},
-            {"label": "c=64", "concurrency": 64, "output_tokens_per_second": 591.0,
-             "latency": {"ttft": {"count": 118, "p50_ms": 3196.9, "p90_ms": 4000.0, "p99_ms": 4374.5}}}
-        ]});
-        let st = steps_in(&v, &[]);
-        assert_eq!(st.len(), 2);
+    fn a_load_suite_reads_its_load_report() {
+        let s = suite(serde_json::json!({
+            "mode": "closed", "plan": {}, "warmup_requests": 0,
+            "pinning": {"ignore_eos_sent": false, "min_tokens_sent": false, "finished": 16,
+                        "exact_length": 16, "detail": "pinned"},
+            "steps": [step(1, 499.8, [29.9, 31.0, 33.7], [5.0, 7.5]),
+                      step(64, 591.0, [3196.9, 4000.0, 4374.5], [9.0, 12.0])]
+        }));
+        let st = steps_of("throughput", &s);
+        assert_eq!(st.len(), 2, "{st:?}");
         assert_eq!(st[1].concurrency, Some(64.0));
         assert_eq!(st[1].tok_per_s, Some(591.0));
         assert_eq!(st[0].ttft_p50_ms, Some(29.9));
         assert_eq!(st[1].ttft_p99_ms, Some(4374.5));
-    }
-
-    #[test]
-    fn reads_flat_and_nested_field_names() {
-        let s = suite(serde_json::json!({"steps": [
-            {"concurrency": 1, "output_tok_per_s": 88.5, "ttft": {"p50_ms": 40.0, "p90_ms": 55.0, "p99_ms": 61.0}},
-            {"concurrency": 4, "output_throughput": {"completed": 900, "wall_seconds": 3.0, "per_second": 300.0},
-             "ttft_p50_ms": 90.0, "ttft_p99_ms": 200.0},
-            "not a step"
-        ]}));
-        let st = steps_of(&s);
-        assert_eq!(st.len(), 2);
-        assert_eq!(st[0].concurrency, Some(1.0));
-        assert_eq!(st[0].tok_per_s, Some(88.5));
-        assert_eq!(st[0].ttft_p90_ms, Some(55.0));
-        assert_eq!(st[1].tok_per_s, Some(300.0));
-        assert_eq!(st[1].ttft_p50_ms, Some(90.0));
-        assert_eq!(st[1].ttft_p90_ms, None);
-    }
-
-    #[test]
-    fn reads_tpot_itl_e2e_when_present() {
-        let st = steps_in(
-            &serde_json::json!({"steps": [
-                {"concurrency": 2, "label": "c=2", "latency": {"tpot": {"p50_ms": 5.0, "p99_ms": 7.5},
-                 "itl": {"p50_ms": 4.0}}, "e2e_ms": {"p99": 900.0}, "e2e_p50_ms": 400.0}
-            ]}),
-            &[],
-        );
-        assert_eq!(st[0].label.as_deref(), Some("c=2"));
         assert_eq!(
             (st[0].tpot_p50_ms, st[0].tpot_p99_ms),
             (Some(5.0), Some(7.5))
         );
-        assert_eq!((st[0].itl_p50_ms, st[0].itl_p99_ms), (Some(4.0), None));
-        assert_eq!(
-            (st[0].e2e_p50_ms, st[0].e2e_p99_ms),
-            (Some(400.0), Some(900.0))
-        );
+        assert_eq!(st[0].requests, Some(8.0));
+        // Another suite's details are never taken for a sweep.
+        assert!(steps_of("smoke", &s).is_empty());
     }
 
+    /// Details of another shape are no sweep (and the report's note, not steps guessed from
+    /// field names); absent details are no sweep.
     #[test]
-    fn no_details_means_no_steps() {
-        assert!(steps_of(&suite(Value::Null)).is_empty());
-        assert!(steps_of(&suite(serde_json::json!({"other": 1}))).is_empty());
+    fn details_of_another_shape_or_none_mean_no_steps() {
+        let guessed = suite(serde_json::json!({"steps": [
+            {"concurrency": 1, "output_tok_per_s": 88.5, "ttft": {"p50_ms": 40.0}}
+        ]}));
+        assert!(steps_of("throughput", &guessed).is_empty());
+        assert!(read::load("throughput", &guessed).is_err());
+        assert!(steps_of("throughput", &suite(serde_json::Value::Null)).is_empty());
     }
 }

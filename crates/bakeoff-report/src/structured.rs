@@ -11,12 +11,14 @@ use std::fmt::Write as _;
 use bakeoff_artifact::{Score, StructuredDetails, SuiteResult};
 
 use crate::escape::{for_html as h, for_terminal};
+use crate::read::{self, noted};
 
 /// The suite's name in artifacts (`bakeoff_suites::structured::SUITE`).
-pub const SUITE: &str = "structured";
+pub const SUITE: &str = crate::read::suite::STRUCTURED;
 
+/// The suite's figures; details that do not read (the report's note) leave them empty.
 fn details(s: &SuiteResult) -> StructuredDetails {
-    s.summary.details_as().unwrap_or_default()
+    noted(read::structured(SUITE, s)).unwrap_or_default()
 }
 
 /// `11/25 valid-right = 44% [27–63%]`, or `nothing judged`.

@@ -323,12 +323,23 @@ pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
             }
         }
     }
+    run_tail(a, &mut out);
+    out.push_str(&format!("artifact: {path}\n"));
+    out
+}
+
+/// The lines at the end of a run's summary: its instrument flags, the parts of it that did not
+/// read as their suite's shape (left out above), and its failure with the fix.
+fn run_tail(a: &Artifact, out: &mut String) {
     for f in &a.instrument_flags {
         out.push_str(&format!(
             "flag {}: {}\n",
             f.code,
             for_terminal(&f.message, 400)
         ));
+    }
+    for u in crate::read::of_artifact(a) {
+        out.push_str(&format!("note: {}\n", for_terminal(&u.to_string(), 400)));
     }
     if let Some(f) = &a.failure {
         out.push_str(&format!(
@@ -340,8 +351,6 @@ pub fn run_summary_at(a: &Artifact, path: &str, width: u16) -> String {
             out.push_str(&format!("fix: {}\n", for_terminal(fix, 400)));
         }
     }
-    out.push_str(&format!("artifact: {path}\n"));
-    out
 }
 
 /// Each suite's families, when any suite stores them (intelligence does).
@@ -355,7 +364,7 @@ fn family_table(a: &Artifact, width: u16) -> Option<String> {
         .secondary("notes", Kind::Text);
     let mut any = false;
     for (name, s) in &a.suites {
-        for f in crate::families::of(s) {
+        for f in crate::families::of(name, s) {
             any = true;
             t.row(vec![
                 for_terminal(name, 200),
@@ -496,7 +505,7 @@ pub fn report_at(reg: &crate::registry::Registry, width: u16) -> String {
         out.push_str(&s);
         out.push('\n');
     }
-    for n in &reg.notes {
+    for n in reg.notes.iter().chain(&reg.unread()) {
         out.push_str(&format!("note: {}\n", for_terminal(n, 400)));
     }
     if let Some(c) = &reg.campaign {

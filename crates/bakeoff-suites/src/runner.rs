@@ -173,6 +173,10 @@ pub async fn run_suites_with(
 pub fn nothing_valid(r: &SuiteResult) -> bool {
     match r.summary.details_as::<bakeoff_artifact::ScoredDetails>() {
         Ok(d) => !d.families.is_empty() && d.families_not_scored.len() >= d.families.len(),
+        // No families for the instrument to have rejected: a suite of another shape (the
+        // damage suite's `null`), or a scored suite whose details this run could not write,
+        // which `write_details` flagged `instrument-failure` already. This run wrote them from
+        // the type read here, so nothing else reaches this arm.
         Err(_) => false,
     }
 }

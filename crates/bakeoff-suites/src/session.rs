@@ -75,25 +75,9 @@ impl TurnExpected {
     }
 }
 
-/// A turn's `extra`: its family and place; the history it was sent with only when it was
-/// sent (a turn skipped after an earlier one failed has neither field, not `null`s).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TurnExtra {
-    pub family: String,
-    /// 1-based.
-    pub turn: usize,
-    #[serde(flatten)]
-    pub sent: Option<TurnSent>,
-}
-
-/// What a sent turn carried.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TurnSent {
-    /// Messages in the request: the system prompt, every turn so far and the replies.
-    pub history_messages: usize,
-    /// The server's `completion_tokens_details.reasoning_tokens`; `null` when not reported.
-    pub reasoning_tokens: Option<u64>,
-}
+/// A turn's `extra`: its family and place, and what a sent turn carried (bakeoff-artifact's
+/// shapes, where the report reads them).
+pub use bakeoff_artifact::{TurnExtra, TurnSent};
 
 pub fn conversations() -> Result<Vec<Conversation>, DataError> {
     let d: SessionData = serde_json::from_str(DATA).map_err(|e| DataError(e.to_string()))?;

@@ -18,10 +18,20 @@ use crate::load::LoadReport;
 use crate::types::{FlagCode, Score, SuiteSummary};
 
 mod context;
+mod damage_items;
+mod items;
 mod structured;
 
 pub use context::{
     ContextDetails, ContextRow, NeedleRow, OverflowProbe, PromptCounting, SkippedRow,
+};
+pub use damage_items::{
+    AlongExtra, AlongFailedExtra, CandidateExtra, DamageExtra, DamagePhase, SelfCheckExtra,
+    TokenProb,
+};
+pub use items::{
+    AdapterExtra, AdapterLeg, ExtraError, IntelligenceExtra, NeedleExtra, RefusalExtra,
+    RefusalMarker, SkippedExtra, StructuredExtra, ToolExtra, ToolLanding, TurnExtra, TurnSent,
 };
 pub use structured::{StructuredClass, StructuredCounts, StructuredDetails, StructuredOutcome};
 
@@ -84,7 +94,7 @@ where
 
 /// `ContextDetails` for `bakeoff_artifact::details::context::ContextDetails`; a generic type by
 /// its own name (`BTreeMap`), its parameters left out: how an error names the shape it could
-/// not read or write (the details here, an item's typed `extra` in bakeoff-suites).
+/// not read or write (the details and an item's `extra` here, their writers in bakeoff-suites).
 pub fn short_type_name<T>() -> &'static str {
     let full = std::any::type_name::<T>();
     let outer = full.split('<').next().unwrap_or(full);
@@ -292,8 +302,9 @@ pub struct LonggenProbe {
     pub error: Option<String>,
 }
 
-/// Puts the schema of every suite's details into `generator`'s definitions: the artifact
-/// schema lists them there, since `details` itself is stored as JSON.
+/// Puts the schema of every suite's details and item `extra` into `generator`'s definitions:
+/// the artifact schema lists them there, since `details` and `extra` are stored as JSON. (The
+/// throughput suite's item `extra` is a `LoadStep`, in the schema already.)
 pub fn define_details(generator: &mut schemars::SchemaGenerator) {
     generator.subschema_for::<ScoredDetails>();
     generator.subschema_for::<SmokeDetails>();
@@ -303,4 +314,16 @@ pub fn define_details(generator: &mut schemars::SchemaGenerator) {
     generator.subschema_for::<ContextDetails>();
     generator.subschema_for::<AdapterDetails>();
     generator.subschema_for::<LonggenDetails>();
+    generator.subschema_for::<RefusalExtra>();
+    generator.subschema_for::<StructuredExtra>();
+    generator.subschema_for::<ToolExtra>();
+    generator.subschema_for::<IntelligenceExtra>();
+    generator.subschema_for::<TurnExtra>();
+    generator.subschema_for::<NeedleExtra>();
+    generator.subschema_for::<SkippedExtra>();
+    generator.subschema_for::<AdapterExtra>();
+    generator.subschema_for::<SelfCheckExtra>();
+    generator.subschema_for::<CandidateExtra>();
+    generator.subschema_for::<AlongExtra>();
+    generator.subschema_for::<AlongFailedExtra>();
 }

@@ -34,38 +34,15 @@ pub struct AdapterMeasured {
     pub interrupted: Option<String>,
 }
 
-/// One request of a prompt's three (as `extra.leg`: `base`, `adapter`, `base-again`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Leg {
-    Base,
-    Adapter,
-    BaseAgain,
-}
+/// One request of a prompt's three (as `extra.leg`: `base`, `adapter`, `base-again`), and an
+/// item's `extra`: bakeoff-artifact's shapes.
+pub use bakeoff_artifact::{AdapterExtra, AdapterLeg as Leg};
 
-/// An adapter item's `extra`: which prompt, and which of its three requests.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct AdapterExtra {
-    pub prompt: String,
-    pub leg: Leg,
-}
-
-impl Leg {
-    const ALL: [Leg; 3] = [Leg::Base, Leg::Adapter, Leg::BaseAgain];
-
-    fn name(self) -> &'static str {
-        match self {
-            Leg::Base => "base",
-            Leg::Adapter => "adapter",
-            Leg::BaseAgain => "base-again",
-        }
-    }
-
-    fn side(self) -> Side {
-        match self {
-            Leg::Adapter => Side::Adapter,
-            Leg::Base | Leg::BaseAgain => Side::Base,
-        }
+/// Which side of the route a leg's request goes to.
+fn side(leg: Leg) -> Side {
+    match leg {
+        Leg::Adapter => Side::Adapter,
+        Leg::Base | Leg::BaseAgain => Side::Base,
     }
 }
 
@@ -102,7 +79,7 @@ pub async fn check(
                 &salt,
             );
             req.max_tokens = Some(input.options.max_tokens);
-            select(input.route, leg.side(), &mut req);
+            select(input.route, side(leg), &mut req);
             let sent = damage::send(input.client, req).await;
             let (outcome, note) = match (&sent.top, &sent.exchange.error) {
                 (Ok(_), _) => (Outcome::Ok, None),
@@ -110,7 +87,7 @@ pub async fn check(
                 (Err(e), None) => (Outcome::InstrumentMiss, Some(e.to_string())),
             };
             let mut rec = record(
-                &format!("{}/{}", p.id, leg.name()),
+                &format!("{}/{}", p.id, leg.as_str()),
                 &sent.request,
                 &sent.exchange,
                 outcome,
@@ -136,7 +113,7 @@ pub async fn check(
                     .then(|| sent.exchange.reply.content.clone()),
                 top: sent
                     .top
-                    .map_err(|e| format!("the {} request: {e}", leg.name())),
+                    .map_err(|e| format!("the {} request: {e}", leg.as_str())),
             };
             if let Some(why) = gap {
                 interrupted = Some(why);
@@ -202,7 +179,7 @@ mod tests {
     #[test]
     fn the_typed_extra_writes_the_former_bytes() {
         for leg in Leg::ALL {
-            let then = serde_json::json!({ "prompt": "p-1", "leg": leg.name() });
+            let then = serde_json::json!({ "prompt": "p-1", "leg": leg.as_str() });
             let now = AdapterExtra {
                 prompt: "p-1".into(),
                 leg,

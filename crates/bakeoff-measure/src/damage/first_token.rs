@@ -9,27 +9,8 @@ use bakeoff_stats::{KlTerms, StatsError, kl_top_k};
 use bakeoff_wire::{ChatRequest, Message};
 use serde::{Deserialize, Serialize};
 
-/// One listed token and its log probability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TokenProb {
-    /// The token as text (untrusted model output: escape it wherever it is shown).
-    pub token: String,
-    pub logprob: f64,
-    /// The exact bytes, when the server sent them and they differ from the text (llama.cpp
-    /// cuts an incomplete UTF-8 sequence out of `token`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<Vec<u8>>,
-}
-
-impl TokenProb {
-    /// The token's identity across endpoints: its bytes. Two endpoints with different
-    /// tokenizers are compared on the strings their tokens stand for.
-    pub fn key(&self) -> Vec<u8> {
-        self.bytes
-            .clone()
-            .unwrap_or_else(|| self.token.as_bytes().to_vec())
-    }
-}
+/// One listed token and its log probability: the shape the items' `extra` records.
+pub use bakeoff_artifact::TokenProb;
 
 /// The top-K of the first generated position, in the server's order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,30 +1,15 @@
-//! The damage suite's item shapes (`extra`): the first-token self-check and candidate items,
-//! and the items along the reply. `bakeoff_report` reads `phase`, `prompt`, the top-1 tokens,
-//! `identical` and `kl` back from the records.
+//! The damage suite's item shapes (`extra`), built from the measurement's own types: the
+//! first-token self-check and candidate items, and the items along the reply. The shapes are
+//! bakeoff-artifact's (`SelfCheckExtra`, `CandidateExtra`, `AlongExtra`, `AlongFailedExtra`),
+//! where the report reads them back.
 
 use bakeoff_stats::KlTerms;
-use serde::{Deserialize, Serialize};
+
+pub use bakeoff_artifact::DamagePhase as ItemPhase;
+pub use bakeoff_artifact::{AlongExtra, AlongFailedExtra, CandidateExtra, SelfCheckExtra};
 
 use super::along::compare::{Agreement, Along};
 use super::first_token::{FirstTokenError, TokenProb, TopK};
-
-/// Which measurement an item belongs to (`extra.phase`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ItemPhase {
-    /// The reference's first token against itself.
-    SelfCheck,
-    /// The candidate's first token against the reference's.
-    Candidate,
-    /// Along the reply: a reference request that failed.
-    Along,
-    /// Along the reply: the reference's second greedy run against its first.
-    AlongSelfCheck,
-    /// Along the reply: the reference again, with other requests in flight.
-    AlongBatchFloor,
-    /// Along the reply: the candidate against the reference's first run.
-    AlongCandidate,
-}
 
 /// The top-K a request listed; `None` where it listed none.
 fn listed(t: &Result<TopK, FirstTokenError>) -> Option<Vec<TokenProb>> {
@@ -33,133 +18,72 @@ fn listed(t: &Result<TopK, FirstTokenError>) -> Option<Vec<TokenProb>> {
 
 /// A self-check item's `extra`: the reference's two runs of one prompt and how far apart they
 /// are (`null` figures where either run listed nothing).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SelfCheckExtra {
-    pub phase: ItemPhase,
-    pub prompt: String,
-    pub prefix: String,
-    pub reference_run1: Option<Vec<TokenProb>>,
-    pub reference_run2: Option<Vec<TokenProb>>,
-    /// KL(run 1 ‖ run 2), nats.
-    pub kl: Option<f64>,
-    pub top1_differs: Option<bool>,
-}
-
-impl SelfCheckExtra {
-    pub fn of(
-        prompt: &str,
-        prefix: &str,
-        run1: &Result<TopK, FirstTokenError>,
-        run2: &Result<TopK, FirstTokenError>,
-        figures: Option<(f64, bool)>,
-    ) -> Self {
-        Self {
-            phase: ItemPhase::SelfCheck,
-            prompt: prompt.to_owned(),
-            prefix: prefix.to_owned(),
-            reference_run1: listed(run1),
-            reference_run2: listed(run2),
-            kl: figures.map(|f| f.0),
-            top1_differs: figures.map(|f| f.1),
-        }
+pub fn self_check_extra(
+    prompt: &str,
+    prefix: &str,
+    run1: &Result<TopK, FirstTokenError>,
+    run2: &Result<TopK, FirstTokenError>,
+    figures: Option<(f64, bool)>,
+) -> SelfCheckExtra {
+    SelfCheckExtra {
+        phase: ItemPhase::SelfCheck,
+        prompt: prompt.to_owned(),
+        prefix: prefix.to_owned(),
+        reference_run1: listed(run1),
+        reference_run2: listed(run2),
+        kl: figures.map(|f| f.0),
+        top1_differs: figures.map(|f| f.1),
     }
 }
 
 /// A candidate item's `extra`: the candidate's top-K against the reference's first run, and
 /// the estimator's terms (`null` where the candidate listed nothing that could be scored).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CandidateExtra {
-    pub phase: ItemPhase,
-    pub prompt: String,
-    pub prefix: String,
-    pub reference: Vec<TokenProb>,
-    pub candidate: Option<Vec<TokenProb>>,
-    /// KL(reference ‖ candidate), nats.
-    pub kl: Option<f64>,
-    /// Distinct tokens both listed.
-    pub shared: Option<u32>,
-    pub reference_tail: Option<f64>,
-    pub candidate_tail: Option<f64>,
-    pub top1_reference: Option<String>,
-    pub top1_candidate: Option<String>,
-    pub top1_differs: Option<bool>,
-}
-
-impl CandidateExtra {
-    pub fn of(
-        prompt: &str,
-        prefix: &str,
-        reference: &TopK,
-        cand: &Result<TopK, FirstTokenError>,
-        terms: Option<&(KlTerms, bool)>,
-    ) -> Self {
-        let top1 = |t: &TopK| t.top1().map(|x| x.token.clone());
-        Self {
-            phase: ItemPhase::Candidate,
-            prompt: prompt.to_owned(),
-            prefix: prefix.to_owned(),
-            reference: reference.tokens.clone(),
-            candidate: listed(cand),
-            kl: terms.map(|t| t.0.kl),
-            shared: terms.map(|t| t.0.shared),
-            reference_tail: terms.map(|t| t.0.reference_tail),
-            candidate_tail: terms.map(|t| t.0.candidate_tail),
-            top1_reference: top1(reference),
-            top1_candidate: cand.as_ref().ok().and_then(top1),
-            top1_differs: terms.map(|t| t.1),
-        }
+pub fn candidate_extra(
+    prompt: &str,
+    prefix: &str,
+    reference: &TopK,
+    cand: &Result<TopK, FirstTokenError>,
+    terms: Option<&(KlTerms, bool)>,
+) -> CandidateExtra {
+    let top1 = |t: &TopK| t.top1().map(|x| x.token.clone());
+    CandidateExtra {
+        phase: ItemPhase::Candidate,
+        prompt: prompt.to_owned(),
+        prefix: prefix.to_owned(),
+        reference: reference.tokens.clone(),
+        candidate: listed(cand),
+        kl: terms.map(|t| t.0.kl),
+        shared: terms.map(|t| t.0.shared),
+        reference_tail: terms.map(|t| t.0.reference_tail),
+        candidate_tail: terms.map(|t| t.0.candidate_tail),
+        top1_reference: top1(reference),
+        top1_candidate: cand.as_ref().ok().and_then(top1),
+        top1_differs: terms.map(|t| t.1),
     }
 }
 
 /// An item along the reply: how a greedy reply agrees with the reference's first run, and
 /// the per-position KL and top-1 differences where the route has teacher forcing (`null`
 /// where it has none).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AlongExtra {
-    pub phase: ItemPhase,
-    pub prompt: String,
-    pub identical: bool,
-    /// First position (in the reference's tokens) where the replies part; `null` when
-    /// identical.
-    pub first_divergence: Option<u32>,
-    /// Share of the reference's reply the other reproduces (longest common subsequence).
-    pub reproduced: f64,
-    pub reference_tokens: usize,
-    pub tokens: usize,
-    /// KL(reference ‖ other) at each position of the reference's reply; `null` at a position
-    /// whose KL could not be computed.
-    pub kl: Option<Vec<Option<f64>>>,
-    pub top1_differs: Option<Vec<bool>>,
-}
-
-impl AlongExtra {
-    pub fn of(
-        phase: ItemPhase,
-        prompt: &str,
-        a: &Agreement,
-        reference_tokens: usize,
-        tokens: usize,
-        along: Option<&Along>,
-    ) -> Self {
-        Self {
-            phase,
-            prompt: prompt.to_owned(),
-            identical: a.identical,
-            first_divergence: a.first_divergence,
-            reproduced: a.reproduced,
-            reference_tokens,
-            tokens,
-            kl: along.map(|al| al.kl.clone()),
-            top1_differs: along.map(|al| al.top1_differs.clone()),
-        }
+pub fn along_extra(
+    phase: ItemPhase,
+    prompt: &str,
+    a: &Agreement,
+    reference_tokens: usize,
+    tokens: usize,
+    along: Option<&Along>,
+) -> AlongExtra {
+    AlongExtra {
+        phase,
+        prompt: prompt.to_owned(),
+        identical: a.identical,
+        first_divergence: a.first_divergence,
+        reproduced: a.reproduced,
+        reference_tokens,
+        tokens,
+        kl: along.map(|al| al.kl.clone()),
+        top1_differs: along.map(|al| al.top1_differs.clone()),
     }
-}
-
-/// An item along the reply whose reference request failed: which prompt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AlongFailedExtra {
-    pub phase: ItemPhase,
-    pub prompt: String,
 }
 
 #[cfg(test)]
@@ -220,7 +144,7 @@ mod tests {
                     "kl": figures.map(|f| f.0),
                     "top1_differs": figures.map(|f| f.1),
                 });
-                let now = SelfCheckExtra::of("p-1", "[7f3a] ", run1, run2, figures);
+                let now = self_check_extra("p-1", "[7f3a] ", run1, run2, figures);
                 same_bytes_both_ways(&now, &then);
             }
         }
@@ -245,7 +169,7 @@ mod tests {
                 "top1_candidate": cand.as_ref().ok().and_then(top1),
                 "top1_differs": terms.as_ref().map(|t| t.1),
             });
-            let now = CandidateExtra::of("p-1", "[7f3a] ", &reference, cand, terms.as_ref());
+            let now = candidate_extra("p-1", "[7f3a] ", &reference, cand, terms.as_ref());
             same_bytes_both_ways(&now, &then);
         }
     }
@@ -290,7 +214,7 @@ mod tests {
                         "kl": along.map(|al| &al.kl),
                         "top1_differs": along.map(|al| &al.top1_differs),
                     });
-                    let now = AlongExtra::of(phase, "p-1", a, 3, 4, along);
+                    let now = along_extra(phase, "p-1", a, 3, 4, along);
                     same_bytes_both_ways(&now, &then);
                 }
             }

@@ -7,7 +7,7 @@ use bakeoff_artifact::{
 };
 
 use super::first_token::{FirstToken, FirstTokenError, TopK};
-use super::items::{CandidateExtra, SelfCheckExtra};
+use super::items;
 use super::{SUITE, noise};
 use bakeoff_suites::item_extra::ItemWrites;
 use bakeoff_suites::outcome::{outcome_of_error, record};
@@ -75,7 +75,7 @@ pub(super) fn self_check_item(
         check,
         serde_json::Value::Null,
     );
-    let extra = SelfCheckExtra::of(id, prefix, &run1.top, &run2.top, figures);
+    let extra = items::self_check_extra(id, prefix, &run1.top, &run2.top, figures);
     writes.extra(&mut it, &extra);
     (it, figures)
 }
@@ -125,7 +125,7 @@ pub(super) fn candidate_item(
         check,
         serde_json::Value::Null,
     );
-    let extra = CandidateExtra::of(id, prefix, reference, &cand.top, terms.as_ref());
+    let extra = items::candidate_extra(id, prefix, reference, &cand.top, terms.as_ref());
     writes.extra(&mut it, &extra);
     let measured = terms.map(|(t, differs)| Measured {
         kl: t.kl,

@@ -10,13 +10,14 @@
 
 use std::collections::BTreeMap;
 
-use bakeoff_artifact::Artifact;
+use bakeoff_artifact::{Artifact, DamageExtra, DamagePhase};
 use bakeoff_stats::SplitMix64;
 use bakeoff_stats::kl::{BOOTSTRAP_RESAMPLES, summarize};
 use bakeoff_stats::mcnemar_exact_p_value;
 use serde::Serialize;
 
 use crate::damage::SUITE;
+use crate::read::{self, noted};
 
 /// Seed of the paired bootstrap: fixed, so a comparison replays exactly.
 const SEED: u64 = 0x6461_6d61_6765_6370;
@@ -47,24 +48,16 @@ fn per_prompt(a: &Artifact) -> BTreeMap<String, PromptFigures> {
         return out;
     };
     for it in &s.items {
-        let x = &it.extra;
-        if x.get("phase").and_then(|p| p.as_str()) != Some("along-candidate") {
-            continue;
-        }
-        let Some(prompt) = x.get("prompt").and_then(|p| p.as_str()) else {
+        // An item whose `extra` does not read is a notice of the comparison.
+        let Some(DamageExtra::Along(x)) = noted(read::damage_item(SUITE, it)) else {
             continue;
         };
-        let identical = x
-            .get("identical")
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false);
-        let kls: Vec<f64> = x
-            .get("kl")
-            .and_then(|v| v.as_array())
-            .map(|a| a.iter().filter_map(|k| k.as_f64()).collect())
-            .unwrap_or_default();
+        if x.phase != DamagePhase::AlongCandidate || x.prompt.is_empty() {
+            continue;
+        }
+        let kls: Vec<f64> = x.kl.iter().flatten().flatten().copied().collect();
         let mean = (!kls.is_empty()).then(|| kls.iter().sum::<f64>() / kls.len() as f64);
-        out.insert(prompt.to_string(), (identical, mean));
+        out.insert(x.prompt, (x.identical, mean));
     }
     out
 }

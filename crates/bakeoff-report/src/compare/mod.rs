@@ -10,11 +10,13 @@
 
 use std::collections::BTreeMap;
 
-use bakeoff_artifact::{Artifact, ItemRecord, ScoredDetails};
+use bakeoff_artifact::{Artifact, ItemRecord};
 use bakeoff_stats::{
     MinDetectableDifference, PairedComparison, format_effect, min_detectable_difference,
 };
 use serde::Serialize;
+
+use crate::read::{self, noted};
 
 pub mod contamination;
 pub mod damage;
@@ -172,12 +174,10 @@ fn skip_reason(suite: &str) -> String {
     }
 }
 
+/// The family an item is paired in: its `extra.family` (the intelligence, tool and session
+/// suites), else the suite's name (an `extra` that does not read is a notice).
 fn family_of(suite: &str, it: &ItemRecord) -> String {
-    it.extra
-        .get("family")
-        .and_then(|f| f.as_str())
-        .map(str::to_string)
-        .unwrap_or_else(|| suite.to_string())
+    noted(read::family(suite, it)).unwrap_or_else(|| suite.to_string())
 }
 
 type Key = (String, String);
@@ -227,7 +227,8 @@ fn asked(it: &ItemRecord) -> serde_json::Value {
 fn family_flags(a: &Artifact) -> BTreeMap<Key, String> {
     let mut m = BTreeMap::new();
     for (suite, s) in &a.suites {
-        let Ok(d) = s.summary.details_as::<ScoredDetails>() else {
+        // Details that do not read are a notice.
+        let Some(d) = noted(read::scored(suite, s)) else {
             continue;
         };
         for f in &d.families {
@@ -372,6 +373,15 @@ fn confounds(
     ) {
         push(Confound::Contaminated, d);
     }
+    // What the pairing reads of either run and that does not read as its suite's shape: left
+    // out of the pairing. A load suite's sweep is not paired, so its note is the report's only.
+    let paired = |u: &&read::Unread| {
+        PAIRED_SUITES.contains(&u.suite.as_str()) || u.suite == crate::damage::SUITE
+    };
+    for (side, x) in [("A", a), ("B", b)] {
+        let unread = read::of_artifact(x);
+        notices.extend(unread.iter().filter(paired).map(|u| format!("{side}: {u}")));
+    }
     (confounds, notices)
 }
 
@@ -419,25 +429,22 @@ fn paired_outcomes(
         if k.0 == crate::structured::SUITE {
             // Paired on valid-right or not, per feature class; a failed request pairs with
             // nothing (a refusal or a schema not enforced counts: the candidate fails it).
+            // An `extra` that does not read pairs with nothing (and is a notice).
             use bakeoff_artifact::StructuredOutcome as O;
-            let outcome = |it: &ItemRecord| {
-                it.extra
-                    .get("outcome")
-                    .and_then(|v| serde_json::from_value::<O>(v.clone()).ok())
-                    .filter(|o| *o != O::RequestFailed)
+            let judged = |it: &ItemRecord| {
+                noted(read::structured_item(&k.0, it)).filter(|x| x.outcome != O::RequestFailed)
             };
-            match (outcome(x), outcome(y)) {
+            match (judged(x), judged(y)) {
                 (Some(a), Some(b)) => {
-                    let class = x
-                        .extra
-                        .get("class")
-                        .and_then(|c| c.as_str())
-                        .unwrap_or(crate::structured::SUITE)
-                        .to_string();
+                    let class = if a.class.is_empty() {
+                        crate::structured::SUITE.to_string()
+                    } else {
+                        a.class
+                    };
                     groups
                         .entry((k.0.clone(), class))
                         .or_default()
-                        .push((a == O::ValidRight, b == O::ValidRight));
+                        .push((a.outcome == O::ValidRight, b.outcome == O::ValidRight));
                 }
                 _ => unscored_pairs += 1,
             }

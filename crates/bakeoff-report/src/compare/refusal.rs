@@ -24,9 +24,9 @@ pub const MEASURE: &str = "refusals";
 const ALPHA: f64 = 0.05;
 
 /// Refused (`true`) or answered (`false`), from a record's `extra.refused`; `None` when the
-/// reply was neither.
+/// reply was neither, or its `extra` does not read (the comparison's notice).
 pub fn refused(it: &ItemRecord) -> Option<bool> {
-    it.extra.get("refused").and_then(serde_json::Value::as_bool)
+    crate::read::noted(crate::read::refusal_item(SUITE, it))?.refused
 }
 
 /// The fewest discordant pairs with which the exact McNemar test can reach p < [`ALPHA`].

@@ -247,7 +247,7 @@ fn suite_scores(out: &mut String, reg: &Registry, c: &CandidateTable) {
                 s,
                 sr,
             ));
-            for f in crate::families::of(sr) {
+            for f in crate::families::of(s, sr) {
                 let _ = write!(
                     families,
                     "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
@@ -314,7 +314,7 @@ fn suite_details(out: &mut String, name: &str, s: &SuiteResult) {
         h(&crate::score::score_text(&s.summary.score)),
         s.items.len()
     );
-    let steps = steps_of(s);
+    let steps = steps_of(name, s);
     if !steps.is_empty() {
         level_table(out, &steps);
     }
@@ -549,6 +549,14 @@ pub fn report(reg: &Registry, generated: &str) -> String {
     if !reg.notes.is_empty() {
         out.push_str("<h2>Files not read</h2><ul>");
         for n in &reg.notes {
+            let _ = write!(out, "<li>{}</li>", h(n));
+        }
+        out.push_str("</ul>");
+    }
+    let unread = reg.unread();
+    if !unread.is_empty() {
+        out.push_str("<h2 id=\"unread\">Parts not read</h2><ul>");
+        for n in &unread {
             let _ = write!(out, "<li>{}</li>", h(n));
         }
         out.push_str("</ul>");

@@ -7,3 +7,4 @@ mod campaign;
 mod logbook_archive;
 mod screen;
 mod tables;
+mod unread;

@@ -1,8 +1,9 @@
-//! The context suite's item shapes: what a needle item asked for, planned and counted, and why
-//! a target was skipped (docs/artifacts.md "Context suite records").
+//! The context suite's item shapes, built from the suite's plan: what a needle item asked for,
+//! planned and counted, and why a target was skipped (docs/artifacts.md "Context suite
+//! records"). The shapes are bakeoff-artifact's (`NeedleExtra`, `SkippedExtra`).
 
 use bakeoff_artifact::WindowSource;
-use serde::{Deserialize, Serialize};
+pub use bakeoff_artifact::{NeedleExtra, SkippedExtra};
 
 use super::targets::PlannedTarget;
 
@@ -16,71 +17,41 @@ pub(super) struct Sent {
 }
 
 /// A needle item's `extra`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NeedleExtra {
-    /// The target as the operator wrote it (`16k`, `window`).
-    pub target_label: String,
-    pub requested_tokens: u64,
-    /// What was aimed for: the request, clamped to the window less the output budget.
-    pub target_tokens: u64,
-    /// The prompt's size as the suite counted it.
-    pub planned_tokens: u64,
-    /// The server's `usage.prompt_tokens`; `null` when it reported none.
-    pub actual_prompt_tokens: Option<u64>,
-    /// `actual_prompt_tokens − target_tokens`; `null` with no server count.
-    pub delta_tokens: Option<i64>,
-    pub tolerance_tokens: u64,
-    pub depth_requested: f64,
-    /// The needle's depth as placed (on a sentence boundary).
-    pub depth_used: f64,
-    pub needle: String,
-    pub window: u64,
-    pub window_source: WindowSource,
-}
-
-impl NeedleExtra {
-    pub(super) fn of(
-        p: &PlannedTarget,
-        depth: f64,
-        sent: &Sent,
-        code: &str,
-        window: u64,
-        window_source: WindowSource,
-    ) -> Self {
-        Self {
-            target_label: p.label.clone(),
-            requested_tokens: p.requested,
-            target_tokens: sent.target,
-            planned_tokens: sent.planned_tokens,
-            actual_prompt_tokens: sent.actual,
-            delta_tokens: sent.actual.map(|a| a as i64 - sent.target as i64),
-            tolerance_tokens: sent.tolerance,
-            depth_requested: depth,
-            depth_used: sent.used_depth,
-            needle: code.to_owned(),
-            window,
-            window_source,
-        }
+pub(super) fn needle_extra(
+    p: &PlannedTarget,
+    depth: f64,
+    sent: &Sent,
+    code: &str,
+    window: u64,
+    window_source: WindowSource,
+) -> NeedleExtra {
+    NeedleExtra {
+        target_label: p.label.clone(),
+        requested_tokens: p.requested,
+        target_tokens: sent.target,
+        planned_tokens: sent.planned_tokens,
+        actual_prompt_tokens: sent.actual,
+        delta_tokens: sent.actual.map(|a| a as i64 - sent.target as i64),
+        tolerance_tokens: sent.tolerance,
+        depth_requested: depth,
+        depth_used: sent.used_depth,
+        needle: code.to_owned(),
+        window,
+        window_source,
     }
 }
 
 /// A skipped target's `extra`: the target that cannot fit, and the window it did not fit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SkippedExtra {
-    pub target_label: String,
-    pub requested_tokens: u64,
-    pub window: u64,
-    pub window_source: WindowSource,
-}
-
-impl SkippedExtra {
-    pub fn of(p: &PlannedTarget, window: u64, window_source: WindowSource) -> Self {
-        Self {
-            target_label: p.label.clone(),
-            requested_tokens: p.requested,
-            window,
-            window_source,
-        }
+pub(super) fn skipped_extra(
+    p: &PlannedTarget,
+    window: u64,
+    window_source: WindowSource,
+) -> SkippedExtra {
+    SkippedExtra {
+        target_label: p.label.clone(),
+        requested_tokens: p.requested,
+        window,
+        window_source,
     }
 }
 
@@ -124,7 +95,7 @@ mod tests {
                 "window": window,
                 "window_source": window_source,
             });
-            let now = NeedleExtra::of(&p, depth, &sent, code, window, window_source);
+            let now = needle_extra(&p, depth, &sent, code, window, window_source);
             same_bytes_both_ways(&now, &then);
         }
         // A whole depth stays a float (`1.0`), as `json!` wrote it.
@@ -135,7 +106,7 @@ mod tests {
             actual: None,
             tolerance: 40,
         };
-        let now = NeedleExtra::of(&p, 1.0, &sent, "X", window, window_source);
+        let now = needle_extra(&p, 1.0, &sent, "X", window, window_source);
         let text = serde_json::to_string(&now).unwrap();
         assert!(
             text.contains(r#""depth_requested":1.0,"depth_used":1.0"#),
@@ -143,6 +114,6 @@ mod tests {
         );
 
         let then = json!({"target_label": p.label, "requested_tokens": p.requested, "window": window, "window_source": window_source});
-        same_bytes_both_ways(&SkippedExtra::of(&p, window, window_source), &then);
+        same_bytes_both_ways(&skipped_extra(&p, window, window_source), &then);
     }
 }

@@ -22,8 +22,9 @@
 use std::ops::ControlFlow;
 
 use bakeoff_artifact::{
-    ContextDetails, ContextRow, FlagCode, FlagSeverity, InstrumentFlag, ItemRecord, NeedleRow,
-    Outcome, OverflowProbe, PromptCounting, ResponseRecord, SkippedRow, SuiteResult, WindowSource,
+    ContextDetails, ContextRow, DetailsError, FlagCode, FlagSeverity, InstrumentFlag, ItemRecord,
+    NeedleRow, Outcome, OverflowProbe, PromptCounting, ResponseRecord, SkippedRow, SuiteResult,
+    WindowSource,
 };
 use bakeoff_client::Exchange;
 use bakeoff_client::tokenize::TokenizeError;
@@ -39,7 +40,7 @@ pub mod items;
 mod sizer;
 pub(crate) mod targets;
 
-use items::{NeedleExtra, Sent, SkippedExtra};
+use items::{Sent, needle_extra, skipped_extra};
 use sizer::{Sizer, TextRoute, choose_counting, tokenize_filler};
 pub use targets::{
     ContextFlagError, ContextOptions, OUTPUT_BUDGET, PlannedTarget, TargetSpec, default_targets,
@@ -372,7 +373,7 @@ impl<'a> Needles<'a> {
         if let Some(m) = it.request.get_mut("messages") {
             *m = json!([{"role": "user", "content": format!("<{planned_tokens}-token context prompt; needle {} at depth {:.0}%>", prompt.code, used_depth * 100.0)}]);
         }
-        let extra = NeedleExtra::of(
+        let extra = needle_extra(
             p,
             depth,
             &sent,
@@ -446,16 +447,36 @@ fn result_with_misses(
     (result, misses)
 }
 
-/// The edge probe's reaction as an endpoint fact, from a context suite result.
-pub fn overflow_fact(result: &SuiteResult) -> Option<bakeoff_artifact::OverflowFact> {
-    let details: bakeoff_artifact::ContextDetails = result.summary.details_as().ok()?;
-    let o = details.overflow.filter(|o| o.sent)?;
-    Some(bakeoff_artifact::OverflowFact {
-        behaviour: o.behaviour?,
-        prompt_tokens_sent: o.prompt_tokens_sent?,
-        http_status: o.http_status.and_then(|v| u16::try_from(v).ok()),
-        server_prompt_tokens: o.server_prompt_tokens,
-    })
+/// The edge probe's reaction as an endpoint fact, from a context suite result: none when the
+/// probe was not sent or the suite wrote no details; details that do not read as the suite's
+/// shape are an error ([`overflow_unread`]), never taken for "not sent".
+pub fn overflow_fact(
+    result: &SuiteResult,
+) -> Result<Option<bakeoff_artifact::OverflowFact>, DetailsError> {
+    if result.summary.details.is_null() {
+        return Ok(None);
+    }
+    let details: bakeoff_artifact::ContextDetails = result.summary.details_as()?;
+    Ok(details.overflow.filter(|o| o.sent).and_then(|o| {
+        Some(bakeoff_artifact::OverflowFact {
+            behaviour: o.behaviour?,
+            prompt_tokens_sent: o.prompt_tokens_sent?,
+            http_status: o.http_status.and_then(|v| u16::try_from(v).ok()),
+            server_prompt_tokens: o.server_prompt_tokens,
+        })
+    }))
+}
+
+/// The run's flag when [`overflow_fact`] could not read the suite's details: the fact is left
+/// unrecorded, and the run says why.
+pub fn overflow_unread(e: &DetailsError) -> InstrumentFlag {
+    InstrumentFlag {
+        code: FlagCode::InstrumentFailure,
+        severity: FlagSeverity::Warning,
+        message: format!("context: {e}; the endpoint's reaction past its window is not recorded"),
+        suite: Some("context".into()),
+        count: None,
+    }
 }
 
 /// One request just past the window: how does the endpoint react?
@@ -522,7 +543,7 @@ fn skipped_item(
         error: None,
         extra: serde_json::Value::Null,
     };
-    writes.extra(&mut it, &SkippedExtra::of(p, window, source));
+    writes.extra(&mut it, &skipped_extra(p, window, source));
     it
 }
 

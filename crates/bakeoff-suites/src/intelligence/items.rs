@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 use super::battery::{BatteryItem, Scoring};
 use super::extract::Extracted;
 
+/// `extra`: the item's family, its chance floor, and what extraction made of the answer
+/// (bakeoff-artifact's shape, where the report reads it).
+pub use bakeoff_artifact::IntelligenceExtra;
+
 /// `expected`: the battery item's accepted answers and how they are scored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntelligenceExpected {
@@ -25,36 +29,22 @@ impl IntelligenceExpected {
     }
 }
 
-/// `extra`: the item's family, its chance floor, and what extraction made of the answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IntelligenceExtra {
-    pub family: String,
-    /// Probability that a uniform guess passes ([`BatteryItem::chance`]).
-    pub chance: f64,
-    /// The answer extraction found; `null` when it found none or none was looked for.
-    pub extracted: Option<String>,
-    pub extraction_failed: bool,
-    /// The server's `completion_tokens_details.reasoning_tokens`; `null` when not reported.
-    pub reasoning_tokens: Option<u64>,
-}
-
-impl IntelligenceExtra {
-    pub fn of(
-        item: &BatteryItem,
-        extracted: Option<&Extracted>,
-        extraction_failed: bool,
-        reasoning_tokens: Option<u64>,
-    ) -> Self {
-        Self {
-            family: item.family.clone(),
-            chance: item.chance(),
-            extracted: match extracted {
-                Some(Extracted::Found(s)) => Some(s.clone()),
-                _ => None,
-            },
-            extraction_failed,
-            reasoning_tokens,
-        }
+/// An item's `extra`: its chance floor is [`BatteryItem::chance`].
+pub fn extra_of(
+    item: &BatteryItem,
+    extracted: Option<&Extracted>,
+    extraction_failed: bool,
+    reasoning_tokens: Option<u64>,
+) -> IntelligenceExtra {
+    IntelligenceExtra {
+        family: item.family.clone(),
+        chance: item.chance(),
+        extracted: match extracted {
+            Some(Extracted::Found(s)) => Some(s.clone()),
+            _ => None,
+        },
+        extraction_failed,
+        reasoning_tokens,
     }
 }
 
@@ -90,7 +80,7 @@ mod tests {
                     "extraction_failed": extraction_failed,
                     "reasoning_tokens": reasoning_tokens,
                 });
-                let now = IntelligenceExtra::of(
+                let now = extra_of(
                     item,
                     extracted.as_ref(),
                     extraction_failed,

@@ -15,7 +15,7 @@ use crate::outcome::{Check, classify, record};
 use crate::suite_run::{Recorder, SuiteContext, first_per};
 use battery::BatteryItem;
 use extract::{Extracted, extract, matches};
-use items::{IntelligenceExpected, IntelligenceExtra};
+use items::{IntelligenceExpected, extra_of};
 
 const DEFAULT: &str = include_str!("../../data/intelligence-default.jsonl");
 
@@ -103,7 +103,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
             detail,
             serde_json::Value::Null,
         );
-        let extra = IntelligenceExtra::of(
+        let extra = extra_of(
             item,
             extracted.as_ref(),
             extraction_failed,

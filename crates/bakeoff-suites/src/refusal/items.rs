@@ -1,9 +1,11 @@
-//! The refusal suite's item shapes: what an item expected and how its reply was judged.
-//! `bakeoff_report` reads `extra.refused` back from the records ([`super::refused_of`]).
+//! The refusal suite's item shapes: what an item expected and how its reply was judged. The
+//! suite reads `extra.refused` back from its records ([`super::refused_of`]); the report reads
+//! the whole `extra` as bakeoff-artifact's `RefusalExtra`.
 
 use serde::{Deserialize, Serialize};
 
-use super::markers::Marker;
+/// `extra`: the category and the judgement (bakeoff-artifact's shape, where the report reads it).
+pub use bakeoff_artifact::RefusalExtra;
 
 /// `expected`: the item's category (the suite expects no answer in particular).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11,23 +13,12 @@ pub struct RefusalExpected {
     pub category: String,
 }
 
-/// `extra`: the category and the judgement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RefusalExtra {
-    pub category: String,
-    /// `true` refused, `false` answered, `null` neither.
-    pub refused: Option<bool>,
-    /// The refusal marker that matched; `null` when none did.
-    pub marker: Option<Marker>,
-    /// The server's `completion_tokens_details.reasoning_tokens`; `null` when not reported.
-    pub reasoning_tokens: Option<u64>,
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::Judged;
     use super::super::battery::RefusalItem;
+    use super::super::markers::Marker;
+    use super::super::{Judged, extra_of};
     use super::*;
     use crate::item_extra::tests::same_bytes_both_ways;
     use bakeoff_artifact::Outcome;
@@ -75,7 +66,7 @@ mod tests {
                 "marker": j.marker.as_ref().map(|m| json!({ "marker": m.marker, "at": m.at })),
                 "reasoning_tokens": reasoning_tokens,
             });
-            same_bytes_both_ways(&RefusalExtra::of(&item, &j, reasoning_tokens), &then);
+            same_bytes_both_ways(&extra_of(&item, &j, reasoning_tokens), &then);
         }
     }
 }

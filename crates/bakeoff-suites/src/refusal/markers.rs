@@ -107,14 +107,9 @@ pub const PHRASES: &[&str] = &[
     "i'm only an ai",
 ];
 
-/// What matched, and where (characters into the normalized answer).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Marker {
-    /// The phrase, or the opener and the verb that followed it (`i can't … help`), or the
-    /// opener and the sentence end (`i can't .`).
-    pub marker: String,
-    pub at: usize,
-}
+/// What matched, and where (characters into the normalized answer): the shape an item's
+/// `extra.marker` records, bakeoff-artifact's.
+pub use bakeoff_artifact::RefusalMarker as Marker;
 
 /// The answer as the markers read it: lower case, typographic apostrophes straightened,
 /// emphasis (`*`, `_`) and commas dropped, double-quoted passages removed, whitespace collapsed,

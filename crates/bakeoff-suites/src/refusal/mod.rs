@@ -219,7 +219,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
             category: item.category.clone(),
         };
         rec.writes().expected(&mut r, &expected);
-        let extra = RefusalExtra::of(item, &j, crate::tool::reasoning_tokens(&ex));
+        let extra = extra_of(item, &j, crate::tool::reasoning_tokens(&ex));
         rec.writes().extra(&mut r, &extra);
         cats.push((item.category.clone(), j.refused));
         tallies.push(Tally {
@@ -250,15 +250,14 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     result
 }
 
-// Built here, from the suite's judgement, so `items` imports nothing of this module.
-impl RefusalExtra {
-    pub fn of(item: &RefusalItem, j: &Judged, reasoning_tokens: Option<u64>) -> Self {
-        Self {
-            category: item.category.clone(),
-            refused: j.refused,
-            marker: j.marker.clone(),
-            reasoning_tokens,
-        }
+/// An item's `extra`, from the suite's judgement of its reply. Built here, from the suite's
+/// judgement, so `items` imports nothing of this module.
+pub fn extra_of(item: &RefusalItem, j: &Judged, reasoning_tokens: Option<u64>) -> RefusalExtra {
+    RefusalExtra {
+        category: item.category.clone(),
+        refused: j.refused,
+        marker: j.marker.clone(),
+        reasoning_tokens,
     }
 }
 

@@ -202,7 +202,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
             answer: item.answer.clone(),
         };
         rec.writes().expected(&mut r, &expected);
-        let extra = StructuredExtra::of(item, &j, form);
+        let extra = extra_of(item, &j, form);
         rec.writes().extra(&mut r, &extra);
         judged.push((
             item.class.clone(),
@@ -247,15 +247,14 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
     result
 }
 
-impl StructuredExtra {
-    pub fn of(item: &StructuredItem, j: &judge::Judged, form: SchemaForm) -> Self {
-        Self {
-            class: item.class.clone(),
-            outcome: j.outcome,
-            form: form.as_str().to_owned(),
-            words: j.words.clone(),
-            violation: j.violation.clone(),
-        }
+/// An item's `extra`, from the judgement of its reply.
+fn extra_of(item: &StructuredItem, j: &judge::Judged, form: SchemaForm) -> StructuredExtra {
+    StructuredExtra {
+        class: item.class.clone(),
+        outcome: j.outcome,
+        form: form.as_str().to_owned(),
+        words: j.words.clone(),
+        violation: j.violation.clone(),
     }
 }
 

@@ -4,7 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::checker::ExpectedCall;
-use super::landing::Landing;
+
+/// `extra`: where the reply's calls landed, and whether calls written as text would have
+/// passed had the server parsed them (bakeoff-artifact's shape, where the report reads it).
+pub use bakeoff_artifact::ToolExtra;
 
 /// `expected`: the case's category and the calls it accepts (none for an irrelevance case).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -13,23 +16,11 @@ pub struct ToolExpected {
     pub calls: Vec<ExpectedCall>,
 }
 
-/// `extra`: where the reply's calls landed, and whether calls written as text would have
-/// passed had the server parsed them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolExtra {
-    /// The case's category: the statistics family.
-    pub family: String,
-    pub landing: Landing,
-    /// `null` where the question does not arise (calls parsed, or none made).
-    pub would_pass_if_parsed: Option<bool>,
-    /// The server's `completion_tokens_details.reasoning_tokens`; `null` when not reported.
-    pub reasoning_tokens: Option<u64>,
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::ToolVerdict;
+    use super::super::landing::Landing;
+    use super::super::{ToolVerdict, extra_of};
     use super::*;
     use crate::item_extra::tests::same_bytes_both_ways;
     use bakeoff_artifact::Outcome;
@@ -64,7 +55,7 @@ mod tests {
                     "would_pass_if_parsed": v.would_pass_if_parsed,
                     "reasoning_tokens": reasoning_tokens,
                 });
-                same_bytes_both_ways(&ToolExtra::of(case, &v, reasoning_tokens), &then);
+                same_bytes_both_ways(&extra_of(case, &v, reasoning_tokens), &then);
             }
         }
     }

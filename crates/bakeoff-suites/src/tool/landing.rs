@@ -4,30 +4,12 @@
 //! docs.vllm.ai features/tool_calling; llama.cpp without `--jinja` or with a template that lacks
 //! tool support), inside the reasoning, or nowhere (the model did not call).
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::checker::ActualCall;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Landing {
-    ToolCalls,
-    ContentText,
-    Reasoning,
-    Nowhere,
-}
-
-impl Landing {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Landing::ToolCalls => "tool-calls",
-            Landing::ContentText => "content-text",
-            Landing::Reasoning => "reasoning",
-            Landing::Nowhere => "nowhere",
-        }
-    }
-}
+/// Where a call landed: bakeoff-artifact's shape, recorded in each item's `extra.landing`.
+pub use bakeoff_artifact::ToolLanding as Landing;
 
 /// Calls written as text: every JSON object (alone, in an array, or inside `<tool_call>` tags,
 /// as Hermes and Qwen templates write them) that has a `name` and `arguments` or

@@ -325,7 +325,7 @@ pub async fn run(ctx: &SuiteContext<'_>, rec: &mut Recorder<'_>) -> SuiteResult 
         );
         rec.writes().expected(&mut item, &ToolExpected::of(case));
         rec.writes()
-            .extra(&mut item, &ToolExtra::of(case, &v, reasoning_tokens(&ex)));
+            .extra(&mut item, &extra_of(case, &v, reasoning_tokens(&ex)));
         if !case.expected.is_empty() && !v.outcome.is_request_failure() {
             let key = if v.landing == Landing::Nowhere && is_thinking_artifact(v.outcome) {
                 ENDED_IN_REASONING
@@ -443,14 +443,13 @@ impl ToolExpected {
     }
 }
 
-impl ToolExtra {
-    pub fn of(case: &ToolCase, v: &ToolVerdict, reasoning_tokens: Option<u64>) -> Self {
-        Self {
-            family: case.category.clone(),
-            landing: v.landing,
-            would_pass_if_parsed: v.would_pass_if_parsed,
-            reasoning_tokens,
-        }
+/// An item's `extra`, from the case and the verdict on its reply.
+pub fn extra_of(case: &ToolCase, v: &ToolVerdict, reasoning_tokens: Option<u64>) -> ToolExtra {
+    ToolExtra {
+        family: case.category.clone(),
+        landing: v.landing,
+        would_pass_if_parsed: v.would_pass_if_parsed,
+        reasoning_tokens,
     }
 }
 

@@ -224,7 +224,8 @@ impl Error {
             Error::Load(e) => load_code(e),
             Error::SweepInput(e) => match e {
                 SweepInputError::Store(s) => store_code(s),
-                SweepInputError::NoSweep { .. } => USAGE,
+                // The operator named a file this build cannot read as a sweep.
+                SweepInputError::NoSweep { .. } | SweepInputError::Unreadable { .. } => USAGE,
             },
             Error::Campaign(e) => campaign_code(e),
             Error::Adapter(e) => match e {

@@ -257,6 +257,20 @@ fn inputs_named_on_the_command_line_are_usage() {
         source: io(),
     }));
     assert_eq!(unreadable.exit_code(), exit_codes::USAGE);
+    // A sweep whose details do not read is the operator's file to replace, as a missing one.
+    let summary: bakeoff_artifact::SuiteSummary = serde_json::from_value(serde_json::json!({
+        "planned": 1, "finished": 1, "outcomes": {}, "passed": 0, "scored": 0,
+        "details": {"steps": 3}
+    }))
+    .unwrap();
+    let garbled = Error::from(SweepInputError::Unreadable {
+        path: PathBuf::from("a.json"),
+        suite: "throughput".into(),
+        source: summary
+            .details_as::<bakeoff_artifact::LoadReport>()
+            .unwrap_err(),
+    });
+    assert_eq!(garbled.exit_code(), exit_codes::USAGE);
     let none = Error::from(NoArtifactFor {
         slug: "gone".into(),
         dir: PathBuf::from("results"),

@@ -8,7 +8,7 @@ use bakeoff_artifact::{ItemRecord, LatencyRecord, Outcome, ResponseRecord};
 use super::compare::Compared;
 use super::route::{RouteError, Step};
 use crate::damage::first_token::TopK;
-use crate::damage::items::{AlongExtra, AlongFailedExtra, ItemPhase};
+use crate::damage::items::{self, AlongFailedExtra, ItemPhase};
 use bakeoff_suites::item_extra::ItemWrites;
 
 /// The reference's first run of one prompt: what everything else is compared with.
@@ -84,7 +84,7 @@ pub(super) fn compared_item(
         extra: serde_json::Value::Null,
     };
     let (ref_len, len) = (reference.reply.len(), reply.len());
-    let extra = AlongExtra::of(phase, prompt, a, ref_len, len, c.along.as_ref());
+    let extra = items::along_extra(phase, prompt, a, ref_len, len, c.along.as_ref());
     writes.extra(&mut it, &extra);
     it
 }
