@@ -65,6 +65,19 @@ fn a_sweep_draws_each_step_numbered_with_its_result() {
     );
 }
 
+/// Inside `eval run` (no step count) the suite's own events number the steps: the load
+/// progress draws only on a terminal, so a log gets nothing from it.
+#[test]
+fn inside_eval_run_the_load_steps_give_a_log_nothing() {
+    let (display, lines) = Progress::capture();
+    let (_load, steps) = suite_progress(Arc::new(display));
+    steps.set_prefix("throughput");
+    steps.step_started("c=1", Some(8), None);
+    steps.request_finished(true);
+    steps.step_finished(&step("c=1"));
+    assert!(lines.lock().unwrap().is_empty());
+}
+
 /// `eval run`: the preflight's probe and a suite's items as the suites word them; the load
 /// suites' per-request progress draws on a terminal only.
 #[test]
