@@ -4,10 +4,10 @@
 //! It exists because `bakeoff eval run` and a campaign run the same measurement: the binary
 //! wires signals, the embedded default and the terminal around [`evaluate`], and a campaign
 //! calls it in-process, once per candidate. Both get the same artifact, written the same way
-//! ([`run_files`], [`write_run_artifact`]), with the candidate built by the one [`candidate`]
-//! (which `bench run` uses too).
+//! ([`crate::output::run_files`], [`write_run_artifact`]), with the candidate built by the one
+//! [`crate::output::candidate`] (which `bench run` uses too).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use bakeoff_artifact::failure_table::remediation;
@@ -22,7 +22,7 @@ use bakeoff_suites::preflight::{PreflightOptions, PreflightOutcome, Unfit, run_p
 use bakeoff_suites::progress::{CeilingEvent, EvalEvent, EvalHook, PreflightPhase};
 
 use crate::ceiling::Ceilings;
-use crate::output::{Naming, Output};
+use crate::output::Output;
 use bakeoff_suites::runner::{RunOutcome, nothing_valid, run_suites_with};
 use bakeoff_suites::suite_choice::SuiteName;
 use bakeoff_suites::suite_run::{SuiteContext, SuiteOptions};
@@ -257,61 +257,6 @@ pub fn unfit_artifact(
     let mut art = preflighted(ArtifactKind::Failure, candidate, client, pre);
     art.failure = Some(unfit.failure(elapsed_ms));
     art
-}
-
-/// The candidate a run measured — ONE builder for `eval run` and `bench run`: the slug is
-/// `naming.slug`, else the default plus `slug_suffix`. An endpoint that lists no model is named
-/// after its address (`endpoint-<host>-<port>`), never a shared placeholder that would give
-/// unrelated endpoints one slug. Hardware and notes are `naming`'s, as given (the caller adds
-/// the embedded default's).
-pub fn candidate(
-    naming: &Naming,
-    slug_suffix: &str,
-    client: &Client,
-    pre: &PreflightOutcome,
-) -> Candidate {
-    use bakeoff_artifact::slug;
-    let facts = &pre.discovered.facts;
-    let model = pre
-        .report
-        .model
-        .clone()
-        .unwrap_or_else(|| format!("endpoint-{}", slug::sanitize(&client.url().host_port())));
-    let quantization = pre
-        .discovered
-        .quantization
-        .clone()
-        .or_else(|| bakeoff_client::dialect::quantization_from_name(&model));
-    let slug = naming.slug.clone().unwrap_or_else(|| {
-        let base = slug::default_slug(
-            &model,
-            facts.engine,
-            quantization.as_deref(),
-            facts.context_window,
-        );
-        format!("{base}{slug_suffix}")
-    });
-    Candidate {
-        slug,
-        model,
-        engine: facts.engine,
-        engine_version: facts.engine_version.clone(),
-        quantization,
-        context_window: facts.context_window,
-        hardware: naming.hardware.clone(),
-        notes: naming.notes.clone(),
-    }
-}
-
-/// The files of a new run of `slug` in `out`: `<slug>.*` for the slug's first run there, else
-/// `<slug>.<run_id>.*`; `replace` (`--replace`) takes `<slug>.*` and records what it replaces.
-pub fn run_files(out: &Path, slug: &str, replace: bool) -> Result<RunFiles, StoreError> {
-    let run_id = bakeoff_artifact::run_id_now();
-    if replace {
-        RunFiles::replacing(out, slug, &run_id)
-    } else {
-        RunFiles::claim(out, slug, &run_id)
-    }
 }
 
 /// Stamp the run id (and any `--replace` record) on `art` and write it under the run's stem.

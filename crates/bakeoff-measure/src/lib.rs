@@ -13,6 +13,6 @@ pub mod ceiling;
 pub mod damage;
 pub mod describe;
 pub mod evaluate;
-mod output;
+pub mod output;
 
 pub use output::{Naming, Output};

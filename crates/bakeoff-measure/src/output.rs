@@ -32,14 +32,69 @@ pub struct Output<'a> {
 
 impl Output<'_> {
     /// The candidate this output names for the endpoint preflight found
-    /// ([`crate::evaluate::candidate`]).
+    /// ([`candidate`]).
     pub fn candidate(&self, client: &Client, pre: &PreflightOutcome) -> Candidate {
-        crate::evaluate::candidate(&self.naming, self.slug_suffix, client, pre)
+        candidate(&self.naming, self.slug_suffix, client, pre)
     }
 
     /// The files of this run of `slug`, claimed now: a later run of the slug never overwrites
-    /// them ([`crate::evaluate::run_files`]).
+    /// them ([`run_files`]).
     pub fn claim(&self, slug: &str) -> Result<RunFiles, StoreError> {
-        crate::evaluate::run_files(self.out, slug, self.replace)
+        run_files(self.out, slug, self.replace)
+    }
+}
+
+/// The candidate a run measured — ONE builder for `eval run` and `bench run`: the slug is
+/// `naming.slug`, else the default plus `slug_suffix`. An endpoint that lists no model is named
+/// after its address (`endpoint-<host>-<port>`), never a shared placeholder that would give
+/// unrelated endpoints one slug. Hardware and notes are `naming`'s, as given (the caller adds
+/// the embedded default's).
+pub fn candidate(
+    naming: &Naming,
+    slug_suffix: &str,
+    client: &Client,
+    pre: &PreflightOutcome,
+) -> Candidate {
+    use bakeoff_artifact::slug;
+    let facts = &pre.discovered.facts;
+    let model = pre
+        .report
+        .model
+        .clone()
+        .unwrap_or_else(|| format!("endpoint-{}", slug::sanitize(&client.url().host_port())));
+    let quantization = pre
+        .discovered
+        .quantization
+        .clone()
+        .or_else(|| bakeoff_client::dialect::quantization_from_name(&model));
+    let slug = naming.slug.clone().unwrap_or_else(|| {
+        let base = slug::default_slug(
+            &model,
+            facts.engine,
+            quantization.as_deref(),
+            facts.context_window,
+        );
+        format!("{base}{slug_suffix}")
+    });
+    Candidate {
+        slug,
+        model,
+        engine: facts.engine,
+        engine_version: facts.engine_version.clone(),
+        quantization,
+        context_window: facts.context_window,
+        hardware: naming.hardware.clone(),
+        notes: naming.notes.clone(),
+    }
+}
+
+/// The files of a new run of `slug` in `out`: `<slug>.*` for the slug's first run there, else
+/// `<slug>.<run_id>.*`; `replace` (`--replace`) takes `<slug>.*` and records what it replaces.
+pub fn run_files(out: &Path, slug: &str, replace: bool) -> Result<RunFiles, StoreError> {
+    let run_id = bakeoff_artifact::run_id_now();
+    if replace {
+        RunFiles::replacing(out, slug, &run_id)
+    } else {
+        RunFiles::claim(out, slug, &run_id)
     }
 }

@@ -73,6 +73,16 @@ impl Progress {
         }
     }
 
+    /// A described event: a lasting line, or the passing status (the event's words say
+    /// which).
+    pub(crate) fn described(&self, (lasting, text): (bool, String)) {
+        if lasting {
+            self.line(&text);
+        } else {
+            self.status(&text);
+        }
+    }
+
     /// A step's status: the spinner's message on a terminal (replaced by the next), a plain
     /// line otherwise.
     pub fn status(&self, text: &str) {

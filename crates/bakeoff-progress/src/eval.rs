@@ -20,23 +20,14 @@ pub fn eval_hook(display: Arc<Progress>, steps: Arc<StepProgress>) -> EvalHook {
         if let EvalEvent::SuiteStarted { suite, .. } = &e {
             steps.set_prefix(suite);
         }
-        draw(&display, describe::eval_event(&e));
+        display.described(describe::eval_event(&e));
     })
 }
 
 /// Draws `eval damage`'s events on `display`: each endpoint's preflight, each phase's items,
 /// the self-check's verdict.
 pub fn damage_hook(display: Arc<Progress>) -> DamageHook {
-    Arc::new(move |e: DamageEvent| draw(&display, describe::damage_event(&e)))
-}
-
-/// A described event: a lasting line, or the passing status (the suites' words say which).
-pub(crate) fn draw(display: &Progress, (lasting, text): (bool, String)) {
-    if lasting {
-        display.line(&text);
-    } else {
-        display.status(&text);
-    }
+    Arc::new(move |e: DamageEvent| display.described(describe::damage_event(&e)))
 }
 
 /// Draws one of `eval adapter`'s events on `display`.

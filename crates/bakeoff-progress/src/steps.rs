@@ -206,7 +206,7 @@ impl BenchDisplay {
 
 impl BenchProgress for BenchDisplay {
     fn ceiling(&self, e: CeilingEvent) {
-        crate::eval::draw(self.display(), describe::ceiling_event(&e));
+        self.display().described(describe::ceiling_event(&e));
     }
 
     fn sweep(&self, steps: Option<usize>) -> Arc<dyn Progress> {

@@ -12,7 +12,8 @@ use tokio::sync::watch;
 
 use super::request::{BenchError, BenchRequest, Benched, Versus, VersusBenched};
 use super::sweep_artifact::artifact;
-use crate::evaluate::{Evaluated, candidate, write_run_artifact};
+use crate::evaluate::{Evaluated, write_run_artifact};
+use crate::output::candidate;
 use bakeoff_suites::preflight::{PreflightOutcome, run_preflight};
 
 pub(super) async fn measure(
