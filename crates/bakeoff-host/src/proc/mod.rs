@@ -152,16 +152,21 @@ impl ProcRoot {
 
     /// Every process's stat line (those that vanish while being read are skipped).
     pub fn all(&self) -> Vec<ProcStat> {
-        let Ok(procs) = procfs::process::all_processes_with_root(&self.root) else {
-            return Vec::new();
-        };
-        procs
+        self.processes()
+            .filter_map(|(pid, p)| ProcStat::from_procfs(pid, p.stat().ok()?))
+            .collect()
+    }
+
+    /// Every process under this root with its pid; one that vanishes while the directory is
+    /// read is skipped, and an unreadable root has none.
+    pub(crate) fn processes(&self) -> impl Iterator<Item = (u32, procfs::process::Process)> {
+        procfs::process::all_processes_with_root(&self.root)
+            .into_iter()
+            .flatten()
             .filter_map(|p| {
                 let p = p.ok()?;
-                let pid = u32::try_from(p.pid).ok()?;
-                ProcStat::from_procfs(pid, p.stat().ok()?)
+                Some((u32::try_from(p.pid).ok()?, p))
             })
-            .collect()
     }
 
     /// The members of process group `pgid` that have not exited.

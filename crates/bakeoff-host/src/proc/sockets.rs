@@ -60,13 +60,8 @@ impl ProcRoot {
 
     /// The pids with a descriptor for which `holds(pid, fd)` is true.
     fn holders(&self, holds: impl Fn(u32, &procfs::process::FDInfo) -> bool) -> Vec<u32> {
-        let Ok(procs) = procfs::process::all_processes_with_root(&self.root) else {
-            return Vec::new();
-        };
-        procs
-            .filter_map(|p| {
-                let p = p.ok()?;
-                let pid = u32::try_from(p.pid).ok()?;
+        self.processes()
+            .filter_map(|(pid, p)| {
                 let mut fds = p.fd().ok()?;
                 fds.any(|fd| fd.is_ok_and(|fd| holds(pid, &fd)))
                     .then_some(pid)
