@@ -533,9 +533,10 @@ fn ceiling_event(report: &Reporter, slug: &str, e: CeilingEvent) {
         CeilingEvent::Started { .. } => {
             report.phase(slug, "the harness ceiling (measured once per run)")
         }
-        CeilingEvent::Unmeasured { error, .. } => {
+        CeilingEvent::Unmeasured { https, error } => {
             report.emit(crate::progress::Progress::Note(format!(
-                "{slug}: the harness ceiling could not be measured ({error}): its load steps are not checked against it"
+                "{slug}: {}",
+                bakeoff_measure::ceiling::unmeasured(https, &error)
             )))
         }
         CeilingEvent::Measured(_) => {}

@@ -30,6 +30,17 @@ pub enum CeilingError {
     Load(#[from] LoadError),
 }
 
+/// What a run says where the ceiling could not be measured (in its notes, on its progress):
+/// its load steps go unchecked, as with `--no-calibrate`. `error` is given as it should be
+/// shown (escaped where it reaches a terminal).
+pub fn unmeasured(https: bool, error: &str) -> String {
+    format!(
+        "the harness ceiling{} could not be measured ({error}): the load steps are not checked \
+         against it",
+        if https { " over TLS" } else { "" }
+    )
+}
+
 /// Whether the endpoint is `https://`: its ceiling is then measured over TLS (a TLS handshake
 /// per request costs the client ×4 the CPU of a plain one: docs/performance.md "TLS").
 pub fn is_https(client: &Client) -> bool {

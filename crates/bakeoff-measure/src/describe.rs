@@ -97,10 +97,8 @@ pub fn ceiling_event(e: &CeilingEvent) -> (bool, String) {
         CeilingEvent::Unmeasured { https, error } => (
             true,
             format!(
-                "[harness] the harness ceiling{} could not be measured ({}): the load steps are \
-                 not checked against it",
-                if *https { " over TLS" } else { "" },
-                for_terminal(error, 300)
+                "[harness] {}",
+                crate::ceiling::unmeasured(*https, &for_terminal(error, 300))
             ),
         ),
     }

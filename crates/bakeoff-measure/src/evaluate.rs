@@ -87,19 +87,10 @@ pub async fn evaluate(
         p = run_preflight(client, req.preflight) => p,
         () = stopped(stop) => return Err(EvalError::InterruptedInPreflight),
     };
-    emit(EvalEvent::Preflight(match &pre.unfit {
-        Some(u) => PreflightPhase::Unfit {
-            class: u.class,
-            message: u.message.clone(),
-            elapsed: start.elapsed(),
-        },
-        None => PreflightPhase::Ready {
-            model: pre.report.model.clone(),
-            engine: pre.discovered.facts.engine,
-            window: pre.discovered.facts.context_window.tokens,
-            elapsed: start.elapsed(),
-        },
-    }));
+    emit(EvalEvent::Preflight(PreflightPhase::finished(
+        &pre,
+        start.elapsed(),
+    )));
     let mut candidate = req.output.candidate(client, &pre);
     // The run's file names, claimed now: a later run of the slug never overwrites this one.
     let mut files = req.output.claim(&candidate.slug)?;
@@ -201,15 +192,12 @@ async fn with_ceiling(
         return options;
     }
     let on = |e: CeilingEvent| emit(EvalEvent::Ceiling(e));
-    match ceilings
-        .get(crate::ceiling::is_https(req.client), &on)
-        .await
-    {
+    let https = crate::ceiling::is_https(req.client);
+    match ceilings.get(https, &on).await {
         Ok(c) => options.throughput.harness_ceiling = Some(c),
-        Err(e) => candidate.notes.push(format!(
-            "the harness ceiling could not be measured ({e}): the load steps are not checked \
-             against it"
-        )),
+        Err(e) => candidate
+            .notes
+            .push(crate::ceiling::unmeasured(https, &e.to_string())),
     }
     options
 }

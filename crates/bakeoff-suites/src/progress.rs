@@ -73,6 +73,26 @@ pub enum PreflightPhase {
     CheckingThinking { mode: &'static str },
 }
 
+impl PreflightPhase {
+    /// What a finished preflight found: fit (the model, engine and window) or not (the class
+    /// and why), `elapsed` after it began.
+    pub fn finished(pre: &crate::PreflightOutcome, elapsed: Duration) -> Self {
+        match &pre.unfit {
+            Some(u) => PreflightPhase::Unfit {
+                class: u.class,
+                message: u.message.clone(),
+                elapsed,
+            },
+            None => PreflightPhase::Ready {
+                model: pre.report.model.clone(),
+                engine: pre.discovered.facts.engine,
+                window: pre.discovered.facts.context_window.tokens,
+                elapsed,
+            },
+        }
+    }
+}
+
 /// One finished item: where the suite stands.
 #[derive(Debug, Clone)]
 pub struct ItemProgress {

@@ -185,7 +185,7 @@ async fn preflight_both(
     for (side, pre) in [(Side::Candidate, &cand_pre), (Side::Reference, &ref_pre)] {
         emit(DamageEvent::Preflight {
             side,
-            phase: preflight_phase(pre, start),
+            phase: PreflightPhase::finished(pre, start.elapsed()),
         });
     }
     Ok((cand_pre, ref_pre))
@@ -522,22 +522,6 @@ fn model_notes(candidate_model: &str, reference: &PreflightOutcome) -> Vec<Strin
             "candidate {candidate_model:?} and reference {r:?} are named differently: tokens are compared by the bytes they stand for, so a tokenizer that cuts the first word differently counts as damage"
         )],
         _ => Vec::new(),
-    }
-}
-
-fn preflight_phase(pre: &PreflightOutcome, start: Instant) -> PreflightPhase {
-    match &pre.unfit {
-        Some(u) => PreflightPhase::Unfit {
-            class: u.class,
-            message: u.message.clone(),
-            elapsed: start.elapsed(),
-        },
-        None => PreflightPhase::Ready {
-            model: pre.report.model.clone(),
-            engine: pre.discovered.facts.engine,
-            window: pre.discovered.facts.context_window.tokens,
-            elapsed: start.elapsed(),
-        },
     }
 }
 
